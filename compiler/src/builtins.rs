@@ -1,0 +1,248 @@
+//! The built-in functions and constants of Ogham: their names and how a name resolves to one.
+//!
+//! The type checker gives each [`Builtin`] its (polymorphic, sized) type; the interpreter gives it
+//! its meaning; `docs/reference.md` documents each one. Names are either plain (`map`, `iota`,
+//! `sqrt`) or qualified by a numeric module (`f32.sqrt`, `f32.i64`, `i64.max`, `f64.nan`).
+//! Plain math names (`sqrt`, `min`, ...) are overloaded over the numeric types, like operators.
+
+use crate::syntax::ast::QualName;
+use crate::types::PrimType;
+
+/// Array built-ins (second-order array combinators and array shape functions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArrayFn {
+    /// `map f xs` (arity 1) and `map2 f xs ys` .. `map5` (arity 2..5).
+    Map(u8),
+    Reduce,
+    ReduceComm,
+    Scan,
+    Scatter,
+    /// `hist op ne k is vs` (also spelled `reduce_by_index dest op ne is vs`, see docs).
+    Hist,
+    ReduceByIndex,
+    Filter,
+    Partition,
+    Iota,
+    Replicate,
+    /// `zip` (2) .. `zip4`.
+    Zip(u8),
+    /// `unzip` (2) .. `unzip4`.
+    Unzip(u8),
+    Transpose,
+    Flatten,
+    Unflatten,
+    Concat,
+    Reverse,
+    Length,
+    Rotate,
+    Copy,
+}
+
+/// Scalar math functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MathFn {
+    Sqrt,
+    Exp,
+    Log,
+    Log2,
+    Log10,
+    Sin,
+    Cos,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Atan2,
+    Sinh,
+    Cosh,
+    Tanh,
+    Abs,
+    Sgn,
+    Floor,
+    Ceil,
+    Round,
+    Trunc,
+    Min,
+    Max,
+    Pow,
+    IsNan,
+    IsInf,
+}
+
+/// Constants of a numeric module: `f32.nan`, `f64.inf`, `f32.pi`, `i64.highest`, ...
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConstFn {
+    Nan,
+    Inf,
+    Pi,
+    E,
+    Highest,
+    Lowest,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    Array(ArrayFn),
+    /// `ty` is `Some` for the qualified form (`f32.sqrt`) and `None` for the overloaded plain
+    /// form (`sqrt`).
+    Math { op: MathFn, ty: Option<PrimType> },
+    /// `f32.i64 x`: convert an `i64` to `f32` (the module names the result type).
+    Convert { to: PrimType, from: PrimType },
+    Const { op: ConstFn, ty: PrimType },
+}
+
+const ARRAY_FNS: &[(&str, ArrayFn)] = &[
+    ("map", ArrayFn::Map(1)),
+    ("map1", ArrayFn::Map(1)),
+    ("map2", ArrayFn::Map(2)),
+    ("map3", ArrayFn::Map(3)),
+    ("map4", ArrayFn::Map(4)),
+    ("map5", ArrayFn::Map(5)),
+    ("reduce", ArrayFn::Reduce),
+    ("reduce_comm", ArrayFn::ReduceComm),
+    ("scan", ArrayFn::Scan),
+    ("scatter", ArrayFn::Scatter),
+    ("hist", ArrayFn::Hist),
+    ("reduce_by_index", ArrayFn::ReduceByIndex),
+    ("filter", ArrayFn::Filter),
+    ("partition", ArrayFn::Partition),
+    ("iota", ArrayFn::Iota),
+    ("replicate", ArrayFn::Replicate),
+    ("zip", ArrayFn::Zip(2)),
+    ("zip2", ArrayFn::Zip(2)),
+    ("zip3", ArrayFn::Zip(3)),
+    ("zip4", ArrayFn::Zip(4)),
+    ("unzip", ArrayFn::Unzip(2)),
+    ("unzip2", ArrayFn::Unzip(2)),
+    ("unzip3", ArrayFn::Unzip(3)),
+    ("unzip4", ArrayFn::Unzip(4)),
+    ("transpose", ArrayFn::Transpose),
+    ("flatten", ArrayFn::Flatten),
+    ("unflatten", ArrayFn::Unflatten),
+    ("concat", ArrayFn::Concat),
+    ("reverse", ArrayFn::Reverse),
+    ("length", ArrayFn::Length),
+    ("rotate", ArrayFn::Rotate),
+    ("copy", ArrayFn::Copy),
+];
+
+const MATH_FNS: &[(&str, MathFn)] = &[
+    ("sqrt", MathFn::Sqrt),
+    ("exp", MathFn::Exp),
+    ("log", MathFn::Log),
+    ("log2", MathFn::Log2),
+    ("log10", MathFn::Log10),
+    ("sin", MathFn::Sin),
+    ("cos", MathFn::Cos),
+    ("tan", MathFn::Tan),
+    ("asin", MathFn::Asin),
+    ("acos", MathFn::Acos),
+    ("atan", MathFn::Atan),
+    ("atan2", MathFn::Atan2),
+    ("sinh", MathFn::Sinh),
+    ("cosh", MathFn::Cosh),
+    ("tanh", MathFn::Tanh),
+    ("abs", MathFn::Abs),
+    ("sgn", MathFn::Sgn),
+    ("floor", MathFn::Floor),
+    ("ceil", MathFn::Ceil),
+    ("round", MathFn::Round),
+    ("trunc", MathFn::Trunc),
+    ("min", MathFn::Min),
+    ("max", MathFn::Max),
+    ("pow", MathFn::Pow),
+    ("isnan", MathFn::IsNan),
+    ("isinf", MathFn::IsInf),
+];
+
+const CONSTS: &[(&str, ConstFn)] = &[
+    ("nan", ConstFn::Nan),
+    ("inf", ConstFn::Inf),
+    ("pi", ConstFn::Pi),
+    ("e", ConstFn::E),
+    ("highest", ConstFn::Highest),
+    ("lowest", ConstFn::Lowest),
+];
+
+impl MathFn {
+    /// Whether the function is defined only on floating-point types.
+    pub fn float_only(self) -> bool {
+        !matches!(self, MathFn::Abs | MathFn::Sgn | MathFn::Min | MathFn::Max | MathFn::Pow)
+    }
+
+    /// Number of arguments.
+    pub fn arity(self) -> usize {
+        match self {
+            MathFn::Atan2 | MathFn::Min | MathFn::Max | MathFn::Pow => 2,
+            _ => 1,
+        }
+    }
+
+    /// Whether the result is `bool` (`isnan`, `isinf`) rather than the argument type.
+    pub fn returns_bool(self) -> bool {
+        matches!(self, MathFn::IsNan | MathFn::IsInf)
+    }
+}
+
+impl ConstFn {
+    /// Whether the constant exists only in the float modules.
+    pub fn float_only(self) -> bool {
+        !matches!(self, ConstFn::Highest | ConstFn::Lowest)
+    }
+}
+
+/// Resolves a name that is not bound by the program to a built-in, if it is one.
+/// Local and top-level definitions shadow plain built-in names; qualified names (`f32.sqrt`)
+/// always denote built-ins.
+pub fn resolve(name: &QualName) -> Option<Builtin> {
+    match &name.qualifier {
+        None => {
+            let n = name.name.as_str();
+            if let Some((_, f)) = ARRAY_FNS.iter().find(|(s, _)| *s == n) {
+                return Some(Builtin::Array(*f));
+            }
+            MATH_FNS
+                .iter()
+                .find(|(s, _)| *s == n)
+                .map(|(_, op)| Builtin::Math { op: *op, ty: None })
+        }
+        Some(q) => {
+            let ty = PrimType::from_name(q)?;
+            let n = name.name.as_str();
+            if let Some(from) = PrimType::from_name(n) {
+                return Some(Builtin::Convert { to: ty, from });
+            }
+            if let Some((_, op)) = MATH_FNS.iter().find(|(s, _)| *s == n) {
+                let ok = ty != PrimType::Bool && (ty.is_float() || !op.float_only());
+                return ok.then_some(Builtin::Math { op: *op, ty: Some(ty) });
+            }
+            let (_, op) = CONSTS.iter().find(|(s, _)| *s == n)?;
+            let ok = ty != PrimType::Bool && (ty.is_float() || !op.float_only());
+            ok.then_some(Builtin::Const { op: *op, ty })
+        }
+    }
+}
+
+/// All plain built-in names (for "did you mean" suggestions and the reference docs).
+pub fn plain_names() -> impl Iterator<Item = &'static str> {
+    ARRAY_FNS
+        .iter()
+        .map(|(s, _)| *s)
+        .chain(MATH_FNS.iter().map(|(s, _)| *s))
+}
+
+/// All names a numeric module provides (`sqrt`, `i64` (conversion), `nan`, ...).
+pub fn module_member_names(ty: PrimType) -> Vec<String> {
+    let mut out: Vec<String> = PrimType::ALL.iter().map(|p| p.name().to_string()).collect();
+    for (s, op) in MATH_FNS {
+        if ty.is_float() || !op.float_only() {
+            out.push(s.to_string());
+        }
+    }
+    for (s, op) in CONSTS {
+        if ty.is_float() || !op.float_only() {
+            out.push(s.to_string());
+        }
+    }
+    out
+}

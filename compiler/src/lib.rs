@@ -1,0 +1,19 @@
+//! The Ogham compiler: source text to typed AST (and, with the middle end, to core IR, kernel IR
+//! and generated kernel code). The compiler only generates; the runtime crate executes.
+//!
+//! Passes, in order (one module each, one public entry):
+//!
+//! | module   | entry              | what it does                                            |
+//! |----------|--------------------|---------------------------------------------------------|
+//! | `syntax` | `parse_module`     | logos lexer + lalrpop grammar -> AST with spans         |
+//! | `loader` | `load`             | reads the root file and its imports (and the prelude)   |
+//! | `typeck` | `check`            | names, types, sizes, polymorphism, uniqueness           |
+
+pub mod builtins;
+pub mod diag;
+pub mod loader;
+pub mod source;
+pub mod stdlib;
+pub mod syntax;
+pub mod typeck;
+pub mod types;

@@ -1,0 +1,13 @@
+//! The Ogham standard library (`lib/*.og`), embedded in the compiler so that `import "lib/..."`
+//! works from anywhere and the prelude is always available.
+
+/// `(import path, source text)` of every embedded library module.
+pub const MODULES: &[(&str, &str)] = &[("lib/prelude", include_str!("../../lib/prelude.og"))];
+
+/// The module every program imports implicitly.
+pub const PRELUDE: &str = "lib/prelude";
+
+/// The embedded source of a library module, by import path (`lib/linalg`).
+pub fn lookup(path: &str) -> Option<&'static str> {
+    MODULES.iter().find(|(p, _)| *p == path).map(|(_, text)| *text)
+}

@@ -1,0 +1,8 @@
+//! The Ogham runtime: values, `.npy` and textual value I/O, and the executors of compiled
+//! programs. The reference interpreter (`interp`) defines the language's semantics; the CPU and
+//! CUDA executors come with their issues and must agree with it.
+
+pub mod interp;
+pub mod value;
+
+pub use value::{Array, ArrayData, Scalar, Value};

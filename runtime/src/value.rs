@@ -1,0 +1,303 @@
+//! Values crossing the boundary between Ogham programs and their callers.
+//!
+//! Arrays of scalars are stored flat, row-major, with a shape (the representation of `.npy` files
+//! and of every backend's buffers). Arrays of tuples or records cross the boundary as tuples of
+//! arrays (Futhark's convention), so a [`Value`] is a scalar, a flat array, or a tuple of values.
+
+use ogham_compiler::types::PrimType;
+use std::fmt;
+
+/// One scalar.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    Bool(bool),
+    I8(i8),
+    I16(i16),
+    I32(i32),
+    I64(i64),
+    U8(u8),
+    F32(f32),
+    F64(f64),
+}
+
+impl Scalar {
+    pub fn prim_type(self) -> PrimType {
+        match self {
+            Scalar::Bool(_) => PrimType::Bool,
+            Scalar::I8(_) => PrimType::I8,
+            Scalar::I16(_) => PrimType::I16,
+            Scalar::I32(_) => PrimType::I32,
+            Scalar::I64(_) => PrimType::I64,
+            Scalar::U8(_) => PrimType::U8,
+            Scalar::F32(_) => PrimType::F32,
+            Scalar::F64(_) => PrimType::F64,
+        }
+    }
+
+    /// The value as an `f64` (exact for every type but the widest integers).
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Scalar::Bool(b) => b as u8 as f64,
+            Scalar::I8(x) => x as f64,
+            Scalar::I16(x) => x as f64,
+            Scalar::I32(x) => x as f64,
+            Scalar::I64(x) => x as f64,
+            Scalar::U8(x) => x as f64,
+            Scalar::F32(x) => x as f64,
+            Scalar::F64(x) => x,
+        }
+    }
+
+    /// The value as an `i64` (floats truncate towards zero, saturating).
+    pub fn as_i64(self) -> i64 {
+        match self {
+            Scalar::Bool(b) => b as i64,
+            Scalar::I8(x) => x as i64,
+            Scalar::I16(x) => x as i64,
+            Scalar::I32(x) => x as i64,
+            Scalar::I64(x) => x,
+            Scalar::U8(x) => x as i64,
+            Scalar::F32(x) => x as i64,
+            Scalar::F64(x) => x as i64,
+        }
+    }
+}
+
+impl fmt::Display for Scalar {
+    /// Futhark's textual value syntax: `1i32`, `2.5f32`, `true`, `f32.nan`, `-f64.inf`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn float(f: &mut fmt::Formatter<'_>, x: f64, suffix: &str) -> fmt::Result {
+            if x.is_nan() {
+                write!(f, "{suffix}.nan")
+            } else if x.is_infinite() {
+                write!(f, "{}{suffix}.inf", if x < 0.0 { "-" } else { "" })
+            } else {
+                write!(f, "{x:?}{suffix}")
+            }
+        }
+        match *self {
+            Scalar::Bool(b) => write!(f, "{b}"),
+            Scalar::I8(x) => write!(f, "{x}i8"),
+            Scalar::I16(x) => write!(f, "{x}i16"),
+            Scalar::I32(x) => write!(f, "{x}i32"),
+            Scalar::I64(x) => write!(f, "{x}i64"),
+            Scalar::U8(x) => write!(f, "{x}u8"),
+            Scalar::F32(x) => {
+                if x.is_finite() {
+                    write!(f, "{x:?}f32")
+                } else {
+                    float(f, x as f64, "f32")
+                }
+            }
+            Scalar::F64(x) => float(f, x, "f64"),
+        }
+    }
+}
+
+/// The flat, row-major element storage of an array.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArrayData {
+    Bool(Vec<bool>),
+    I8(Vec<i8>),
+    I16(Vec<i16>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    U8(Vec<u8>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+impl ArrayData {
+    pub fn prim_type(&self) -> PrimType {
+        match self {
+            ArrayData::Bool(_) => PrimType::Bool,
+            ArrayData::I8(_) => PrimType::I8,
+            ArrayData::I16(_) => PrimType::I16,
+            ArrayData::I32(_) => PrimType::I32,
+            ArrayData::I64(_) => PrimType::I64,
+            ArrayData::U8(_) => PrimType::U8,
+            ArrayData::F32(_) => PrimType::F32,
+            ArrayData::F64(_) => PrimType::F64,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            ArrayData::Bool(v) => v.len(),
+            ArrayData::I8(v) => v.len(),
+            ArrayData::I16(v) => v.len(),
+            ArrayData::I32(v) => v.len(),
+            ArrayData::I64(v) => v.len(),
+            ArrayData::U8(v) => v.len(),
+            ArrayData::F32(v) => v.len(),
+            ArrayData::F64(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Element `i` as a scalar. Panics if out of range (callers index within `len`).
+    pub fn get(&self, i: usize) -> Scalar {
+        match self {
+            ArrayData::Bool(v) => Scalar::Bool(v[i]),
+            ArrayData::I8(v) => Scalar::I8(v[i]),
+            ArrayData::I16(v) => Scalar::I16(v[i]),
+            ArrayData::I32(v) => Scalar::I32(v[i]),
+            ArrayData::I64(v) => Scalar::I64(v[i]),
+            ArrayData::U8(v) => Scalar::U8(v[i]),
+            ArrayData::F32(v) => Scalar::F32(v[i]),
+            ArrayData::F64(v) => Scalar::F64(v[i]),
+        }
+    }
+
+    /// An empty buffer of the given element type with room for `capacity` elements.
+    pub fn with_capacity(t: PrimType, capacity: usize) -> ArrayData {
+        match t {
+            PrimType::Bool => ArrayData::Bool(Vec::with_capacity(capacity)),
+            PrimType::I8 => ArrayData::I8(Vec::with_capacity(capacity)),
+            PrimType::I16 => ArrayData::I16(Vec::with_capacity(capacity)),
+            PrimType::I32 => ArrayData::I32(Vec::with_capacity(capacity)),
+            PrimType::I64 => ArrayData::I64(Vec::with_capacity(capacity)),
+            PrimType::U8 => ArrayData::U8(Vec::with_capacity(capacity)),
+            PrimType::F32 => ArrayData::F32(Vec::with_capacity(capacity)),
+            PrimType::F64 => ArrayData::F64(Vec::with_capacity(capacity)),
+        }
+    }
+
+    /// Appends a scalar; `None` if its type differs from the buffer's.
+    pub fn push(&mut self, s: Scalar) -> Option<()> {
+        match (self, s) {
+            (ArrayData::Bool(v), Scalar::Bool(x)) => v.push(x),
+            (ArrayData::I8(v), Scalar::I8(x)) => v.push(x),
+            (ArrayData::I16(v), Scalar::I16(x)) => v.push(x),
+            (ArrayData::I32(v), Scalar::I32(x)) => v.push(x),
+            (ArrayData::I64(v), Scalar::I64(x)) => v.push(x),
+            (ArrayData::U8(v), Scalar::U8(x)) => v.push(x),
+            (ArrayData::F32(v), Scalar::F32(x)) => v.push(x),
+            (ArrayData::F64(v), Scalar::F64(x)) => v.push(x),
+            _ => return None,
+        }
+        Some(())
+    }
+}
+
+/// A multi-dimensional array of scalars: flat data plus shape (row-major).
+/// Invariant: `data.len() == shape.iter().product()` and `shape` is non-empty.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Array {
+    shape: Vec<usize>,
+    data: ArrayData,
+}
+
+impl Array {
+    /// `None` if the shape does not match the number of elements or is empty.
+    pub fn new(shape: Vec<usize>, data: ArrayData) -> Option<Array> {
+        (!shape.is_empty() && shape.iter().product::<usize>() == data.len())
+            .then_some(Array { shape, data })
+    }
+
+    pub fn from_f32(shape: Vec<usize>, data: Vec<f32>) -> Option<Array> {
+        Array::new(shape, ArrayData::F32(data))
+    }
+
+    pub fn from_f64(shape: Vec<usize>, data: Vec<f64>) -> Option<Array> {
+        Array::new(shape, ArrayData::F64(data))
+    }
+
+    pub fn from_i64(shape: Vec<usize>, data: Vec<i64>) -> Option<Array> {
+        Array::new(shape, ArrayData::I64(data))
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    pub fn data(&self) -> &ArrayData {
+        &self.data
+    }
+
+    pub fn into_parts(self) -> (Vec<usize>, ArrayData) {
+        (self.shape, self.data)
+    }
+
+    pub fn elem_type(&self) -> PrimType {
+        self.data.prim_type()
+    }
+
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+}
+
+/// A value passed to or returned from an entry point.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Scalar(Scalar),
+    Array(Array),
+    /// Tuples, records (fields in sorted name order) and arrays of tuples (as tuples of arrays).
+    Tuple(Vec<Value>),
+}
+
+impl Value {
+    /// A short description of the value's type and shape, for error messages: `[3][4]f32`.
+    pub fn describe(&self) -> String {
+        match self {
+            Value::Scalar(s) => s.prim_type().to_string(),
+            Value::Array(a) => {
+                let dims: String = a.shape().iter().map(|d| format!("[{d}]")).collect();
+                format!("{dims}{}", a.elem_type())
+            }
+            Value::Tuple(vs) => {
+                let parts: Vec<String> = vs.iter().map(Value::describe).collect();
+                format!("({})", parts.join(", "))
+            }
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    /// Futhark's textual value syntax (`[[1f32, 2f32], [3f32, 4f32]]`); empty arrays print as
+    /// `empty([0][3]f32)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn nested(f: &mut fmt::Formatter<'_>, a: &Array, dim: usize, offset: usize) -> fmt::Result {
+            let stride: usize = a.shape()[dim + 1..].iter().product();
+            write!(f, "[")?;
+            for i in 0..a.shape()[dim] {
+                if i > 0 {
+                    write!(f, ", ")?;
+                }
+                if dim + 1 == a.rank() {
+                    write!(f, "{}", a.data().get(offset + i))?;
+                } else {
+                    nested(f, a, dim + 1, offset + i * stride)?;
+                }
+            }
+            write!(f, "]")
+        }
+        match self {
+            Value::Scalar(s) => write!(f, "{s}"),
+            Value::Array(a) if a.is_empty() => write!(f, "empty({})", self.describe()),
+            Value::Array(a) => nested(f, a, 0, 0),
+            Value::Tuple(vs) => {
+                write!(f, "(")?;
+                for (i, v) in vs.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                write!(f, ")")
+            }
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! The `ogham` command-line tool. TODO(CLI helper).
+
+fn main() {
+    println!("ogham");
+}

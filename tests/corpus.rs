@@ -1,0 +1,2 @@
+//! Runs the tests/cases corpus. TODO(harness helper).
+fn main() {}

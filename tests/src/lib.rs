@@ -1,0 +1,1 @@
+//! Ogham's test harness. TODO(harness helper).
