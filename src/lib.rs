@@ -4,13 +4,17 @@
 //! tool and by Rust programs: [`Frontend::load`] parses and type-checks a program, then a backend
 //! runs its entry points.
 
+pub mod args;
+pub mod testing;
+
 pub use ogham_compiler as compiler;
 pub use ogham_runtime as runtime;
 
 use ogham_compiler::diag::Diagnostic;
 use ogham_compiler::source::SourceMap;
 use ogham_compiler::syntax::ast::Program;
-use ogham_compiler::typeck::Checked;
+use ogham_compiler::typeck::{Checked, EntryPoint};
+use ogham_runtime::value::Value;
 use std::path::Path;
 
 /// A parsed and type-checked program with its sources.
@@ -39,7 +43,12 @@ impl Frontend {
         let mut sources = SourceMap::new();
         let program = match ogham_compiler::loader::load(&mut sources, path) {
             Ok(p) => p,
-            Err(diagnostics) => return Err(FrontendErrors { sources, diagnostics }),
+            Err(diagnostics) => {
+                return Err(FrontendErrors {
+                    sources,
+                    diagnostics,
+                });
+            }
         };
         match ogham_compiler::typeck::check(&sources, &program) {
             Ok(checked) => Ok(Frontend {
@@ -47,7 +56,87 @@ impl Frontend {
                 program,
                 checked,
             }),
-            Err(diagnostics) => Err(FrontendErrors { sources, diagnostics }),
+            Err(diagnostics) => Err(FrontendErrors {
+                sources,
+                diagnostics,
+            }),
+        }
+    }
+
+    /// The entry point `name` of the root module, or an error listing the ones there are.
+    pub fn entry(&self, name: &str) -> Result<&EntryPoint, String> {
+        self.checked
+            .entries
+            .iter()
+            .find(|e| e.name == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = self
+                    .checked
+                    .entries
+                    .iter()
+                    .map(|e| e.name.as_str())
+                    .collect();
+                match names.as_slice() {
+                    [] => {
+                        format!("there is no entry point `{name}`: the program has no entry points")
+                    }
+                    _ => format!(
+                        "there is no entry point `{name}` (entry points: {})",
+                        names.join(", ")
+                    ),
+                }
+            })
+    }
+}
+
+/// The outputs as callers see them: tuple outputs (tuples, records, arrays of tuples) spread
+/// into their components, recursively (Futhark's convention). `ogham run` prints and saves
+/// these, and test blocks may list expected outputs this way.
+pub fn output_components(outputs: Vec<Value>) -> Vec<Value> {
+    outputs
+        .into_iter()
+        .flat_map(|v| match v {
+            Value::Tuple(vs) => output_components(vs),
+            v => vec![v],
+        })
+        .collect()
+}
+
+/// The executors of entry points. All of them implement the semantics of the reference
+/// interpreter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// The reference interpreter.
+    Interp,
+}
+
+impl Backend {
+    pub const ALL: [Backend; 1] = [Backend::Interp];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Interp => "interp",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Backend> {
+        Backend::ALL.into_iter().find(|b| b.name() == name)
+    }
+
+    /// Runs entry point `entry` on `args` (typed by [`args::bind`]; the backend checks that
+    /// they fit the parameters); returns its outputs, or the error (bad arguments: `E06xx`;
+    /// run-time errors: `R07xx`).
+    pub fn run(
+        self,
+        fe: &Frontend,
+        entry: &str,
+        args: Vec<Value>,
+    ) -> Result<Vec<Value>, Box<Diagnostic>> {
+        match self {
+            Backend::Interp => {
+                ogham_runtime::interp::run_entry(&fe.sources, &fe.program, &fe.checked, entry, args)
+                    .map_err(Box::new)
+            }
         }
     }
 }

@@ -1,5 +1,365 @@
-//! The `ogham` command-line tool. TODO(CLI helper).
+//! The `ogham` command-line tool: `check`, `run` and `test`.
+//!
+//! Exit codes: 0 success; 1 user error (a program that does not compile, bad arguments or data,
+//! a run-time error, failing tests, bad command-line usage); 2 internal error: a panic, reported
+//! as an internal compiler error with a request to report it (never a raw Rust panic message).
 
-fn main() {
-    println!("ogham");
+use clap::{Parser, Subcommand, ValueEnum};
+use ogham::args::{self, Arg, ArgValue};
+use ogham::testing::{Outcome, TestFile, collect_og_files};
+use ogham::{Backend, Frontend, FrontendErrors};
+use ogham_compiler::diag::emit_to_stderr;
+use ogham_compiler::typeck::EntryPoint;
+use ogham_runtime::{npy, text};
+use std::panic::{self, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Mutex;
+
+#[derive(Parser)]
+#[command(
+    name = "ogham",
+    version,
+    about = "The Ogham array language: check, run and test programs"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Parse and type-check a program; list its entry points.
+    Check {
+        /// The program (`.og`).
+        file: PathBuf,
+    },
+    /// Run an entry point of a program and print (or save) its outputs.
+    Run {
+        /// The program (`.og`).
+        file: PathBuf,
+        /// The entry point to run.
+        #[arg(long, default_value = "main")]
+        entry: String,
+        /// The executor.
+        #[arg(long, value_enum, default_value_t = BackendArg::Interp)]
+        backend: BackendArg,
+        /// Write the outputs as DIR/out0.npy, DIR/out1.npy, ... instead of printing them (tuple
+        /// outputs count as their components, like printed ones).
+        #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
+        output_dir: Option<PathBuf>,
+        /// The arguments: `.npy` files, literal values (`[1, 2.5]`, `3i64`), or `@FILE` for
+        /// textual values read from FILE. Give options before the arguments.
+        #[arg(allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Run the `-- ==` test blocks of programs (default: tests/cases).
+    Test {
+        /// `.og` files or directories searched recursively.
+        paths: Vec<PathBuf>,
+        /// The executor.
+        #[arg(long, value_enum, default_value_t = BackendArg::Interp)]
+        backend: BackendArg,
+    },
+}
+
+/// The `--backend` values (later issues add `cpu` and `cuda`).
+#[derive(Clone, Copy, ValueEnum)]
+enum BackendArg {
+    Interp,
+}
+
+impl From<BackendArg> for Backend {
+    fn from(b: BackendArg) -> Backend {
+        match b {
+            BackendArg::Interp => Backend::Interp,
+        }
+    }
+}
+
+/// How a command failed.
+enum Failure {
+    /// A user error, already reported on standard error.
+    Reported,
+    /// A user error to report.
+    Message(String),
+    /// A bug, already reported as an internal compiler error.
+    Internal,
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure::Message(message)
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    install_panic_hook();
+    let result = match panic::catch_unwind(AssertUnwindSafe(|| run_command(cli.command))) {
+        Ok(result) => result,
+        Err(_) => {
+            report_internal_error();
+            Err(Failure::Internal)
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Reported) => ExitCode::from(1),
+        Err(Failure::Message(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Internal) => ExitCode::from(2),
+    }
+}
+
+fn run_command(command: Command) -> Result<(), Failure> {
+    match command {
+        Command::Check { file } => check(&file),
+        Command::Run {
+            file,
+            entry,
+            backend,
+            output_dir,
+            args,
+        } => run(&file, &entry, backend.into(), output_dir.as_deref(), &args),
+        Command::Test { paths, backend } => test(&paths, backend.into()),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Panics
+
+/// The message and location of the last panic, recorded by the hook for the report.
+static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
+
+/// Replaces Rust's panic message by a record of it; the report is printed by the catcher.
+fn install_panic_hook() {
+    panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(no message)".to_string());
+        let location = info
+            .location()
+            .map_or(String::new(), |l| format!(" at {l}"));
+        let backtrace = std::backtrace::Backtrace::capture();
+        let backtrace = match backtrace.status() {
+            std::backtrace::BacktraceStatus::Captured => format!("\n{backtrace}"),
+            _ => String::new(),
+        };
+        *LAST_PANIC.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some(format!("{message}{location}{backtrace}"));
+    }));
+}
+
+fn take_last_panic() -> String {
+    LAST_PANIC
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+        .unwrap_or_else(|| "unknown panic".to_string())
+}
+
+fn report_internal_error() {
+    eprintln!(
+        "internal compiler error: {}\nnote: this is a bug in ogham, not in your program; please \
+         report it with the program and the command line that triggered it",
+        take_last_panic()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// check and run
+
+fn load(file: &Path) -> Result<Frontend, Failure> {
+    Frontend::load(file).map_err(
+        |FrontendErrors {
+             sources,
+             diagnostics,
+         }| {
+            emit_to_stderr(&sources, &diagnostics);
+            Failure::Reported
+        },
+    )
+}
+
+/// `entry main (xs: [n]f32) (k: i64) : [n]f32`
+fn signature(e: &EntryPoint) -> String {
+    let params: String = e
+        .params
+        .iter()
+        .map(|(n, t)| format!(" ({n}: {t})"))
+        .collect();
+    let results: Vec<String> = e.results.iter().map(|t| t.to_string()).collect();
+    let result = match results.as_slice() {
+        [one] => one.clone(),
+        many => format!("({})", many.join(", ")),
+    };
+    format!("entry {}{params} : {result}", e.name)
+}
+
+fn check(file: &Path) -> Result<(), Failure> {
+    let fe = load(file)?;
+    let entries = &fe.checked.entries;
+    let plural = if entries.len() == 1 { "" } else { "s" };
+    println!("ok: {} entry point{plural}", entries.len());
+    for e in entries {
+        println!("  {}", signature(e));
+    }
+    Ok(())
+}
+
+fn run(
+    file: &Path,
+    entry: &str,
+    backend: Backend,
+    output_dir: Option<&Path>,
+    raw_args: &[String],
+) -> Result<(), Failure> {
+    let fe = load(file)?;
+    let entry_point = fe.entry(entry)?;
+    let mut args = Vec::new();
+    for raw in raw_args {
+        args.extend(parse_arg(raw)?);
+    }
+    let args = args::bind(entry_point, args)?;
+    let outputs = backend.run(&fe, entry, args).map_err(|diag| {
+        emit_to_stderr(&fe.sources, &[*diag]);
+        Failure::Reported
+    })?;
+    let outputs = ogham::output_components(outputs);
+    match output_dir {
+        None => {
+            for v in &outputs {
+                println!("{v}");
+            }
+        }
+        Some(dir) => {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                format!("cannot create the output directory {}: {e}", dir.display())
+            })?;
+            for (i, v) in outputs.iter().enumerate() {
+                let path = dir.join(format!("out{i}.npy"));
+                npy::write(&path, v).map_err(|e| format!("output {i}: {e}"))?;
+                eprintln!("wrote {} ({})", path.display(), v.describe());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One command-line argument: a `.npy` file, `@FILE` of textual values, or literal values.
+fn parse_arg(raw: &str) -> Result<Vec<Arg>, String> {
+    let is_flag = |s: &str| s.len() == 2 && s[1..].chars().all(|c| c.is_ascii_alphabetic());
+    if raw.starts_with("--") || (raw.starts_with('-') && is_flag(raw)) {
+        return Err(format!(
+            "`{raw}` looks like an option: give options before the arguments"
+        ));
+    }
+    if let Some(file) = raw.strip_prefix('@') {
+        let text =
+            std::fs::read_to_string(file).map_err(|e| format!("{file}: cannot read: {e}"))?;
+        let values = text::parse(&text).map_err(|e| format!("{file}:{e}"))?;
+        return Ok(values
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| Arg {
+                origin: format!("value {} of {file}", i + 1),
+                value: ArgValue::Text(v),
+            })
+            .collect());
+    }
+    if raw.to_ascii_lowercase().ends_with(".npy") {
+        let value = npy::read(Path::new(raw)).map_err(|e| e.to_string())?;
+        return Ok(vec![Arg {
+            origin: raw.to_string(),
+            value: ArgValue::Data(value),
+        }]);
+    }
+    let values = text::parse(raw).map_err(|e| format!("in the argument `{raw}`: {e}"))?;
+    Ok(values
+        .into_iter()
+        .map(|v| Arg {
+            origin: format!("`{raw}`"),
+            value: ArgValue::Text(v),
+        })
+        .collect())
+}
+
+// ---------------------------------------------------------------------------------------------
+// test
+
+fn test(paths: &[PathBuf], backend: Backend) -> Result<(), Failure> {
+    let default = [PathBuf::from("tests/cases")];
+    let paths = if paths.is_empty() {
+        &default[..]
+    } else {
+        paths
+    };
+    let mut files = Vec::new();
+    for path in paths {
+        collect_og_files(path, &mut files)?;
+    }
+    let (mut passed, mut failed, mut skipped, mut internal) = (0, 0, 0, false);
+    let mut fail = |name: &str, why: &str| {
+        println!("FAIL {name}: {}", why.trim_end().replace('\n', "\n    "));
+        failed += 1;
+    };
+    for path in files {
+        let name = path.display().to_string();
+        let file = match TestFile::read(&path, name.clone()) {
+            Ok(Some(file)) => file,
+            Ok(None) => continue,
+            Err(e) => {
+                fail(&name, &e);
+                continue;
+            }
+        };
+        let loaded = match panic::catch_unwind(|| file.load()) {
+            Ok(loaded) => loaded,
+            Err(_) => {
+                internal = true;
+                fail(
+                    &name,
+                    &format!("internal compiler error: {}", take_last_panic()),
+                );
+                continue;
+            }
+        };
+        for trial in file.trials(&[backend.name()]) {
+            match panic::catch_unwind(AssertUnwindSafe(|| file.run(&trial, &loaded))) {
+                Ok(Outcome::Passed) => passed += 1,
+                Ok(Outcome::Failed(why)) => fail(&trial.name, &why),
+                // Snapshots are compared with the stored ones by `cargo test` (insta).
+                Ok(Outcome::Skipped(_) | Outcome::Snapshot(_)) => skipped += 1,
+                Err(_) => {
+                    internal = true;
+                    fail(
+                        &trial.name,
+                        &format!("internal compiler error: {}", take_last_panic()),
+                    );
+                }
+            }
+        }
+    }
+    println!("{passed} passed, {failed} failed, {skipped} skipped");
+    match (internal, failed) {
+        (true, _) => Err(Failure::Internal),
+        (false, 0) => Ok(()),
+        (false, _) => Err(Failure::Reported),
+    }
 }

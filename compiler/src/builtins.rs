@@ -85,10 +85,19 @@ pub enum Builtin {
     Array(ArrayFn),
     /// `ty` is `Some` for the qualified form (`f32.sqrt`) and `None` for the overloaded plain
     /// form (`sqrt`).
-    Math { op: MathFn, ty: Option<PrimType> },
+    Math {
+        op: MathFn,
+        ty: Option<PrimType>,
+    },
     /// `f32.i64 x`: convert an `i64` to `f32` (the module names the result type).
-    Convert { to: PrimType, from: PrimType },
-    Const { op: ConstFn, ty: PrimType },
+    Convert {
+        to: PrimType,
+        from: PrimType,
+    },
+    Const {
+        op: ConstFn,
+        ty: PrimType,
+    },
 }
 
 const ARRAY_FNS: &[(&str, ArrayFn)] = &[
@@ -167,7 +176,10 @@ const CONSTS: &[(&str, ConstFn)] = &[
 impl MathFn {
     /// Whether the function is defined only on floating-point types.
     pub fn float_only(self) -> bool {
-        !matches!(self, MathFn::Abs | MathFn::Sgn | MathFn::Min | MathFn::Max | MathFn::Pow)
+        !matches!(
+            self,
+            MathFn::Abs | MathFn::Sgn | MathFn::Min | MathFn::Max | MathFn::Pow
+        )
     }
 
     /// Number of arguments.
@@ -214,7 +226,10 @@ pub fn resolve(name: &QualName) -> Option<Builtin> {
             }
             if let Some((_, op)) = MATH_FNS.iter().find(|(s, _)| *s == n) {
                 let ok = ty != PrimType::Bool && (ty.is_float() || !op.float_only());
-                return ok.then_some(Builtin::Math { op: *op, ty: Some(ty) });
+                return ok.then_some(Builtin::Math {
+                    op: *op,
+                    ty: Some(ty),
+                });
             }
             let (_, op) = CONSTS.iter().find(|(s, _)| *s == n)?;
             let ok = ty != PrimType::Bool && (ty.is_float() || !op.float_only());

@@ -110,7 +110,11 @@ impl<'a> Files<'a> for CsFiles<'a> {
         Ok(text[..byte_index].matches('\n').count())
     }
 
-    fn line_range(&'a self, id: u32, line_index: usize) -> Result<std::ops::Range<usize>, FilesError> {
+    fn line_range(
+        &'a self,
+        id: u32,
+        line_index: usize,
+    ) -> Result<std::ops::Range<usize>, FilesError> {
         let text = self.source(id)?;
         let mut start = 0;
         for _ in 0..line_index {
@@ -124,7 +128,9 @@ impl<'a> Files<'a> for CsFiles<'a> {
                 }
             }
         }
-        let end = text[start..].find('\n').map_or(text.len(), |i| start + i + 1);
+        let end = text[start..]
+            .find('\n')
+            .map_or(text.len(), |i| start + i + 1);
         Ok(start..end)
     }
 }
@@ -162,7 +168,11 @@ pub fn render(sources: &SourceMap, diags: &[Diagnostic]) -> String {
         // Writing into a Vec cannot fail; a span outside its file is reported in the text.
         if let Err(e) = term::emit_to_write_style(&mut buf, &config, &files, &to_codespan(d)) {
             use std::io::Write;
-            let _ = writeln!(buf, "error[{}]: {} (could not render source: {e})", d.code, d.message);
+            let _ = writeln!(
+                buf,
+                "error[{}]: {} (could not render source: {e})",
+                d.code, d.message
+            );
         }
     }
     String::from_utf8_lossy(&buf.into_inner()).into_owned()

@@ -1,14 +1,277 @@
 //! Loading a program: the root file, its imports (transitively) and the implicit prelude.
 //!
-//! TODO(parser helper).
+//! `import "x/y"` in a file on disk names `x/y.og` relative to that file's directory; if there is
+//! no such file, it names the embedded standard library module `x/y` ([`crate::stdlib`]).
+//! In a library module, imports are looked up relative to the module's own path first
+//! (`lib/a` importing `"b"` finds `lib/b`), then as written.
+//!
+//! Every module is parsed once, however often it is imported. The prelude `lib/prelude` is
+//! loaded first and imported implicitly by every other module (it is the first entry of their
+//! [`Module::imports`]); the prelude itself must not import anything.
+//!
+//! Invariants of the result: [`Program::modules`] is in dependency order (prelude first, root
+//! last); expression ids are dense across all modules (`0..expr_count`).
+//! Diagnostics: E0201 module not found, E0202 file unreadable, E0203 import cycle; syntax errors
+//! of every loaded module are reported together.
 
 use crate::diag::Diagnostic;
-use crate::source::SourceMap;
-use crate::syntax::ast::Program;
-use std::path::Path;
+use crate::source::{SourceMap, Span};
+use crate::stdlib;
+use crate::syntax::ast::{Decl, Module, Program};
+use crate::syntax::parse_module;
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
 
 /// Loads `root` and everything it imports into `sources`, parsing each module once.
 pub fn load(sources: &mut SourceMap, root: &Path) -> Result<Program, Vec<Diagnostic>> {
-    let _ = (sources, root);
-    todo!("loader")
+    let text = std::fs::read_to_string(root).map_err(|e| {
+        vec![Diagnostic::error(
+            "E0202",
+            format!("cannot read `{}`: {e}", root.display()),
+        )]
+    })?;
+    let root = Found {
+        origin: Origin::Disk(root.canonicalize().unwrap_or_else(|_| root.to_path_buf())),
+        name: root.display().to_string(),
+        display: root.display().to_string(),
+    };
+    Loader::new(sources).run(root, text)
+}
+
+/// Loads a program whose root module is given as text (tests, tools); its imports are
+/// resolved relative to the current directory, then in the standard library.
+pub fn load_source(
+    sources: &mut SourceMap,
+    name: &str,
+    text: &str,
+) -> Result<Program, Vec<Diagnostic>> {
+    let root = Found {
+        origin: Origin::Disk(PathBuf::from(name)),
+        name: name.to_string(),
+        display: name.to_string(),
+    };
+    Loader::new(sources).run(root, text.to_string())
+}
+
+/// Where a module's text came from; imports are resolved relative to it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Origin {
+    /// A file (its path; for [`load_source`], a path that need not exist).
+    Disk(PathBuf),
+    /// An embedded library module (its import path, `lib/linalg`).
+    Stdlib(String),
+}
+
+/// A module to load: where it is, its name ([`Module::name`]) and its name in diagnostics.
+struct Found {
+    origin: Origin,
+    name: String,
+    display: String,
+}
+
+impl Found {
+    fn stdlib(path: &str) -> Found {
+        Found {
+            origin: Origin::Stdlib(path.to_string()),
+            name: path.to_string(),
+            display: format!("<stdlib>/{path}.og"),
+        }
+    }
+}
+
+struct Loader<'a> {
+    sources: &'a mut SourceMap,
+    modules: Vec<Module>,
+    /// Index in `modules` of every module loaded so far.
+    loaded: HashMap<Origin, usize>,
+    /// The modules being loaded (for cycle detection): origin and display name.
+    stack: Vec<(Origin, String)>,
+    next_id: u32,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl<'a> Loader<'a> {
+    fn new(sources: &'a mut SourceMap) -> Loader<'a> {
+        Loader {
+            sources,
+            modules: Vec::new(),
+            loaded: HashMap::new(),
+            stack: Vec::new(),
+            next_id: 0,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    fn run(mut self, root: Found, text: String) -> Result<Program, Vec<Diagnostic>> {
+        let prelude = stdlib::lookup(stdlib::PRELUDE).expect("the prelude is embedded");
+        self.load_module(Found::stdlib(stdlib::PRELUDE), prelude.to_string());
+        self.load_module(root, text);
+        if self.diagnostics.is_empty() {
+            Ok(Program {
+                modules: self.modules,
+                expr_count: self.next_id,
+            })
+        } else {
+            Err(self.diagnostics)
+        }
+    }
+
+    /// Parses one module, loads its imports, and appends it to `modules`.
+    /// Returns its index, or `None` if it could not be parsed.
+    fn load_module(&mut self, found: Found, text: String) -> Option<usize> {
+        let Found {
+            origin,
+            name,
+            display,
+        } = found;
+        let path = match &origin {
+            Origin::Disk(p) => Some(p.clone()),
+            Origin::Stdlib(_) => None,
+        };
+        let file = self.sources.add(display.clone(), path, text);
+        let decls = match parse_module(file, &self.sources.get(file).text, &mut self.next_id) {
+            Ok(decls) => decls,
+            Err(diags) => {
+                self.diagnostics.extend(diags);
+                return None;
+            }
+        };
+        self.stack.push((origin.clone(), display));
+        let mut imports = Vec::new();
+        if name != stdlib::PRELUDE {
+            imports.extend(
+                self.loaded
+                    .get(&Origin::Stdlib(stdlib::PRELUDE.to_string())),
+            );
+        }
+        for decl in &decls {
+            if let Decl::Import(import) = decl
+                && let Some(index) = self.import(&origin, &import.path, import.span)
+                && !imports.contains(&index)
+            {
+                imports.push(index);
+            }
+        }
+        self.stack.pop();
+        self.modules.push(Module {
+            file,
+            name,
+            imports,
+            decls,
+        });
+        let index = self.modules.len() - 1;
+        self.loaded.insert(origin, index);
+        Some(index)
+    }
+
+    /// Resolves and loads `import "path"` of the module from `from`.
+    fn import(&mut self, from: &Origin, path: &str, span: Span) -> Option<usize> {
+        let found = match self.resolve(from, path) {
+            Ok(found) => found,
+            Err(tried) => {
+                self.diagnostics.push(
+                    Diagnostic::error("E0201", format!("cannot find module `{path}`"))
+                        .with_primary(span, "imported here")
+                        .with_help(format!(
+                            "looked for {}; the standard library has {}",
+                            tried.join(", "),
+                            stdlib::MODULES
+                                .iter()
+                                .map(|(p, _)| format!("`{p}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )),
+                );
+                return None;
+            }
+        };
+        if let Some(&index) = self.loaded.get(&found.origin) {
+            return Some(index);
+        }
+        if let Some(pos) = self.stack.iter().position(|(o, _)| *o == found.origin) {
+            let chain: Vec<&str> = self.stack[pos..]
+                .iter()
+                .map(|(_, n)| n.as_str())
+                .chain([found.display.as_str()])
+                .collect();
+            self.diagnostics.push(
+                Diagnostic::error("E0203", format!("import cycle: {}", chain.join(" -> ")))
+                    .with_primary(span, "this import closes the cycle")
+                    .with_note("modules may not import each other in a cycle"),
+            );
+            return None;
+        }
+        let text = match &found.origin {
+            Origin::Disk(file) => match std::fs::read_to_string(file) {
+                Ok(text) => text,
+                Err(e) => {
+                    self.diagnostics.push(
+                        Diagnostic::error(
+                            "E0202",
+                            format!("cannot read `{}`: {e}", file.display()),
+                        )
+                        .with_primary(span, "imported here"),
+                    );
+                    return None;
+                }
+            },
+            Origin::Stdlib(p) => stdlib::lookup(p)
+                .expect("resolved in the stdlib")
+                .to_string(),
+        };
+        self.load_module(found, text)
+    }
+
+    /// Where `import "path"` in the module from `from` points (its origin and module name), or
+    /// the places looked at.
+    fn resolve(&self, from: &Origin, path: &str) -> Result<Found, Vec<String>> {
+        let mut tried = Vec::new();
+        if let Origin::Disk(file) = from {
+            let dir = file.parent().unwrap_or(Path::new(""));
+            let candidate = normalize(&dir.join(format!("{path}.og")));
+            if candidate.is_file() {
+                return Ok(Found {
+                    origin: Origin::Disk(
+                        candidate
+                            .canonicalize()
+                            .unwrap_or_else(|_| candidate.clone()),
+                    ),
+                    name: candidate.with_extension("").display().to_string(),
+                    display: candidate.display().to_string(),
+                });
+            }
+            tried.push(format!("`{}`", candidate.display()));
+        }
+        let mut library = Vec::new();
+        if let Origin::Stdlib(module) = from
+            && let Some(dir) = Path::new(module).parent()
+        {
+            library.push(normalize(&dir.join(path)).display().to_string());
+        }
+        library.push(path.to_string());
+        for candidate in library {
+            if stdlib::lookup(&candidate).is_some() {
+                return Ok(Found::stdlib(&candidate));
+            }
+            tried.push(format!("`{candidate}` in the standard library"));
+        }
+        Err(tried)
+    }
+}
+
+/// Removes `.` and `name/..` components without touching the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }

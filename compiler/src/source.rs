@@ -64,7 +64,12 @@ impl SourceMap {
         SourceMap::default()
     }
 
-    pub fn add(&mut self, name: impl Into<String>, path: Option<PathBuf>, text: impl Into<String>) -> FileId {
+    pub fn add(
+        &mut self,
+        name: impl Into<String>,
+        path: Option<PathBuf>,
+        text: impl Into<String>,
+    ) -> FileId {
         self.files.push(SourceFile {
             name: name.into(),
             path,

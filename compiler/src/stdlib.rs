@@ -2,12 +2,19 @@
 //! works from anywhere and the prelude is always available.
 
 /// `(import path, source text)` of every embedded library module.
-pub const MODULES: &[(&str, &str)] = &[("lib/prelude", include_str!("../../lib/prelude.og"))];
+pub const MODULES: &[(&str, &str)] = &[
+    ("lib/prelude", include_str!("../../lib/prelude.og")),
+    ("lib/linalg", include_str!("../../lib/linalg.og")),
+    ("lib/segmented", include_str!("../../lib/segmented.og")),
+];
 
 /// The module every program imports implicitly.
 pub const PRELUDE: &str = "lib/prelude";
 
 /// The embedded source of a library module, by import path (`lib/linalg`).
 pub fn lookup(path: &str) -> Option<&'static str> {
-    MODULES.iter().find(|(p, _)| *p == path).map(|(_, text)| *text)
+    MODULES
+        .iter()
+        .find(|(p, _)| *p == path)
+        .map(|(_, text)| *text)
 }

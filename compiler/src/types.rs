@@ -59,7 +59,10 @@ impl PrimType {
     }
 
     pub fn is_signed_int(self) -> bool {
-        matches!(self, PrimType::I8 | PrimType::I16 | PrimType::I32 | PrimType::I64)
+        matches!(
+            self,
+            PrimType::I8 | PrimType::I16 | PrimType::I32 | PrimType::I64
+        )
     }
 
     /// Size of one element in bytes (`bool` is one byte).

@@ -2,7 +2,10 @@
 //! programs. The reference interpreter (`interp`) defines the language's semantics; the CPU and
 //! CUDA executors come with their issues and must agree with it.
 
+pub mod boundary;
 pub mod interp;
+pub mod npy;
+pub mod text;
 pub mod value;
 
 pub use value::{Array, ArrayData, Scalar, Value};

@@ -43,6 +43,8 @@ pub struct Module {
     pub decls: Vec<Decl>,
 }
 
+// A program has few declarations; boxing `Def` would only add noise to every use.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum Decl {
     Def(Def),
@@ -277,6 +279,8 @@ pub enum UnOp {
 }
 
 /// One component of an index or slice: `a[i]`, `a[i:j]`, `a[:n]`, `a[i:j:s]`, `a[:, 0]`.
+// Slices are rare and short-lived; the size difference does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum IndexArg {
     Index(Expr),

@@ -1,0 +1,503 @@
+//! The meaning of every built-in of `ogham_compiler::builtins`.
+//!
+//! Reference order: `reduce`, `reduce_comm` and `scan` apply the operator left to right,
+//! sequentially (`op (op (op ne x0) x1) x2`); `hist` and `reduce_by_index` combine the values in
+//! index order; `scatter` writes in index order (a later write to the same position wins).
+//! Out-of-bounds indices in `scatter`, `hist` and `reduce_by_index` are ignored. Arrays that must
+//! have equal lengths (`map2`, `zip`, `scatter`'s indices and values, ...) are checked at run time.
+//! `copy` returns its argument: arrays are copied on their first in-place update anyway.
+
+use super::eval::{Interp, as_array, as_int, shape_text};
+use super::ops;
+use super::value::{Array, Builder, Store, Val, empty_array};
+use super::{R_INTERNAL, R_NEG_SIZE, R_SIZE, Res, error};
+use crate::value::{ArrayData, Scalar};
+use ogham_compiler::builtins::{ArrayFn, Builtin};
+use ogham_compiler::source::Span;
+use ogham_compiler::types::Type;
+
+/// Number of arguments a built-in takes (constants take none).
+pub fn arity(b: Builtin) -> usize {
+    match b {
+        Builtin::Array(f) => match f {
+            ArrayFn::Map(k) => k as usize + 1,
+            ArrayFn::Zip(k) => k as usize,
+            ArrayFn::Reduce | ArrayFn::ReduceComm | ArrayFn::Scan | ArrayFn::Scatter => 3,
+            ArrayFn::Unflatten => 3,
+            ArrayFn::Hist | ArrayFn::ReduceByIndex => 5,
+            ArrayFn::Filter | ArrayFn::Partition | ArrayFn::Replicate => 2,
+            ArrayFn::Concat | ArrayFn::Rotate => 2,
+            ArrayFn::Iota
+            | ArrayFn::Unzip(_)
+            | ArrayFn::Transpose
+            | ArrayFn::Flatten
+            | ArrayFn::Reverse
+            | ArrayFn::Length
+            | ArrayFn::Copy => 1,
+        },
+        Builtin::Math { op, .. } => op.arity(),
+        Builtin::Convert { .. } => 1,
+        Builtin::Const { .. } => 0,
+    }
+}
+
+/// Largest number of elements `iota`, `replicate` and `hist` allocate: larger requests are
+/// errors rather than an abort when the allocation fails.
+const MAX_ELEMS: usize = 1 << 32;
+
+/// The result type of a function type after `n` arguments.
+fn result_type(ty: &Type, n: usize) -> &Type {
+    let mut t = ty;
+    for _ in 0..n {
+        match t {
+            Type::Fun(_, r) => t = r,
+            _ => break,
+        }
+    }
+    t
+}
+
+/// An empty array with rows shaped like `row`.
+fn empty_like<'a>(row: &Val<'a>) -> Array<'a> {
+    match row {
+        Val::Prim(s) => Array::from_data(ArrayData::with_capacity(s.prim_type(), 0)),
+        Val::Array(a) => {
+            let mut shape = vec![0];
+            shape.extend_from_slice(a.shape());
+            Array::new(shape, a.store().empty_like())
+        }
+        _ => Array::new(vec![0], Store::Boxed(Vec::new())),
+    }
+}
+
+/// An empty array with the rows of `a` (same row shape and element kind).
+fn empty_rows<'a>(a: &Array<'a>) -> Array<'a> {
+    let mut shape = a.shape().to_vec();
+    shape[0] = 0;
+    Array::new(shape, a.store().empty_like())
+}
+
+fn check_count(n: i64, what: &str, span: Span) -> Res<usize> {
+    usize::try_from(n)
+        .map_err(|_| error(R_NEG_SIZE, span, format!("{what}: negative size {n}")))
+        .and_then(|n| {
+            if n > MAX_ELEMS {
+                Err(error(
+                    R_NEG_SIZE,
+                    span,
+                    format!("{what}: size {n} is too large"),
+                ))
+            } else {
+                Ok(n)
+            }
+        })
+}
+
+fn same_lengths(fname: &str, arrays: &[Array<'_>], span: Span) -> Res<usize> {
+    let n = arrays.first().map_or(0, Array::len);
+    if let Some(bad) = arrays.iter().find(|a| a.len() != n) {
+        return Err(error(
+            R_SIZE,
+            span,
+            format!(
+                "{fname}: arrays of different lengths ({n} and {}; shapes {} and {})",
+                bad.len(),
+                shape_text(arrays[0].shape()),
+                shape_text(bad.shape())
+            ),
+        ));
+    }
+    Ok(n)
+}
+
+impl<'a> Interp<'a> {
+    /// Calls built-in `b` with all its arguments; `ty` is the type of this use of its name.
+    pub fn call_builtin(
+        &self,
+        b: Builtin,
+        ty: &'a Type,
+        args: Vec<Val<'a>>,
+        span: Span,
+    ) -> Res<Val<'a>> {
+        let ill_typed = || error(R_INTERNAL, span, format!("ill-typed arguments to {b:?}"));
+        match b {
+            Builtin::Array(f) => self.array_fn(f, result_type(ty, arity(b)), args, span),
+            Builtin::Math { op, .. } => {
+                let r = match args.as_slice() {
+                    [Val::Prim(x)] => ops::math1(op, *x),
+                    [Val::Prim(x), Val::Prim(y)] => ops::math2(op, *x, *y),
+                    _ => return Err(ill_typed()),
+                };
+                r.map(Val::Prim).map_err(|_| ill_typed())
+            }
+            Builtin::Convert { to, .. } => match args.as_slice() {
+                [Val::Prim(x)] => Ok(Val::Prim(ops::convert(*x, to))),
+                _ => Err(ill_typed()),
+            },
+            Builtin::Const { op, ty } => ops::constant(op, ty).map(Val::Prim).ok_or_else(ill_typed),
+        }
+    }
+
+    fn array_fn(
+        &self,
+        f: ArrayFn,
+        result: &'a Type,
+        args: Vec<Val<'a>>,
+        span: Span,
+    ) -> Res<Val<'a>> {
+        let mut args = args.into_iter();
+        let mut next = move || {
+            args.next()
+                .ok_or_else(|| error(R_INTERNAL, span, "missing argument"))
+        };
+        let arr = |v: Val<'a>| as_array(v, span);
+        Ok(match f {
+            ArrayFn::Map(k) => {
+                let g = next()?;
+                let arrays = (0..k).map(|_| arr(next()?)).collect::<Res<Vec<_>>>()?;
+                let n = same_lengths(&map_name(k), &arrays, span)?;
+                let mut out = Builder::new(n);
+                for i in 0..n {
+                    let row =
+                        self.apply(g.clone(), arrays.iter().map(|a| a.row(i)).collect(), span)?;
+                    self.push_row(&mut out, row, span)?;
+                }
+                Val::Array(out.finish(|| empty_array(result)))
+            }
+            ArrayFn::Reduce | ArrayFn::ReduceComm => {
+                let (op, mut acc, xs) = (next()?, next()?, arr(next()?)?);
+                for i in 0..xs.len() {
+                    acc = self.apply(op.clone(), vec![acc, xs.row(i)], span)?;
+                }
+                acc
+            }
+            ArrayFn::Scan => {
+                let (op, mut acc, xs) = (next()?, next()?, arr(next()?)?);
+                let empty = empty_like(&acc);
+                let mut out = Builder::new(xs.len());
+                for i in 0..xs.len() {
+                    acc = self.apply(op.clone(), vec![acc, xs.row(i)], span)?;
+                    self.push_row(&mut out, acc.clone(), span)?;
+                }
+                Val::Array(out.finish(|| empty))
+            }
+            ArrayFn::Scatter => {
+                let (dest, is, vs) = (arr(next()?)?, arr(next()?)?, arr(next()?)?);
+                same_lengths("scatter", &[is.clone(), vs.clone()], span)?;
+                let mut dest = dest;
+                for j in 0..is.len() {
+                    let i = as_int(is.row(j), span)?;
+                    if let Ok(i) = usize::try_from(i)
+                        && i < dest.len()
+                    {
+                        write_row(&mut dest, i, vs.row(j), span)?;
+                    }
+                }
+                Val::Array(dest)
+            }
+            ArrayFn::Hist => {
+                let (op, ne, k) = (next()?, next()?, as_int(next()?, span)?);
+                let (is, vs) = (arr(next()?)?, arr(next()?)?);
+                let dest = replicate(check_count(k, "hist", span)?, &ne, span)?;
+                self.reduce_by_index(dest, op, is, vs, span)?
+            }
+            ArrayFn::ReduceByIndex => {
+                let (dest, op, _ne) = (arr(next()?)?, next()?, next()?);
+                let (is, vs) = (arr(next()?)?, arr(next()?)?);
+                self.reduce_by_index(dest, op, is, vs, span)?
+            }
+            ArrayFn::Filter => {
+                let (p, xs) = (next()?, arr(next()?)?);
+                let mut out = Builder::new(0);
+                for i in 0..xs.len() {
+                    if self.test(&p, xs.row(i), span)? {
+                        self.push_row(&mut out, xs.row(i), span)?;
+                    }
+                }
+                Val::Array(out.finish(|| empty_rows(&xs)))
+            }
+            ArrayFn::Partition => {
+                let (p, xs) = (next()?, arr(next()?)?);
+                let (mut yes, mut no) = (Builder::new(0), Builder::new(0));
+                for i in 0..xs.len() {
+                    let side = if self.test(&p, xs.row(i), span)? {
+                        &mut yes
+                    } else {
+                        &mut no
+                    };
+                    self.push_row(side, xs.row(i), span)?;
+                }
+                Val::tuple(vec![
+                    Val::Array(yes.finish(|| empty_rows(&xs))),
+                    Val::Array(no.finish(|| empty_rows(&xs))),
+                ])
+            }
+            ArrayFn::Iota => {
+                let n = check_count(as_int(next()?, span)?, "iota", span)?;
+                Val::Array(Array::from_data(ArrayData::I64((0..n as i64).collect())))
+            }
+            ArrayFn::Replicate => {
+                let n = as_int(next()?, span)?;
+                let x = next()?;
+                let n = check_count(n, "replicate", span)?;
+                Val::Array(replicate(n, &x, span)?)
+            }
+            ArrayFn::Zip(k) => {
+                let arrays = (0..k).map(|_| arr(next()?)).collect::<Res<Vec<_>>>()?;
+                let n = same_lengths(&zip_name(k), &arrays, span)?;
+                let rows = (0..n)
+                    .map(|i| Val::tuple(arrays.iter().map(|a| a.row(i)).collect()))
+                    .collect();
+                Val::Array(Array::new(vec![n], Store::Boxed(rows)))
+            }
+            ArrayFn::Unzip(k) => {
+                let xs = arr(next()?)?;
+                let mut outs: Vec<Builder<'a>> = (0..k).map(|_| Builder::new(xs.len())).collect();
+                for i in 0..xs.len() {
+                    let Val::Tuple(parts) = xs.row(i) else {
+                        return Err(error(R_INTERNAL, span, "unzip of an array of non-tuples"));
+                    };
+                    for (out, part) in outs.iter_mut().zip(parts.iter()) {
+                        self.push_row(out, part.clone(), span)?;
+                    }
+                }
+                let types: Vec<&Type> = match result {
+                    Type::Tuple(ts) => ts.iter().collect(),
+                    _ => Vec::new(),
+                };
+                Val::tuple(
+                    outs.into_iter()
+                        .enumerate()
+                        .map(|(c, out)| {
+                            Val::Array(
+                                out.finish(|| empty_array(types.get(c).copied().unwrap_or(result))),
+                            )
+                        })
+                        .collect(),
+                )
+            }
+            ArrayFn::Transpose => {
+                let xs = arr(next()?)?;
+                if xs.rank() < 2 {
+                    return Ok(Val::Array(xs));
+                }
+                let (n, m) = (xs.shape()[0], xs.shape()[1]);
+                let block: usize = xs.shape()[2..].iter().product();
+                let mut store = xs.store().empty_like();
+                let start = xs.range().start;
+                for j in 0..m {
+                    for i in 0..n {
+                        let from = start + (i * m + j) * block;
+                        let _ = store.extend_from(xs.store(), from..from + block);
+                    }
+                }
+                let mut shape = xs.shape().to_vec();
+                shape.swap(0, 1);
+                Val::Array(Array::new(shape, store))
+            }
+            ArrayFn::Flatten => {
+                let xs = arr(next()?)?;
+                if xs.rank() < 2 {
+                    return Ok(Val::Array(xs));
+                }
+                let mut shape = vec![xs.shape()[0] * xs.shape()[1]];
+                shape.extend_from_slice(&xs.shape()[2..]);
+                Val::Array(xs.reshape(shape))
+            }
+            ArrayFn::Unflatten => {
+                let (n, m) = (as_int(next()?, span)?, as_int(next()?, span)?);
+                let xs = arr(next()?)?;
+                let (n, m) = (
+                    check_count(n, "unflatten", span)?,
+                    check_count(m, "unflatten", span)?,
+                );
+                if n.checked_mul(m) != Some(xs.len()) {
+                    return Err(error(
+                        R_SIZE,
+                        span,
+                        format!(
+                            "unflatten {n} {m}: the array has {} elements, not {n}×{m}",
+                            xs.len()
+                        ),
+                    ));
+                }
+                let mut shape = vec![n, m];
+                shape.extend_from_slice(&xs.shape()[1..]);
+                Val::Array(xs.reshape(shape))
+            }
+            ArrayFn::Concat => {
+                let (xs, ys) = (arr(next()?)?, arr(next()?)?);
+                if xs.len() == 0 {
+                    return Ok(Val::Array(ys));
+                }
+                if ys.len() == 0 {
+                    return Ok(Val::Array(xs));
+                }
+                if xs.shape()[1..] != ys.shape()[1..] {
+                    return Err(error(
+                        R_SIZE,
+                        span,
+                        format!(
+                            "concat: rows of different shapes ({} and {})",
+                            shape_text(&xs.shape()[1..]),
+                            shape_text(&ys.shape()[1..])
+                        ),
+                    ));
+                }
+                let mut store = xs.to_store();
+                store
+                    .extend_from(ys.store(), ys.range())
+                    .map_err(|()| error(R_INTERNAL, span, "concat of arrays of different types"))?;
+                let mut shape = xs.shape().to_vec();
+                shape[0] += ys.len();
+                Val::Array(Array::new(shape, store))
+            }
+            ArrayFn::Reverse => {
+                let xs = arr(next()?)?;
+                let rs = xs.row_size();
+                let mut store = xs.store().empty_like();
+                let start = xs.range().start;
+                for i in (0..xs.len()).rev() {
+                    let _ = store.extend_from(xs.store(), start + i * rs..start + (i + 1) * rs);
+                }
+                Val::Array(Array::new(xs.shape().to_vec(), store))
+            }
+            ArrayFn::Rotate => {
+                let r = as_int(next()?, span)?;
+                let xs = arr(next()?)?;
+                let n = xs.len();
+                if n == 0 {
+                    return Ok(Val::Array(xs));
+                }
+                let shift = r.rem_euclid(n as i64) as usize;
+                let (rs, start) = (xs.row_size(), xs.range().start);
+                let mut store = xs.store().empty_like();
+                let _ = store.extend_from(xs.store(), start + shift * rs..start + n * rs);
+                let _ = store.extend_from(xs.store(), start..start + shift * rs);
+                Val::Array(Array::new(xs.shape().to_vec(), store))
+            }
+            ArrayFn::Length => Val::Prim(Scalar::I64(arr(next()?)?.len() as i64)),
+            ArrayFn::Copy => next()?,
+        })
+    }
+
+    fn test(&self, p: &Val<'a>, x: Val<'a>, span: Span) -> Res<bool> {
+        match self.apply(p.clone(), vec![x], span)? {
+            Val::Prim(Scalar::Bool(b)) => Ok(b),
+            _ => Err(error(R_INTERNAL, span, "predicate did not return a bool")),
+        }
+    }
+
+    /// `dest[is[j]] = op dest[is[j]] vs[j]` for every in-bounds `is[j]`, in order.
+    fn reduce_by_index(
+        &self,
+        mut dest: Array<'a>,
+        op: Val<'a>,
+        is: Array<'a>,
+        vs: Array<'a>,
+        span: Span,
+    ) -> Res<Val<'a>> {
+        same_lengths("reduce_by_index", &[is.clone(), vs.clone()], span)?;
+        for j in 0..is.len() {
+            let i = as_int(is.row(j), span)?;
+            let Ok(i) = usize::try_from(i) else { continue };
+            if i >= dest.len() {
+                continue;
+            }
+            // An owned copy of the row, so that `dest` keeps sole ownership of its store.
+            let current = match dest.row(i) {
+                Val::Array(row) => Val::Array(Array::new(row.shape().to_vec(), row.to_store())),
+                other => other,
+            };
+            let combined = self.apply(op.clone(), vec![current, vs.row(j)], span)?;
+            write_row(&mut dest, i, combined, span)?;
+        }
+        Ok(Val::Array(dest))
+    }
+}
+
+/// `dest[i] = row` in place (copy on write).
+fn write_row<'a>(dest: &mut Array<'a>, i: usize, row: Val<'a>, span: Span) -> Res<()> {
+    let rs = dest.row_size();
+    let row_shape = dest.shape()[1..].to_vec();
+    match row {
+        Val::Array(src) => {
+            if src.shape() != row_shape.as_slice() {
+                return Err(error(
+                    R_SIZE,
+                    span,
+                    format!(
+                        "a row of shape {} written into an array of shape {}",
+                        shape_text(src.shape()),
+                        shape_text(dest.shape())
+                    ),
+                ));
+            }
+            let store = dest.make_mut();
+            for t in 0..rs {
+                store
+                    .set(i * rs + t, src.elem(t))
+                    .map_err(|()| error(R_INTERNAL, span, "row of another element type"))?;
+            }
+        }
+        v => dest
+            .make_mut()
+            .set(i, v)
+            .map_err(|()| error(R_INTERNAL, span, "element of another type"))?,
+    }
+    Ok(())
+}
+
+/// `n` copies of `x` as an array.
+fn replicate<'a>(n: usize, x: &Val<'a>, span: Span) -> Res<Array<'a>> {
+    Ok(match x {
+        Val::Prim(s) => Array::from_data(fill(*s, n)),
+        Val::Array(a) => {
+            let total = a.elem_count().checked_mul(n).filter(|&t| t <= MAX_ELEMS);
+            if total.is_none() {
+                return Err(error(
+                    R_NEG_SIZE,
+                    span,
+                    "replicate: the result is too large",
+                ));
+            }
+            let mut store = a.store().empty_like();
+            for _ in 0..n {
+                let _ = store.extend_from(a.store(), a.range());
+            }
+            let mut shape = vec![n];
+            shape.extend_from_slice(a.shape());
+            Array::new(shape, store)
+        }
+        other => Array::new(vec![n], Store::Boxed(vec![other.clone(); n])),
+    })
+}
+
+fn fill(s: Scalar, n: usize) -> ArrayData {
+    match s {
+        Scalar::Bool(x) => ArrayData::Bool(vec![x; n]),
+        Scalar::I8(x) => ArrayData::I8(vec![x; n]),
+        Scalar::I16(x) => ArrayData::I16(vec![x; n]),
+        Scalar::I32(x) => ArrayData::I32(vec![x; n]),
+        Scalar::I64(x) => ArrayData::I64(vec![x; n]),
+        Scalar::U8(x) => ArrayData::U8(vec![x; n]),
+        Scalar::F32(x) => ArrayData::F32(vec![x; n]),
+        Scalar::F64(x) => ArrayData::F64(vec![x; n]),
+    }
+}
+
+fn map_name(k: u8) -> String {
+    if k == 1 {
+        "map".to_string()
+    } else {
+        format!("map{k}")
+    }
+}
+
+fn zip_name(k: u8) -> String {
+    if k == 2 {
+        "zip".to_string()
+    } else {
+        format!("zip{k}")
+    }
+}

@@ -1,0 +1,987 @@
+//! The test blocks of `.og` files (`-- ==`) and running them; shared by `ogham test` and the
+//! `cargo test` corpus harness so both judge a case the same way.
+//!
+//! A test block is the run of `--` comment lines after a line `-- ==`; a file may have several
+//! blocks. Directives (whitespace-insensitive, `{ ... }` bodies may span several lines):
+//!
+//! ```text
+//! -- entry: main other        entry points of the following cases (default `main`)
+//! -- input { 1 [2, 3] }       argument values (textual value syntax); or `input @ file.in`
+//! -- output { [3, 4] }        expected outputs; or `output @ file.out`
+//! -- error: out of bounds     after an input: the run must fail, the rendered error must
+//!                             match the regex; with no input: the program must fail to load
+//!                             or type-check and the rendered diagnostics must match
+//! -- tolerance: 1e-3          relative tolerance of float comparisons in this file
+//! -- tags { slow disable }    free-form tags; `disable` skips every trial of the file
+//! -- snapshot { diag }        snapshot the rendered diagnostics (stages core kir cuda clif
+//!                             are accepted but not produced yet: skipped)
+//! -- structure core { map 1 } checked once the middle end exists: skipped for now
+//! ```
+//!
+//! An `input` without `output` or `error:` only checks that the program runs. Files named by
+//! `@` are relative to the `.og` file.
+//!
+//! Outputs are coerced to the entry's result types and compared exactly, except floats: equal
+//! if both are NaN, both the same infinity, or `|a - b| <= tol * max(1, |a|, |b|)` (relative
+//! tolerance with an absolute floor near zero); the default `tol` is 1e-5 for `f32` and 1e-10
+//! for `f64`.
+
+use crate::args::{self, Arg, ArgValue};
+use crate::{Backend, Frontend, FrontendErrors};
+use ogham_compiler::diag::render;
+use ogham_compiler::typeck::EntryPoint;
+use ogham_runtime::boundary::BoundaryType;
+use ogham_runtime::text::{self, Pos, TextError, TextValue};
+use ogham_runtime::value::{Scalar, Value};
+use regex::Regex;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A stage whose output can be snapshot or structure-checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Rendered diagnostics (compile-time, or run-time errors of the `error:` cases).
+    Diag,
+    Core,
+    Kir,
+    Cuda,
+    Clif,
+}
+
+impl Stage {
+    const ALL: [Stage; 5] = [
+        Stage::Diag,
+        Stage::Core,
+        Stage::Kir,
+        Stage::Cuda,
+        Stage::Clif,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Diag => "diag",
+            Stage::Core => "core",
+            Stage::Kir => "kir",
+            Stage::Cuda => "cuda",
+            Stage::Clif => "clif",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Stage> {
+        Stage::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+/// What a case expects of its run.
+#[derive(Clone, Debug)]
+pub enum Expected {
+    Outputs(Vec<TextValue>),
+    Error(Regex),
+    /// No `output` or `error:`: the run must merely succeed.
+    Success,
+}
+
+/// One run of an entry point.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub entry: String,
+    /// Line of the `input` directive.
+    pub line: u32,
+    pub inputs: Vec<TextValue>,
+    pub expected: Expected,
+}
+
+/// Everything the test blocks of one file ask for.
+#[derive(Clone, Debug, Default)]
+pub struct Spec {
+    pub cases: Vec<Case>,
+    /// The program must fail to load or type-check with diagnostics matching this.
+    pub compile_error: Option<Regex>,
+    pub tolerance: Option<f64>,
+    pub tags: Vec<String>,
+    pub snapshots: Vec<Stage>,
+    /// `structure <stage> { ... }`: the stage and the body's text.
+    pub structures: Vec<(Stage, String)>,
+}
+
+impl Spec {
+    /// Whether the tags disable the file's trials (Futhark's `tags { disable }`).
+    pub fn disabled(&self) -> bool {
+        self.tags.iter().any(|t| t == "disable")
+    }
+}
+
+/// A malformed test block.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpecError {
+    pub pos: Pos,
+    pub message: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.pos.line, self.pos.col, self.message)
+    }
+}
+
+impl From<TextError> for SpecError {
+    fn from(e: TextError) -> SpecError {
+        SpecError {
+            pos: e.pos,
+            message: e.message,
+        }
+    }
+}
+
+fn spec_error<T>(pos: Pos, message: impl Into<String>) -> Result<T, SpecError> {
+    Err(SpecError {
+        pos,
+        message: message.into(),
+    })
+}
+
+/// A test file: its path, its name in reports (the path relative to the corpus root, with `/`)
+/// and its parsed test blocks.
+#[derive(Clone, Debug)]
+pub struct TestFile {
+    pub path: PathBuf,
+    pub name: String,
+    pub spec: Spec,
+}
+
+impl TestFile {
+    /// Reads and parses the test blocks of `path`; `Ok(None)` if it has none (a helper module).
+    pub fn read(path: &Path, name: String) -> Result<Option<TestFile>, String> {
+        let source = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        match parse_spec(&source, base) {
+            Ok(Some(spec)) => Ok(Some(TestFile {
+                path: path.to_path_buf(),
+                name,
+                spec,
+            })),
+            Ok(None) => Ok(None),
+            Err(e) => Err(format!("test block: {e}")),
+        }
+    }
+
+    /// The trials of this file, for the given backends (by name; see [`Backend::from_name`]).
+    pub fn trials(&self, backends: &[&str]) -> Vec<Trial> {
+        let spec = &self.spec;
+        let mut trials = Vec::new();
+        if spec.compile_error.is_some() || spec.cases.is_empty() {
+            trials.push(Trial {
+                name: format!("check::{}", self.name),
+                kind: TrialKind::Check,
+            });
+        }
+        for backend in backends {
+            for (index, case) in spec.cases.iter().enumerate() {
+                let entry = match case.entry.as_str() {
+                    "main" => String::new(),
+                    e => format!(":{e}"),
+                };
+                trials.push(Trial {
+                    name: format!("{backend}::{}{entry}#{index}", self.name),
+                    kind: TrialKind::Case {
+                        index,
+                        backend: backend.to_string(),
+                    },
+                });
+            }
+        }
+        for &stage in &spec.snapshots {
+            trials.push(Trial {
+                name: format!("snapshot-{}::{}", stage.name(), self.name),
+                kind: TrialKind::Snapshot(stage),
+            });
+        }
+        for (i, (stage, _)) in spec.structures.iter().enumerate() {
+            trials.push(Trial {
+                name: format!("structure-{}::{}#{i}", stage.name(), self.name),
+                kind: TrialKind::Structure(*stage),
+            });
+        }
+        trials
+    }
+
+    /// Loads and type-checks the program.
+    pub fn load(&self) -> Result<Frontend, FrontendErrors> {
+        Frontend::load(&self.path)
+    }
+
+    /// Runs one trial against the loaded program.
+    pub fn run(&self, trial: &Trial, loaded: &Result<Frontend, FrontendErrors>) -> Outcome {
+        if self.spec.disabled() {
+            return Outcome::Skipped("disabled by `tags { disable }`".to_string());
+        }
+        match &trial.kind {
+            TrialKind::Check => self.check(loaded),
+            TrialKind::Case { index, backend } => match Backend::from_name(backend) {
+                Some(b) => match loaded {
+                    Ok(fe) => run_case(fe, &self.spec.cases[*index], self.spec.tolerance, b),
+                    Err(errors) => Outcome::Failed(format!(
+                        "the program does not compile:\n{}",
+                        errors.render()
+                    )),
+                },
+                None => Outcome::Skipped(format!("backend `{backend}` is not available yet")),
+            },
+            TrialKind::Snapshot(Stage::Diag) => Outcome::Snapshot(self.diagnostics(loaded)),
+            TrialKind::Snapshot(stage) | TrialKind::Structure(stage) => {
+                Outcome::Skipped(format!("stage `{}` is not produced yet", stage.name()))
+            }
+        }
+    }
+
+    fn check(&self, loaded: &Result<Frontend, FrontendErrors>) -> Outcome {
+        match (&self.spec.compile_error, loaded) {
+            (None, Ok(_)) => Outcome::Passed,
+            (None, Err(errors)) => Outcome::Failed(format!(
+                "the program does not compile:\n{}",
+                errors.render()
+            )),
+            (Some(re), Ok(_)) => Outcome::Failed(format!(
+                "expected a compile error matching /{re}/, but the program compiles"
+            )),
+            (Some(re), Err(errors)) => {
+                let rendered = errors.render();
+                if re.is_match(&rendered) {
+                    Outcome::Passed
+                } else {
+                    Outcome::Failed(format!("the diagnostics do not match /{re}/:\n{rendered}"))
+                }
+            }
+        }
+    }
+
+    /// The text of the `diag` snapshot: the rendered diagnostics if the program fails to
+    /// compile, else the rendered run-time errors of its `error:` cases (on `interp`).
+    pub fn diagnostics(&self, loaded: &Result<Frontend, FrontendErrors>) -> String {
+        let fe = match loaded {
+            Ok(fe) => fe,
+            Err(errors) => return errors.render(),
+        };
+        let mut out = String::new();
+        for (i, case) in self.spec.cases.iter().enumerate() {
+            if !matches!(case.expected, Expected::Error(_)) {
+                continue;
+            }
+            let text = match run_raw(fe, case, Backend::Interp) {
+                Err(error) => error,
+                Ok(_) => "(no error)\n".to_string(),
+            };
+            out.push_str(&format!(
+                "-- case #{i} (entry {}, line {})\n{text}",
+                case.entry, case.line
+            ));
+        }
+        if out.is_empty() {
+            out.push_str("(no diagnostics)\n");
+        }
+        out
+    }
+}
+
+/// One unit of testing: loading a program, one case on one backend, one snapshot.
+#[derive(Clone, Debug)]
+pub struct Trial {
+    /// `interp::arith/add.og#0`, `interp::f.og:other#1`, `check::errors/e.og`, `snapshot-diag::..`.
+    pub name: String,
+    pub kind: TrialKind,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TrialKind {
+    /// The program loads, or fails to load as `-- error:` expects.
+    Check,
+    /// Case `index` of the spec on a backend.
+    Case {
+        index: usize,
+        backend: String,
+    },
+    Snapshot(Stage),
+    Structure(Stage),
+}
+
+/// The result of a trial.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    Passed,
+    Failed(String),
+    Skipped(String),
+    /// The trial produced text to compare with its stored snapshot (the runner compares).
+    Snapshot(String),
+}
+
+/// Runs `case`: its outputs, or its error (bad input or run-time error) rendered as text.
+fn run_raw(fe: &Frontend, case: &Case, backend: Backend) -> Result<Vec<Value>, String> {
+    let entry = fe.entry(&case.entry)?;
+    let args = case
+        .inputs
+        .iter()
+        .map(|v| Arg {
+            origin: format!("the input at line {}", case.line),
+            value: ArgValue::Text(v.clone()),
+        })
+        .collect();
+    let args = args::bind(entry, args).map_err(|e| format!("bad input: {e}"))?;
+    backend
+        .run(fe, &case.entry, args)
+        .map_err(|diag| render(&fe.sources, &[*diag]))
+}
+
+/// Runs one case and judges its result.
+pub fn run_case(fe: &Frontend, case: &Case, tolerance: Option<f64>, backend: Backend) -> Outcome {
+    match (&case.expected, run_raw(fe, case, backend)) {
+        (Expected::Success, Ok(_)) => Outcome::Passed,
+        (Expected::Outputs(expected), Ok(got)) => {
+            let checked = fe
+                .entry(&case.entry)
+                .and_then(|entry| check_outputs(entry, expected, got, tolerance));
+            match checked {
+                Ok(()) => Outcome::Passed,
+                Err(e) => Outcome::Failed(e),
+            }
+        }
+        (Expected::Error(re), Ok(got)) => Outcome::Failed(format!(
+            "expected an error matching /{re}/, but the run returned {}",
+            show_values(&got)
+        )),
+        (Expected::Error(re), Err(error)) if re.is_match(&error) => Outcome::Passed,
+        (Expected::Error(re), Err(error)) => {
+            Outcome::Failed(format!("the error does not match /{re}/:\n{error}"))
+        }
+        (_, Err(error)) => Outcome::Failed(format!("the run failed:\n{error}")),
+    }
+}
+
+/// Compares the outputs of `entry` with the expected textual values, given either one per
+/// result or one per result component (tuple results spread, see [`crate::output_components`]).
+fn check_outputs(
+    entry: &EntryPoint,
+    expected: &[TextValue],
+    got: Vec<Value>,
+    tolerance: Option<f64>,
+) -> Result<(), String> {
+    let types = entry
+        .results
+        .iter()
+        .map(BoundaryType::of)
+        .collect::<Result<Vec<_>, _>>()?;
+    let components: Vec<&BoundaryType> = types.iter().flat_map(BoundaryType::components).collect();
+    let (types, got) = if expected.len() == types.len() {
+        (types.iter().collect(), got)
+    } else if expected.len() == components.len() {
+        (components, crate::output_components(got))
+    } else {
+        return Err(format!(
+            "the test expects {} output(s), but entry point `{}` returns {} ({} component(s))",
+            expected.len(),
+            entry.name,
+            types.len(),
+            components.len()
+        ));
+    };
+    let expected = expected
+        .iter()
+        .zip(types)
+        .enumerate()
+        .map(|(i, (v, t))| {
+            v.coerce(t)
+                .map_err(|e| format!("expected output {i} is not a {t}: {e}"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    compare_outputs(&expected, &got, tolerance)
+}
+
+fn show_values(vs: &[Value]) -> String {
+    let text: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
+    abbreviate(&text.join(" "))
+}
+
+/// Long values are cut to keep failure messages readable.
+fn abbreviate(s: &str) -> String {
+    const MAX: usize = 300;
+    match s.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{} ...", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// Compares outputs; the error shows the first difference and both values.
+pub fn compare_outputs(
+    expected: &[Value],
+    got: &[Value],
+    tolerance: Option<f64>,
+) -> Result<(), String> {
+    if expected.len() != got.len() {
+        return Err(format!(
+            "expected {} output(s), got {}: {}",
+            expected.len(),
+            got.len(),
+            show_values(got)
+        ));
+    }
+    for (i, (e, g)) in expected.iter().zip(got).enumerate() {
+        compare(e, g, tolerance).map_err(|why| {
+            format!(
+                "output {i}: {why}\n  expected: {}\n  got:      {}",
+                abbreviate(&e.to_string()),
+                abbreviate(&g.to_string())
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// Compares two values: same type and shape, equal elements (floats within tolerance).
+pub fn compare(expected: &Value, got: &Value, tolerance: Option<f64>) -> Result<(), String> {
+    match (expected, got) {
+        (Value::Scalar(e), Value::Scalar(g)) if e.prim_type() == g.prim_type() => {
+            if scalars_close(*e, *g, tolerance) {
+                Ok(())
+            } else {
+                Err(format!("expected {e}, got {g}"))
+            }
+        }
+        (Value::Array(e), Value::Array(g))
+            if e.elem_type() == g.elem_type() && e.shape() == g.shape() =>
+        {
+            let (de, dg) = (e.data(), g.data());
+            match (0..de.len()).find(|&i| !scalars_close(de.get(i), dg.get(i), tolerance)) {
+                None => Ok(()),
+                Some(i) => Err(format!(
+                    "at index {:?}: expected {}, got {}",
+                    unflatten(i, e.shape()),
+                    de.get(i),
+                    dg.get(i)
+                )),
+            }
+        }
+        (Value::Tuple(es), Value::Tuple(gs)) if es.len() == gs.len() => {
+            es.iter().zip(gs).enumerate().try_for_each(|(i, (e, g))| {
+                compare(e, g, tolerance).map_err(|why| format!("component {i}: {why}"))
+            })
+        }
+        _ => Err(format!(
+            "expected a value of type {}, got {}",
+            expected.describe(),
+            got.describe()
+        )),
+    }
+}
+
+/// The multi-dimensional index of flat position `i` in a row-major array of `shape`.
+fn unflatten(mut i: usize, shape: &[usize]) -> Vec<usize> {
+    let mut index = vec![0; shape.len()];
+    for (d, &n) in shape.iter().enumerate().rev() {
+        index[d] = i % n;
+        i /= n;
+    }
+    index
+}
+
+fn scalars_close(e: Scalar, g: Scalar, tolerance: Option<f64>) -> bool {
+    fn close(e: f64, g: f64, tol: f64) -> bool {
+        let within = || (e - g).abs() <= tol * e.abs().max(g.abs()).max(1.0);
+        e == g || (e.is_nan() && g.is_nan()) || (e.is_finite() && g.is_finite() && within())
+    }
+    match (e, g) {
+        (Scalar::F32(e), Scalar::F32(g)) => close(e as f64, g as f64, tolerance.unwrap_or(1e-5)),
+        (Scalar::F64(e), Scalar::F64(g)) => close(e, g, tolerance.unwrap_or(1e-10)),
+        _ => e == g,
+    }
+}
+
+/// `path` if it is a file, else every `.og` file under it, sorted.
+pub fn collect_og_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+    if !path.is_dir() {
+        if !path.exists() {
+            return Err(format!("{}: no such file or directory", path.display()));
+        }
+        out.push(path.to_path_buf());
+        return Ok(());
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for entry in entries {
+        if entry.is_dir() {
+            collect_og_files(&entry, out)?;
+        } else if entry.extension().is_some_and(|e| e == "og") {
+            out.push(entry);
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing test blocks
+
+/// Parses the test blocks of a source file; `base` is the directory `@` files are relative to.
+/// `Ok(None)` if the file has no `-- ==` line.
+pub fn parse_spec(source: &str, base: &Path) -> Result<Option<Spec>, SpecError> {
+    let blocks = block_texts(source);
+    if blocks.is_empty() {
+        return Ok(None);
+    }
+    let mut spec = Spec::default();
+    for block in &blocks {
+        BlockParser {
+            cur: Cursor::new(block),
+            base,
+            spec: &mut spec,
+            entries: vec!["main".to_string()],
+            pending: None,
+        }
+        .parse()?;
+    }
+    if let (Some(_), Some(case)) = (&spec.compile_error, spec.cases.first()) {
+        return spec_error(
+            Pos {
+                line: case.line,
+                col: 1,
+            },
+            "a program expected to fail to compile (`error:` without `input`) cannot have inputs",
+        );
+    }
+    Ok(Some(spec))
+}
+
+/// One text per test block, with the line structure of the whole file: lines outside the block
+/// are empty and the block's `--` markers are blanked, so positions are positions in the file.
+fn block_texts(source: &str) -> Vec<String> {
+    let lines: Vec<&str> = source.lines().collect();
+    let mut blocks = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i].trim() != "-- ==" {
+            i += 1;
+            continue;
+        }
+        let mut text = "\n".repeat(i + 1);
+        i += 1;
+        while let Some(line) = lines.get(i) {
+            let body = line.trim_start();
+            let Some(rest) = body.strip_prefix("--") else {
+                break;
+            };
+            if rest.trim() == "==" {
+                break;
+            }
+            text.push_str(&line[..line.len() - body.len()]);
+            text.push_str("  ");
+            text.push_str(rest);
+            text.push('\n');
+            i += 1;
+        }
+        blocks.push(text);
+    }
+    blocks
+}
+
+struct Cursor<'a> {
+    src: &'a str,
+    offset: usize,
+    pos: Pos,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(src: &'a str) -> Cursor<'a> {
+        Cursor {
+            src,
+            offset: 0,
+            pos: Pos::START,
+        }
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.src[self.offset..].chars().next()
+    }
+
+    fn bump(&mut self) -> Option<char> {
+        let c = self.peek()?;
+        self.offset += c.len_utf8();
+        if c == '\n' {
+            self.pos = Pos {
+                line: self.pos.line + 1,
+                col: 1,
+            };
+        } else {
+            self.pos.col += 1;
+        }
+        Some(c)
+    }
+
+    fn skip_while(&mut self, pred: impl Fn(char) -> bool) -> &'a str {
+        let start = self.offset;
+        while self.peek().is_some_and(&pred) {
+            self.bump();
+        }
+        &self.src[start..self.offset]
+    }
+
+    fn word(&mut self) -> &'a str {
+        self.skip_while(|c| c.is_ascii_alphanumeric() || c == '_')
+    }
+
+    fn rest_of_line(&mut self) -> &'a str {
+        self.skip_while(|c| c != '\n').trim()
+    }
+
+    fn skip_spaces(&mut self) {
+        self.skip_while(|c| c.is_whitespace() && c != '\n');
+    }
+
+    fn expect(&mut self, c: char, after: &str) -> Result<(), SpecError> {
+        self.skip_spaces();
+        if self.peek() == Some(c) {
+            self.bump();
+            Ok(())
+        } else {
+            spec_error(self.pos, format!("expected `{c}` after `{after}`"))
+        }
+    }
+
+    /// A `{ ... }` body (braces may nest): its text and the position where the text starts.
+    fn braced(&mut self, after: &str) -> Result<(&'a str, Pos), SpecError> {
+        self.skip_while(char::is_whitespace);
+        let open = self.pos;
+        if self.peek() != Some('{') {
+            return spec_error(open, format!("expected `{{` after `{after}`"));
+        }
+        self.bump();
+        let (start, start_pos) = (self.offset, self.pos);
+        let mut depth = 1;
+        while let Some(c) = self.bump() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 1 => return Ok((&self.src[start..self.offset - 1], start_pos)),
+                '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        spec_error(open, "this `{` is never closed")
+    }
+}
+
+struct BlockParser<'a, 's> {
+    cur: Cursor<'a>,
+    base: &'s Path,
+    spec: &'s mut Spec,
+    /// Entry points of the cases that follow.
+    entries: Vec<String>,
+    /// An `input` waiting for its `output` or `error:`: its values and line.
+    pending: Option<(Vec<TextValue>, u32)>,
+}
+
+impl BlockParser<'_, '_> {
+    fn parse(mut self) -> Result<(), SpecError> {
+        loop {
+            self.cur.skip_while(char::is_whitespace);
+            let pos = self.cur.pos;
+            let word = self.cur.word();
+            match word {
+                "" if self.cur.peek().is_none() => break,
+                "" => {
+                    let c = self.cur.peek().unwrap_or(' ');
+                    return spec_error(pos, format!("unexpected `{c}` in a test block"));
+                }
+                "input" => {
+                    let values = self.values("input")?;
+                    self.flush();
+                    self.pending = Some((values, pos.line));
+                }
+                "output" => {
+                    let values = self.values("output")?;
+                    let Some((inputs, line)) = self.pending.take() else {
+                        return spec_error(pos, "`output` without an `input` before it");
+                    };
+                    self.push(inputs, line, Expected::Outputs(values));
+                }
+                "error" => {
+                    self.cur.expect(':', "error")?;
+                    let text = self.cur.rest_of_line();
+                    let re = Regex::new(text).map_err(|e| SpecError {
+                        pos,
+                        message: format!("bad regex: {e}"),
+                    })?;
+                    match self.pending.take() {
+                        Some((inputs, line)) => self.push(inputs, line, Expected::Error(re)),
+                        None if self.spec.compile_error.is_some() => {
+                            return spec_error(pos, "a second compile-time `error:`");
+                        }
+                        None => self.spec.compile_error = Some(re),
+                    }
+                }
+                "entry" => {
+                    self.cur.expect(':', "entry")?;
+                    let names: Vec<String> = self
+                        .cur
+                        .rest_of_line()
+                        .split_whitespace()
+                        .map(str::to_string)
+                        .collect();
+                    if names.is_empty() {
+                        return spec_error(pos, "`entry:` needs at least one entry point name");
+                    }
+                    self.flush();
+                    self.entries = names;
+                }
+                "tolerance" => {
+                    self.cur.expect(':', "tolerance")?;
+                    let text = self.cur.rest_of_line();
+                    match text.parse::<f64>() {
+                        Ok(t) if t >= 0.0 => self.spec.tolerance = Some(t),
+                        _ => return spec_error(pos, format!("bad tolerance `{text}`")),
+                    }
+                }
+                "tags" => {
+                    let (body, _) = self.cur.braced("tags")?;
+                    self.spec
+                        .tags
+                        .extend(body.split_whitespace().map(str::to_string));
+                }
+                "snapshot" => {
+                    let (body, body_pos) = self.cur.braced("snapshot")?;
+                    for (pos, name) in words(body, body_pos) {
+                        let stage = stage(name, pos)?;
+                        if !self.spec.snapshots.contains(&stage) {
+                            self.spec.snapshots.push(stage);
+                        }
+                    }
+                }
+                "structure" => {
+                    self.cur.skip_spaces();
+                    let name_pos = self.cur.pos;
+                    let stage = match stage(self.cur.word(), name_pos)? {
+                        Stage::Diag => return spec_error(name_pos, "`diag` has no structure"),
+                        s => s,
+                    };
+                    let (body, _) = self.cur.braced("structure")?;
+                    self.spec.structures.push((stage, body.trim().to_string()));
+                }
+                other => {
+                    return spec_error(
+                        pos,
+                        format!(
+                            "unknown test directive `{other}` (known: input output error: entry: \
+                             tolerance: tags snapshot structure)"
+                        ),
+                    );
+                }
+            }
+        }
+        self.flush();
+        Ok(())
+    }
+
+    /// An `input` with neither `output` nor `error:` only has to run.
+    fn flush(&mut self) {
+        if let Some((inputs, line)) = self.pending.take() {
+            self.push(inputs, line, Expected::Success);
+        }
+    }
+
+    fn push(&mut self, inputs: Vec<TextValue>, line: u32, expected: Expected) {
+        for entry in &self.entries {
+            self.spec.cases.push(Case {
+                entry: entry.clone(),
+                line,
+                inputs: inputs.clone(),
+                expected: expected.clone(),
+            });
+        }
+    }
+
+    /// `{ values }` or `@ file` after `input`/`output`.
+    fn values(&mut self, after: &str) -> Result<Vec<TextValue>, SpecError> {
+        self.cur.skip_spaces();
+        if self.cur.peek() == Some('@') {
+            let pos = self.cur.pos;
+            self.cur.bump();
+            let file = self.cur.rest_of_line();
+            let path = self.base.join(file);
+            let text = std::fs::read_to_string(&path).map_err(|e| SpecError {
+                pos,
+                message: format!("cannot read `{}`: {e}", path.display()),
+            })?;
+            return text::parse(&text).map_err(|e| SpecError {
+                pos,
+                message: format!("{}:{e}", path.display()),
+            });
+        }
+        let (body, start) = self.cur.braced(after)?;
+        Ok(text::parse_from(body, start)?)
+    }
+}
+
+/// The whitespace-separated words of `text` (which starts at `start`) with their positions.
+fn words(text: &str, start: Pos) -> Vec<(Pos, &str)> {
+    let mut cur = Cursor::new(text);
+    cur.pos = start;
+    let mut words = Vec::new();
+    loop {
+        cur.skip_while(char::is_whitespace);
+        let pos = cur.pos;
+        match cur.skip_while(|c| !c.is_whitespace()) {
+            "" => return words,
+            word => words.push((pos, word)),
+        }
+    }
+}
+
+fn stage(name: &str, pos: Pos) -> Result<Stage, SpecError> {
+    Stage::from_name(name).ok_or_else(|| SpecError {
+        pos,
+        message: format!("unknown stage `{name}` (known: diag core kir cuda clif)"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ogham_runtime::value::Array;
+
+    fn spec(src: &str) -> Spec {
+        parse_spec(src, Path::new(".")).unwrap().unwrap()
+    }
+
+    fn spec_err(src: &str) -> String {
+        parse_spec(src, Path::new(".")).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn no_block_means_no_spec() {
+        assert!(
+            parse_spec("-- just a comment\ndef f = 1\n", Path::new("."))
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn cases_and_directives() {
+        let s = spec(
+            "-- Doubles.\n-- ==\n-- input { [1, 2] }\n-- output { [2, 4] }\n-- input {\n--   3\n-- }\n\
+             -- error: out of\n-- entry: a b\n-- input { } output { 1 }\n-- input { 5 }\n\
+             -- tolerance: 1e-3\n-- tags { slow big }\n-- snapshot { diag core }\n\
+             -- structure core { map 1 }\ndef main (xs: []i32) = xs\n",
+        );
+        let entries: Vec<&str> = s.cases.iter().map(|c| c.entry.as_str()).collect();
+        assert_eq!(entries, ["main", "main", "a", "b", "a", "b"]);
+        assert_eq!(s.cases[1].line, 5);
+        assert!(matches!(&s.cases[1].expected, Expected::Error(re) if re.as_str() == "out of"));
+        assert!(matches!(s.cases[4].expected, Expected::Success));
+        assert_eq!(s.tolerance, Some(1e-3));
+        assert_eq!(s.tags, ["slow", "big"]);
+        assert_eq!(s.snapshots, [Stage::Diag, Stage::Core]);
+        assert_eq!(s.structures, [(Stage::Core, "map 1".to_string())]);
+        assert!(s.compile_error.is_none());
+    }
+
+    #[test]
+    fn disable_tag() {
+        assert!(spec("-- ==\n-- tags { slow disable }\n").disabled());
+        assert!(!spec("-- ==\n-- tags { slow }\n").disabled());
+    }
+
+    #[test]
+    fn several_blocks_reset_the_entry() {
+        let s = spec("-- ==\n-- entry: f\n-- input { 1 }\n\n-- ==\n-- input { 2 }\n");
+        let entries: Vec<&str> = s.cases.iter().map(|c| c.entry.as_str()).collect();
+        assert_eq!(entries, ["f", "main"]);
+    }
+
+    #[test]
+    fn compile_errors() {
+        let s = spec("-- ==\n-- error: E0301\ndef main = 1 + true\n");
+        assert_eq!(s.compile_error.unwrap().as_str(), "E0301");
+        assert!(s.cases.is_empty());
+    }
+
+    #[test]
+    fn errors_have_file_positions() {
+        assert_eq!(
+            spec_err("def x = 1\n-- ==\n-- input { [1,\n--   x] }\n"),
+            "4:6: `x` is not a value"
+        );
+        assert_eq!(
+            spec_err("-- ==\n-- output { 1 }\n"),
+            "2:4: `output` without an `input` before it"
+        );
+        assert_eq!(
+            spec_err("-- ==\n-- snapshot { diag llvm }\n"),
+            "2:20: unknown stage `llvm` (known: diag core kir cuda clif)"
+        );
+        assert_eq!(
+            spec_err("-- ==\n-- input { 1 \n"),
+            "2:10: this `{` is never closed"
+        );
+        assert!(
+            spec_err("-- ==\n-- frobnicate\n")
+                .starts_with("2:4: unknown test directive `frobnicate`")
+        );
+        assert!(spec_err("-- ==\n-- error: (\n").starts_with("2:4: bad regex"));
+        assert!(spec_err("-- ==\n-- error: x\n-- input { 1 }\n").contains("cannot have inputs"));
+    }
+
+    #[test]
+    fn values_from_files() {
+        let dir = std::env::temp_dir().join(format!("ogham-spec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.in"), "[1, 2]\n3").unwrap();
+        let s = parse_spec("-- ==\n-- input @ a.in\n-- output @ a.in\n", &dir)
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.cases[0].inputs.len(), 2);
+        let e = parse_spec("-- ==\n-- input @ missing.in\n", &dir).unwrap_err();
+        assert!(e.message.contains("cannot read"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn f32s(xs: &[f32]) -> Value {
+        Value::Array(Array::from_f32(vec![xs.len()], xs.to_vec()).unwrap())
+    }
+
+    #[test]
+    fn float_comparison_is_tolerant() {
+        assert!(compare(&f32s(&[1.0, f32::NAN]), &f32s(&[1.000001, f32::NAN]), None).is_ok());
+        assert!(compare(&f32s(&[f32::INFINITY]), &f32s(&[f32::INFINITY]), None).is_ok());
+        assert!(compare(&f32s(&[0.0]), &f32s(&[1e-7]), None).is_ok());
+        assert_eq!(
+            compare(&f32s(&[1.0, 2.0]), &f32s(&[1.0, 2.1]), None).unwrap_err(),
+            "at index [1]: expected 2.0f32, got 2.1f32"
+        );
+        assert!(compare(&f32s(&[2.0]), &f32s(&[2.1]), Some(0.1)).is_ok());
+        assert!(compare(&f32s(&[f32::INFINITY]), &f32s(&[f32::NEG_INFINITY]), None).is_err());
+        let e64 = Value::Scalar(Scalar::F64(1.0));
+        assert!(compare(&e64, &Value::Scalar(Scalar::F64(1.0 + 1e-12)), None).is_ok());
+        assert!(compare(&e64, &Value::Scalar(Scalar::F64(1.0 + 1e-8)), None).is_err());
+    }
+
+    #[test]
+    fn comparison_messages() {
+        let m = Value::Array(Array::from_i64(vec![2, 2], vec![1, 2, 3, 4]).unwrap());
+        let n = Value::Array(Array::from_i64(vec![2, 2], vec![1, 2, 3, 5]).unwrap());
+        assert_eq!(
+            compare(&m, &n, None).unwrap_err(),
+            "at index [1, 1]: expected 4i64, got 5i64"
+        );
+        assert_eq!(
+            compare(&m, &f32s(&[1.0]), None).unwrap_err(),
+            "expected a value of type [2][2]i64, got [1]f32"
+        );
+        let e = compare_outputs(std::slice::from_ref(&m), &[n], None).unwrap_err();
+        assert!(e.starts_with("output 0: at index [1, 1]"), "{e}");
+        assert!(e.contains("expected: [[1i64, 2i64], [3i64, 4i64]]"), "{e}");
+        assert!(
+            compare_outputs(std::slice::from_ref(&m), &[m.clone(), m.clone()], None)
+                .unwrap_err()
+                .starts_with("expected 1 output(s), got 2")
+        );
+    }
+}

@@ -1,0 +1,207 @@
+//! Integration tests of the `ogham` command-line tool: `check`, `run` (literal, `@file` and
+//! `.npy` arguments, `-o`), `test`, and the exit codes (0 ok, 1 user error).
+
+use ogham::runtime::npy;
+use ogham::runtime::value::{Array, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A fresh directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("cli")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn ogham(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ogham"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn code(out: &Output) -> i32 {
+    out.status.code().expect("exited normally")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A user error: exit 1, a message, no Rust panic.
+fn assert_user_error(out: &Output, expected: &str) {
+    let err = stderr(out);
+    assert_eq!(code(out), 1, "stderr: {err}");
+    assert!(err.contains(expected), "expected `{expected}` in: {err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("internal compiler error"),
+        "{err}"
+    );
+}
+
+const SUM: &str = "entry main (xs: []f32) : f32 = reduce (+) 0 xs\n\
+                   entry scale (k: f32) (xs: [3]f32) : ([3]f32, i64) = (map (*k) xs, length xs)\n";
+
+#[test]
+fn check_lists_entry_points() {
+    let dir = scratch("check_ok");
+    let prog = write(&dir, "sum.og", SUM);
+    let out = ogham(&["check", prog.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "ok: 2 entry points\n  entry main (xs: []f32) : f32\n  \
+         entry scale (k: f32) (xs: [3]f32) : ([3]f32, i64)\n"
+    );
+}
+
+#[test]
+fn check_reports_diagnostics() {
+    let dir = scratch("check_bad");
+    let prog = write(&dir, "bad.og", "entry main : i32 = 1 + true\n");
+    let out = ogham(&["check", prog.to_str().unwrap()]);
+    assert_user_error(&out, "error[E03");
+    assert!(stderr(&out).contains("bad.og:1:"), "{}", stderr(&out));
+    assert_user_error(&ogham(&["check", "/nonexistent/x.og"]), "cannot read");
+}
+
+#[test]
+fn run_with_literal_and_file_arguments() {
+    let dir = scratch("run_literals");
+    let prog = write(&dir, "sum.og", SUM);
+    let prog = prog.to_str().unwrap();
+    let out = ogham(&["run", prog, "[1, 2, 3.5]"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "6.5f32\n");
+    let out = ogham(&["run", "--entry", "scale", prog, "-2", "[1, 2, 3]"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "[-2.0f32, -4.0f32, -6.0f32]\n3i64\n");
+    let values = write(&dir, "args.txt", "2f32\n[1f32, 1f32, 1f32]\n");
+    let at = format!("@{}", values.display());
+    let out = ogham(&["run", "--entry", "scale", prog, &at]);
+    assert_eq!(stdout(&out), "[2.0f32, 2.0f32, 2.0f32]\n3i64\n");
+}
+
+#[test]
+fn run_with_npy_input_and_output() {
+    let dir = scratch("run_npy");
+    let prog = write(&dir, "sum.og", SUM);
+    let input = dir.join("xs.npy");
+    let xs = Value::Array(Array::from_f32(vec![3], vec![1.0, 2.0, 3.0]).unwrap());
+    npy::write(&input, &xs).unwrap();
+    let out_dir = dir.join("out");
+    let out = ogham(&[
+        "run",
+        "--entry",
+        "scale",
+        "-o",
+        out_dir.to_str().unwrap(),
+        prog.to_str().unwrap(),
+        "10",
+        input.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    let scaled = npy::read(&out_dir.join("out0.npy")).unwrap();
+    assert_eq!(
+        scaled,
+        Value::Array(Array::from_f32(vec![3], vec![10.0, 20.0, 30.0]).unwrap())
+    );
+    assert_eq!(
+        npy::read(&out_dir.join("out1.npy")).unwrap().to_string(),
+        "3i64"
+    );
+}
+
+#[test]
+fn run_rejects_bad_arguments() {
+    let dir = scratch("run_bad_args");
+    let prog = write(&dir, "sum.og", SUM);
+    let prog = prog.to_str().unwrap();
+    assert_user_error(
+        &ogham(&["run", prog, "[1i32, 2i32]"]),
+        "argument 1 (`xs: []f32`), given by `[1i32, 2i32]`: 1:2: expected a value of type f32, found `1i32`",
+    );
+    assert_user_error(
+        &ogham(&["run", "--entry", "scale", prog, "1", "[1, 2]"]),
+        "expected [3]f32 for parameter xs, got [2]f32",
+    );
+    assert_user_error(
+        &ogham(&["run", prog]),
+        "takes 1 argument (xs: []f32), but 0 were given",
+    );
+    assert_user_error(
+        &ogham(&["run", prog, "[1, 2"]),
+        "in the argument `[1, 2`: 1:5: unexpected end of input",
+    );
+    assert_user_error(
+        &ogham(&["run", prog, "missing.npy"]),
+        "missing.npy: cannot read",
+    );
+    assert_user_error(
+        &ogham(&["run", "--entry", "nope", prog]),
+        "there is no entry point `nope` (entry points: main, scale)",
+    );
+    assert_user_error(
+        &ogham(&["run", "--backend", "fpga", prog, "[1]"]),
+        "invalid value 'fpga'",
+    );
+}
+
+#[test]
+fn run_time_errors_are_user_errors() {
+    let dir = scratch("run_oob");
+    let prog = write(
+        &dir,
+        "index.og",
+        "entry main (xs: []i32) (i: i64) : i32 = xs[i]\n",
+    );
+    let out = ogham(&["run", prog.to_str().unwrap(), "[1, 2]", "5"]);
+    assert_user_error(&out, "error[R07");
+    assert!(stderr(&out).contains("index.og:1:"), "{}", stderr(&out));
+}
+
+#[test]
+fn test_command_summarises() {
+    let dir = scratch("test_cmd");
+    write(
+        &dir,
+        "pass.og",
+        "-- ==\n-- input { [1, 2] }\n-- output { 3f32 }\n-- snapshot { core }\n\
+                            entry main (xs: []f32) : f32 = reduce (+) 0 xs\n",
+    );
+    write(&dir, "helper.og", "def helper (x: i32) = x\n");
+    let out = ogham(&["test", dir.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(stdout(&out), "1 passed, 0 failed, 1 skipped\n");
+
+    write(
+        &dir,
+        "fail.og",
+        "-- ==\n-- input { 1 }\n-- output { 3 }\n-- input { 1 }\n-- error: never\n\
+                            entry main (x: i32) : i32 = x + 1\n",
+    );
+    let out = ogham(&["test", dir.to_str().unwrap()]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("FAIL interp::"), "{text}");
+    assert!(text.contains("expected 3i32, got 2i32"), "{text}");
+    assert!(
+        text.contains("expected an error matching /never/"),
+        "{text}"
+    );
+    assert!(text.ends_with("1 passed, 2 failed, 1 skipped\n"), "{text}");
+}
