@@ -263,6 +263,19 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Entry points are the root's `entry` definitions; a root without any treats `def main`
+    /// as its entry point (as in the design notes' examples).
+    fn is_entry(&self, def: &Def) -> bool {
+        def.entry
+            || (def.name.name == "main"
+                && !self
+                    .program
+                    .root()
+                    .decls
+                    .iter()
+                    .any(|d| matches!(d, Decl::Def(d) if d.entry)))
+    }
+
     fn check_def(&mut self, module: usize, index: usize, def: &Def, is_root: bool) {
         let errors_before = self.diags.len();
         self.current_def = Some(def.name.name.clone());
@@ -289,7 +302,7 @@ impl<'a> Checker<'a> {
         let ty = self.subst.export(&scheme.ty);
         self.def_types.insert((module, index), ty);
 
-        if is_root && def.entry && self.diags.len() == errors_before {
+        if is_root && self.is_entry(def) && self.diags.len() == errors_before {
             self.check_entry(index, def, &scheme);
         }
         if self.diags.len() == errors_before {
