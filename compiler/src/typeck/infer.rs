@@ -43,23 +43,11 @@ impl Checker<'_> {
             ExprKind::Var(name) => self.lookup_var(e, name).ty,
             ExprKind::Tuple(es) => Ty::Tuple(es.iter().map(|e| self.infer(e)).collect()),
             ExprKind::Record(fields) => {
-                let mut out: Vec<(String, Ty)> = Vec::new();
-                for (name, value) in fields {
-                    let t = self.infer(value);
-                    if out.iter().any(|(n, _)| *n == name.name) {
-                        self.error(
-                            Diagnostic::error(
-                                "E0303",
-                                format!("field `{}` is given twice", name.name),
-                            )
-                            .with_primary(name.span, "duplicate field"),
-                        );
-                    } else {
-                        out.push((name.name.clone(), t));
-                    }
-                }
-                out.sort_by(|a, b| a.0.cmp(&b.0));
-                Ty::Record(out)
+                let typed: Vec<(&Ident, Ty)> = fields
+                    .iter()
+                    .map(|(name, value)| (name, self.infer(value)))
+                    .collect();
+                self.record_type(typed)
             }
             ExprKind::ArrayLit(es) => {
                 let elem = self.subst.fresh(Constraint::None, e.span);

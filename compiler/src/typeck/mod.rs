@@ -48,7 +48,7 @@ mod uniqueness;
 use crate::builtins::Builtin;
 use crate::diag::Diagnostic;
 use crate::source::{SourceMap, Span};
-use crate::syntax::ast::{Decl, Def, Expr, ExprId, ExprKind, Pattern, Program, TypeExp};
+use crate::syntax::ast::{Decl, Def, Expr, ExprId, ExprKind, Ident, Pattern, Program, TypeExp};
 use crate::types::Type;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -556,6 +556,24 @@ impl<'a> Checker<'a> {
                 }
             }
         }
+    }
+
+    /// A record type from fields in source order (written in a record expression or a record
+    /// type); a field given twice is reported (E0303) and its later occurrences dropped.
+    fn record_type(&mut self, fields: Vec<(&Ident, Ty)>) -> Ty {
+        let mut out: Vec<(String, Ty)> = Vec::new();
+        for (name, t) in fields {
+            if out.iter().any(|(n, _)| *n == name.name) {
+                self.error(
+                    Diagnostic::error("E0303", format!("field `{}` is given twice", name.name))
+                        .with_primary(name.span, "duplicate field"),
+                );
+            } else {
+                out.push((name.name.clone(), t));
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ty::Record(out)
     }
 
     fn error(&mut self, d: Diagnostic) {

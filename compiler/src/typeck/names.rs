@@ -150,23 +150,11 @@ impl Checker<'_> {
             }
             TypeExp::Tuple(ts, _) => Ty::Tuple(ts.iter().map(|t| self.convert_type(t)).collect()),
             TypeExp::Record(fields, _) => {
-                let mut out: Vec<(String, Ty)> = Vec::new();
-                for (name, t) in fields {
-                    let t = self.convert_type(t);
-                    if out.iter().any(|(n, _)| *n == name.name) {
-                        self.error(
-                            Diagnostic::error(
-                                "E0303",
-                                format!("field `{}` is given twice", name.name),
-                            )
-                            .with_primary(name.span, "duplicate field"),
-                        );
-                    } else {
-                        out.push((name.name.clone(), t));
-                    }
-                }
-                out.sort_by(|a, b| a.0.cmp(&b.0));
-                Ty::Record(out)
+                let typed: Vec<(&Ident, Ty)> = fields
+                    .iter()
+                    .map(|(name, t)| (name, self.convert_type(t)))
+                    .collect();
+                self.record_type(typed)
             }
             TypeExp::Arrow(a, b, _) => {
                 let a = self.convert_type(a);
