@@ -1,4 +1,4 @@
-//! The `ogham` command-line tool: `check`, `run` and `test`.
+//! The `ogham` command-line tool: `check`, `run`, `test` and `dev` (compiler stages).
 //!
 //! Exit codes: 0 success; 1 user error (a program that does not compile, bad arguments or data,
 //! a run-time error, failing tests, bad command-line usage); 2 internal error: a panic, reported
@@ -9,6 +9,8 @@ use ogham::args::{self, Arg, ArgValue};
 use ogham::testing::{Outcome, TestFile, collect_og_files};
 use ogham::{Backend, Frontend, FrontendErrors};
 use ogham_compiler::diag::emit_to_stderr;
+use ogham_compiler::ir::print::print_program;
+use ogham_compiler::pipeline;
 use ogham_compiler::typeck::EntryPoint;
 use ogham_runtime::{npy, text};
 use std::panic::{self, AssertUnwindSafe};
@@ -61,6 +63,28 @@ enum Command {
         #[arg(long, value_enum, default_value_t = BackendArg::Interp)]
         backend: BackendArg,
     },
+    /// Show what the compiler makes of a program: the IR after a pass, or a whole stage.
+    Dev {
+        /// The program (`.og`).
+        file: PathBuf,
+        /// Print the program after this pass (`lower`, `simplify`, `fuse`, `resimplify`,
+        /// `flatten`, `kir-simplify`).
+        #[arg(long, value_name = "PASS", conflicts_with = "print")]
+        dump_after: Option<String>,
+        /// Print the optimised core IR or the kernel IR.
+        #[arg(long, value_enum)]
+        print: Option<StageArg>,
+        /// Skip the optimisations (`simplify`, `fuse`).
+        #[arg(long)]
+        no_opt: bool,
+    },
+}
+
+/// The `--print` values of `ogham dev`.
+#[derive(Clone, Copy, ValueEnum)]
+enum StageArg {
+    Core,
+    Kir,
 }
 
 /// The `--backend` values (later issues add `cpu` and `cuda`).
@@ -135,6 +159,12 @@ fn run_command(command: Command) -> Result<(), Failure> {
             args,
         } => run(&file, &entry, backend.into(), output_dir.as_deref(), &args),
         Command::Test { paths, backend } => test(&paths, backend.into()),
+        Command::Dev {
+            file,
+            dump_after,
+            print,
+            no_opt,
+        } => dev(&file, dump_after.as_deref(), print, !no_opt),
     }
 }
 
@@ -298,6 +328,61 @@ fn parse_arg(raw: &str) -> Result<Vec<Arg>, String> {
             value: ArgValue::Text(v),
         })
         .collect())
+}
+
+// ---------------------------------------------------------------------------------------------
+// dev
+
+/// Compiles `file` up to the pass asked for (by name, or the end of a stage) and prints the IR
+/// there, verified after every pass.
+fn dev(
+    file: &Path,
+    dump_after: Option<&str>,
+    print: Option<StageArg>,
+    optimise: bool,
+) -> Result<(), Failure> {
+    let stop_after = match (dump_after, print) {
+        (Some(name), _) => pipeline::pass_named(name).ok_or_else(|| {
+            let names: Vec<&str> = pipeline::PASSES.iter().map(|(n, _)| *n).collect();
+            format!("there is no pass `{name}` (passes: {})", names.join(", "))
+        })?,
+        (None, Some(StageArg::Core)) => pipeline::Options::CORE.stop_after,
+        (None, Some(StageArg::Kir)) | (None, None) => pipeline::Options::KERNEL.stop_after,
+    };
+    let fe = load(file)?;
+    let options = pipeline::Options {
+        stop_after,
+        optimise,
+        verify: true,
+    };
+    let mut printed = None;
+    let compiled = pipeline::compile(
+        &fe.sources,
+        &fe.program,
+        &fe.checked,
+        options,
+        &mut |pass, ir| {
+            if pass == stop_after {
+                printed = Some(print_program(ir));
+            }
+        },
+    );
+    if let Err(diagnostics) = compiled {
+        emit_to_stderr(&fe.sources, &diagnostics);
+        let internal = diagnostics
+            .iter()
+            .any(|d| d.code == pipeline::INTERNAL_ERROR);
+        return Err(if internal {
+            Failure::Internal
+        } else {
+            Failure::Reported
+        });
+    }
+    match printed {
+        Some(text) => print!("{text}"),
+        None => println!("(pass `{stop_after}` is skipped without optimisations)"),
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -11,7 +11,13 @@
 
 pub mod builtins;
 pub mod diag;
+pub mod flatten;
+pub mod ir;
+pub mod kir;
 pub mod loader;
+pub mod lower;
+pub mod opt;
+pub mod pipeline;
 pub mod source;
 pub mod stdlib;
 pub mod syntax;

@@ -1,0 +1,463 @@
+//! The core IR: a first-order, monomorphic program in A-normal form, the input and output of every
+//! middle-end pass (`lower` produces it; `opt` rewrites it; `flatten` turns it into kernel IR,
+//! which is the same IR with [`Exp::Seg`] kernels at host level).
+//!
+//! # Shape of the IR
+//!
+//! - A [`Program`] is a list of [`Function`]s, one per entry point: every call has been inlined
+//!   (Ogham has no recursion), every lambda defunctionalised, every polymorphic type instantiated.
+//! - Variables live in an arena per function ([`Function::vars`]) and are named by [`VarId`]
+//!   handles; each has a name hint (for printing) and a [`Type`].
+//! - A [`Body`] is a sequence of statements followed by its results. A [`Stmt`] binds a pattern of
+//!   one or more variables to an [`Exp`]; operands are [`SubExp`]s (a constant or a variable), so
+//!   the IR is in A-normal form.
+//! - There are no tuples or records at run time: a tuple of `k` values is `k` variables, an array
+//!   of tuples is several arrays, unit is zero values. Statements, lambdas, bodies and `if`/`loop`
+//!   return several values.
+//! - Types are scalars or arrays of scalars whose dimensions are [`SubExp`]s: constants or `i64`
+//!   variables in scope. A size that is not known before a statement runs (the length of a
+//!   `filter`'s result, the size an `if` or a `loop` returns) is *existential*: the statement
+//!   returns it as an extra `i64` value bound earlier in the same pattern
+//!   (`let (k: i64, ys: [k]f32) = ...`), as Futhark does.
+//!
+//! # Semantics
+//!
+//! The meaning of every construct is the reference interpreter's (`ogham-runtime`'s `interp`),
+//! restated where it matters on each variant below. The IR evaluator (`ogham_runtime::ireval`)
+//! executes this IR, core and kernel forms alike; it is how every pass is tested.
+//!
+//! # Invariants (checked by `verify`)
+//!
+//! - Every variable is bound exactly once (patterns, lambda/loop parameters, function parameters,
+//!   segment-space indices), before it is used, and is used only in the scope of its binding.
+//! - Operand types match each construct's typing rule; every dimension of every type is a constant
+//!   or an `i64` variable in scope.
+//! - An array consumed by [`Exp::Update`], a `Scatter`/`Hist` destination or a unique loop
+//!   parameter is not used after the consuming statement.
+
+pub mod print;
+pub mod verify;
+
+use crate::builtins::MathFn;
+use crate::kir::SegOp;
+use crate::source::Span;
+use crate::syntax::ast::{BinOp, UnOp};
+use crate::types::PrimType;
+use std::hash::{Hash, Hasher};
+
+/// A handle to a variable of the enclosing [`Function`]'s arena.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VarId(pub u32);
+
+impl VarId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A scalar constant. Equality and hashing are on the bit pattern (so `NaN == NaN` here, which
+/// is what CSE and constant folding want).
+#[derive(Clone, Copy, Debug)]
+pub enum Const {
+    Bool(bool),
+    I8(i8),
+    I16(i16),
+    I32(i32),
+    I64(i64),
+    U8(u8),
+    F32(f32),
+    F64(f64),
+}
+
+impl Const {
+    pub fn prim_type(self) -> PrimType {
+        match self {
+            Const::Bool(_) => PrimType::Bool,
+            Const::I8(_) => PrimType::I8,
+            Const::I16(_) => PrimType::I16,
+            Const::I32(_) => PrimType::I32,
+            Const::I64(_) => PrimType::I64,
+            Const::U8(_) => PrimType::U8,
+            Const::F32(_) => PrimType::F32,
+            Const::F64(_) => PrimType::F64,
+        }
+    }
+
+    /// The value's bits, zero-extended (floats: their IEEE bit pattern).
+    pub fn bits(self) -> u64 {
+        match self {
+            Const::Bool(b) => b as u64,
+            Const::I8(x) => x as u8 as u64,
+            Const::I16(x) => x as u16 as u64,
+            Const::I32(x) => x as u32 as u64,
+            Const::I64(x) => x as u64,
+            Const::U8(x) => x as u64,
+            Const::F32(x) => x.to_bits() as u64,
+            Const::F64(x) => x.to_bits(),
+        }
+    }
+}
+
+impl PartialEq for Const {
+    fn eq(&self, other: &Const) -> bool {
+        self.prim_type() == other.prim_type() && self.bits() == other.bits()
+    }
+}
+
+impl Eq for Const {}
+
+impl Hash for Const {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.prim_type().hash(state);
+        self.bits().hash(state);
+    }
+}
+
+/// An operand: a constant or a variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SubExp {
+    Const(Const),
+    Var(VarId),
+}
+
+impl SubExp {
+    pub fn i64(n: i64) -> SubExp {
+        SubExp::Const(Const::I64(n))
+    }
+
+    pub fn as_var(self) -> Option<VarId> {
+        match self {
+            SubExp::Var(v) => Some(v),
+            SubExp::Const(_) => None,
+        }
+    }
+}
+
+/// The type of a variable: a scalar, or a row-major array of scalars with one [`SubExp`]
+/// (`i64`) per dimension, outermost first.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Type {
+    Prim(PrimType),
+    Array { elem: PrimType, shape: Vec<SubExp> },
+}
+
+impl Type {
+    pub fn rank(&self) -> usize {
+        match self {
+            Type::Prim(_) => 0,
+            Type::Array { shape, .. } => shape.len(),
+        }
+    }
+
+    pub fn elem(&self) -> PrimType {
+        match self {
+            Type::Prim(p) | Type::Array { elem: p, .. } => *p,
+        }
+    }
+
+    pub fn shape(&self) -> &[SubExp] {
+        match self {
+            Type::Prim(_) => &[],
+            Type::Array { shape, .. } => shape,
+        }
+    }
+
+    /// `elem` with the dimensions `shape` (a scalar when `shape` is empty).
+    pub fn with_shape(elem: PrimType, shape: Vec<SubExp>) -> Type {
+        if shape.is_empty() {
+            Type::Prim(elem)
+        } else {
+            Type::Array { elem, shape }
+        }
+    }
+
+    /// The type of one row (`[n][m]f32` -> `[m]f32`, `[n]f32` -> `f32`).
+    pub fn row(&self) -> Type {
+        Type::with_shape(self.elem(), self.shape().iter().skip(1).copied().collect())
+    }
+
+    /// This type with an outer dimension `n` added (`f32` -> `[n]f32`).
+    pub fn array_of(&self, n: SubExp) -> Type {
+        let mut shape = vec![n];
+        shape.extend_from_slice(self.shape());
+        Type::Array {
+            elem: self.elem(),
+            shape,
+        }
+    }
+}
+
+/// A variable's entry in its function's arena.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VarInfo {
+    /// A name hint for printing (the source name, or a pass-chosen one); not unique.
+    pub name: String,
+    pub ty: Type,
+}
+
+/// A whole program: one function per entry point, plus the tunable thresholds that kernel IR
+/// refers to (empty in core IR).
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    pub functions: Vec<Function>,
+    pub thresholds: Vec<crate::kir::Threshold>,
+}
+
+/// An entry point with everything it calls inlined.
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub name: String,
+    pub vars: Vec<VarInfo>,
+    /// The value parameters, in order: each source parameter spread into its components (a tuple
+    /// parameter is several), see [`Function::signature`]. The dimensions of their types are
+    /// constants or *size parameters*: `i64` variables bound from the shapes of the arguments
+    /// when the function is called (the same variable twice means the sizes must agree).
+    pub params: Vec<Param>,
+    pub body: Body,
+    /// The source types of the parameters and results, for checking arguments and for gathering
+    /// the flat results back into tuples/records.
+    pub signature: Signature,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub var: VarId,
+    /// `*[n]t` parameters may be consumed (updated in place) by the body.
+    pub unique: bool,
+}
+
+/// The source-level signature of an entry point (types of the type checker, fully
+/// instantiated).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Signature {
+    pub params: Vec<(String, crate::types::Type)>,
+    pub results: Vec<crate::types::Type>,
+}
+
+impl Function {
+    pub fn var(&self, v: VarId) -> &VarInfo {
+        &self.vars[v.index()]
+    }
+
+    pub fn ty(&self, v: VarId) -> &Type {
+        &self.vars[v.index()].ty
+    }
+
+    /// The type of an operand.
+    pub fn subexp_type(&self, se: SubExp) -> Type {
+        match se {
+            SubExp::Const(c) => Type::Prim(c.prim_type()),
+            SubExp::Var(v) => self.ty(v).clone(),
+        }
+    }
+
+    /// Adds a fresh variable to the arena.
+    pub fn new_var(&mut self, name: impl Into<String>, ty: Type) -> VarId {
+        let id = VarId(self.vars.len() as u32);
+        self.vars.push(VarInfo {
+            name: name.into(),
+            ty,
+        });
+        id
+    }
+}
+
+/// Statements and the values they compute.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Body {
+    pub stmts: Vec<Stmt>,
+    pub result: Vec<SubExp>,
+}
+
+/// `let (pat...) = exp`. `loc` is the source expression the statement comes from; run-time
+/// errors (bounds, division by zero, failed size coercions) report it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    pub pat: Vec<VarId>,
+    pub exp: Exp,
+    pub loc: Span,
+}
+
+/// One component of an index: a single position (the dimension disappears) or a slice
+/// `start:start+len*stride:stride` (the dimension becomes `len`; `stride` may be negative).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum DimIndex {
+    Fix(SubExp),
+    Slice {
+        start: SubExp,
+        len: SubExp,
+        stride: SubExp,
+    },
+}
+
+/// Expressions. Operands are always [`SubExp`]s; nested code is in [`Body`]s and [`Lambda`]s.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Exp {
+    /// The operand itself (a copy of a scalar; an alias of an array).
+    SubExp(SubExp),
+    /// A scalar binary operator (never `|>`, `<|`, `&&`, `||`: pipes are applications and the
+    /// logical operators are `if`s, so that they short-circuit). Operands have the same type;
+    /// comparisons return `bool`. Integer `/`, `%` by zero are run-time errors.
+    BinOp(BinOp, SubExp, SubExp),
+    UnOp(UnOp, SubExp),
+    /// A math function (`f32.sqrt`, `i64.max`, ...) at the given scalar type.
+    Math(MathFn, PrimType, Vec<SubExp>),
+    /// Conversion to `to` (Futhark's `f32.i64` etc.; float to integer truncates and saturates,
+    /// NaN gives 0).
+    Convert(PrimType, SubExp),
+    /// `a[i, j:k, ...]`: with as many components as dimensions or fewer (the rest are taken
+    /// whole). Out-of-bounds is a run-time error. A slice is a view, not a copy.
+    Index(VarId, Vec<DimIndex>),
+    /// `a with [i, ...] = v`: consumes `a`, returns it with the element/slice replaced.
+    Update(VarId, Vec<DimIndex>, SubExp),
+    /// `[0, 1, ..., n-1]` of type `[n]i64`.
+    Iota(SubExp),
+    /// `n` copies of the value (scalar or array): `[n]t` for a value of type `t`.
+    Replicate(SubExp, SubExp),
+    /// An array literal; the elements have type `elem_type` (which may itself be an array).
+    ArrayLit(Vec<SubExp>, Type),
+    /// Permutes the dimensions: result dimension `d` is input dimension `perm[d]`
+    /// (`transpose` is `[1, 0, 2, 3, ...]`).
+    Rearrange(VarId, Vec<usize>),
+    /// The same elements in row-major order with another shape; the element counts must agree
+    /// (a run-time error otherwise). Also checks size coercions `:>` of whole arrays.
+    Reshape(VarId, Vec<SubExp>),
+    /// Concatenation along the outer dimension; rows must have the same shape.
+    Concat(Vec<VarId>),
+    /// A fresh copy (the result may be consumed without consuming the operand).
+    Copy(VarId),
+    /// A run-time check: fails with `message` at the statement's location when `cond` is false.
+    /// Binds no variables.
+    Assert {
+        cond: SubExp,
+        message: String,
+    },
+    If {
+        cond: SubExp,
+        then_body: Body,
+        else_body: Body,
+        /// The types of the results; their dimensions may refer to earlier results of the same
+        /// `if` (existential sizes).
+        ret: Vec<Type>,
+    },
+    /// A sequential loop. The loop parameters start as the initial values; each iteration
+    /// binds them to the previous iteration's body results; the statement returns the final
+    /// values. Parameters may be size variables that later parameters' types refer to.
+    Loop {
+        params: Vec<(VarId, SubExp)>,
+        form: LoopForm,
+        body: Body,
+    },
+    Soac(Soac),
+    /// Kernel IR only: a segmented operation launched by the host (see [`crate::kir`]).
+    Seg(Box<SegOp>),
+    /// Kernel IR only: `size >= threshold` (a `bool`), where the threshold is the program's
+    /// tunable parameter of that name (default or from a tuning file).
+    Threshold {
+        name: String,
+        size: SubExp,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum LoopForm {
+    /// `for i < bound`: `i: i64` runs from 0 to `bound - 1`.
+    For { index: VarId, bound: SubExp },
+    /// `while cond`: `cond` is one of the loop's `bool` parameters, tested before each
+    /// iteration.
+    While { cond: VarId },
+}
+
+/// A function literal applied by a SOAC: parameters, body, result types. The body may refer to
+/// variables of the enclosing scope.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lambda {
+    pub params: Vec<VarId>,
+    pub body: Body,
+    pub ret: Vec<Type>,
+}
+
+/// An associative operator with its neutral element, for scans and reductions. `lambda` takes
+/// `2k` parameters (accumulator values then element values) and returns `k` values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScanOp {
+    pub lambda: Lambda,
+    pub neutral: Vec<SubExp>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RedOp {
+    pub lambda: Lambda,
+    pub neutral: Vec<SubExp>,
+    /// Declared commutative (`reduce_comm`), so the order of combination may change.
+    pub commutative: bool,
+}
+
+/// One histogram of a [`Soac::Hist`]: `dests` are consumed arrays of `num_bins` rows each (one
+/// per value component), combined with `op` (`2k` parameters, `k` results).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HistOp {
+    pub num_bins: SubExp,
+    pub dests: Vec<VarId>,
+    pub op: Lambda,
+    pub neutral: Vec<SubExp>,
+}
+
+/// Second-order array combinators. Each applies its `map` lambda to the rows of its `inputs`
+/// (all of outer size `width`), then combines the lambda's results as described on the variant.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Soac {
+    /// Map, scan and reduce in one pass (Futhark's `Screma`). The lambda returns first the
+    /// values fed to each scan (in order, `k` per scan of `k` values), then those fed to each
+    /// reduction, then the mapped values. The statement returns the scanned arrays, then the
+    /// reduced values, then the mapped arrays (`[width]t` each).
+    Screma {
+        width: SubExp,
+        inputs: Vec<VarId>,
+        map: Lambda,
+        scans: Vec<ScanOp>,
+        reds: Vec<RedOp>,
+    },
+    /// Writes into the consumed `dests`: for destination `d` the lambda returns an index then a
+    /// value, in the order `(i_0, v_0, i_1, v_1, ...)`; out-of-bounds indices are ignored.
+    /// Returns the updated destinations.
+    Scatter {
+        width: SubExp,
+        inputs: Vec<VarId>,
+        map: Lambda,
+        dests: Vec<VarId>,
+    },
+    /// Generalised histograms (`hist`, `reduce_by_index`): for each [`HistOp`] the lambda
+    /// returns a bin index then that histogram's `k` values; out-of-bounds bins are ignored.
+    /// Returns the updated destinations of every histogram, in order.
+    Hist {
+        width: SubExp,
+        inputs: Vec<VarId>,
+        map: Lambda,
+        hists: Vec<HistOp>,
+    },
+}
+
+impl Soac {
+    pub fn width(&self) -> SubExp {
+        match self {
+            Soac::Screma { width, .. } | Soac::Scatter { width, .. } | Soac::Hist { width, .. } => {
+                *width
+            }
+        }
+    }
+
+    pub fn inputs(&self) -> &[VarId] {
+        match self {
+            Soac::Screma { inputs, .. }
+            | Soac::Scatter { inputs, .. }
+            | Soac::Hist { inputs, .. } => inputs,
+        }
+    }
+
+    pub fn map_lambda(&self) -> &Lambda {
+        match self {
+            Soac::Screma { map, .. } | Soac::Scatter { map, .. } | Soac::Hist { map, .. } => map,
+        }
+    }
+}
