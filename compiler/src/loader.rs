@@ -136,7 +136,7 @@ impl<'a> Loader<'a> {
                 return None;
             }
         };
-        self.stack.push((origin.clone(), display));
+        self.stack.push((origin.clone(), display.clone()));
         let mut imports = Vec::new();
         if name != stdlib::PRELUDE {
             imports.extend(
@@ -146,7 +146,7 @@ impl<'a> Loader<'a> {
         }
         for decl in &decls {
             if let Decl::Import(import) = decl
-                && let Some(index) = self.import(&origin, &import.path, import.span)
+                && let Some(index) = self.import(&origin, &display, &import.path, import.span)
                 && !imports.contains(&index)
             {
                 imports.push(index);
@@ -164,9 +164,16 @@ impl<'a> Loader<'a> {
         Some(index)
     }
 
-    /// Resolves and loads `import "path"` of the module from `from`.
-    fn import(&mut self, from: &Origin, path: &str, span: Span) -> Option<usize> {
-        let found = match self.resolve(from, path) {
+    /// Resolves and loads `import "path"` of the module from `from` (shown to users as
+    /// `from_display`).
+    fn import(
+        &mut self,
+        from: &Origin,
+        from_display: &str,
+        path: &str,
+        span: Span,
+    ) -> Option<usize> {
+        let found = match self.resolve(from, from_display, path) {
             Ok(found) => found,
             Err(tried) => {
                 self.diagnostics.push(
@@ -223,12 +230,20 @@ impl<'a> Loader<'a> {
     }
 
     /// Where `import "path"` in the module from `from` points (its origin and module name), or
-    /// the places looked at.
-    fn resolve(&self, from: &Origin, path: &str) -> Result<Found, Vec<String>> {
+    /// the places looked at. Files are found relative to the importing file's real location
+    /// and shown relative to how the importing file was shown (so paths in diagnostics stay as
+    /// short as the user's command line made them).
+    fn resolve(&self, from: &Origin, from_display: &str, path: &str) -> Result<Found, Vec<String>> {
         let mut tried = Vec::new();
         if let Origin::Disk(file) = from {
-            let dir = file.parent().unwrap_or(Path::new(""));
-            let candidate = normalize(&dir.join(format!("{path}.og")));
+            let relative = format!("{path}.og");
+            let candidate = normalize(&file.parent().unwrap_or(Path::new("")).join(&relative));
+            let shown = normalize(
+                &Path::new(from_display)
+                    .parent()
+                    .unwrap_or(Path::new(""))
+                    .join(&relative),
+            );
             if candidate.is_file() {
                 return Ok(Found {
                     origin: Origin::Disk(
@@ -236,11 +251,11 @@ impl<'a> Loader<'a> {
                             .canonicalize()
                             .unwrap_or_else(|_| candidate.clone()),
                     ),
-                    name: candidate.with_extension("").display().to_string(),
-                    display: candidate.display().to_string(),
+                    name: shown.with_extension("").display().to_string(),
+                    display: shown.display().to_string(),
                 });
             }
-            tried.push(format!("`{}`", candidate.display()));
+            tried.push(format!("`{}`", shown.display()));
         }
         let mut library = Vec::new();
         if let Origin::Stdlib(module) = from
