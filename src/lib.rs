@@ -14,6 +14,8 @@ use ogham_compiler::diag::Diagnostic;
 use ogham_compiler::source::SourceMap;
 use ogham_compiler::syntax::ast::Program;
 use ogham_compiler::typeck::{Checked, EntryPoint};
+use ogham_compiler::{ir, pipeline};
+pub use ogham_runtime::ireval::Thresholds;
 use ogham_runtime::value::Value;
 use std::path::Path;
 
@@ -63,6 +65,12 @@ impl Frontend {
         }
     }
 
+    /// Compiles the program through the middle end (see `ogham_compiler::pipeline`).
+    pub fn compile(&self, options: pipeline::Options) -> Result<ir::Program, Box<Diagnostic>> {
+        pipeline::compile(&self.sources, &self.program, &self.checked, options, &mut |_, _| {})
+            .map_err(|mut ds| Box::new(ds.swap_remove(0)))
+    }
+
     /// The entry point `name` of the root module, or an error listing the ones there are.
     pub fn entry(&self, name: &str) -> Result<&EntryPoint, String> {
         self.checked
@@ -102,20 +110,30 @@ pub fn output_components(outputs: Vec<Value>) -> Vec<Value> {
         .collect()
 }
 
+/// A tuning file that cannot be used.
+pub const E_TUNING: &str = "E0614";
+
 /// The executors of entry points. All of them implement the semantics of the reference
 /// interpreter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     /// The reference interpreter.
     Interp,
+    /// The optimised core IR, executed by the IR evaluator (checks lowering, simplification
+    /// and fusion).
+    Core,
+    /// The kernel IR, executed by the IR evaluator (checks flattening too).
+    Kir,
 }
 
 impl Backend {
-    pub const ALL: [Backend; 1] = [Backend::Interp];
+    pub const ALL: [Backend; 3] = [Backend::Interp, Backend::Core, Backend::Kir];
 
     pub fn name(self) -> &'static str {
         match self {
             Backend::Interp => "interp",
+            Backend::Core => "core",
+            Backend::Kir => "kir",
         }
     }
 
@@ -131,11 +149,26 @@ impl Backend {
         fe: &Frontend,
         entry: &str,
         args: Vec<Value>,
+        tuning: Option<&Path>,
     ) -> Result<Vec<Value>, Box<Diagnostic>> {
         match self {
             Backend::Interp => {
                 ogham_runtime::interp::run_entry(&fe.sources, &fe.program, &fe.checked, entry, args)
                     .map_err(Box::new)
+            }
+            Backend::Core | Backend::Kir => {
+                let options = if self == Backend::Core {
+                    pipeline::Options::CORE
+                } else {
+                    pipeline::Options::KERNEL
+                };
+                let ir = fe.compile(options)?;
+                let thresholds = match tuning {
+                    Some(path) => ogham_compiler::kir::tuning::read_tuning(path, &ir.thresholds)
+                        .map_err(|e| Box::new(Diagnostic::error(E_TUNING, e.to_string())))?,
+                    None => Thresholds::new(),
+                };
+                ogham_runtime::ireval::run(&ir, entry, args, &thresholds)
             }
         }
     }

@@ -50,6 +50,10 @@ enum Command {
         /// outputs count as their components, like printed ones).
         #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
         output_dir: Option<PathBuf>,
+        /// Threshold values for multi-versioned kernels (`name=value` lines; see
+        /// `ogham dev --print kir` for the names and defaults). Used by `--backend kir`.
+        #[arg(long, value_name = "FILE")]
+        tuning: Option<PathBuf>,
         /// The arguments: `.npy` files, literal values (`[1, 2.5]`, `3i64`), or `@FILE` for
         /// textual values read from FILE. Give options before the arguments.
         #[arg(allow_hyphen_values = true)]
@@ -90,13 +94,20 @@ enum StageArg {
 /// The `--backend` values (later issues add `cpu` and `cuda`).
 #[derive(Clone, Copy, ValueEnum)]
 enum BackendArg {
+    /// The reference interpreter.
     Interp,
+    /// The optimised core IR, run by the IR evaluator.
+    Core,
+    /// The kernel IR, run by the IR evaluator.
+    Kir,
 }
 
 impl From<BackendArg> for Backend {
     fn from(b: BackendArg) -> Backend {
         match b {
             BackendArg::Interp => Backend::Interp,
+            BackendArg::Core => Backend::Core,
+            BackendArg::Kir => Backend::Kir,
         }
     }
 }
@@ -156,8 +167,16 @@ fn run_command(command: Command) -> Result<(), Failure> {
             entry,
             backend,
             output_dir,
+            tuning,
             args,
-        } => run(&file, &entry, backend.into(), output_dir.as_deref(), &args),
+        } => run(
+            &file,
+            &entry,
+            backend.into(),
+            output_dir.as_deref(),
+            tuning.as_deref(),
+            &args,
+        ),
         Command::Test { paths, backend } => test(&paths, backend.into()),
         Command::Dev {
             file,
@@ -258,6 +277,7 @@ fn run(
     entry: &str,
     backend: Backend,
     output_dir: Option<&Path>,
+    tuning: Option<&Path>,
     raw_args: &[String],
 ) -> Result<(), Failure> {
     let fe = load(file)?;
@@ -267,7 +287,7 @@ fn run(
         args.extend(parse_arg(raw)?);
     }
     let args = args::bind(entry_point, args)?;
-    let outputs = backend.run(&fe, entry, args).map_err(|diag| {
+    let outputs = backend.run(&fe, entry, args, tuning).map_err(|diag| {
         emit_to_stderr(&fe.sources, &[*diag]);
         Failure::Reported
     })?;

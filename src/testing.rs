@@ -327,7 +327,7 @@ fn run_raw(fe: &Frontend, case: &Case, backend: Backend) -> Result<Vec<Value>, S
         .collect();
     let args = args::bind(entry, args).map_err(|e| format!("bad input: {e}"))?;
     backend
-        .run(fe, &case.entry, args)
+        .run(fe, &case.entry, args, None)
         .map_err(|diag| render(&fe.sources, &[*diag]))
 }
 

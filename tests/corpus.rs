@@ -21,7 +21,7 @@ use ogham_tests::{case_name, cases_dir, snapshot_name, workspace_root};
 use std::sync::Arc;
 
 /// Every backend a case runs on, available or not.
-const BACKENDS: [&str; 3] = ["interp", "cpu", "cuda"];
+const BACKENDS: [&str; 5] = ["interp", "core", "kir", "cpu", "cuda"];
 
 fn main() {
     let args = Arguments::from_args();

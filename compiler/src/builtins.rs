@@ -100,6 +100,33 @@ pub enum Builtin {
     },
 }
 
+impl Builtin {
+    /// The number of arguments the built-in takes.
+    pub fn arity(self) -> usize {
+        match self {
+            Builtin::Array(f) => match f {
+                ArrayFn::Map(k) => k as usize + 1,
+                ArrayFn::Zip(k) => k as usize,
+                ArrayFn::Reduce | ArrayFn::ReduceComm | ArrayFn::Scan | ArrayFn::Scatter => 3,
+                ArrayFn::Unflatten => 3,
+                ArrayFn::Hist | ArrayFn::ReduceByIndex => 5,
+                ArrayFn::Filter | ArrayFn::Partition | ArrayFn::Replicate => 2,
+                ArrayFn::Concat | ArrayFn::Rotate => 2,
+                ArrayFn::Iota
+                | ArrayFn::Unzip(_)
+                | ArrayFn::Transpose
+                | ArrayFn::Flatten
+                | ArrayFn::Reverse
+                | ArrayFn::Length
+                | ArrayFn::Copy => 1,
+            },
+            Builtin::Math { op, .. } => op.arity(),
+            Builtin::Convert { .. } => 1,
+            Builtin::Const { .. } => 0,
+        }
+    }
+}
+
 const ARRAY_FNS: &[(&str, ArrayFn)] = &[
     ("map", ArrayFn::Map(1)),
     ("map1", ArrayFn::Map(1)),

@@ -4,6 +4,7 @@
 
 pub mod boundary;
 pub mod interp;
+pub mod ireval;
 pub mod npy;
 pub mod text;
 pub mod value;

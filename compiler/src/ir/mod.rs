@@ -35,7 +35,9 @@
 //! - An array consumed by [`Exp::Update`], a `Scatter`/`Hist` destination or a unique loop
 //!   parameter is not used after the consuming statement.
 
+pub mod count;
 pub mod print;
+pub mod traverse;
 pub mod verify;
 
 use crate::builtins::MathFn;

@@ -9,6 +9,8 @@
 //! Multi-versioned code is an `if` on [`crate::ir::Exp::Threshold`], comparing a size with a
 //! named, tunable threshold (defaults in [`Threshold`], overridable by a tuning file).
 
+pub mod tuning;
+
 use crate::ir::{Body, HistOp, RedOp, ScanOp, SubExp, Type, VarId};
 
 /// How the points of a kernel's space map onto the machine.

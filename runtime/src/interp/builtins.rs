@@ -16,31 +16,6 @@ use ogham_compiler::builtins::{ArrayFn, Builtin};
 use ogham_compiler::source::Span;
 use ogham_compiler::types::Type;
 
-/// Number of arguments a built-in takes (constants take none).
-pub fn arity(b: Builtin) -> usize {
-    match b {
-        Builtin::Array(f) => match f {
-            ArrayFn::Map(k) => k as usize + 1,
-            ArrayFn::Zip(k) => k as usize,
-            ArrayFn::Reduce | ArrayFn::ReduceComm | ArrayFn::Scan | ArrayFn::Scatter => 3,
-            ArrayFn::Unflatten => 3,
-            ArrayFn::Hist | ArrayFn::ReduceByIndex => 5,
-            ArrayFn::Filter | ArrayFn::Partition | ArrayFn::Replicate => 2,
-            ArrayFn::Concat | ArrayFn::Rotate => 2,
-            ArrayFn::Iota
-            | ArrayFn::Unzip(_)
-            | ArrayFn::Transpose
-            | ArrayFn::Flatten
-            | ArrayFn::Reverse
-            | ArrayFn::Length
-            | ArrayFn::Copy => 1,
-        },
-        Builtin::Math { op, .. } => op.arity(),
-        Builtin::Convert { .. } => 1,
-        Builtin::Const { .. } => 0,
-    }
-}
-
 /// Largest number of elements `iota`, `replicate` and `hist` allocate: larger requests are
 /// errors rather than an abort when the allocation fails.
 const MAX_ELEMS: usize = 1 << 32;
@@ -121,7 +96,7 @@ impl<'a> Interp<'a> {
     ) -> Res<Val<'a>> {
         let ill_typed = || error(R_INTERNAL, span, format!("ill-typed arguments to {b:?}"));
         match b {
-            Builtin::Array(f) => self.array_fn(f, result_type(ty, arity(b)), args, span),
+            Builtin::Array(f) => self.array_fn(f, result_type(ty, b.arity()), args, span),
             Builtin::Math { op, .. } => {
                 let r = match args.as_slice() {
                     [Val::Prim(x)] => ops::math1(op, *x),

@@ -34,9 +34,9 @@
 mod builtins;
 mod entry;
 mod eval;
-mod index;
-mod ops;
-mod value;
+pub(crate) mod index;
+pub(crate) mod ops;
+pub(crate) mod value;
 
 use crate::value::Value;
 use ogham_compiler::diag::Diagnostic;

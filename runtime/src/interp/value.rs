@@ -515,7 +515,7 @@ impl Callee<'_> {
     pub fn arity(&self) -> usize {
         match self {
             Callee::Code { params, .. } => params.len(),
-            Callee::Builtin(b, _) => super::builtins::arity(*b),
+            Callee::Builtin(b, _) => b.arity(),
             Callee::Op(_) => 2,
             Callee::LeftSection(..) | Callee::RightSection(..) => 1,
         }

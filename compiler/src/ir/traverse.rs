@@ -1,0 +1,606 @@
+//! Generic walks over the IR shared by the passes: the operands an expression mentions, the
+//! nested bodies it contains (with the variables bound for each), free variables, use counts,
+//! substitution of variables by operands, and the arrays a function consumes.
+//!
+//! Every pass that inspects or rewrites statements should use these rather than matching every
+//! [`Exp`] variant itself, so that adding a construct means updating this module (and the
+//! printer, verifier, evaluator), not every pass.
+//!
+//! Because every variable is bound exactly once in a function, the free variables of a fragment
+//! are simply the variables it uses minus those it binds: there is no shadowing to track.
+
+use crate::ir::{Body, DimIndex, Exp, Function, Lambda, LoopForm, Soac, Stmt, SubExp, Type, VarId};
+use crate::kir::SegKind;
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// A substitution of variables by operands.
+pub type Subst = HashMap<VarId, SubExp>;
+
+/// Calls `f` on every operand the expression itself mentions: scalar operands, arrays it reads
+/// or consumes (as [`SubExp::Var`]), sizes in the types it carries (`if` results, lambda
+/// results, array literal elements, kernel results), SOAC inputs and destinations, neutral
+/// elements and bin counts; not the contents of nested bodies.
+pub fn for_each_operand(exp: &Exp, f: &mut impl FnMut(SubExp)) {
+    let var = |v: &VarId| SubExp::Var(*v);
+    let ty = |t: &Type, f: &mut dyn FnMut(SubExp)| t.shape().iter().for_each(|&d| f(d));
+    let dims = |idx: &[DimIndex], f: &mut dyn FnMut(SubExp)| {
+        for d in idx {
+            match d {
+                DimIndex::Fix(i) => f(*i),
+                DimIndex::Slice { start, len, stride } => {
+                    f(*start);
+                    f(*len);
+                    f(*stride);
+                }
+            }
+        }
+    };
+    match exp {
+        Exp::SubExp(a) | Exp::UnOp(_, a) | Exp::Convert(_, a) | Exp::Iota(a) => f(*a),
+        Exp::BinOp(_, a, b) | Exp::Replicate(a, b) => {
+            f(*a);
+            f(*b);
+        }
+        Exp::Math(_, _, args) => args.iter().for_each(|&a| f(a)),
+        Exp::Index(v, idx) => {
+            f(var(v));
+            dims(idx, f);
+        }
+        Exp::Update(v, idx, value) => {
+            f(var(v));
+            dims(idx, f);
+            f(*value);
+        }
+        Exp::ArrayLit(elems, elem_ty) => {
+            elems.iter().for_each(|&a| f(a));
+            ty(elem_ty, f);
+        }
+        Exp::Rearrange(v, _) | Exp::Copy(v) => f(var(v)),
+        Exp::Reshape(v, shape) => {
+            f(var(v));
+            shape.iter().for_each(|&d| f(d));
+        }
+        Exp::Concat(vs) => vs.iter().for_each(|v| f(var(v))),
+        Exp::Assert { cond, .. } => f(*cond),
+        Exp::If { cond, ret, .. } => {
+            f(*cond);
+            ret.iter().for_each(|t| ty(t, f));
+        }
+        Exp::Loop { params, form, .. } => {
+            params.iter().for_each(|&(_, init)| f(init));
+            match form {
+                LoopForm::For { bound, .. } => f(*bound),
+                LoopForm::While { cond } => f(var(cond)),
+            }
+        }
+        Exp::Soac(soac) => {
+            f(soac.width());
+            soac.inputs().iter().for_each(|v| f(var(v)));
+            match soac {
+                Soac::Screma { scans, reds, .. } => {
+                    scans
+                        .iter()
+                        .for_each(|op| op.neutral.iter().for_each(|&a| f(a)));
+                    reds.iter()
+                        .for_each(|op| op.neutral.iter().for_each(|&a| f(a)));
+                }
+                Soac::Scatter { dests, .. } => dests.iter().for_each(|v| f(var(v))),
+                Soac::Hist { hists, .. } => {
+                    for op in hists {
+                        f(op.num_bins);
+                        op.dests.iter().for_each(|v| f(var(v)));
+                        op.neutral.iter().for_each(|&a| f(a));
+                    }
+                }
+            }
+            for lambda in soac_lambdas(soac) {
+                lambda.ret.iter().for_each(|t| ty(t, f));
+            }
+        }
+        Exp::Seg(seg) => {
+            seg.space.iter().for_each(|&(_, extent)| f(extent));
+            seg.ret.iter().for_each(|t| ty(t, f));
+            match &seg.kind {
+                SegKind::Map => {}
+                SegKind::Red(reds) => {
+                    for op in reds {
+                        op.neutral.iter().for_each(|&a| f(a));
+                        op.lambda.ret.iter().for_each(|t| ty(t, f));
+                    }
+                }
+                SegKind::Scan(scans) => {
+                    for op in scans {
+                        op.neutral.iter().for_each(|&a| f(a));
+                        op.lambda.ret.iter().for_each(|t| ty(t, f));
+                    }
+                }
+                SegKind::Hist(hists) => {
+                    for op in hists {
+                        f(op.num_bins);
+                        op.dests.iter().for_each(|v| f(var(v)));
+                        op.neutral.iter().for_each(|&a| f(a));
+                        op.op.ret.iter().for_each(|t| ty(t, f));
+                    }
+                }
+            }
+        }
+        Exp::Threshold { size, .. } => f(*size),
+    }
+}
+
+/// Rewrites every operand position that [`for_each_operand`] visits with `f`. Positions that
+/// must hold a variable (an indexed array, a SOAC input, a `while` condition) keep their
+/// variable when `f` returns a constant.
+pub fn map_operands(exp: &mut Exp, f: &mut impl FnMut(SubExp) -> SubExp) {
+    fn var(v: &mut VarId, f: &mut dyn FnMut(SubExp) -> SubExp) {
+        if let SubExp::Var(w) = f(SubExp::Var(*v)) {
+            *v = w;
+        }
+    }
+    fn ty(t: &mut Type, f: &mut dyn FnMut(SubExp) -> SubExp) {
+        if let Type::Array { shape, .. } = t {
+            shape.iter_mut().for_each(|d| *d = f(*d));
+        }
+    }
+    fn ses(xs: &mut [SubExp], f: &mut dyn FnMut(SubExp) -> SubExp) {
+        xs.iter_mut().for_each(|x| *x = f(*x));
+    }
+    fn dims(idx: &mut [DimIndex], f: &mut dyn FnMut(SubExp) -> SubExp) {
+        for d in idx {
+            match d {
+                DimIndex::Fix(i) => *i = f(*i),
+                DimIndex::Slice { start, len, stride } => {
+                    *start = f(*start);
+                    *len = f(*len);
+                    *stride = f(*stride);
+                }
+            }
+        }
+    }
+    fn lambda_ret(l: &mut Lambda, f: &mut dyn FnMut(SubExp) -> SubExp) {
+        l.ret.iter_mut().for_each(|t| ty(t, f));
+    }
+    match exp {
+        Exp::SubExp(a) | Exp::UnOp(_, a) | Exp::Convert(_, a) | Exp::Iota(a) => *a = f(*a),
+        Exp::BinOp(_, a, b) | Exp::Replicate(a, b) => {
+            *a = f(*a);
+            *b = f(*b);
+        }
+        Exp::Math(_, _, args) => ses(args, f),
+        Exp::Index(v, idx) => {
+            var(v, f);
+            dims(idx, f);
+        }
+        Exp::Update(v, idx, value) => {
+            var(v, f);
+            dims(idx, f);
+            *value = f(*value);
+        }
+        Exp::ArrayLit(elems, elem_ty) => {
+            ses(elems, f);
+            ty(elem_ty, f);
+        }
+        Exp::Rearrange(v, _) | Exp::Copy(v) => var(v, f),
+        Exp::Reshape(v, shape) => {
+            var(v, f);
+            ses(shape, f);
+        }
+        Exp::Concat(vs) => vs.iter_mut().for_each(|v| var(v, f)),
+        Exp::Assert { cond, .. } => *cond = f(*cond),
+        Exp::If { cond, ret, .. } => {
+            *cond = f(*cond);
+            ret.iter_mut().for_each(|t| ty(t, f));
+        }
+        Exp::Loop { params, form, .. } => {
+            params.iter_mut().for_each(|(_, init)| *init = f(*init));
+            match form {
+                LoopForm::For { bound, .. } => *bound = f(*bound),
+                LoopForm::While { cond } => var(cond, f),
+            }
+        }
+        Exp::Soac(soac) => match soac {
+            Soac::Screma {
+                width,
+                inputs,
+                map,
+                scans,
+                reds,
+            } => {
+                *width = f(*width);
+                inputs.iter_mut().for_each(|v| var(v, f));
+                lambda_ret(map, f);
+                for op in scans {
+                    ses(&mut op.neutral, f);
+                    lambda_ret(&mut op.lambda, f);
+                }
+                for op in reds {
+                    ses(&mut op.neutral, f);
+                    lambda_ret(&mut op.lambda, f);
+                }
+            }
+            Soac::Scatter {
+                width,
+                inputs,
+                map,
+                dests,
+            } => {
+                *width = f(*width);
+                inputs.iter_mut().for_each(|v| var(v, f));
+                lambda_ret(map, f);
+                dests.iter_mut().for_each(|v| var(v, f));
+            }
+            Soac::Hist {
+                width,
+                inputs,
+                map,
+                hists,
+            } => {
+                *width = f(*width);
+                inputs.iter_mut().for_each(|v| var(v, f));
+                lambda_ret(map, f);
+                for op in hists {
+                    op.num_bins = f(op.num_bins);
+                    op.dests.iter_mut().for_each(|v| var(v, f));
+                    ses(&mut op.neutral, f);
+                    lambda_ret(&mut op.op, f);
+                }
+            }
+        },
+        Exp::Seg(seg) => {
+            seg.space
+                .iter_mut()
+                .for_each(|(_, extent)| *extent = f(*extent));
+            seg.ret.iter_mut().for_each(|t| ty(t, f));
+            match &mut seg.kind {
+                SegKind::Map => {}
+                SegKind::Red(reds) => {
+                    for op in reds {
+                        ses(&mut op.neutral, f);
+                        lambda_ret(&mut op.lambda, f);
+                    }
+                }
+                SegKind::Scan(scans) => {
+                    for op in scans {
+                        ses(&mut op.neutral, f);
+                        lambda_ret(&mut op.lambda, f);
+                    }
+                }
+                SegKind::Hist(hists) => {
+                    for op in hists {
+                        op.num_bins = f(op.num_bins);
+                        op.dests.iter_mut().for_each(|v| var(v, f));
+                        ses(&mut op.neutral, f);
+                        lambda_ret(&mut op.op, f);
+                    }
+                }
+            }
+        }
+        Exp::Threshold { size, .. } => *size = f(*size),
+    }
+}
+
+/// The lambdas of a SOAC: the map lambda first, then the operators in order.
+pub fn soac_lambdas(soac: &Soac) -> Vec<&Lambda> {
+    let mut out = vec![soac.map_lambda()];
+    match soac {
+        Soac::Screma { scans, reds, .. } => {
+            out.extend(scans.iter().map(|op| &op.lambda));
+            out.extend(reds.iter().map(|op| &op.lambda));
+        }
+        Soac::Scatter { .. } => {}
+        Soac::Hist { hists, .. } => out.extend(hists.iter().map(|op| &op.op)),
+    }
+    out
+}
+
+/// The bodies nested directly in an expression, each with the variables bound for it (lambda
+/// parameters, loop parameters and index, segment-space indices), in printing order.
+pub fn nested_scopes(exp: &Exp) -> Vec<(Vec<VarId>, &Body)> {
+    fn lambda(l: &Lambda) -> (Vec<VarId>, &Body) {
+        (l.params.clone(), &l.body)
+    }
+    match exp {
+        Exp::If {
+            then_body,
+            else_body,
+            ..
+        } => vec![(vec![], then_body), (vec![], else_body)],
+        Exp::Loop { params, form, body } => {
+            let mut bound: Vec<VarId> = params.iter().map(|&(v, _)| v).collect();
+            if let LoopForm::For { index, .. } = form {
+                bound.push(*index);
+            }
+            vec![(bound, body)]
+        }
+        Exp::Soac(soac) => soac_lambdas(soac).into_iter().map(lambda).collect(),
+        Exp::Seg(seg) => {
+            let mut out: Vec<(Vec<VarId>, &Body)> = match &seg.kind {
+                SegKind::Map => vec![],
+                SegKind::Red(reds) => reds.iter().map(|op| lambda(&op.lambda)).collect(),
+                SegKind::Scan(scans) => scans.iter().map(|op| lambda(&op.lambda)).collect(),
+                SegKind::Hist(hists) => hists.iter().map(|op| lambda(&op.op)).collect(),
+            };
+            out.push((seg.space.iter().map(|&(v, _)| v).collect(), &seg.body));
+            out
+        }
+        _ => vec![],
+    }
+}
+
+/// The bodies nested directly in an expression, mutably, in the order of [`nested_scopes`].
+pub fn nested_bodies_mut(exp: &mut Exp) -> Vec<&mut Body> {
+    match exp {
+        Exp::If {
+            then_body,
+            else_body,
+            ..
+        } => vec![then_body, else_body],
+        Exp::Loop { body, .. } => vec![body],
+        Exp::Soac(soac) => match soac {
+            Soac::Screma {
+                map, scans, reds, ..
+            } => std::iter::once(&mut map.body)
+                .chain(scans.iter_mut().map(|op| &mut op.lambda.body))
+                .chain(reds.iter_mut().map(|op| &mut op.lambda.body))
+                .collect(),
+            Soac::Scatter { map, .. } => vec![&mut map.body],
+            Soac::Hist { map, hists, .. } => std::iter::once(&mut map.body)
+                .chain(hists.iter_mut().map(|op| &mut op.op.body))
+                .collect(),
+        },
+        Exp::Seg(seg) => {
+            let mut out: Vec<&mut Body> = match &mut seg.kind {
+                SegKind::Map => vec![],
+                SegKind::Red(reds) => reds.iter_mut().map(|op| &mut op.lambda.body).collect(),
+                SegKind::Scan(scans) => scans.iter_mut().map(|op| &mut op.lambda.body).collect(),
+                SegKind::Hist(hists) => hists.iter_mut().map(|op| &mut op.op.body).collect(),
+            };
+            out.push(&mut seg.body);
+            out
+        }
+        _ => vec![],
+    }
+}
+
+/// Calls `f` on every statement of `body` and of the bodies nested in it, outer statements
+/// before the statements nested in them.
+pub fn for_each_stmt(body: &Body, f: &mut impl FnMut(&Stmt)) {
+    for stmt in &body.stmts {
+        f(stmt);
+        for (_, nested) in nested_scopes(&stmt.exp) {
+            for_each_stmt(nested, f);
+        }
+    }
+}
+
+/// Calls `use_var` on every variable occurrence in `stmt` (including nested bodies and the
+/// sizes in the types of the variables it binds) and `bind` on every variable it binds.
+fn visit_stmt(
+    function: &Function,
+    stmt: &Stmt,
+    use_var: &mut dyn FnMut(VarId),
+    bind: &mut dyn FnMut(VarId),
+) {
+    for &v in &stmt.pat {
+        visit_binder(function, v, use_var, bind);
+    }
+    for_each_operand(&stmt.exp, &mut |se| {
+        if let SubExp::Var(v) = se {
+            use_var(v);
+        }
+    });
+    for (bound, body) in nested_scopes(&stmt.exp) {
+        for v in bound {
+            visit_binder(function, v, use_var, bind);
+        }
+        visit_body(function, body, use_var, bind);
+    }
+}
+
+fn visit_binder(
+    function: &Function,
+    v: VarId,
+    use_var: &mut dyn FnMut(VarId),
+    bind: &mut dyn FnMut(VarId),
+) {
+    bind(v);
+    if let Some(info) = function.vars.get(v.index()) {
+        for d in info.ty.shape() {
+            if let SubExp::Var(size) = *d {
+                use_var(size);
+            }
+        }
+    }
+}
+
+fn visit_body(
+    function: &Function,
+    body: &Body,
+    use_var: &mut dyn FnMut(VarId),
+    bind: &mut dyn FnMut(VarId),
+) {
+    for stmt in &body.stmts {
+        visit_stmt(function, stmt, use_var, bind);
+    }
+    for r in &body.result {
+        if let SubExp::Var(v) = *r {
+            use_var(v);
+        }
+    }
+}
+
+/// The variables a statement uses but does not bind (sizes in the types of the variables it
+/// binds included).
+pub fn free_vars_stmt(function: &Function, stmt: &Stmt) -> BTreeSet<VarId> {
+    let (mut uses, mut binds) = (BTreeSet::new(), BTreeSet::new());
+    visit_stmt(
+        function,
+        stmt,
+        &mut |v| {
+            uses.insert(v);
+        },
+        &mut |v| {
+            binds.insert(v);
+        },
+    );
+    uses.retain(|v| !binds.contains(v));
+    uses
+}
+
+/// The variables a body uses but does not bind (a lambda's or loop's parameters are bound
+/// outside its body, so they are free in it).
+pub fn free_vars_body(function: &Function, body: &Body) -> BTreeSet<VarId> {
+    let (mut uses, mut binds) = (BTreeSet::new(), BTreeSet::new());
+    visit_body(
+        function,
+        body,
+        &mut |v| {
+            uses.insert(v);
+        },
+        &mut |v| {
+            binds.insert(v);
+        },
+    );
+    uses.retain(|v| !binds.contains(v));
+    uses
+}
+
+/// How many times each variable of the function's arena occurs in `body` (operands, results
+/// and sizes in the types of bound variables), indexed by [`VarId::index`].
+pub fn use_counts(function: &Function, body: &Body) -> Vec<u32> {
+    let mut counts = vec![0u32; function.vars.len()];
+    visit_body(
+        function,
+        body,
+        &mut |v| {
+            if let Some(c) = counts.get_mut(v.index()) {
+                *c += 1;
+            }
+        },
+        &mut |_| {},
+    );
+    counts
+}
+
+/// `ty` with its dimensions substituted.
+pub fn substitute_type(ty: &Type, subst: &Subst) -> Type {
+    let mut out = ty.clone();
+    if let Type::Array { shape, .. } = &mut out {
+        for d in shape {
+            *d = substitute_subexp(*d, subst);
+        }
+    }
+    out
+}
+
+/// `se` with `subst` applied (not transitively).
+pub fn substitute_subexp(se: SubExp, subst: &Subst) -> SubExp {
+    match se {
+        SubExp::Var(v) => subst.get(&v).copied().unwrap_or(se),
+        SubExp::Const(_) => se,
+    }
+}
+
+/// Applies `subst` to every operand of `body`, recursively (types in the arena are not
+/// touched: see [`substitute_arena_types`]).
+pub fn substitute_body(body: &mut Body, subst: &Subst) {
+    if subst.is_empty() {
+        return;
+    }
+    for stmt in &mut body.stmts {
+        substitute_exp(&mut stmt.exp, subst);
+    }
+    for r in &mut body.result {
+        *r = substitute_subexp(*r, subst);
+    }
+}
+
+/// Applies `subst` to every operand of `exp` and of the bodies nested in it.
+pub fn substitute_exp(exp: &mut Exp, subst: &Subst) {
+    map_operands(exp, &mut |se| substitute_subexp(se, subst));
+    for body in nested_bodies_mut(exp) {
+        substitute_body(body, subst);
+    }
+}
+
+/// Applies `subst` to the dimensions of the types of every variable of the function's arena.
+pub fn substitute_arena_types(function: &mut Function, subst: &Subst) {
+    if subst.is_empty() {
+        return;
+    }
+    for info in &mut function.vars {
+        if let Type::Array { shape, .. } = &mut info.ty {
+            for d in shape {
+                *d = substitute_subexp(*d, subst);
+            }
+        }
+    }
+}
+
+/// The arrays consumed somewhere in the function (`Update` targets, `Scatter`/`Hist`
+/// destinations, loop initial values), closed over aliasing: an array bound as a view or copy
+/// of another (`let`, index, reshape, rearrange) or returned by an `if` or a loop aliases its
+/// source, and consuming it consumes the source.
+pub fn consumed_arrays(function: &Function) -> HashSet<VarId> {
+    let mut consumed = HashSet::new();
+    let mut alias_of: Vec<(VarId, VarId)> = Vec::new();
+    let is_array = |v: &VarId| function.ty(*v).rank() > 0;
+    for_each_stmt(&function.body, &mut |stmt| match &stmt.exp {
+        Exp::Update(v, _, _) => {
+            consumed.insert(*v);
+        }
+        Exp::Soac(Soac::Scatter { dests, .. }) => consumed.extend(dests.iter().copied()),
+        Exp::Soac(Soac::Hist { hists, .. }) => {
+            consumed.extend(hists.iter().flat_map(|h| h.dests.iter().copied()))
+        }
+        Exp::Seg(seg) => {
+            if let SegKind::Hist(hists) = &seg.kind {
+                consumed.extend(hists.iter().flat_map(|h| h.dests.iter().copied()));
+            }
+        }
+        Exp::Loop { params, body, .. } => {
+            for (k, (_, init)) in params.iter().enumerate() {
+                consumed.extend(init.as_var().filter(is_array));
+                let outputs = [Some(*init), body.result.get(k).copied()];
+                for source in outputs.into_iter().flatten().filter_map(|s| s.as_var()) {
+                    alias_of.extend(stmt.pat.get(k).map(|&p| (p, source)));
+                }
+            }
+        }
+        Exp::If {
+            then_body,
+            else_body,
+            ..
+        } => {
+            for (k, &p) in stmt.pat.iter().enumerate() {
+                for body in [then_body, else_body] {
+                    if let Some(SubExp::Var(source)) = body.result.get(k) {
+                        alias_of.push((p, *source));
+                    }
+                }
+            }
+        }
+        Exp::SubExp(SubExp::Var(source))
+        | Exp::Index(source, _)
+        | Exp::Rearrange(source, _)
+        | Exp::Reshape(source, _) => {
+            alias_of.extend(stmt.pat.iter().map(|&p| (p, *source)));
+        }
+        _ => {}
+    });
+    // Close over aliasing (of arrays): a consumed alias consumes its source, and a consumed
+    // source invalidates its aliases, so both directions are marked.
+    alias_of.retain(|(alias, _)| is_array(alias));
+    loop {
+        let before = consumed.len();
+        for &(alias, source) in &alias_of {
+            if consumed.contains(&alias) || consumed.contains(&source) {
+                consumed.insert(alias);
+                consumed.insert(source);
+            }
+        }
+        if consumed.len() == before {
+            return consumed;
+        }
+    }
+}

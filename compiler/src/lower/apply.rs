@@ -1,0 +1,168 @@
+//! Application of function values: arguments accumulate in the closure until it has as many as
+//! its callee takes; then the callee's body is lowered in place (inlining), and any remaining
+//! arguments are applied to the result.
+
+use super::{Callee, Closure, LVal, Lowerer, Res};
+use crate::ir::{Body, Lambda, SubExp, Type, VarId};
+use crate::syntax::ast::{self, Decl, ExprKind};
+use std::rc::Rc;
+
+impl<'p> Lowerer<'p> {
+    pub(super) fn apply(&mut self, f: LVal<'p>, mut args: Vec<LVal<'p>>) -> Res<LVal<'p>> {
+        let LVal::Fun(closure) = f else {
+            return Err(self.internal("application of a non-function"));
+        };
+        let arity = self.arity(&closure.callee)?;
+        let mut have = closure.args.clone();
+        let needed = arity - have.len();
+        if args.len() < needed {
+            have.extend(args);
+            return Ok(LVal::Fun(Rc::new(Closure {
+                callee: closure.callee.clone(),
+                args: have,
+            })));
+        }
+        let rest = args.split_off(needed);
+        have.extend(args);
+        let result = self.call(&closure.callee, have)?;
+        if rest.is_empty() {
+            Ok(result)
+        } else {
+            self.apply(result, rest)
+        }
+    }
+
+    fn arity(&self, callee: &Callee<'p>) -> Res<usize> {
+        Ok(match callee {
+            Callee::Def(m, d) => match &self.program.modules[*m].decls[*d] {
+                Decl::Def(def) => def.params.len(),
+                _ => return Err(self.internal("call of a non-definition")),
+            },
+            Callee::Local(fun, _) => fun.params.len(),
+            Callee::Lambda(e, _) => match &e.kind {
+                ExprKind::Lambda(params, _, _) => params.len(),
+                _ => return Err(self.internal("lambda closure of a non-lambda")),
+            },
+            Callee::Builtin(b, _) => b.arity(),
+            Callee::Op(_, left, right, _) => 2 - left.is_some() as usize - right.is_some() as usize,
+        })
+    }
+
+    /// Lowers the body of `callee` applied to exactly its number of arguments.
+    fn call(&mut self, callee: &Callee<'p>, args: Vec<LVal<'p>>) -> Res<LVal<'p>> {
+        match callee {
+            Callee::Def(m, d) => {
+                let Decl::Def(def) = &self.program.modules[*m].decls[*d] else {
+                    return Err(self.internal("call of a non-definition"));
+                };
+                self.inline(&def.params, &def.body, Rc::default(), args)
+            }
+            Callee::Local(fun, env) => {
+                let env = env.clone();
+                // The local function is in scope in its own body only through its definition
+                // environment; Ogham has no recursion.
+                self.inline(&fun.params, &fun.body, env, args)
+            }
+            Callee::Lambda(e, env) => match &e.kind {
+                ExprKind::Lambda(params, _, body) => self.inline(params, body, env.clone(), args),
+                _ => Err(self.internal("lambda closure of a non-lambda")),
+            },
+            Callee::Builtin(b, id) => self.builtin(*b, *id, args),
+            Callee::Op(op, left, right, span) => {
+                let mut args = args.into_iter();
+                let a = match left {
+                    Some(l) => (**l).clone(),
+                    None => args.next().ok_or_else(|| self.internal("operator arity"))?,
+                };
+                let b = match right {
+                    Some(r) => (**r).clone(),
+                    None => args.next().ok_or_else(|| self.internal("operator arity"))?,
+                };
+                let saved = self.loc;
+                self.loc = *span;
+                let result = match (a, b) {
+                    (LVal::Leaf(a), LVal::Leaf(b)) => self.operator(*op, a, b),
+                    _ => Err(self.internal("operator on non-scalars")),
+                };
+                self.loc = saved;
+                result.map(LVal::Leaf)
+            }
+        }
+    }
+
+    /// A binary operator as a function (sections): `&&`/`||` evaluate both operands here.
+    fn operator(&mut self, op: ast::BinOp, a: SubExp, b: SubExp) -> Res<SubExp> {
+        Ok(match op {
+            ast::BinOp::And => self.binop(ast::BinOp::BitAnd, a, b),
+            ast::BinOp::Or => self.binop(ast::BinOp::BitOr, a, b),
+            ast::BinOp::PipeLeft | ast::BinOp::PipeRight => {
+                return Err(self.internal("pipe operator section"));
+            }
+            op => self.binop(op, a, b),
+        })
+    }
+
+    /// Lowers `body` with `params` bound to `args` in environment `env`.
+    fn inline(
+        &mut self,
+        params: &'p [ast::Pattern],
+        body: &'p ast::Expr,
+        env: super::Env<'p>,
+        args: Vec<LVal<'p>>,
+    ) -> Res<LVal<'p>> {
+        let saved = std::mem::replace(&mut self.env, env);
+        let result = (|| {
+            for (p, a) in params.iter().zip(args) {
+                self.bind_pattern(p, a)?;
+            }
+            self.expr(body)
+        })();
+        self.env = saved;
+        result
+    }
+
+    /// A lambda for a SOAC: `f` applied to parameters of the given types (grouped as `shape`'s
+    /// structure per argument), with its body and result types.
+    pub(super) fn lambda(
+        &mut self,
+        f: &LVal<'p>,
+        arg_shapes: &[LVal<'p>],
+        arg_types: &[Vec<Type>],
+    ) -> Res<(Lambda, LVal<'p>)> {
+        let mut params: Vec<VarId> = Vec::new();
+        let mut args = Vec::new();
+        for (shape, types) in arg_shapes.iter().zip(arg_types) {
+            let vars: Vec<VarId> = types.iter().map(|t| self.new_var("p", t.clone())).collect();
+            params.extend(&vars);
+            args.push(Self::rebuild(shape, &mut vars.into_iter().map(SubExp::Var)));
+        }
+        let (value, body) = self.body_of(|this| this.apply(f.clone(), args))?;
+        let ret = body.result.iter().map(|se| self.ty(*se)).collect();
+        let lambda = Lambda { params, body, ret };
+        self.check_lambda_sizes(&lambda)?;
+        Ok((lambda, value))
+    }
+
+    /// Result sizes of a lambda must not depend on its own variables (irregular arrays).
+    fn check_lambda_sizes(&self, lambda: &Lambda) -> Res<()> {
+        for t in &lambda.ret {
+            for d in t.shape() {
+                if self.bound_in(&lambda.body, *d) || d.as_var().is_some_and(|v| lambda.params.contains(&v)) {
+                    return Err(self.unsupported(
+                        "a function given to a SOAC that returns arrays whose size depends on \
+                         its argument (the result could be irregular)",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An identity body over `params`.
+    pub(super) fn identity(params: &[VarId]) -> Body {
+        Body {
+            stmts: Vec::new(),
+            result: params.iter().map(|v| SubExp::Var(*v)).collect(),
+        }
+    }
+}

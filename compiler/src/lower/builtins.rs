@@ -1,0 +1,630 @@
+//! Lowering of applications of built-in functions: SOACs become `Screma`/`Scatter`/`Hist`
+//! nodes (filter and partition a scan of flags plus a scatter), shape functions become the IR's
+//! array operations, and `zip`/`unzip` disappear (arrays of tuples are tuples of arrays).
+
+use super::{LVal, Lowerer, Res};
+use crate::builtins::{ArrayFn, Builtin, MathFn};
+use crate::ir::{
+    Const, DimIndex, Exp, HistOp, Lambda, RedOp, ScanOp, Soac, SubExp, Type, VarId,
+};
+use crate::syntax::ast::{BinOp, ExprId};
+use crate::types::PrimType;
+
+const I64: Type = Type::Prim(PrimType::I64);
+
+impl<'p> Lowerer<'p> {
+    pub(super) fn builtin(&mut self, b: Builtin, _id: ExprId, args: Vec<LVal<'p>>) -> Res<LVal<'p>> {
+        match b {
+            Builtin::Array(f) => self.array_fn(f, args),
+            Builtin::Math { op, .. } => {
+                let args: Vec<SubExp> = args
+                    .into_iter()
+                    .map(|a| match a {
+                        LVal::Leaf(se) => Ok(se),
+                        _ => Err(self.internal("math on a non-scalar")),
+                    })
+                    .collect::<Res<_>>()?;
+                let ty = self.ty(args[0]);
+                let result = match op {
+                    MathFn::IsNan | MathFn::IsInf => Type::Prim(PrimType::Bool),
+                    _ => ty.clone(),
+                };
+                Ok(LVal::Leaf(self.bind("x", result, Exp::Math(op, ty.elem(), args))))
+            }
+            Builtin::Convert { to, .. } => match args.as_slice() {
+                [LVal::Leaf(x)] => Ok(LVal::Leaf(self.bind(
+                    "x",
+                    Type::Prim(to),
+                    Exp::Convert(to, *x),
+                ))),
+                _ => Err(self.internal("conversion of a non-scalar")),
+            },
+            Builtin::Const { .. } => Err(self.internal("constant applied")),
+        }
+    }
+
+    /// The array variables of a value (an array or an array of tuples).
+    fn arrays(&self, v: &LVal<'p>) -> Res<Vec<VarId>> {
+        let mut leaves = Vec::new();
+        self.leaves(v, &mut leaves)?;
+        leaves
+            .into_iter()
+            .map(|l| l.as_var().ok_or_else(|| self.internal("expected an array")))
+            .collect()
+    }
+
+    fn outer_size(&self, arrays: &[VarId]) -> Res<SubExp> {
+        arrays
+            .first()
+            .and_then(|a| self.function.ty(*a).shape().first().copied())
+            .ok_or_else(|| self.unsupported("a SOAC over a value with no arrays"))
+    }
+
+    fn row_types(&self, arrays: &[VarId]) -> Vec<Type> {
+        arrays.iter().map(|a| self.function.ty(*a).row()).collect()
+    }
+
+    /// Asserts that the arrays of `values` all have outer size `n` (the interpreter's check).
+    fn same_lengths(&mut self, fname: &str, n: SubExp, values: &[&LVal<'p>]) -> Res<()> {
+        for v in values {
+            for a in self.arrays(v)? {
+                let m = self.function.ty(a).shape()[0];
+                if m != n {
+                    let same = self.binop(BinOp::Eq, n, m);
+                    self.emit(
+                        vec![],
+                        Exp::Assert {
+                            cond: same,
+                            message: format!("{fname}: arrays of different lengths"),
+                        },
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Binds fresh variables of the given types with one statement and returns them.
+    fn emit_soac(&mut self, types: Vec<Type>, soac: Soac) -> Vec<SubExp> {
+        let vars: Vec<VarId> = types.into_iter().map(|t| self.new_var("r", t)).collect();
+        self.emit(vars.clone(), Exp::Soac(soac));
+        vars.into_iter().map(SubExp::Var).collect()
+    }
+
+    /// An associative operator as a lambda over `2k` scalars/arrays of the given types.
+    fn operator_lambda(&mut self, op: &LVal<'p>, ne: &LVal<'p>, types: &[Type]) -> Res<Lambda> {
+        let (lambda, _) =
+            self.lambda(op, &[ne.clone(), ne.clone()], &[types.to_vec(), types.to_vec()])?;
+        Ok(lambda)
+    }
+
+    fn neutral(&self, ne: &LVal<'p>) -> Res<Vec<SubExp>> {
+        let mut flat = Vec::new();
+        self.leaves(ne, &mut flat)?;
+        Ok(flat)
+    }
+
+    fn array_fn(&mut self, f: ArrayFn, args: Vec<LVal<'p>>) -> Res<LVal<'p>> {
+        let mut args = args.into_iter();
+        let mut next = || args.next().ok_or_else(|| self.internal("missing argument"));
+        match f {
+            ArrayFn::Map(k) => {
+                let func = next()?;
+                let xss: Vec<LVal<'p>> = (0..k).map(|_| next()).collect::<Res<_>>()?;
+                self.map(&func, &xss, &format!("map{}", if k == 1 { String::new() } else { k.to_string() }))
+            }
+            ArrayFn::Reduce | ArrayFn::ReduceComm | ArrayFn::Scan => {
+                let (op, ne, xs) = (next()?, next()?, next()?);
+                let inputs = self.arrays(&xs)?;
+                let width = self.outer_size(&inputs)?;
+                let types = self.row_types(&inputs);
+                let lambda = self.operator_lambda(&op, &ne, &types)?;
+                let neutral = self.neutral(&ne)?;
+                let params: Vec<VarId> = types.iter().map(|t| self.new_var("x", t.clone())).collect();
+                let map = Lambda {
+                    body: Self::identity(&params),
+                    params,
+                    ret: types.clone(),
+                };
+                let (scans, reds, result_types) = if f == ArrayFn::Scan {
+                    let arrays = types.iter().map(|t| t.array_of(width)).collect();
+                    (vec![ScanOp { lambda, neutral }], vec![], arrays)
+                } else {
+                    let red = RedOp {
+                        lambda,
+                        neutral,
+                        commutative: f == ArrayFn::ReduceComm,
+                    };
+                    (vec![], vec![red], types.clone())
+                };
+                let results = self.emit_soac(
+                    result_types,
+                    Soac::Screma {
+                        width,
+                        inputs,
+                        map,
+                        scans,
+                        reds,
+                    },
+                );
+                Ok(Self::rebuild(&ne, &mut results.into_iter()))
+            }
+            ArrayFn::Scatter => {
+                let (dest, is, vs) = (next()?, next()?, next()?);
+                let dests = self.arrays(&dest)?;
+                self.scatter(&dest, dests, &is, &vs)
+            }
+            ArrayFn::Hist => {
+                let (op, ne, k, is, vs) = (next()?, next()?, next()?, next()?, next()?);
+                let LVal::Leaf(k) = k else {
+                    return Err(self.internal("histogram size is not a scalar"));
+                };
+                let k = self.to_i64(k);
+                let dest = self.map_leaves(&ne, &mut |this, se| {
+                    let ty = this.ty(se).array_of(k);
+                    Ok(this.bind("hist", ty, Exp::Replicate(k, se)))
+                })?;
+                self.reduce_by_index(dest, &op, &ne, &is, &vs)
+            }
+            ArrayFn::ReduceByIndex => {
+                let (dest, op, ne, is, vs) = (next()?, next()?, next()?, next()?, next()?);
+                self.reduce_by_index(dest, &op, &ne, &is, &vs)
+            }
+            ArrayFn::Filter => {
+                let (p, xs) = (next()?, next()?);
+                self.filter(&p, &xs, false)
+            }
+            ArrayFn::Partition => {
+                let (p, xs) = (next()?, next()?);
+                let yes = self.filter(&p, &xs, false)?;
+                let no = self.filter(&p, &xs, true)?;
+                Ok(LVal::Tuple(vec![yes, no]))
+            }
+            ArrayFn::Iota => {
+                let LVal::Leaf(n) = next()? else {
+                    return Err(self.internal("iota of a non-scalar"));
+                };
+                let n = self.to_i64(n);
+                Ok(LVal::Leaf(self.bind("iota", I64.array_of(n), Exp::Iota(n))))
+            }
+            ArrayFn::Replicate => {
+                let (n, x) = (next()?, next()?);
+                let LVal::Leaf(n) = n else {
+                    return Err(self.internal("replicate count is not a scalar"));
+                };
+                let n = self.to_i64(n);
+                self.map_leaves(&x, &mut |this, se| {
+                    let ty = this.ty(se).array_of(n);
+                    Ok(this.bind("rep", ty, Exp::Replicate(n, se)))
+                })
+            }
+            ArrayFn::Zip(k) => {
+                let xss: Vec<LVal<'p>> = (0..k).map(|_| next()).collect::<Res<_>>()?;
+                let first = self.arrays(&xss[0])?;
+                let n = self.outer_size(&first)?;
+                let refs: Vec<&LVal<'p>> = xss.iter().collect();
+                self.same_lengths(&format!("zip{}", if k == 2 { String::new() } else { k.to_string() }), n, &refs)?;
+                Ok(LVal::Tuple(xss))
+            }
+            ArrayFn::Unzip(_) => next(),
+            ArrayFn::Transpose => {
+                let xs = next()?;
+                self.map_leaves(&xs, &mut |this, se| {
+                    let v = se.as_var().ok_or_else(|| this.internal("transpose of a constant"))?;
+                    let ty = this.function.ty(v).clone();
+                    let rank = ty.rank();
+                    let mut perm: Vec<usize> = (0..rank).collect();
+                    perm.swap(0, 1);
+                    let shape = perm.iter().map(|&d| ty.shape()[d]).collect();
+                    Ok(this.bind("tr", Type::with_shape(ty.elem(), shape), Exp::Rearrange(v, perm)))
+                })
+            }
+            ArrayFn::Flatten => {
+                let xs = next()?;
+                self.map_leaves(&xs, &mut |this, se| {
+                    let v = se.as_var().ok_or_else(|| this.internal("flatten of a constant"))?;
+                    let ty = this.function.ty(v).clone();
+                    let n = this.binop(BinOp::Mul, ty.shape()[0], ty.shape()[1]);
+                    let mut shape = vec![n];
+                    shape.extend_from_slice(&ty.shape()[2..]);
+                    Ok(this.bind("flat", Type::with_shape(ty.elem(), shape.clone()), Exp::Reshape(v, shape)))
+                })
+            }
+            ArrayFn::Unflatten => {
+                let (n, m, xs) = (next()?, next()?, next()?);
+                let (LVal::Leaf(n), LVal::Leaf(m)) = (n, m) else {
+                    return Err(self.internal("unflatten sizes are not scalars"));
+                };
+                let (n, m) = (self.to_i64(n), self.to_i64(m));
+                self.map_leaves(&xs, &mut |this, se| {
+                    let v = se.as_var().ok_or_else(|| this.internal("unflatten of a constant"))?;
+                    let ty = this.function.ty(v).clone();
+                    let mut shape = vec![n, m];
+                    shape.extend_from_slice(&ty.shape()[1..]);
+                    Ok(this.bind("unflat", Type::with_shape(ty.elem(), shape.clone()), Exp::Reshape(v, shape)))
+                })
+            }
+            ArrayFn::Concat => {
+                let (xs, ys) = (next()?, next()?);
+                let (a, b) = (self.arrays(&xs)?, self.arrays(&ys)?);
+                let mut out = Vec::new();
+                for (x, y) in a.into_iter().zip(b) {
+                    let (tx, ty) = (self.function.ty(x).clone(), self.function.ty(y).clone());
+                    let n = self.binop(BinOp::Add, tx.shape()[0], ty.shape()[0]);
+                    let mut shape = vec![n];
+                    shape.extend_from_slice(&tx.shape()[1..]);
+                    out.push(self.bind("cat", Type::with_shape(tx.elem(), shape), Exp::Concat(vec![x, y])));
+                }
+                Ok(Self::rebuild(&xs, &mut out.into_iter()))
+            }
+            ArrayFn::Reverse => {
+                let xs = next()?;
+                self.map_leaves(&xs, &mut |this, se| {
+                    let v = se.as_var().ok_or_else(|| this.internal("reverse of a constant"))?;
+                    let ty = this.function.ty(v).clone();
+                    let n = ty.shape()[0];
+                    let last = this.binop(BinOp::Sub, n, SubExp::i64(1));
+                    let idx = vec![DimIndex::Slice {
+                        start: last,
+                        len: n,
+                        stride: SubExp::i64(-1),
+                    }];
+                    let view = this.bind("rev", ty.clone(), Exp::Index(v, idx));
+                    let view = view.as_var().expect("a fresh variable");
+                    Ok(this.bind("rev", ty, Exp::Copy(view)))
+                })
+            }
+            ArrayFn::Rotate => {
+                let (r, xs) = (next()?, next()?);
+                let LVal::Leaf(r) = r else {
+                    return Err(self.internal("rotation is not a scalar"));
+                };
+                let r = self.to_i64(r);
+                self.map_leaves(&xs, &mut |this, se| this.rotate(r, se))
+            }
+            ArrayFn::Length => {
+                let xs = next()?;
+                let arrays = self.arrays(&xs)?;
+                Ok(LVal::Leaf(self.outer_size(&arrays)?))
+            }
+            ArrayFn::Copy => {
+                let x = next()?;
+                self.map_leaves(&x, &mut |this, se| match se {
+                    SubExp::Var(v) if this.function.ty(v).rank() > 0 => {
+                        let ty = this.function.ty(v).clone();
+                        Ok(this.bind("copy", ty, Exp::Copy(v)))
+                    }
+                    se => Ok(se),
+                })
+            }
+        }
+    }
+
+    fn map(&mut self, func: &LVal<'p>, xss: &[LVal<'p>], fname: &str) -> Res<LVal<'p>> {
+        let mut inputs = Vec::new();
+        let mut arg_types = Vec::new();
+        for xs in xss {
+            let arrays = self.arrays(xs)?;
+            arg_types.push(self.row_types(&arrays));
+            inputs.extend(arrays);
+        }
+        let width = self.outer_size(&inputs)?;
+        let refs: Vec<&LVal<'p>> = xss.iter().collect();
+        self.same_lengths(fname, width, &refs)?;
+        let shapes: Vec<LVal<'p>> = xss.to_vec();
+        let (map, value) = self.lambda(func, &shapes, &arg_types)?;
+        let types = map.ret.iter().map(|t| t.array_of(width)).collect();
+        let results = self.emit_soac(
+            types,
+            Soac::Screma {
+                width,
+                inputs,
+                map,
+                scans: vec![],
+                reds: vec![],
+            },
+        );
+        Ok(Self::rebuild(&value, &mut results.into_iter()))
+    }
+
+    fn scatter(
+        &mut self,
+        dest: &LVal<'p>,
+        dests: Vec<VarId>,
+        is: &LVal<'p>,
+        vs: &LVal<'p>,
+    ) -> Res<LVal<'p>> {
+        let index_arrays = self.arrays(is)?;
+        let value_arrays = self.arrays(vs)?;
+        let width = self.outer_size(&index_arrays)?;
+        self.same_lengths("scatter", width, &[vs])?;
+        let i = self.new_var("i", I64);
+        let params_v: Vec<VarId> = self
+            .row_types(&value_arrays)
+            .into_iter()
+            .map(|t| self.new_var("v", t))
+            .collect();
+        let mut result = Vec::new();
+        let mut ret = Vec::new();
+        for p in &params_v {
+            result.push(SubExp::Var(i));
+            result.push(SubExp::Var(*p));
+            ret.push(I64);
+            ret.push(self.function.ty(*p).clone());
+        }
+        let mut params = vec![i];
+        params.extend(&params_v);
+        let mut inputs = index_arrays;
+        inputs.extend(value_arrays);
+        let map = Lambda {
+            params,
+            body: crate::ir::Body {
+                stmts: vec![],
+                result,
+            },
+            ret,
+        };
+        let types = dests.iter().map(|d| self.function.ty(*d).clone()).collect();
+        let results = self.emit_soac(
+            types,
+            Soac::Scatter {
+                width,
+                inputs,
+                map,
+                dests,
+            },
+        );
+        Ok(Self::rebuild(dest, &mut results.into_iter()))
+    }
+
+    fn reduce_by_index(
+        &mut self,
+        dest: LVal<'p>,
+        op: &LVal<'p>,
+        ne: &LVal<'p>,
+        is: &LVal<'p>,
+        vs: &LVal<'p>,
+    ) -> Res<LVal<'p>> {
+        let dests = self.arrays(&dest)?;
+        let index_arrays = self.arrays(is)?;
+        let value_arrays = self.arrays(vs)?;
+        let width = self.outer_size(&index_arrays)?;
+        self.same_lengths("reduce_by_index", width, &[vs])?;
+        let num_bins = self.outer_size(&dests)?;
+        let types = self.row_types(&value_arrays);
+        let lambda = self.operator_lambda(op, ne, &types)?;
+        let i = self.new_var("i", I64);
+        let params_v: Vec<VarId> = types.iter().map(|t| self.new_var("v", t.clone())).collect();
+        let mut params = vec![i];
+        params.extend(&params_v);
+        let mut ret = vec![I64];
+        ret.extend(types);
+        let map = Lambda {
+            body: Self::identity(&params),
+            params,
+            ret,
+        };
+        let mut inputs = index_arrays;
+        inputs.extend(value_arrays);
+        let result_types = dests.iter().map(|d| self.function.ty(*d).clone()).collect();
+        let neutral = self.neutral(ne)?;
+        let results = self.emit_soac(
+            result_types,
+            Soac::Hist {
+                width,
+                inputs,
+                map,
+                hists: vec![HistOp {
+                    num_bins,
+                    dests,
+                    op: lambda,
+                    neutral,
+                }],
+            },
+        );
+        Ok(Self::rebuild(&dest, &mut results.into_iter()))
+    }
+
+    /// `filter p xs` (or `filter (not . p) xs` when `negate`): flags, their inclusive scan (the
+    /// target positions) and sum (the count) in one Screma, then a scatter into a fresh array.
+    fn filter(&mut self, p: &LVal<'p>, xs: &LVal<'p>, negate: bool) -> Res<LVal<'p>> {
+        let inputs = self.arrays(xs)?;
+        let width = self.outer_size(&inputs)?;
+        let types = self.row_types(&inputs);
+        let (pred, _) = self.lambda(p, std::slice::from_ref(xs), std::slice::from_ref(&types))?;
+        // Turn the predicate's bool into a 0/1 flag, returned for the scan, the sum and as an
+        // array.
+        let mut map = pred;
+        let keep = map.body.result[0];
+        let keep = if negate {
+            let v = self.new_var("keep", Type::Prim(PrimType::Bool));
+            map.body.stmts.push(crate::ir::Stmt {
+                pat: vec![v],
+                exp: Exp::UnOp(crate::syntax::ast::UnOp::Not, keep),
+                loc: self.loc,
+            });
+            SubExp::Var(v)
+        } else {
+            keep
+        };
+        let flag = self.new_var("flag", I64);
+        map.body.stmts.push(crate::ir::Stmt {
+            pat: vec![flag],
+            exp: Exp::Convert(PrimType::I64, keep),
+            loc: self.loc,
+        });
+        map.body.result = vec![SubExp::Var(flag); 3];
+        map.ret = vec![I64; 3];
+        let plus = self.plus_lambda();
+        let plus2 = self.plus_lambda();
+        let zero = SubExp::i64(0);
+        let results = self.emit_soac(
+            vec![I64.array_of(width), I64, I64.array_of(width)],
+            Soac::Screma {
+                width,
+                inputs: inputs.clone(),
+                map,
+                scans: vec![ScanOp {
+                    lambda: plus,
+                    neutral: vec![zero],
+                }],
+                reds: vec![RedOp {
+                    lambda: plus2,
+                    neutral: vec![zero],
+                    commutative: true,
+                }],
+            },
+        );
+        let (offsets, count, flags) = (results[0], results[1], results[2]);
+        // Destinations: arrays of `count` rows of zeros.
+        let mut dests = Vec::new();
+        for t in &types {
+            let zero = SubExp::Const(zero_of(t.elem()));
+            let mut value = zero;
+            let mut row_type = Type::Prim(t.elem());
+            for d in t.shape().iter().rev() {
+                row_type = row_type.array_of(*d);
+                value = self.bind("zeros", row_type.clone(), Exp::Replicate(*d, value));
+            }
+            let ty = t.array_of(count);
+            let dest = self.bind("dest", ty, Exp::Replicate(count, value));
+            dests.push(dest.as_var().expect("a fresh variable"));
+        }
+        // Each kept row goes to its offset - 1; the others to -1 (ignored).
+        let o = self.new_var("o", I64);
+        let f = self.new_var("f", I64);
+        let rows: Vec<VarId> = types.iter().map(|t| self.new_var("x", t.clone())).collect();
+        let of = self.new_var("of", I64);
+        let idx = self.new_var("idx", I64);
+        let stmts = vec![
+            crate::ir::Stmt {
+                pat: vec![of],
+                exp: Exp::BinOp(BinOp::Mul, SubExp::Var(o), SubExp::Var(f)),
+                loc: self.loc,
+            },
+            crate::ir::Stmt {
+                pat: vec![idx],
+                exp: Exp::BinOp(BinOp::Sub, SubExp::Var(of), SubExp::i64(1)),
+                loc: self.loc,
+            },
+        ];
+        let mut result = Vec::new();
+        let mut ret = Vec::new();
+        for (r, t) in rows.iter().zip(&types) {
+            result.push(SubExp::Var(idx));
+            result.push(SubExp::Var(*r));
+            ret.push(I64);
+            ret.push(t.clone());
+        }
+        let mut params = vec![o, f];
+        params.extend(&rows);
+        let mut scatter_inputs = vec![offsets.as_var().expect("var"), flags.as_var().expect("var")];
+        scatter_inputs.extend(inputs);
+        let result_types = dests.iter().map(|d| self.function.ty(*d).clone()).collect();
+        let results = self.emit_soac(
+            result_types,
+            Soac::Scatter {
+                width,
+                inputs: scatter_inputs,
+                map: Lambda {
+                    params,
+                    body: crate::ir::Body { stmts, result },
+                    ret,
+                },
+                dests,
+            },
+        );
+        Ok(Self::rebuild(xs, &mut results.into_iter()))
+    }
+
+    /// `\a b -> a + b` on `i64`.
+    fn plus_lambda(&mut self) -> Lambda {
+        let a = self.new_var("a", I64);
+        let b = self.new_var("b", I64);
+        let s = self.new_var("s", I64);
+        Lambda {
+            params: vec![a, b],
+            body: crate::ir::Body {
+                stmts: vec![crate::ir::Stmt {
+                    pat: vec![s],
+                    exp: Exp::BinOp(BinOp::Add, SubExp::Var(a), SubExp::Var(b)),
+                    loc: self.loc,
+                }],
+                result: vec![SubExp::Var(s)],
+            },
+            ret: vec![I64],
+        }
+    }
+
+    /// `rotate r xs`: `xs[s:] ++ xs[:s]` with `s = r mod n` (`xs` itself when empty).
+    fn rotate(&mut self, r: SubExp, se: SubExp) -> Res<SubExp> {
+        let v = se.as_var().ok_or_else(|| self.internal("rotate of a constant"))?;
+        let ty = self.function.ty(v).clone();
+        let n = ty.shape()[0];
+        let empty = self.binop(BinOp::Eq, n, SubExp::i64(0));
+        let safe_n = self.bind(
+            "n",
+            I64,
+            Exp::If {
+                cond: empty,
+                then_body: crate::ir::Body {
+                    stmts: vec![],
+                    result: vec![SubExp::i64(1)],
+                },
+                else_body: crate::ir::Body {
+                    stmts: vec![],
+                    result: vec![n],
+                },
+                ret: vec![I64],
+            },
+        );
+        let s = self.binop(BinOp::Mod, r, safe_n);
+        let rest = self.binop(BinOp::Sub, n, s);
+        let mut tail_ty = ty.clone();
+        if let Type::Array { shape, .. } = &mut tail_ty {
+            shape[0] = rest;
+        }
+        let tail = self.bind(
+            "tail",
+            tail_ty,
+            Exp::Index(v, vec![DimIndex::Slice { start: s, len: rest, stride: SubExp::i64(1) }]),
+        );
+        let mut head_ty = ty.clone();
+        if let Type::Array { shape, .. } = &mut head_ty {
+            shape[0] = s;
+        }
+        let head = self.bind(
+            "head",
+            head_ty,
+            Exp::Index(v, vec![DimIndex::Slice { start: SubExp::i64(0), len: s, stride: SubExp::i64(1) }]),
+        );
+        let total = self.binop(BinOp::Add, rest, s);
+        let mut out_ty = ty;
+        if let Type::Array { shape, .. } = &mut out_ty {
+            shape[0] = total;
+        }
+        let rotated = self.bind(
+            "rot",
+            out_ty,
+            Exp::Concat(vec![tail.as_var().expect("var"), head.as_var().expect("var")]),
+        );
+        // The result has the input's size.
+        let rv = rotated.as_var().expect("var");
+        let final_ty = self.function.ty(v).clone();
+        Ok(self.bind("rot", final_ty.clone(), Exp::Reshape(rv, final_ty.shape().to_vec())))
+    }
+}
+
+/// Zero of a scalar type (`false` for `bool`).
+fn zero_of(p: PrimType) -> Const {
+    match p {
+        PrimType::Bool => Const::Bool(false),
+        PrimType::I8 => Const::I8(0),
+        PrimType::I16 => Const::I16(0),
+        PrimType::I32 => Const::I32(0),
+        PrimType::I64 => Const::I64(0),
+        PrimType::U8 => Const::U8(0),
+        PrimType::F32 => Const::F32(0.0),
+        PrimType::F64 => Const::F64(0.0),
+    }
+}

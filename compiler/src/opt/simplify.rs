@@ -1,5 +1,0 @@
-//! Simplification (placeholder until the simplifier lands: the identity).
-
-use crate::ir::Program;
-
-pub fn simplify(_program: &mut Program) {}

@@ -1,0 +1,158 @@
+//! Entry-point arguments and results of the IR evaluator: source-level values (tuples, arrays
+//! of tuples as tuples of arrays) to and from the IR function's flat parameters and results.
+
+use super::eval::Val;
+use crate::boundary::BoundaryType;
+use crate::interp::value::{Array, Store};
+use crate::interp::{E_ARG_COUNT, E_ARG_SIZE, E_ARG_TYPE, R_INTERNAL, error};
+use crate::value::{Array as OutArray, ArrayData, Value};
+use ogham_compiler::diag::Diagnostic;
+use ogham_compiler::ir::{Const, Function, SubExp, Type, VarId};
+use ogham_compiler::source::Span;
+use std::collections::HashMap;
+
+type Res<T> = Result<T, Box<Diagnostic>>;
+
+/// Checks `args` against the function's signature and spreads them over its flat parameters;
+/// size parameters are bound from the arguments' shapes.
+pub fn bind_arguments(function: &Function, args: Vec<Value>) -> Res<Vec<(VarId, Val)>> {
+    let sig = &function.signature;
+    let span = Span::default();
+    if args.len() != sig.params.len() {
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        return Err(error(
+            E_ARG_COUNT,
+            span,
+            format!(
+                "entry point `{}` takes {} argument{}, but {} {} given",
+                function.name,
+                sig.params.len(),
+                plural(sig.params.len()),
+                args.len(),
+                if args.len() == 1 { "was" } else { "were" }
+            ),
+        ));
+    }
+    let mut flat = Vec::new();
+    for ((pname, ty), arg) in sig.params.iter().zip(args) {
+        let given = arg.describe();
+        let mismatch =
+            || error(E_ARG_TYPE, span, format!("expected {ty} for parameter {pname}, got {given}"));
+        let expected = BoundaryType::of(ty).map_err(|_| mismatch())?;
+        let mut components = Vec::new();
+        spread(&expected, arg, &mut components).ok_or_else(mismatch)?;
+        flat.extend(components.into_iter().map(|v| (pname.as_str(), v, ty)));
+    }
+    if flat.len() != function.params.len() {
+        return Err(error(
+            R_INTERNAL,
+            span,
+            "the IR function's parameters do not match its signature",
+        ));
+    }
+    let mut sizes: HashMap<VarId, (usize, &str)> = HashMap::new();
+    let mut bound = Vec::new();
+    for (param, (pname, value, ty)) in function.params.iter().zip(flat) {
+        let ir_ty = function.ty(param.var);
+        let mismatch = |given: String| {
+            error(E_ARG_TYPE, span, format!("expected {ty} for parameter {pname}, got {given}"))
+        };
+        let described = value.describe();
+        let val = match (ir_ty, value) {
+            (Type::Prim(p), Value::Scalar(s)) if s.prim_type() == *p => Val::Prim(s),
+            (Type::Array { elem, shape }, Value::Array(a))
+                if a.elem_type() == *elem && a.rank() == shape.len() =>
+            {
+                for (dim, &actual) in shape.iter().zip(a.shape()) {
+                    match *dim {
+                        SubExp::Const(Const::I64(n)) if n as usize != actual => {
+                            return Err(mismatch(described));
+                        }
+                        SubExp::Var(size) => match sizes.get(&size) {
+                            Some(&(n, other)) if n != actual => {
+                                let name = &function.var(size).name;
+                                return Err(error(
+                                    E_ARG_SIZE,
+                                    span,
+                                    format!(
+                                        "size `{name}` is {n} in parameter {other} but {actual} \
+                                         in parameter {pname}"
+                                    ),
+                                ));
+                            }
+                            Some(_) => {}
+                            None => {
+                                sizes.insert(size, (actual, pname));
+                                bound.push((size, Val::Prim(crate::value::Scalar::I64(actual as i64))));
+                            }
+                        },
+                        _ => {}
+                    }
+                }
+                let (shape, data) = a.into_parts();
+                Val::Array(Array::new(shape, Store::Prim(data)))
+            }
+            (_, value) => return Err(mismatch(value.describe())),
+        };
+        bound.push((param.var, val));
+    }
+    Ok(bound)
+}
+
+/// The scalar and array components of `value`, which must have the boundary type `ty`.
+fn spread(ty: &BoundaryType, value: Value, out: &mut Vec<Value>) -> Option<()> {
+    match (ty, value) {
+        (BoundaryType::Tuple(ts), Value::Tuple(vs)) if ts.len() == vs.len() => {
+            for (t, v) in ts.iter().zip(vs) {
+                spread(t, v, out)?;
+            }
+            Some(())
+        }
+        (BoundaryType::Tuple(_), _) | (_, Value::Tuple(_)) => None,
+        (_, v) => {
+            out.push(v);
+            Some(())
+        }
+    }
+}
+
+/// Gathers the function's flat results into the signature's results (tuples rebuilt).
+pub fn gather_results(function: &Function, results: Vec<Val>) -> Res<Vec<Value>> {
+    let internal = |m: &str| error(R_INTERNAL, Span::default(), m.to_string());
+    let mut flat = results.into_iter();
+    let mut outputs = Vec::new();
+    for ty in &function.signature.results {
+        let bt = BoundaryType::of(ty).map_err(|m| internal(&m))?;
+        outputs.push(rebuild(&bt, &mut flat).ok_or_else(|| internal("result of the wrong type"))?);
+    }
+    if flat.next().is_some() {
+        return Err(internal("more results than the signature has"));
+    }
+    Ok(outputs)
+}
+
+fn rebuild(ty: &BoundaryType, flat: &mut impl Iterator<Item = Val>) -> Option<Value> {
+    match ty {
+        BoundaryType::Tuple(ts) => Some(Value::Tuple(
+            ts.iter().map(|t| rebuild(t, flat)).collect::<Option<_>>()?,
+        )),
+        _ => to_value(flat.next()?),
+    }
+}
+
+/// An evaluator value as a boundary value (arrays copied out of their stores).
+pub fn to_value(v: Val) -> Option<Value> {
+    match v {
+        Val::Prim(s) => Some(Value::Scalar(s)),
+        Val::Array(a) => match a.to_store() {
+            Store::Prim(data) => OutArray::new(a.shape().to_vec(), data).map(Value::Array),
+            Store::Boxed(_) => None,
+        },
+        _ => None,
+    }
+}
+
+/// An empty flat buffer, for arrays with no elements.
+pub fn empty_data(elem: ogham_compiler::types::PrimType) -> ArrayData {
+    ArrayData::with_capacity(elem, 0)
+}

@@ -1,0 +1,670 @@
+//! Statement-by-statement execution of IR bodies (see the module header in `mod.rs`).
+
+use super::boundary::empty_data;
+use crate::interp::index::{self, IdxArg};
+use crate::interp::ops::{self, OpError};
+use crate::interp::value::{Array, Store};
+use crate::interp::{R_COERCE, R_DIV_ZERO, R_INTERNAL, R_NEG_SIZE, R_SIZE, error};
+use crate::value::Scalar;
+use ogham_compiler::diag::Diagnostic;
+use ogham_compiler::ir::{
+    Body, Const, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, RedOp, ScanOp, Soac, Stmt,
+    SubExp, Type, VarId,
+};
+use ogham_compiler::kir::{SegKind, SegOp};
+use ogham_compiler::source::Span;
+use std::collections::HashMap;
+
+/// A value during evaluation: a scalar or an array (the interpreter's representation).
+pub type Val = crate::interp::value::Val<'static>;
+
+type Res<T> = Result<T, Box<Diagnostic>>;
+
+pub struct Evaluator<'f> {
+    function: &'f Function,
+    thresholds: &'f HashMap<String, i64>,
+    /// The value of every variable bound so far, by arena index.
+    env: Vec<Option<Val>>,
+    /// The location of the statement being executed.
+    loc: Span,
+}
+
+fn scalar_of(c: Const) -> Scalar {
+    match c {
+        Const::Bool(x) => Scalar::Bool(x),
+        Const::I8(x) => Scalar::I8(x),
+        Const::I16(x) => Scalar::I16(x),
+        Const::I32(x) => Scalar::I32(x),
+        Const::I64(x) => Scalar::I64(x),
+        Const::U8(x) => Scalar::U8(x),
+        Const::F32(x) => Scalar::F32(x),
+        Const::F64(x) => Scalar::F64(x),
+    }
+}
+
+impl<'f> Evaluator<'f> {
+    pub fn new(function: &'f Function, thresholds: &'f HashMap<String, i64>) -> Evaluator<'f> {
+        Evaluator {
+            function,
+            thresholds,
+            env: vec![None; function.vars.len()],
+            loc: Span::default(),
+        }
+    }
+
+    /// Binds the parameters (and size parameters) and runs the function's body.
+    pub fn run(&mut self, params: Vec<(VarId, Val)>) -> Res<Vec<Val>> {
+        for (v, val) in params {
+            self.bind(v, val);
+        }
+        self.body(&self.function.body)
+    }
+
+    fn internal(&self, what: impl Into<String>) -> Box<Diagnostic> {
+        error(R_INTERNAL, self.loc, what)
+    }
+
+    fn bind(&mut self, v: VarId, val: Val) {
+        self.env[v.index()] = Some(val);
+    }
+
+    fn var(&self, v: VarId) -> Res<Val> {
+        self.env[v.index()].clone().ok_or_else(|| {
+            let name = &self.function.var(v).name;
+            self.internal(format!("variable {name}_{} used before it is bound", v.0))
+        })
+    }
+
+    /// Takes a consumed array out of the environment, so that updating it does not copy.
+    fn consume(&mut self, v: VarId) -> Res<Array<'static>> {
+        match self.env[v.index()].take() {
+            Some(Val::Array(a)) => Ok(a),
+            _ => Err(self.internal("consumed operand is not a bound array")),
+        }
+    }
+
+    fn operand(&self, se: SubExp) -> Res<Val> {
+        match se {
+            SubExp::Const(c) => Ok(Val::Prim(scalar_of(c))),
+            SubExp::Var(v) => self.var(v),
+        }
+    }
+
+    fn scalar(&self, se: SubExp) -> Res<Scalar> {
+        match self.operand(se)? {
+            Val::Prim(s) => Ok(s),
+            _ => Err(self.internal("expected a scalar operand")),
+        }
+    }
+
+    fn int(&self, se: SubExp) -> Res<i64> {
+        match self.scalar(se)? {
+            Scalar::I64(n) => Ok(n),
+            _ => Err(self.internal("expected an i64 operand")),
+        }
+    }
+
+    fn boolean(&self, se: SubExp) -> Res<bool> {
+        match self.scalar(se)? {
+            Scalar::Bool(b) => Ok(b),
+            _ => Err(self.internal("expected a bool operand")),
+        }
+    }
+
+    fn array(&self, v: VarId) -> Res<Array<'static>> {
+        match self.var(v)? {
+            Val::Array(a) => Ok(a),
+            _ => Err(self.internal("expected an array operand")),
+        }
+    }
+
+    /// A size operand: a non-negative `i64`.
+    fn size(&self, se: SubExp, what: &str) -> Res<usize> {
+        let n = self.int(se)?;
+        usize::try_from(n)
+            .map_err(|_| error(R_NEG_SIZE, self.loc, format!("{what}: negative size {n}")))
+    }
+
+    /// The shape of a type, its dimensions evaluated.
+    fn shape(&self, ty: &Type) -> Res<Vec<usize>> {
+        ty.shape().iter().map(|d| self.size(*d, "array")).collect()
+    }
+
+    pub fn body(&mut self, body: &Body) -> Res<Vec<Val>> {
+        for stmt in &body.stmts {
+            self.stmt(stmt)?;
+        }
+        body.result.iter().map(|se| self.operand(*se)).collect()
+    }
+
+    fn stmt(&mut self, stmt: &Stmt) -> Res<()> {
+        self.loc = stmt.loc;
+        let vals = self.exp(&stmt.exp, &stmt.pat)?;
+        if vals.len() != stmt.pat.len() {
+            return Err(self.internal(format!(
+                "statement returned {} values for {} variables",
+                vals.len(),
+                stmt.pat.len()
+            )));
+        }
+        for (v, val) in stmt.pat.iter().zip(vals) {
+            self.bind(*v, val);
+        }
+        Ok(())
+    }
+
+    fn op_error(&self, e: OpError, symbol: &str) -> Box<Diagnostic> {
+        match e {
+            OpError::DivByZero => Box::new(
+                error(R_DIV_ZERO, self.loc, format!("division by zero (`{symbol}`)"))
+                    .with_help("guard the divisor, e.g. `if d == 0 then ... else x / d`"),
+            ),
+            OpError::IllTyped => self.internal("ill-typed operand"),
+        }
+    }
+
+    fn exp(&mut self, exp: &Exp, pat: &[VarId]) -> Res<Vec<Val>> {
+        let one = |v: Val| Ok(vec![v]);
+        match exp {
+            Exp::SubExp(se) => one(self.operand(*se)?),
+            Exp::BinOp(op, a, b) => {
+                let (a, b) = (self.scalar(*a)?, self.scalar(*b)?);
+                let r = ops::binop(*op, a, b).map_err(|e| self.op_error(e, op.symbol()))?;
+                one(Val::Prim(r))
+            }
+            Exp::UnOp(op, a) => {
+                let r = ops::unop(*op, self.scalar(*a)?).map_err(|e| self.op_error(e, "-"))?;
+                one(Val::Prim(r))
+            }
+            Exp::Math(f, _, args) => {
+                let args: Vec<Scalar> = args.iter().map(|a| self.scalar(*a)).collect::<Res<_>>()?;
+                let r = match args.as_slice() {
+                    [a] => ops::math1(*f, *a),
+                    [a, b] => ops::math2(*f, *a, *b),
+                    _ => Err(OpError::IllTyped),
+                }
+                .map_err(|e| self.op_error(e, "math"))?;
+                one(Val::Prim(r))
+            }
+            Exp::Convert(to, a) => one(Val::Prim(ops::convert(self.scalar(*a)?, *to))),
+            Exp::Index(a, idx) => {
+                let a = self.array(*a)?;
+                let args = self.index_args(idx)?;
+                one(index::index(&a, &args).map_err(|e| error(e.code, self.loc, e.message))?)
+            }
+            Exp::Update(a, idx, v) => {
+                let args = self.index_args(idx)?;
+                let value = self.operand(*v)?;
+                let a = self.consume(*a)?;
+                let a = index::update(a, &args, value)
+                    .map_err(|e| error(e.code, self.loc, e.message))?;
+                one(Val::Array(a))
+            }
+            Exp::Iota(n) => {
+                let n = self.size(*n, "iota")?;
+                let data = crate::value::ArrayData::I64((0..n as i64).collect());
+                one(Val::Array(Array::new(vec![n], Store::Prim(data))))
+            }
+            Exp::Replicate(n, v) => {
+                let n = self.size(*n, "replicate")?;
+                let v = self.operand(*v)?;
+                let elem = self.function.ty(pat[0]).elem();
+                one(Val::Array(self.replicate(n, &v, elem)?))
+            }
+            Exp::ArrayLit(elems, elem_ty) => {
+                let rows: Vec<Val> = elems.iter().map(|e| self.operand(*e)).collect::<Res<_>>()?;
+                let mut shape = vec![rows.len()];
+                shape.extend(self.shape(elem_ty)?);
+                one(Val::Array(self.build(shape, elem_ty.elem(), rows)?))
+            }
+            Exp::Rearrange(a, perm) => one(Val::Array(self.rearrange(&self.array(*a)?, perm)?)),
+            Exp::Reshape(a, dims) => {
+                let a = self.array(*a)?;
+                let shape: Vec<usize> =
+                    dims.iter().map(|d| self.size(*d, "reshape")).collect::<Res<_>>()?;
+                if shape.iter().product::<usize>() != a.elem_count() || shape.is_empty() {
+                    return Err(error(
+                        R_COERCE,
+                        self.loc,
+                        format!(
+                            "cannot give an array of shape {} the shape {}",
+                            shape_text(a.shape()),
+                            shape_text(&shape)
+                        ),
+                    ));
+                }
+                one(Val::Array(a.reshape(shape)))
+            }
+            Exp::Concat(arrays) => {
+                let parts: Vec<Array<'static>> =
+                    arrays.iter().map(|a| self.array(*a)).collect::<Res<_>>()?;
+                let row_shape = parts[0].shape()[1..].to_vec();
+                let mut store = parts[0].store().empty_like();
+                let mut rows = 0;
+                for p in &parts {
+                    if p.shape()[1..] != row_shape[..] {
+                        return Err(error(
+                            R_SIZE,
+                            self.loc,
+                            format!(
+                                "cannot concatenate arrays of shapes {} and {}",
+                                shape_text(parts[0].shape()),
+                                shape_text(p.shape())
+                            ),
+                        ));
+                    }
+                    rows += p.len();
+                    store
+                        .extend_from(p.store(), p.range())
+                        .map_err(|()| self.internal("concatenation of different types"))?;
+                }
+                let mut shape = vec![rows];
+                shape.extend(row_shape);
+                one(Val::Array(Array::new(shape, store)))
+            }
+            Exp::Copy(a) => {
+                let a = self.array(*a)?;
+                one(Val::Array(Array::new(a.shape().to_vec(), a.to_store())))
+            }
+            Exp::Assert { cond, message } => {
+                if self.boolean(*cond)? {
+                    Ok(vec![])
+                } else {
+                    Err(error(R_SIZE, self.loc, message.clone()))
+                }
+            }
+            Exp::If {
+                cond,
+                then_body,
+                else_body,
+                ..
+            } => {
+                if self.boolean(*cond)? {
+                    self.body(then_body)
+                } else {
+                    self.body(else_body)
+                }
+            }
+            Exp::Loop { params, form, body } => self.run_loop(params, form, body),
+            Exp::Soac(soac) => self.soac(soac, pat),
+            Exp::Seg(seg) => self.seg(seg, pat),
+            Exp::Threshold { name, size } => {
+                let size = self.int(*size)?;
+                let limit = *self
+                    .thresholds
+                    .get(name)
+                    .ok_or_else(|| self.internal(format!("unknown threshold `{name}`")))?;
+                one(Val::Prim(Scalar::Bool(size >= limit)))
+            }
+        }
+    }
+
+    fn index_args(&self, idx: &[DimIndex]) -> Res<Vec<IdxArg>> {
+        idx.iter()
+            .map(|d| match d {
+                DimIndex::Fix(i) => Ok(IdxArg::At(self.int(*i)?)),
+                DimIndex::Slice { start, len, stride } => {
+                    let (start, len, stride) = (self.int(*start)?, self.int(*len)?, self.int(*stride)?);
+                    Ok(IdxArg::Slice {
+                        start: Some(start),
+                        end: Some(start.wrapping_add(len.wrapping_mul(stride))),
+                        stride: Some(stride),
+                    })
+                }
+            })
+            .collect()
+    }
+
+    /// An array of the given shape from its rows (scalars or arrays of the row shape).
+    fn build(
+        &self,
+        shape: Vec<usize>,
+        elem: ogham_compiler::types::PrimType,
+        rows: Vec<Val>,
+    ) -> Res<Array<'static>> {
+        let mut store = Store::Prim(empty_data(elem));
+        for row in rows {
+            match (&mut store, row) {
+                (Store::Prim(d), Val::Prim(s)) => {
+                    d.push(s).ok_or_else(|| self.internal("row of another type"))?
+                }
+                (store, Val::Array(a)) => {
+                    if a.shape() != &shape[1..] {
+                        return Err(error(
+                            crate::interp::R_IRREGULAR,
+                            self.loc,
+                            format!(
+                                "irregular array: rows of shapes {} and {}",
+                                shape_text(&shape[1..]),
+                                shape_text(a.shape())
+                            ),
+                        ));
+                    }
+                    store
+                        .extend_from(a.store(), a.range())
+                        .map_err(|()| self.internal("row of another type"))?
+                }
+                _ => return Err(self.internal("row of another kind")),
+            }
+        }
+        Ok(Array::new(shape, store))
+    }
+
+    fn replicate(
+        &self,
+        n: usize,
+        v: &Val,
+        elem: ogham_compiler::types::PrimType,
+    ) -> Res<Array<'static>> {
+        let mut shape = vec![n];
+        if let Val::Array(a) = v {
+            shape.extend_from_slice(a.shape());
+        }
+        self.build(shape, elem, vec![v.clone(); n])
+    }
+
+    fn rearrange(&self, a: &Array<'static>, perm: &[usize]) -> Res<Array<'static>> {
+        let shape = a.shape();
+        let new_shape: Vec<usize> = perm.iter().map(|&d| shape[d]).collect();
+        let mut strides = vec![1; shape.len()];
+        for d in (0..shape.len().saturating_sub(1)).rev() {
+            strides[d] = strides[d + 1] * shape[d + 1];
+        }
+        let count = a.elem_count();
+        let mut store = a.store().empty_like();
+        let mut index = vec![0; shape.len()];
+        for _ in 0..count {
+            let flat: usize = perm.iter().zip(&index).map(|(&d, &i)| i * strides[d]).sum();
+            store
+                .extend_from(a.store(), a.range().start + flat..a.range().start + flat + 1)
+                .map_err(|()| self.internal("rearrange"))?;
+            for d in (0..index.len()).rev() {
+                index[d] += 1;
+                if index[d] < new_shape[d] {
+                    break;
+                }
+                index[d] = 0;
+            }
+        }
+        Ok(Array::new(new_shape, store))
+    }
+
+    fn run_loop(&mut self, params: &[(VarId, SubExp)], form: &LoopForm, body: &Body) -> Res<Vec<Val>> {
+        let mut state: Vec<Val> = params.iter().map(|(_, init)| self.operand(*init)).collect::<Res<_>>()?;
+        let mut iteration = 0i64;
+        loop {
+            for ((p, _), val) in params.iter().zip(state.drain(..)) {
+                self.bind(*p, val);
+            }
+            let go = match form {
+                LoopForm::For { index, bound } => {
+                    let go = iteration < self.int(*bound)?;
+                    self.bind(*index, Val::Prim(Scalar::I64(iteration)));
+                    go
+                }
+                LoopForm::While { cond } => self.boolean(SubExp::Var(*cond))?,
+            };
+            if !go {
+                return params.iter().map(|(p, _)| self.var(*p)).collect();
+            }
+            state = self.body(body)?;
+            iteration += 1;
+        }
+    }
+
+    fn apply(&mut self, lambda: &Lambda, args: Vec<Val>) -> Res<Vec<Val>> {
+        for (p, a) in lambda.params.iter().zip(args) {
+            self.bind(*p, a);
+        }
+        self.body(&lambda.body)
+    }
+
+    /// Combines `acc` with `vals` by `op`.
+    fn combine(&mut self, op: &Lambda, acc: Vec<Val>, vals: &[Val]) -> Res<Vec<Val>> {
+        let mut args = acc;
+        args.extend_from_slice(vals);
+        self.apply(op, args)
+    }
+
+    fn rows_of(&self, inputs: &[VarId]) -> Res<Vec<Array<'static>>> {
+        inputs.iter().map(|v| self.array(*v)).collect()
+    }
+
+    fn soac(&mut self, soac: &Soac, pat: &[VarId]) -> Res<Vec<Val>> {
+        let width = self.size(soac.width(), "SOAC width")?;
+        let inputs = self.rows_of(soac.inputs())?;
+        for a in &inputs {
+            if a.len() != width {
+                return Err(error(
+                    R_SIZE,
+                    self.loc,
+                    format!("array of shape {} has not {width} rows", shape_text(a.shape())),
+                ));
+            }
+        }
+        match soac {
+            Soac::Screma {
+                map, scans, reds, ..
+            } => {
+                let points = (0..width).map(|i| inputs.iter().map(|a| a.row(i)).collect());
+                let per_point = self.map_points(map, points)?;
+                self.combine_points(per_point, scans, reds, &[width], pat)
+            }
+            Soac::Scatter { map, dests, .. } => {
+                let mut dests: Vec<Array<'static>> =
+                    dests.iter().map(|d| self.consume(*d)).collect::<Res<_>>()?;
+                for i in 0..width {
+                    let vals = self.apply(map, inputs.iter().map(|a| a.row(i)).collect())?;
+                    for (d, pair) in dests.iter_mut().zip(vals.chunks(2)) {
+                        let at = match pair[0] {
+                            Val::Prim(Scalar::I64(at)) => at,
+                            _ => return Err(self.internal("scatter index is not an i64")),
+                        };
+                        if at >= 0 && (at as usize) < d.len() {
+                            self.write_row(d, at as usize, pair[1].clone())?;
+                        }
+                    }
+                }
+                Ok(dests.into_iter().map(Val::Array).collect())
+            }
+            Soac::Hist { map, hists, .. } => {
+                let mut dests = self.consume_hists(hists)?;
+                for i in 0..width {
+                    let vals = self.apply(map, inputs.iter().map(|a| a.row(i)).collect())?;
+                    self.add_to_hists(hists, &mut dests, &vals, 0)?;
+                }
+                Ok(dests.into_iter().flatten().map(Val::Array).collect())
+            }
+        }
+    }
+
+    fn consume_hists(&mut self, hists: &[HistOp]) -> Res<Vec<Vec<Array<'static>>>> {
+        hists
+            .iter()
+            .map(|h| h.dests.iter().map(|d| self.consume(*d)).collect())
+            .collect()
+    }
+
+    /// Adds one point's `(bin, values...)` per histogram into `dests`, in segment `segment`
+    /// (rows `segment * bins ..` of destinations flattened over their segments).
+    fn add_to_hists(
+        &mut self,
+        hists: &[HistOp],
+        dests: &mut [Vec<Array<'static>>],
+        vals: &[Val],
+        segment: usize,
+    ) -> Res<()> {
+        let mut k = 0;
+        for (h, dest) in hists.iter().zip(dests.iter_mut()) {
+            let m = h.dests.len();
+            let bin = match vals[k] {
+                Val::Prim(Scalar::I64(b)) => b,
+                _ => return Err(self.internal("histogram bin is not an i64")),
+            };
+            let bins = self.size(h.num_bins, "histogram")?;
+            if bin >= 0 && (bin as usize) < bins {
+                let row = segment * bins + bin as usize;
+                let old: Vec<Val> = dest.iter().map(|d| d.row(row)).collect();
+                let new = self.combine(&h.op, old, &vals[k + 1..k + 1 + m])?;
+                for (d, v) in dest.iter_mut().zip(new) {
+                    self.write_row(d, row, v)?;
+                }
+            }
+            k += 1 + m;
+        }
+        Ok(())
+    }
+
+    fn write_row(&self, dest: &mut Array<'static>, row: usize, value: Val) -> Res<()> {
+        let owned = std::mem::replace(dest, Array::new(vec![0], Store::Prim(empty_data(ogham_compiler::types::PrimType::Bool))));
+        let updated = index::update(owned, &[IdxArg::At(row as i64)], value)
+            .map_err(|e| error(e.code, self.loc, e.message))?;
+        *dest = updated;
+        Ok(())
+    }
+
+    /// Applies `map` to every point's arguments, in order.
+    fn map_points(
+        &mut self,
+        map: &Lambda,
+        points: impl Iterator<Item = Vec<Val>>,
+    ) -> Res<Vec<Vec<Val>>> {
+        points.map(|args| self.apply(map, args)).collect()
+    }
+
+    /// The results of a map/scan/reduce over points laid out in `space` (row-major; scans and
+    /// reductions run along the innermost dimension, per segment of the outer ones): scanned
+    /// arrays, reduced values, mapped arrays — the order of `pat`'s types.
+    fn combine_points(
+        &mut self,
+        per_point: Vec<Vec<Val>>,
+        scans: &[ScanOp],
+        reds: &[RedOp],
+        space: &[usize],
+        pat: &[VarId],
+    ) -> Res<Vec<Val>> {
+        let inner = *space.last().unwrap_or(&1);
+        let segments: usize = space[..space.len().saturating_sub(1)].iter().product();
+        let n_scan: usize = scans.iter().map(|s| s.neutral.len()).sum();
+        let n_red: usize = reds.iter().map(|r| r.neutral.len()).sum();
+        let mut scanned: Vec<Vec<Val>> = vec![Vec::with_capacity(per_point.len()); n_scan];
+        let mut reduced: Vec<Vec<Val>> = vec![Vec::with_capacity(segments); n_red];
+        for s in 0..segments {
+            let mut scan_accs: Vec<Vec<Val>> = scans
+                .iter()
+                .map(|op| op.neutral.iter().map(|n| self.operand(*n)).collect())
+                .collect::<Res<_>>()?;
+            let mut red_accs: Vec<Vec<Val>> = reds
+                .iter()
+                .map(|op| op.neutral.iter().map(|n| self.operand(*n)).collect())
+                .collect::<Res<_>>()?;
+            for i in 0..inner {
+                let vals = &per_point[s * inner + i];
+                let mut k = 0;
+                for (op, acc) in scans.iter().zip(scan_accs.iter_mut()) {
+                    let m = op.neutral.len();
+                    *acc = self.combine(&op.lambda, std::mem::take(acc), &vals[k..k + m])?;
+                    for (j, v) in acc.iter().enumerate() {
+                        scanned[k + j].push(v.clone());
+                    }
+                    k += m;
+                }
+                for (op, acc) in reds.iter().zip(red_accs.iter_mut()) {
+                    let m = op.neutral.len();
+                    *acc = self.combine(&op.lambda, std::mem::take(acc), &vals[k..k + m])?;
+                    k += m;
+                }
+            }
+            for (j, v) in red_accs.into_iter().flatten().enumerate() {
+                reduced[j].push(v);
+            }
+        }
+        let types: Vec<&Type> = pat.iter().map(|v| self.function.ty(*v)).collect();
+        let mut out = Vec::with_capacity(pat.len());
+        for (j, column) in scanned.into_iter().enumerate() {
+            out.push(Val::Array(self.collect(types[j], column)?));
+        }
+        let outer = &space[..space.len().saturating_sub(1)];
+        for (j, column) in reduced.into_iter().enumerate() {
+            out.push(if outer.is_empty() {
+                column.into_iter().next().ok_or_else(|| self.internal("no segment"))?
+            } else {
+                Val::Array(self.collect(types[n_scan + j], column)?)
+            });
+        }
+        let n_map = pat.len() - n_scan - n_red;
+        let mut mapped: Vec<Vec<Val>> = vec![Vec::with_capacity(per_point.len()); n_map];
+        for vals in per_point {
+            for (j, v) in vals.into_iter().skip(n_scan + n_red).enumerate() {
+                mapped[j].push(v);
+            }
+        }
+        for (j, column) in mapped.into_iter().enumerate() {
+            out.push(Val::Array(self.collect(types[n_scan + n_red + j], column)?));
+        }
+        Ok(out)
+    }
+
+    /// An array of type `ty` from its elements or innermost rows, in row-major order.
+    fn collect(&self, ty: &Type, items: Vec<Val>) -> Res<Array<'static>> {
+        let shape = self.shape(ty)?;
+        let row_rank = match items.first() {
+            Some(Val::Array(a)) => a.rank(),
+            _ => 0,
+        };
+        let outer = shape.len() - row_rank.min(shape.len());
+        let mut flat_shape = vec![items.len()];
+        flat_shape.extend_from_slice(&shape[outer..]);
+        let flat = self.build(flat_shape, ty.elem(), items)?;
+        if flat.elem_count() != shape.iter().product::<usize>() {
+            return Err(self.internal(format!(
+                "{} elements for an array of shape {}",
+                flat.elem_count(),
+                shape_text(&shape)
+            )));
+        }
+        Ok(flat.reshape(shape))
+    }
+
+    fn seg(&mut self, seg: &SegOp, pat: &[VarId]) -> Res<Vec<Val>> {
+        let space: Vec<usize> = seg
+            .space
+            .iter()
+            .map(|(_, d)| self.size(*d, "kernel space"))
+            .collect::<Res<_>>()?;
+        let total: usize = space.iter().product();
+        if let SegKind::Hist(hists) = &seg.kind {
+            let mut dests = self.consume_hists(hists)?;
+            let inner = *space.last().unwrap_or(&1);
+            for p in 0..total {
+                self.bind_point(seg, &space, p);
+                let vals = self.body(&seg.body)?;
+                self.add_to_hists(hists, &mut dests, &vals, p / inner.max(1))?;
+            }
+            return Ok(dests.into_iter().flatten().map(Val::Array).collect());
+        }
+        let mut per_point = Vec::with_capacity(total);
+        for p in 0..total {
+            self.bind_point(seg, &space, p);
+            per_point.push(self.body(&seg.body)?);
+        }
+        match &seg.kind {
+            SegKind::Map => self.combine_points(per_point, &[], &[], &space, pat),
+            SegKind::Red(reds) => self.combine_points(per_point, &[], reds, &space, pat),
+            SegKind::Scan(scans) => self.combine_points(per_point, scans, &[], &space, pat),
+            SegKind::Hist(_) => unreachable!("handled above"),
+        }
+    }
+
+    /// Binds the space's index variables to the coordinates of point `p` (row-major).
+    fn bind_point(&mut self, seg: &SegOp, space: &[usize], mut p: usize) {
+        for ((index, _), &extent) in seg.space.iter().zip(space).rev() {
+            self.bind(*index, Val::Prim(Scalar::I64((p % extent.max(1)) as i64)));
+            p /= extent.max(1);
+        }
+    }
+}
+
+fn shape_text(shape: &[usize]) -> String {
+    shape.iter().map(|d| format!("[{d}]")).collect()
+}
