@@ -477,7 +477,10 @@ impl<'a> Checker<'a> {
             Exp::Update(v, idx, value) => {
                 let t = self.use_array(*v, "updated value")?;
                 let slice = self.slice_type(&t, idx);
-                if let (Some(slice), Some(vt)) = (slice, self.use_subexp(*value)) {
+                // Sizes are checked at run time (a mismatch is the program's error, R0704).
+                if let (Some(slice), Some(vt)) = (slice, self.use_subexp(*value))
+                    && (slice.elem() != vt.elem() || slice.rank() != vt.rank())
+                {
                     self.expect_fits("the new value", &slice, &vt, true);
                 }
                 self.consume(*v);

@@ -55,7 +55,17 @@ impl<'p> Lowerer<'p> {
                 let Decl::Def(def) = &self.program.modules[*m].decls[*d] else {
                     return Err(self.internal("call of a non-definition"));
                 };
-                self.inline(&def.params, &def.body, Rc::default(), args)
+                // Size parameters `[n]`: from the definition's type, matched with the
+                // arguments' dimensions (annotations may hide them behind type aliases).
+                let mut sizes = std::collections::HashMap::new();
+                if let Some(mut t) = self.checked.def_types.get(&(*m, *d)) {
+                    for a in &args {
+                        let crate::types::Type::Fun(param, rest) = t else { break };
+                        self.size_names(param, a, &mut sizes);
+                        t = rest;
+                    }
+                }
+                self.inline(&def.params, &def.body, Rc::new(sizes), args)
             }
             Callee::Local(fun, env) => {
                 let env = env.clone();
@@ -119,6 +129,46 @@ impl<'p> Lowerer<'p> {
         })();
         self.env = saved;
         result
+    }
+
+    /// The named sizes of source type `t` bound to the dimensions of `value`'s arrays.
+    fn size_names(
+        &self,
+        t: &crate::types::Type,
+        value: &LVal<'p>,
+        sizes: &mut std::collections::HashMap<String, LVal<'p>>,
+    ) {
+        use crate::types::{Size, Type as T};
+        match (t, value) {
+            (T::Tuple(ts), LVal::Tuple(vs)) if ts.len() == vs.len() => {
+                for (t, v) in ts.iter().zip(vs) {
+                    self.size_names(t, v, sizes);
+                }
+            }
+            (T::Record(fs), LVal::Tuple(vs)) if fs.len() == vs.len() => {
+                for ((_, t), v) in fs.iter().zip(vs) {
+                    self.size_names(t, v, sizes);
+                }
+            }
+            (T::Array(..), _) => {
+                let mut leaves = Vec::new();
+                if self.leaves(value, &mut leaves).is_err() {
+                    return;
+                }
+                let Some(first) = leaves.first() else { return };
+                let shape = self.ty(*first).shape().to_vec();
+                let mut t = t;
+                let mut d = 0;
+                while let T::Array(inner, size) = t {
+                    if let (Size::Var(name), Some(dim)) = (size, shape.get(d)) {
+                        sizes.entry(name.clone()).or_insert(LVal::Leaf(*dim));
+                    }
+                    d += 1;
+                    t = inner;
+                }
+            }
+            _ => {}
+        }
     }
 
     /// A lambda for a SOAC: `f` applied to parameters of the given types (grouped as `shape`'s

@@ -369,6 +369,7 @@ impl<'p> Lowerer<'p> {
         end: Option<&'p Expr>,
         stride: Option<&'p Expr>,
     ) -> Res<DimIndex> {
+        let stride_expr = stride;
         let stride = match stride {
             Some(s) => {
                 let s = self.scalar(s)?;
@@ -376,8 +377,9 @@ impl<'p> Lowerer<'p> {
             }
             None => SubExp::i64(1),
         };
-        let negative = match stride {
-            SubExp::Const(Const::I64(s)) => s < 0,
+        let negative = match (stride, stride_expr.and_then(literal_sign)) {
+            (SubExp::Const(Const::I64(s)), _) => s < 0,
+            (_, Some(negative)) => negative,
             _ if start.is_some() && end.is_some() => false,
             _ => return Err(self.unsupported("a slice with a variable stride and a default bound")),
         };
@@ -540,20 +542,6 @@ impl<'p> Lowerer<'p> {
             }
             if !changed {
                 return Ok(se);
-            }
-            // Same shape required, not just the same element count: check each dimension.
-            for (old, new) in ty.shape().iter().zip(&shape) {
-                if old != new {
-                    let same = this.binop(BinOp::Eq, *old, *new);
-                    this.emit(
-                        vec![],
-                        Exp::Assert {
-                            cond: same,
-                            message: "value cannot match the size of the type it is coerced to"
-                                .to_string(),
-                        },
-                    );
-                }
             }
             let new_ty = Type::with_shape(ty.elem(), shape.clone());
             Ok(this.bind("coerced", new_ty, Exp::Reshape(var, shape)))
@@ -809,6 +797,15 @@ impl<'p> Lowerer<'p> {
             init_value,
             &mut outs[skip..].iter().map(|v| SubExp::Var(*v)),
         )))
+    }
+}
+
+/// Whether a literal (possibly negated) is negative: `-1`, `2`.
+fn literal_sign(e: &Expr) -> Option<bool> {
+    match &e.kind {
+        ExprKind::Lit(_) => Some(false),
+        ExprKind::UnOp(ast::UnOp::Neg, inner) => literal_sign(inner).map(|n| !n),
+        _ => None,
     }
 }
 

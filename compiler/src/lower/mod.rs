@@ -196,7 +196,13 @@ impl<'p> Lowerer<'p> {
         let mut sizes: HashMap<String, SubExp> = HashMap::new();
         let mut env = HashMap::new();
         for (pattern, (pname, ty)) in def.params.iter().zip(&entry.params) {
-            let value = self.entry_param(pname, ty, &mut sizes, def.params.len() == 1)?;
+            let first = self.function.params.len();
+            let value = self.entry_param(pname, ty, &mut sizes)?;
+            if is_unique(pattern) {
+                for p in &mut self.function.params[first..] {
+                    p.unique = true;
+                }
+            }
             self.env = Rc::new(env);
             self.bind_pattern(pattern, value)?;
             env = (*self.env).clone();
@@ -222,7 +228,6 @@ impl<'p> Lowerer<'p> {
         name: &str,
         ty: &types::Type,
         sizes: &mut HashMap<String, SubExp>,
-        _only: bool,
     ) -> Res<LVal<'p>> {
         match ty {
             types::Type::Prim(p) => {
@@ -235,13 +240,13 @@ impl<'p> Lowerer<'p> {
             }
             types::Type::Tuple(ts) => Ok(LVal::Tuple(
                 ts.iter()
-                    .map(|t| self.entry_param(name, t, sizes, false))
+                    .map(|t| self.entry_param(name, t, sizes))
                     .collect::<Res<_>>()?,
             )),
             types::Type::Record(fields) => Ok(LVal::Tuple(
                 fields
                     .iter()
-                    .map(|(f, t)| self.entry_param(&format!("{name}_{f}"), t, sizes, false))
+                    .map(|(f, t)| self.entry_param(&format!("{name}_{f}"), t, sizes))
                     .collect::<Res<_>>()?,
             )),
             types::Type::Array(..) => {
@@ -428,6 +433,15 @@ impl<'p> Lowerer<'p> {
         })?;
         let (value, result) = value;
         Ok((value, Body { stmts, result }))
+    }
+}
+
+/// Whether a parameter pattern is annotated unique (`(xs: *[n]f32)`).
+fn is_unique(pattern: &Pattern) -> bool {
+    match pattern {
+        Pattern::Ascribed(p, t, _) => matches!(t, TypeExp::Unique(..)) || is_unique(p),
+        Pattern::Tuple(ps, _) if ps.len() == 1 => is_unique(&ps[0]),
+        _ => false,
     }
 }
 

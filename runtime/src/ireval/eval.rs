@@ -222,17 +222,7 @@ impl<'f> Evaluator<'f> {
                 let a = self.array(*a)?;
                 let shape: Vec<usize> =
                     dims.iter().map(|d| self.size(*d, "reshape")).collect::<Res<_>>()?;
-                if shape.iter().product::<usize>() != a.elem_count() || shape.is_empty() {
-                    return Err(error(
-                        R_COERCE,
-                        self.loc,
-                        format!(
-                            "cannot give an array of shape {} the shape {}",
-                            shape_text(a.shape()),
-                            shape_text(&shape)
-                        ),
-                    ));
-                }
+                self.check_reshape(&a, dims, &shape)?;
                 one(Val::Array(a.reshape(shape)))
             }
             Exp::Concat(arrays) => {
@@ -299,16 +289,65 @@ impl<'f> Evaluator<'f> {
         }
     }
 
+    /// The run-time check of `Reshape`, with the interpreter's messages: a reshape to the same
+    /// rank is a size coercion (`:>`, every dimension must match); one more dimension is an
+    /// `unflatten` (the element counts must match).
+    fn check_reshape(&self, a: &Array<'static>, dims: &[SubExp], shape: &[usize]) -> Res<()> {
+        if a.rank() == shape.len() {
+            for (d, (&have, &want)) in a.shape().iter().zip(shape).enumerate() {
+                if have != want {
+                    let size = match dims[d] {
+                        SubExp::Var(v) => format!("`{}` = {want}", self.function.var(v).name),
+                        SubExp::Const(_) => want.to_string(),
+                    };
+                    return Err(error(
+                        R_COERCE,
+                        self.loc,
+                        format!(
+                            "value of shape {} cannot be coerced to size {size}",
+                            shape_text(a.shape())
+                        ),
+                    ));
+                }
+            }
+            return Ok(());
+        }
+        if shape.iter().product::<usize>() != a.elem_count() {
+            let message = match shape {
+                [n, m, ..] if shape.len() == a.rank() + 1 => format!(
+                    "unflatten {n} {m}: the array has {} elements, not {n}×{m}",
+                    a.len()
+                ),
+                _ => format!(
+                    "cannot give an array of shape {} the shape {}",
+                    shape_text(a.shape()),
+                    shape_text(shape)
+                ),
+            };
+            return Err(error(R_SIZE, self.loc, message));
+        }
+        Ok(())
+    }
+
     fn index_args(&self, idx: &[DimIndex]) -> Res<Vec<IdxArg>> {
         idx.iter()
             .map(|d| match d {
                 DimIndex::Fix(i) => Ok(IdxArg::At(self.int(*i)?)),
                 DimIndex::Slice { start, len, stride } => {
                     let (start, len, stride) = (self.int(*start)?, self.int(*len)?, self.int(*stride)?);
+                    // One past the last element taken (a negative `len` comes from reversed
+                    // bounds and gives them back, for the interpreter's check to reject).
+                    let end = if len > 0 {
+                        let last = start.wrapping_add((len - 1).wrapping_mul(stride));
+                        last.wrapping_add(stride.signum())
+                    } else {
+                        start.wrapping_add(len.wrapping_mul(stride))
+                    };
                     Ok(IdxArg::Slice {
                         start: Some(start),
-                        end: Some(start.wrapping_add(len.wrapping_mul(stride))),
-                        stride: Some(stride),
+                        end: Some(end),
+                        // The interpreter's messages show a unit stride as omitted.
+                        stride: (stride != 1).then_some(stride),
                     })
                 }
             })
