@@ -67,8 +67,14 @@ impl Frontend {
 
     /// Compiles the program through the middle end (see `ogham_compiler::pipeline`).
     pub fn compile(&self, options: pipeline::Options) -> Result<ir::Program, Box<Diagnostic>> {
-        pipeline::compile(&self.sources, &self.program, &self.checked, options, &mut |_, _| {})
-            .map_err(|mut ds| Box::new(ds.swap_remove(0)))
+        pipeline::compile(
+            &self.sources,
+            &self.program,
+            &self.checked,
+            options,
+            &mut |_, _| {},
+        )
+        .map_err(|mut ds| Box::new(ds.swap_remove(0)))
     }
 
     /// The entry point `name` of the root module, or an error listing the ones there are.

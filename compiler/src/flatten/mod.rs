@@ -59,13 +59,14 @@ mod nest;
 mod rename;
 
 use crate::builtins::MathFn;
-use crate::ir::traverse::{Subst, for_each_stmt, free_vars_body, substitute_body};
+use crate::ir::traverse::{Subst, for_each_stmt, free_vars_body, free_vars_stmt, substitute_body};
 use crate::ir::{
     Body, Const, Exp, Function, HistOp, Lambda, LoopForm, Program, RedOp, Soac, Stmt, SubExp, Type,
     VarId,
 };
 use crate::kir::{SegKind, SegLevel, SegOp, Threshold};
 use crate::source::Span;
+use crate::syntax::ast::BinOp;
 use crate::types::PrimType;
 use nest::{Irregular, Nest};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -425,6 +426,7 @@ impl Flattener<'_> {
             return self.map_kernel(nest, SegLevel::Thread, body.clone(), loc, out);
         }
         let mut nest = nest.clone();
+        let body = &self.hoist_invariant(&mut nest, body, out);
         let groups = self.groups(&nest, body);
         // What each group must leave for the groups after it and the body's results.
         let mut live = free_vars(&self.f, &[], &body.result);
@@ -465,6 +467,55 @@ impl Flattener<'_> {
             }
         }
         self.materialise(&nest, &body.result, loc, out)
+    }
+
+    /// Moves the statements of `body` that compute the same value at every point of the nest
+    /// (and cannot fail, so that running them once even for an empty nest is safe) to the
+    /// host, before the kernels; returns the rest. Expanding them instead would compute and
+    /// store one copy per point. Arrays stay per point when the body updates arrays in place
+    /// (each point may need its own copy).
+    fn hoist_invariant(&self, nest: &mut Nest, body: &Body, out: &mut Vec<Stmt>) -> Body {
+        let updates = updates_in_place(body);
+        let mut rest = Vec::new();
+        for s in &body.stmts {
+            let invariant = free_vars_stmt(&self.f, s)
+                .into_iter()
+                .all(|v| !nest.is_variant(SubExp::Var(v)));
+            let shared = !updates || s.pat.iter().all(|&v| self.f.ty(v).rank() == 0);
+            if invariant && shared && self.cannot_fail(&s.exp) {
+                out.push(s.clone());
+                s.pat.iter().for_each(|&v| nest.hoist(v));
+            } else {
+                rest.push(s.clone());
+            }
+        }
+        Body {
+            stmts: rest,
+            result: body.result.clone(),
+        }
+    }
+
+    /// Whether evaluating `exp` can neither fail nor run long (no checks, no division, no
+    /// nested code).
+    fn cannot_fail(&self, exp: &Exp) -> bool {
+        match exp {
+            Exp::SubExp(_)
+            | Exp::UnOp(..)
+            | Exp::Convert(..)
+            | Exp::Math(..)
+            | Exp::Iota(_)
+            | Exp::Replicate(..)
+            | Exp::Rearrange(..)
+            | Exp::ArrayLit(..) => true,
+            Exp::BinOp(op, a, _) => {
+                matches!(self.f.subexp_type(*a).elem(), PrimType::F32 | PrimType::F64)
+                    || !matches!(
+                        op,
+                        BinOp::Div | BinOp::Mod | BinOp::Quot | BinOp::Rem | BinOp::Pow
+                    )
+            }
+            _ => false,
+        }
     }
 
     /// Cuts a body into groups: each parallel statement alone, the runs between them.
@@ -583,13 +634,7 @@ impl Flattener<'_> {
         loc: Span,
         out: &mut Vec<Stmt>,
     ) -> Result<Vec<VarId>, Irregular> {
-        let mut updates = false;
-        for_each_stmt(body, &mut |s| {
-            updates |= matches!(
-                s.exp,
-                Exp::Update(..) | Exp::Soac(Soac::Scatter { .. } | Soac::Hist { .. })
-            )
-        });
+        let updates = updates_in_place(body);
         let inits: Vec<SubExp> = params.iter().map(|&(_, init)| init).collect();
         let rows: Vec<Option<VarId>> = inits
             .iter()
@@ -974,6 +1019,18 @@ impl Flattener<'_> {
             })
             .collect()
     }
+}
+
+/// Whether `body` updates an array in place anywhere (an update, a scatter, a histogram).
+fn updates_in_place(body: &Body) -> bool {
+    let mut updates = false;
+    for_each_stmt(body, &mut |s| {
+        updates |= matches!(
+            s.exp,
+            Exp::Update(..) | Exp::Soac(Soac::Scatter { .. } | Soac::Hist { .. })
+        )
+    });
+    updates
 }
 
 fn vars(vs: &[VarId]) -> Vec<SubExp> {

@@ -60,7 +60,9 @@ impl<'p> Lowerer<'p> {
                 let mut sizes = std::collections::HashMap::new();
                 if let Some(mut t) = self.checked.def_types.get(&(*m, *d)) {
                     for a in &args {
-                        let crate::types::Type::Fun(param, rest) = t else { break };
+                        let crate::types::Type::Fun(param, rest) = t else {
+                            break;
+                        };
                         self.size_names(param, a, &mut sizes);
                         t = rest;
                     }
@@ -197,7 +199,9 @@ impl<'p> Lowerer<'p> {
     fn check_lambda_sizes(&self, lambda: &Lambda) -> Res<()> {
         for t in &lambda.ret {
             for d in t.shape() {
-                if self.bound_in(&lambda.body, *d) || d.as_var().is_some_and(|v| lambda.params.contains(&v)) {
+                if self.bound_in(&lambda.body, *d)
+                    || d.as_var().is_some_and(|v| lambda.params.contains(&v))
+                {
                     return Err(self.unsupported(
                         "a function given to a SOAC that returns arrays whose size depends on \
                          its argument (the result could be irregular)",

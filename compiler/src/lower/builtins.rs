@@ -4,16 +4,19 @@
 
 use super::{LVal, Lowerer, Res};
 use crate::builtins::{ArrayFn, Builtin, MathFn};
-use crate::ir::{
-    Const, DimIndex, Exp, HistOp, Lambda, RedOp, ScanOp, Soac, SubExp, Type, VarId,
-};
+use crate::ir::{Const, DimIndex, Exp, HistOp, Lambda, RedOp, ScanOp, Soac, SubExp, Type, VarId};
 use crate::syntax::ast::{BinOp, ExprId};
 use crate::types::PrimType;
 
 const I64: Type = Type::Prim(PrimType::I64);
 
 impl<'p> Lowerer<'p> {
-    pub(super) fn builtin(&mut self, b: Builtin, _id: ExprId, args: Vec<LVal<'p>>) -> Res<LVal<'p>> {
+    pub(super) fn builtin(
+        &mut self,
+        b: Builtin,
+        _id: ExprId,
+        args: Vec<LVal<'p>>,
+    ) -> Res<LVal<'p>> {
         match b {
             Builtin::Array(f) => self.array_fn(f, args),
             Builtin::Math { op, .. } => {
@@ -29,7 +32,11 @@ impl<'p> Lowerer<'p> {
                     MathFn::IsNan | MathFn::IsInf => Type::Prim(PrimType::Bool),
                     _ => ty.clone(),
                 };
-                Ok(LVal::Leaf(self.bind("x", result, Exp::Math(op, ty.elem(), args))))
+                Ok(LVal::Leaf(self.bind(
+                    "x",
+                    result,
+                    Exp::Math(op, ty.elem(), args),
+                )))
             }
             Builtin::Convert { to, .. } => match args.as_slice() {
                 [LVal::Leaf(x)] => Ok(LVal::Leaf(self.bind(
@@ -93,8 +100,11 @@ impl<'p> Lowerer<'p> {
 
     /// An associative operator as a lambda over `2k` scalars/arrays of the given types.
     fn operator_lambda(&mut self, op: &LVal<'p>, ne: &LVal<'p>, types: &[Type]) -> Res<Lambda> {
-        let (lambda, _) =
-            self.lambda(op, &[ne.clone(), ne.clone()], &[types.to_vec(), types.to_vec()])?;
+        let (lambda, _) = self.lambda(
+            op,
+            &[ne.clone(), ne.clone()],
+            &[types.to_vec(), types.to_vec()],
+        )?;
         Ok(lambda)
     }
 
@@ -111,7 +121,11 @@ impl<'p> Lowerer<'p> {
             ArrayFn::Map(k) => {
                 let func = next()?;
                 let xss: Vec<LVal<'p>> = (0..k).map(|_| next()).collect::<Res<_>>()?;
-                self.map(&func, &xss, &format!("map{}", if k == 1 { String::new() } else { k.to_string() }))
+                self.map(
+                    &func,
+                    &xss,
+                    &format!("map{}", if k == 1 { String::new() } else { k.to_string() }),
+                )
             }
             ArrayFn::Reduce | ArrayFn::ReduceComm | ArrayFn::Scan => {
                 let (op, ne, xs) = (next()?, next()?, next()?);
@@ -120,7 +134,8 @@ impl<'p> Lowerer<'p> {
                 let types = self.row_types(&inputs);
                 let lambda = self.operator_lambda(&op, &ne, &types)?;
                 let neutral = self.neutral(&ne)?;
-                let params: Vec<VarId> = types.iter().map(|t| self.new_var("x", t.clone())).collect();
+                let params: Vec<VarId> =
+                    types.iter().map(|t| self.new_var("x", t.clone())).collect();
                 let map = Lambda {
                     body: Self::identity(&params),
                     params,
@@ -159,7 +174,7 @@ impl<'p> Lowerer<'p> {
                 let LVal::Leaf(k) = k else {
                     return Err(self.internal("histogram size is not a scalar"));
                 };
-                let k = self.to_i64(k);
+                let k = self.as_i64(k);
                 let dest = self.map_leaves(&ne, &mut |this, se| {
                     let ty = this.ty(se).array_of(k);
                     Ok(this.bind("hist", ty, Exp::Replicate(k, se)))
@@ -184,7 +199,7 @@ impl<'p> Lowerer<'p> {
                 let LVal::Leaf(n) = next()? else {
                     return Err(self.internal("iota of a non-scalar"));
                 };
-                let n = self.to_i64(n);
+                let n = self.as_i64(n);
                 Ok(LVal::Leaf(self.bind("iota", I64.array_of(n), Exp::Iota(n))))
             }
             ArrayFn::Replicate => {
@@ -192,7 +207,7 @@ impl<'p> Lowerer<'p> {
                 let LVal::Leaf(n) = n else {
                     return Err(self.internal("replicate count is not a scalar"));
                 };
-                let n = self.to_i64(n);
+                let n = self.as_i64(n);
                 self.map_leaves(&x, &mut |this, se| {
                     let ty = this.ty(se).array_of(n);
                     Ok(this.bind("rep", ty, Exp::Replicate(n, se)))
@@ -203,31 +218,47 @@ impl<'p> Lowerer<'p> {
                 let first = self.arrays(&xss[0])?;
                 let n = self.outer_size(&first)?;
                 let refs: Vec<&LVal<'p>> = xss.iter().collect();
-                self.same_lengths(&format!("zip{}", if k == 2 { String::new() } else { k.to_string() }), n, &refs)?;
+                self.same_lengths(
+                    &format!("zip{}", if k == 2 { String::new() } else { k.to_string() }),
+                    n,
+                    &refs,
+                )?;
                 Ok(LVal::Tuple(xss))
             }
             ArrayFn::Unzip(_) => next(),
             ArrayFn::Transpose => {
                 let xs = next()?;
                 self.map_leaves(&xs, &mut |this, se| {
-                    let v = se.as_var().ok_or_else(|| this.internal("transpose of a constant"))?;
+                    let v = se
+                        .as_var()
+                        .ok_or_else(|| this.internal("transpose of a constant"))?;
                     let ty = this.function.ty(v).clone();
                     let rank = ty.rank();
                     let mut perm: Vec<usize> = (0..rank).collect();
                     perm.swap(0, 1);
                     let shape = perm.iter().map(|&d| ty.shape()[d]).collect();
-                    Ok(this.bind("tr", Type::with_shape(ty.elem(), shape), Exp::Rearrange(v, perm)))
+                    Ok(this.bind(
+                        "tr",
+                        Type::with_shape(ty.elem(), shape),
+                        Exp::Rearrange(v, perm),
+                    ))
                 })
             }
             ArrayFn::Flatten => {
                 let xs = next()?;
                 self.map_leaves(&xs, &mut |this, se| {
-                    let v = se.as_var().ok_or_else(|| this.internal("flatten of a constant"))?;
+                    let v = se
+                        .as_var()
+                        .ok_or_else(|| this.internal("flatten of a constant"))?;
                     let ty = this.function.ty(v).clone();
                     let n = this.binop(BinOp::Mul, ty.shape()[0], ty.shape()[1]);
                     let mut shape = vec![n];
                     shape.extend_from_slice(&ty.shape()[2..]);
-                    Ok(this.bind("flat", Type::with_shape(ty.elem(), shape.clone()), Exp::Reshape(v, shape)))
+                    Ok(this.bind(
+                        "flat",
+                        Type::with_shape(ty.elem(), shape.clone()),
+                        Exp::Reshape(v, shape),
+                    ))
                 })
             }
             ArrayFn::Unflatten => {
@@ -235,13 +266,19 @@ impl<'p> Lowerer<'p> {
                 let (LVal::Leaf(n), LVal::Leaf(m)) = (n, m) else {
                     return Err(self.internal("unflatten sizes are not scalars"));
                 };
-                let (n, m) = (self.to_i64(n), self.to_i64(m));
+                let (n, m) = (self.as_i64(n), self.as_i64(m));
                 self.map_leaves(&xs, &mut |this, se| {
-                    let v = se.as_var().ok_or_else(|| this.internal("unflatten of a constant"))?;
+                    let v = se
+                        .as_var()
+                        .ok_or_else(|| this.internal("unflatten of a constant"))?;
                     let ty = this.function.ty(v).clone();
                     let mut shape = vec![n, m];
                     shape.extend_from_slice(&ty.shape()[1..]);
-                    Ok(this.bind("unflat", Type::with_shape(ty.elem(), shape.clone()), Exp::Reshape(v, shape)))
+                    Ok(this.bind(
+                        "unflat",
+                        Type::with_shape(ty.elem(), shape.clone()),
+                        Exp::Reshape(v, shape),
+                    ))
                 })
             }
             ArrayFn::Concat => {
@@ -253,14 +290,20 @@ impl<'p> Lowerer<'p> {
                     let n = self.binop(BinOp::Add, tx.shape()[0], ty.shape()[0]);
                     let mut shape = vec![n];
                     shape.extend_from_slice(&tx.shape()[1..]);
-                    out.push(self.bind("cat", Type::with_shape(tx.elem(), shape), Exp::Concat(vec![x, y])));
+                    out.push(self.bind(
+                        "cat",
+                        Type::with_shape(tx.elem(), shape),
+                        Exp::Concat(vec![x, y]),
+                    ));
                 }
                 Ok(Self::rebuild(&xs, &mut out.into_iter()))
             }
             ArrayFn::Reverse => {
                 let xs = next()?;
                 self.map_leaves(&xs, &mut |this, se| {
-                    let v = se.as_var().ok_or_else(|| this.internal("reverse of a constant"))?;
+                    let v = se
+                        .as_var()
+                        .ok_or_else(|| this.internal("reverse of a constant"))?;
                     let ty = this.function.ty(v).clone();
                     let n = ty.shape()[0];
                     let last = this.binop(BinOp::Sub, n, SubExp::i64(1));
@@ -279,7 +322,7 @@ impl<'p> Lowerer<'p> {
                 let LVal::Leaf(r) = r else {
                     return Err(self.internal("rotation is not a scalar"));
                 };
-                let r = self.to_i64(r);
+                let r = self.as_i64(r);
                 self.map_leaves(&xs, &mut |this, se| this.rotate(r, se))
             }
             ArrayFn::Length => {
@@ -558,7 +601,9 @@ impl<'p> Lowerer<'p> {
 
     /// `rotate r xs`: `xs[s:] ++ xs[:s]` with `s = r mod n` (`xs` itself when empty).
     fn rotate(&mut self, r: SubExp, se: SubExp) -> Res<SubExp> {
-        let v = se.as_var().ok_or_else(|| self.internal("rotate of a constant"))?;
+        let v = se
+            .as_var()
+            .ok_or_else(|| self.internal("rotate of a constant"))?;
         let ty = self.function.ty(v).clone();
         let n = ty.shape()[0];
         let empty = self.binop(BinOp::Eq, n, SubExp::i64(0));
@@ -587,7 +632,14 @@ impl<'p> Lowerer<'p> {
         let tail = self.bind(
             "tail",
             tail_ty,
-            Exp::Index(v, vec![DimIndex::Slice { start: s, len: rest, stride: SubExp::i64(1) }]),
+            Exp::Index(
+                v,
+                vec![DimIndex::Slice {
+                    start: s,
+                    len: rest,
+                    stride: SubExp::i64(1),
+                }],
+            ),
         );
         let mut head_ty = ty.clone();
         if let Type::Array { shape, .. } = &mut head_ty {
@@ -596,7 +648,14 @@ impl<'p> Lowerer<'p> {
         let head = self.bind(
             "head",
             head_ty,
-            Exp::Index(v, vec![DimIndex::Slice { start: SubExp::i64(0), len: s, stride: SubExp::i64(1) }]),
+            Exp::Index(
+                v,
+                vec![DimIndex::Slice {
+                    start: SubExp::i64(0),
+                    len: s,
+                    stride: SubExp::i64(1),
+                }],
+            ),
         );
         let total = self.binop(BinOp::Add, rest, s);
         let mut out_ty = ty;
@@ -606,12 +665,19 @@ impl<'p> Lowerer<'p> {
         let rotated = self.bind(
             "rot",
             out_ty,
-            Exp::Concat(vec![tail.as_var().expect("var"), head.as_var().expect("var")]),
+            Exp::Concat(vec![
+                tail.as_var().expect("var"),
+                head.as_var().expect("var"),
+            ]),
         );
         // The result has the input's size.
         let rv = rotated.as_var().expect("var");
         let final_ty = self.function.ty(v).clone();
-        Ok(self.bind("rot", final_ty.clone(), Exp::Reshape(rv, final_ty.shape().to_vec())))
+        Ok(self.bind(
+            "rot",
+            final_ty.clone(),
+            Exp::Reshape(rv, final_ty.shape().to_vec()),
+        ))
     }
 }
 

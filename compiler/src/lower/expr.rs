@@ -64,7 +64,9 @@ impl<'p> Lowerer<'p> {
                 let a = self.expr(array)?;
                 let idx = self.index_args(&a, args)?;
                 self.map_leaves(&a, &mut |this, se| {
-                    let v = se.as_var().ok_or_else(|| this.internal("index of a constant"))?;
+                    let v = se
+                        .as_var()
+                        .ok_or_else(|| this.internal("index of a constant"))?;
                     let ty = index_type(this.function.ty(v), &idx);
                     Ok(this.bind("x", ty, Exp::Index(v, idx.clone())))
                 })
@@ -144,9 +146,11 @@ impl<'p> Lowerer<'p> {
                 result
             }
             ExprKind::LetWith(name, args, value, body) => {
-                let array = self.env.get(&name.name).cloned().ok_or_else(|| {
-                    self.internal(format!("`{}` is not in scope", name.name))
-                })?;
+                let array = self
+                    .env
+                    .get(&name.name)
+                    .cloned()
+                    .ok_or_else(|| self.internal(format!("`{}` is not in scope", name.name)))?;
                 let updated = self.update(array, args, value)?;
                 let env = self.env.clone();
                 Rc::make_mut(&mut self.env).insert(name.name.clone(), updated);
@@ -242,7 +246,9 @@ impl<'p> Lowerer<'p> {
         match v {
             LVal::Leaf(se) => Ok(LVal::Leaf(f(self, *se)?)),
             LVal::Tuple(vs) => Ok(LVal::Tuple(
-                vs.iter().map(|v| self.map_leaves(v, f)).collect::<Res<_>>()?,
+                vs.iter()
+                    .map(|v| self.map_leaves(v, f))
+                    .collect::<Res<_>>()?,
             )),
             LVal::Fun(_) => Err(self.unsupported("an array of functions")),
         }
@@ -287,7 +293,9 @@ impl<'p> Lowerer<'p> {
                 ts.iter().map(|t| self.empty_of(t)).collect::<Res<_>>()?,
             )),
             types::Type::Record(fs) => Ok(LVal::Tuple(
-                fs.iter().map(|(_, t)| self.empty_of(t)).collect::<Res<_>>()?,
+                fs.iter()
+                    .map(|(_, t)| self.empty_of(t))
+                    .collect::<Res<_>>()?,
             )),
             _ => {
                 let mut shape = Vec::new();
@@ -303,7 +311,11 @@ impl<'p> Lowerer<'p> {
                     .ok_or_else(|| self.unsupported("an empty array of a polymorphic type"))?;
                 let elem_ty = Type::with_shape(p, shape);
                 let ty = elem_ty.array_of(SubExp::i64(0));
-                Ok(LVal::Leaf(self.bind("arr", ty, Exp::ArrayLit(Vec::new(), elem_ty))))
+                Ok(LVal::Leaf(self.bind(
+                    "arr",
+                    ty,
+                    Exp::ArrayLit(Vec::new(), elem_ty),
+                )))
             }
         }
     }
@@ -343,7 +355,7 @@ impl<'p> Lowerer<'p> {
             idx.push(match arg {
                 IndexArg::Index(i) => {
                     let i = self.scalar(i)?;
-                    DimIndex::Fix(self.to_i64(i))
+                    DimIndex::Fix(self.as_i64(i))
                 }
                 IndexArg::Slice {
                     start, end, stride, ..
@@ -354,10 +366,14 @@ impl<'p> Lowerer<'p> {
     }
 
     /// `i` as an `i64`.
-    pub(super) fn to_i64(&mut self, i: SubExp) -> SubExp {
+    pub(super) fn as_i64(&mut self, i: SubExp) -> SubExp {
         match self.ty(i) {
             Type::Prim(PrimType::I64) => i,
-            _ => self.bind("i", Type::Prim(PrimType::I64), Exp::Convert(PrimType::I64, i)),
+            _ => self.bind(
+                "i",
+                Type::Prim(PrimType::I64),
+                Exp::Convert(PrimType::I64, i),
+            ),
         }
     }
 
@@ -373,7 +389,7 @@ impl<'p> Lowerer<'p> {
         let stride = match stride {
             Some(s) => {
                 let s = self.scalar(s)?;
-                self.to_i64(s)
+                self.as_i64(s)
             }
             None => SubExp::i64(1),
         };
@@ -387,21 +403,31 @@ impl<'p> Lowerer<'p> {
             match e {
                 Some(e) => {
                     let v = this.scalar(e)?;
-                    Ok(this.to_i64(v))
+                    Ok(this.as_i64(v))
                 }
                 None => Ok(default),
             }
         };
         let (start, end) = if negative {
             let last = self.binop(BinOp::Sub, n, SubExp::i64(1));
-            (operand(self, start, last)?, operand(self, end, SubExp::i64(-1))?)
+            (
+                operand(self, start, last)?,
+                operand(self, end, SubExp::i64(-1))?,
+            )
         } else {
-            (operand(self, start, SubExp::i64(0))?, operand(self, end, n)?)
+            (
+                operand(self, start, SubExp::i64(0))?,
+                operand(self, end, n)?,
+            )
         };
         // len = ceil((end - start) / stride), with the sign of the stride.
         let span = self.binop(BinOp::Sub, end, start);
         let toward = self.binop(BinOp::Add, span, stride);
-        let adjust = if negative { SubExp::i64(1) } else { SubExp::i64(-1) };
+        let adjust = if negative {
+            SubExp::i64(1)
+        } else {
+            SubExp::i64(-1)
+        };
         let rounded = self.binop(BinOp::Add, toward, adjust);
         let len = match stride {
             SubExp::Const(Const::I64(0)) => SubExp::i64(0),
@@ -439,7 +465,9 @@ impl<'p> Lowerer<'p> {
         self.leaves(&v, &mut values)?;
         let mut updated = Vec::new();
         for (a, v) in arrays.into_iter().zip(values) {
-            let var = a.as_var().ok_or_else(|| self.internal("update of a constant"))?;
+            let var = a
+                .as_var()
+                .ok_or_else(|| self.internal("update of a constant"))?;
             let ty = self.function.ty(var).clone();
             updated.push(self.bind("upd", ty, Exp::Update(var, idx.clone(), v)));
         }
@@ -528,7 +556,9 @@ impl<'p> Lowerer<'p> {
             return Ok(v);
         }
         self.map_leaves(&v, &mut |this, se| {
-            let var = se.as_var().ok_or_else(|| this.internal("coercion of a constant"))?;
+            let var = se
+                .as_var()
+                .ok_or_else(|| this.internal("coercion of a constant"))?;
             let ty = this.function.ty(var).clone();
             let mut shape = ty.shape().to_vec();
             let mut changed = false;
@@ -562,7 +592,12 @@ impl<'p> Lowerer<'p> {
         let mut pat_sizes: Vec<VarId> = Vec::new();
         let mut ret = Vec::new();
         let mut types = Vec::new();
-        for (t, f) in then_body.result.clone().iter().zip(else_body.result.clone()) {
+        for (t, f) in then_body
+            .result
+            .clone()
+            .iter()
+            .zip(else_body.result.clone())
+        {
             let (tt, ft) = (self.ty(*t), self.ty(f));
             let mut shape = Vec::new();
             for (dt, df) in tt.shape().iter().zip(ft.shape()) {
@@ -644,7 +679,9 @@ impl<'p> Lowerer<'p> {
                 .ok_or_else(|| self.internal(format!("`{}` is not in scope", id.name))),
             ast::Pattern::Tuple(ps, _) if ps.len() == 1 => self.pattern_value(&ps[0]),
             ast::Pattern::Tuple(ps, _) => Ok(LVal::Tuple(
-                ps.iter().map(|p| self.pattern_value(p)).collect::<Res<_>>()?,
+                ps.iter()
+                    .map(|p| self.pattern_value(p))
+                    .collect::<Res<_>>()?,
             )),
             ast::Pattern::Ascribed(p, _, _) => self.pattern_value(p),
             _ => Err(self.unsupported("this loop pattern without an initial value")),
@@ -684,16 +721,19 @@ impl<'p> Lowerer<'p> {
             value_params.push(v);
             params.push((v, *init));
         }
-        let param_value =
-            Self::rebuild(init_value, &mut value_params.iter().map(|v| SubExp::Var(*v)));
+        let param_value = Self::rebuild(
+            init_value,
+            &mut value_params.iter().map(|v| SubExp::Var(*v)),
+        );
         let env = self.env.clone();
         let (loop_form, result) = match form {
             ast::LoopForm::For(i, bound) => {
                 let bound = self.scalar(bound)?;
-                let bound = self.to_i64(bound);
+                let bound = self.as_i64(bound);
                 let index = self.new_var(&i.name, Type::Prim(PrimType::I64));
                 let (_, body_ir) = self.body_of(|this| {
-                    Rc::make_mut(&mut this.env).insert(i.name.clone(), LVal::Leaf(SubExp::Var(index)));
+                    Rc::make_mut(&mut this.env)
+                        .insert(i.name.clone(), LVal::Leaf(SubExp::Var(index)));
                     this.bind_pattern(pat, param_value.clone())?;
                     this.expr(body)
                 })?;
@@ -710,9 +750,15 @@ impl<'p> Lowerer<'p> {
                 let index = self.new_var("i", Type::Prim(PrimType::I64));
                 let (_, body_ir) = self.body_of(|this| {
                     let x = this.map_leaves(&xs, &mut |this, se| {
-                        let v = se.as_var().ok_or_else(|| this.internal("for-in over a constant"))?;
+                        let v = se
+                            .as_var()
+                            .ok_or_else(|| this.internal("for-in over a constant"))?;
                         let ty = this.function.ty(v).row();
-                        Ok(this.bind("x", ty, Exp::Index(v, vec![DimIndex::Fix(SubExp::Var(index))])))
+                        Ok(this.bind(
+                            "x",
+                            ty,
+                            Exp::Index(v, vec![DimIndex::Fix(SubExp::Var(index))]),
+                        ))
                     })?;
                     this.bind_pattern(xpat, x)?;
                     this.bind_pattern(pat, param_value.clone())?;

@@ -31,9 +31,7 @@ mod builtins;
 mod expr;
 
 use crate::diag::Diagnostic;
-use crate::ir::{
-    Body, Function, Param, Program, Signature, Stmt, SubExp, Type, VarId,
-};
+use crate::ir::{Body, Function, Param, Program, Signature, Stmt, SubExp, Type, VarId};
 use crate::source::{SourceMap, Span};
 use crate::syntax::ast::{self, Decl, Expr, LocalFun, Pattern, SizeExp, TypeExp};
 use crate::typeck::Checked;
@@ -96,7 +94,12 @@ enum Callee<'p> {
     Lambda(&'p Expr, Env<'p>),
     Builtin(crate::builtins::Builtin, ast::ExprId),
     /// `(+)`, `(x +)`, `(+ x)`: the operator with its fixed operands (`None`: a parameter).
-    Op(ast::BinOp, Option<Box<LVal<'p>>>, Option<Box<LVal<'p>>>, Span),
+    Op(
+        ast::BinOp,
+        Option<Box<LVal<'p>>>,
+        Option<Box<LVal<'p>>>,
+        Span,
+    ),
 }
 
 /// Names in scope: variables, local functions, size parameters.
@@ -144,8 +147,11 @@ impl<'p> Lowerer<'p> {
 
     fn internal(&self, what: impl Into<String>) -> Box<Diagnostic> {
         Box::new(
-            Diagnostic::error(E_INTERNAL, format!("internal compiler error: {}", what.into()))
-                .with_primary(self.loc, "while lowering this"),
+            Diagnostic::error(
+                E_INTERNAL,
+                format!("internal compiler error: {}", what.into()),
+            )
+            .with_primary(self.loc, "while lowering this"),
         )
     }
 

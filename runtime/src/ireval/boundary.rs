@@ -36,8 +36,13 @@ pub fn bind_arguments(function: &Function, args: Vec<Value>) -> Res<Vec<(VarId, 
     let mut flat = Vec::new();
     for ((pname, ty), arg) in sig.params.iter().zip(args) {
         let given = arg.describe();
-        let mismatch =
-            || error(E_ARG_TYPE, span, format!("expected {ty} for parameter {pname}, got {given}"));
+        let mismatch = || {
+            error(
+                E_ARG_TYPE,
+                span,
+                format!("expected {ty} for parameter {pname}, got {given}"),
+            )
+        };
         let expected = BoundaryType::of(ty).map_err(|_| mismatch())?;
         let mut components = Vec::new();
         spread(&expected, arg, &mut components).ok_or_else(mismatch)?;
@@ -55,7 +60,11 @@ pub fn bind_arguments(function: &Function, args: Vec<Value>) -> Res<Vec<(VarId, 
     for (param, (pname, value, ty)) in function.params.iter().zip(flat) {
         let ir_ty = function.ty(param.var);
         let mismatch = |given: String| {
-            error(E_ARG_TYPE, span, format!("expected {ty} for parameter {pname}, got {given}"))
+            error(
+                E_ARG_TYPE,
+                span,
+                format!("expected {ty} for parameter {pname}, got {given}"),
+            )
         };
         let described = value.describe();
         let val = match (ir_ty, value) {
@@ -83,7 +92,10 @@ pub fn bind_arguments(function: &Function, args: Vec<Value>) -> Res<Vec<(VarId, 
                             Some(_) => {}
                             None => {
                                 sizes.insert(size, (actual, pname));
-                                bound.push((size, Val::Prim(crate::value::Scalar::I64(actual as i64))));
+                                bound.push((
+                                    size,
+                                    Val::Prim(crate::value::Scalar::I64(actual as i64)),
+                                ));
                             }
                         },
                         _ => {}

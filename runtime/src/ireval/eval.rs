@@ -156,8 +156,12 @@ impl<'f> Evaluator<'f> {
     fn op_error(&self, e: OpError, symbol: &str) -> Box<Diagnostic> {
         match e {
             OpError::DivByZero => Box::new(
-                error(R_DIV_ZERO, self.loc, format!("division by zero (`{symbol}`)"))
-                    .with_help("guard the divisor, e.g. `if d == 0 then ... else x / d`"),
+                error(
+                    R_DIV_ZERO,
+                    self.loc,
+                    format!("division by zero (`{symbol}`)"),
+                )
+                .with_help("guard the divisor, e.g. `if d == 0 then ... else x / d`"),
             ),
             OpError::IllTyped => self.internal("ill-typed operand"),
         }
@@ -220,8 +224,10 @@ impl<'f> Evaluator<'f> {
             Exp::Rearrange(a, perm) => one(Val::Array(self.rearrange(&self.array(*a)?, perm)?)),
             Exp::Reshape(a, dims) => {
                 let a = self.array(*a)?;
-                let shape: Vec<usize> =
-                    dims.iter().map(|d| self.size(*d, "reshape")).collect::<Res<_>>()?;
+                let shape: Vec<usize> = dims
+                    .iter()
+                    .map(|d| self.size(*d, "reshape"))
+                    .collect::<Res<_>>()?;
                 self.check_reshape(&a, dims, &shape)?;
                 one(Val::Array(a.reshape(shape)))
             }
@@ -334,7 +340,8 @@ impl<'f> Evaluator<'f> {
             .map(|d| match d {
                 DimIndex::Fix(i) => Ok(IdxArg::At(self.int(*i)?)),
                 DimIndex::Slice { start, len, stride } => {
-                    let (start, len, stride) = (self.int(*start)?, self.int(*len)?, self.int(*stride)?);
+                    let (start, len, stride) =
+                        (self.int(*start)?, self.int(*len)?, self.int(*stride)?);
                     // One past the last element taken (a negative `len` comes from reversed
                     // bounds and gives them back, for the interpreter's check to reject).
                     let end = if len > 0 {
@@ -364,9 +371,9 @@ impl<'f> Evaluator<'f> {
         let mut store = Store::Prim(empty_data(elem));
         for row in rows {
             match (&mut store, row) {
-                (Store::Prim(d), Val::Prim(s)) => {
-                    d.push(s).ok_or_else(|| self.internal("row of another type"))?
-                }
+                (Store::Prim(d), Val::Prim(s)) => d
+                    .push(s)
+                    .ok_or_else(|| self.internal("row of another type"))?,
                 (store, Val::Array(a)) => {
                     if a.shape() != &shape[1..] {
                         return Err(error(
@@ -415,7 +422,10 @@ impl<'f> Evaluator<'f> {
         for _ in 0..count {
             let flat: usize = perm.iter().zip(&index).map(|(&d, &i)| i * strides[d]).sum();
             store
-                .extend_from(a.store(), a.range().start + flat..a.range().start + flat + 1)
+                .extend_from(
+                    a.store(),
+                    a.range().start + flat..a.range().start + flat + 1,
+                )
                 .map_err(|()| self.internal("rearrange"))?;
             for d in (0..index.len()).rev() {
                 index[d] += 1;
@@ -428,8 +438,16 @@ impl<'f> Evaluator<'f> {
         Ok(Array::new(new_shape, store))
     }
 
-    fn run_loop(&mut self, params: &[(VarId, SubExp)], form: &LoopForm, body: &Body) -> Res<Vec<Val>> {
-        let mut state: Vec<Val> = params.iter().map(|(_, init)| self.operand(*init)).collect::<Res<_>>()?;
+    fn run_loop(
+        &mut self,
+        params: &[(VarId, SubExp)],
+        form: &LoopForm,
+        body: &Body,
+    ) -> Res<Vec<Val>> {
+        let mut state: Vec<Val> = params
+            .iter()
+            .map(|(_, init)| self.operand(*init))
+            .collect::<Res<_>>()?;
         let mut iteration = 0i64;
         loop {
             for ((p, _), val) in params.iter().zip(state.drain(..)) {
@@ -477,7 +495,10 @@ impl<'f> Evaluator<'f> {
                 return Err(error(
                     R_SIZE,
                     self.loc,
-                    format!("array of shape {} has not {width} rows", shape_text(a.shape())),
+                    format!(
+                        "array of shape {} has not {width} rows",
+                        shape_text(a.shape())
+                    ),
                 ));
             }
         }
@@ -555,7 +576,13 @@ impl<'f> Evaluator<'f> {
     }
 
     fn write_row(&self, dest: &mut Array<'static>, row: usize, value: Val) -> Res<()> {
-        let owned = std::mem::replace(dest, Array::new(vec![0], Store::Prim(empty_data(ogham_compiler::types::PrimType::Bool))));
+        let owned = std::mem::replace(
+            dest,
+            Array::new(
+                vec![0],
+                Store::Prim(empty_data(ogham_compiler::types::PrimType::Bool)),
+            ),
+        );
         let updated = index::update(owned, &[IdxArg::At(row as i64)], value)
             .map_err(|e| error(e.code, self.loc, e.message))?;
         *dest = updated;
@@ -626,7 +653,10 @@ impl<'f> Evaluator<'f> {
         let outer = &space[..space.len().saturating_sub(1)];
         for (j, column) in reduced.into_iter().enumerate() {
             out.push(if outer.is_empty() {
-                column.into_iter().next().ok_or_else(|| self.internal("no segment"))?
+                column
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| self.internal("no segment"))?
             } else {
                 Val::Array(self.collect(types[n_scan + j], column)?)
             });

@@ -48,7 +48,10 @@ pub fn run(
     };
     let mut limits = HashMap::new();
     for t in &program.thresholds {
-        limits.insert(t.name.clone(), thresholds.get(&t.name).copied().unwrap_or(t.default));
+        limits.insert(
+            t.name.clone(),
+            thresholds.get(&t.name).copied().unwrap_or(t.default),
+        );
     }
     let run = move || -> Result<Vec<Value>, Box<Diagnostic>> {
         let params = boundary::bind_arguments(function, args)?;
