@@ -8,6 +8,13 @@
 //! | `syntax` | `parse_module`     | logos lexer + lalrpop grammar -> AST with spans         |
 //! | `loader` | `load`             | reads the root file and its imports (and the prelude)   |
 //! | `typeck` | `check`            | names, types, sizes, polymorphism, uniqueness           |
+//! | `lower`  | `lower`            | inlining, defunctionalisation, ANF -> core IR (`ir`)    |
+//! | `opt`    | `simplify`, `fuse` | folding, CSE, DCE, hoisting; SOAC fusion                |
+//! | `flatten`| `flatten`          | nested parallelism -> kernel IR (`kir`), thresholds     |
+//!
+//! `pipeline` holds the one ordered list of middle-end passes (`ogham dev --dump-after PASS`);
+//! `ir::verify` checks the IR after each of them in debug builds and tests. `docs/compiler.md`
+//! explains the IRs.
 
 pub mod builtins;
 pub mod diag;

@@ -211,6 +211,17 @@ impl Flattener<'_> {
             unreachable!("versioned_map on a non-map")
         };
         let width = *width;
+        let outer = self.threshold(
+            format!("suff_outer_par_{k}"),
+            DEFAULT_OUTER_PAR,
+            format!(
+                "{name}: map {k}: the outer width from which one thread per outer element runs \
+                 the whole body sequentially"
+            ),
+            width,
+            s.loc,
+            out,
+        );
         let ret: Vec<Type> = s.pat.iter().map(|&p| self.f.ty(p).clone()).collect();
         let thread = self.map_version(s, SegLevel::Thread);
         let block = self.map_version(s, SegLevel::Block);
@@ -255,17 +266,6 @@ impl Flattener<'_> {
                 block
             }
         };
-        let outer = self.threshold(
-            format!("suff_outer_par_{k}"),
-            DEFAULT_OUTER_PAR,
-            format!(
-                "{name}: map {k}: the outer width from which one thread per outer element runs \
-                 the whole body sequentially"
-            ),
-            width,
-            s.loc,
-            out,
-        );
         out.push(stmt(
             s.pat.clone(),
             Exp::If {
