@@ -15,7 +15,7 @@
 //! -- tags { slow disable }    free-form tags; `disable` skips every trial of the file
 //! -- snapshot { diag }        snapshot the rendered diagnostics (stages core kir cuda clif
 //!                             are accepted but not produced yet: skipped)
-//! -- structure core { map 1 } checked once the middle end exists: skipped for now
+//! -- structure core { map 1 } constructs of the optimised core IR (or `kir`), exactly counted
 //! ```
 //!
 //! An `input` without `output` or `error:` only checks that the program runs. Files named by
@@ -29,6 +29,9 @@
 use crate::args::{self, Arg, ArgValue};
 use crate::{Backend, Frontend, FrontendErrors};
 use ogham_compiler::diag::render;
+use ogham_compiler::ir::count::{CONSTRUCTS, count_constructs};
+use ogham_compiler::ir::print::print_program;
+use ogham_compiler::pipeline;
 use ogham_compiler::typeck::EntryPoint;
 use ogham_runtime::boundary::BoundaryType;
 use ogham_runtime::text::{self, Pos, TextError, TextValue};
@@ -228,6 +231,25 @@ impl TestFile {
                 None => Outcome::Skipped(format!("backend `{backend}` is not available yet")),
             },
             TrialKind::Snapshot(Stage::Diag) => Outcome::Snapshot(self.diagnostics(loaded)),
+            TrialKind::Snapshot(stage @ (Stage::Core | Stage::Kir)) => {
+                match compile_stage(loaded, *stage) {
+                    Ok(ir) => Outcome::Snapshot(print_program(&ir)),
+                    Err(why) => Outcome::Failed(why),
+                }
+            }
+            TrialKind::Structure(stage @ (Stage::Core | Stage::Kir)) => {
+                let body = self
+                    .spec
+                    .structures
+                    .iter()
+                    .find(|(s, _)| s == stage)
+                    .map(|(_, body)| body.as_str())
+                    .unwrap_or_default();
+                match compile_stage(loaded, *stage) {
+                    Ok(ir) => check_structure(&ir, body),
+                    Err(why) => Outcome::Failed(why),
+                }
+            }
             TrialKind::Snapshot(stage) | TrialKind::Structure(stage) => {
                 Outcome::Skipped(format!("stage `{}` is not produced yet", stage.name()))
             }
@@ -329,6 +351,63 @@ fn run_raw(fe: &Frontend, case: &Case, backend: Backend) -> Result<Vec<Value>, S
     backend
         .run(fe, &case.entry, args, None)
         .map_err(|diag| render(&fe.sources, &[*diag]))
+}
+
+/// The program compiled to core IR or kernel IR (optimised, verified after every pass).
+fn compile_stage(
+    loaded: &Result<Frontend, FrontendErrors>,
+    stage: Stage,
+) -> Result<ogham_compiler::ir::Program, String> {
+    let fe = loaded
+        .as_ref()
+        .map_err(|errors| format!("the program does not compile:\n{}", errors.render()))?;
+    let options = match stage {
+        Stage::Core => pipeline::Options::CORE,
+        _ => pipeline::Options::KERNEL,
+    };
+    let options = pipeline::Options {
+        verify: true,
+        ..options
+    };
+    fe.compile(options)
+        .map_err(|d| format!("the compiler failed:\n{}", render(&fe.sources, &[*d])))
+}
+
+/// Compares `structure <stage> { name count ... }` with the constructs of `ir`: every construct
+/// named must occur exactly that many times (unnamed ones are unconstrained).
+fn check_structure(ir: &ogham_compiler::ir::Program, body: &str) -> Outcome {
+    let counts = count_constructs(ir);
+    let words: Vec<&str> = body.split_whitespace().collect();
+    if words.len() % 2 != 0 {
+        return Outcome::Failed(format!(
+            "`{body}`: expected pairs of a construct and a count"
+        ));
+    }
+    let mut wrong = Vec::new();
+    for pair in words.chunks(2) {
+        let Some(&actual) = counts.get(pair[0]) else {
+            return Outcome::Failed(format!(
+                "unknown construct `{}` (known: {})",
+                pair[0],
+                CONSTRUCTS.join(", ")
+            ));
+        };
+        let Ok(expected) = pair[1].parse::<usize>() else {
+            return Outcome::Failed(format!("`{}` is not a count", pair[1]));
+        };
+        if actual != expected {
+            wrong.push(format!("{} {actual} (expected {expected})", pair[0]));
+        }
+    }
+    if wrong.is_empty() {
+        Outcome::Passed
+    } else {
+        Outcome::Failed(format!(
+            "structure differs: {}\n{}",
+            wrong.join(", "),
+            print_program(ir)
+        ))
+    }
 }
 
 /// Runs one case and judges its result.

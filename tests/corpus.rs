@@ -4,11 +4,12 @@
 //! Trials (filter them like any `cargo test` names):
 //! - `check::<case>`: the program loads, or fails to load as its compile-time `error:` expects
 //!   (only for files with such an `error:` or without cases);
-//! - `<backend>::<case>[:<entry>]#<i>`: case `i` on `interp`, `cpu`, `cuda`; backends that do not
-//!   exist yet are reported as ignored, never as passed;
-//! - `snapshot-diag::<case>`: insta snapshot of the rendered diagnostics, in
-//!   `tests/snapshots/<case>.diag.snap` (other stages are ignored until they are produced);
-//! - `structure-<stage>::<case>#<i>`: ignored until the middle end exists;
+//! - `<backend>::<case>[:<entry>]#<i>`: case `i` on `interp`, `core`, `kir`, `cpu`, `cuda`;
+//!   backends that do not exist yet are reported as ignored, never as passed;
+//! - `snapshot-<stage>::<case>`: insta snapshot of the rendered diagnostics (`diag`), the
+//!   optimised core IR (`core`) or the kernel IR (`kir`), in `tests/snapshots/<case>.<stage>.snap`
+//!   (`cuda`/`clif` are ignored until those backends exist);
+//! - `structure-<stage>::<case>#<i>`: construct counts of the core IR or kernel IR;
 //! - `spec::<case>`: fails when the test block itself is malformed.
 //!
 //! With `CI=true` insta writes nothing and fails on a missing or different snapshot; locally,
@@ -53,8 +54,10 @@ fn main() {
             let ignored = file.spec.disabled()
                 || match &trial.kind {
                     TrialKind::Case { backend, .. } => Backend::from_name(backend).is_none(),
-                    TrialKind::Snapshot(stage) => *stage != Stage::Diag,
-                    TrialKind::Structure(_) => true,
+                    TrialKind::Snapshot(stage) => {
+                        !matches!(stage, Stage::Diag | Stage::Core | Stage::Kir)
+                    }
+                    TrialKind::Structure(stage) => !matches!(stage, Stage::Core | Stage::Kir),
                     TrialKind::Check => false,
                 };
             let file = Arc::clone(&file);
