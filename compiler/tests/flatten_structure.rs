@@ -81,7 +81,7 @@ fn map_of_reduction_has_three_versions() {
         ],
     );
     let names: Vec<&str> = k.thresholds.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["suff_intra_par_0", "suff_outer_par_0"]);
+    assert_eq!(names, ["suff_outer_par_0", "suff_intra_par_0"]);
     // The distributed version is a segmented reduction over the two-dimensional space.
     let printed = print_program(&k);
     assert!(printed.contains("segred"), "{printed}");

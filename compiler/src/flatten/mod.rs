@@ -211,6 +211,7 @@ impl Flattener<'_> {
             unreachable!("versioned_map on a non-map")
         };
         let width = *width;
+        let name = self.f.name.clone();
         let outer = self.threshold(
             format!("suff_outer_par_{k}"),
             DEFAULT_OUTER_PAR,
@@ -225,7 +226,6 @@ impl Flattener<'_> {
         let ret: Vec<Type> = s.pat.iter().map(|&p| self.f.ty(p).clone()).collect();
         let thread = self.map_version(s, SegLevel::Thread);
         let block = self.map_version(s, SegLevel::Block);
-        let name = self.f.name.clone();
 
         let mut flat_stmts = Vec::new();
         let vars_before = self.f.vars.len();
@@ -442,10 +442,32 @@ impl Flattener<'_> {
         for (group, live) in groups.into_iter().zip(live_after) {
             match group {
                 Group::Sequential(stmts) => {
+                    // Cheap scalars of per-point values from before the group are computed
+                    // again where needed; the rest is a kernel that stores what later code
+                    // (recomputed scalars included) uses.
+                    let (mut cheap, mut rest) = (Vec::new(), Vec::new());
+                    let mut bound_here = HashSet::new();
+                    for s in stmts {
+                        let independent = free_vars_stmt(&self.f, s)
+                            .iter()
+                            .all(|v| !bound_here.contains(v));
+                        if independent && self.is_cheap_scalar(s) {
+                            cheap.push(s);
+                        } else {
+                            bound_here.extend(s.pat.iter().copied());
+                            rest.push(s);
+                        }
+                    }
+                    let stmts = rest;
+                    let cheap_stmts: Vec<Stmt> = cheap.iter().map(|&s| s.clone()).collect();
+                    let needed = free_vars(&self.f, &cheap_stmts, &[]);
+                    for s in cheap {
+                        nest.recompute(s.pat[0], s.exp.clone());
+                    }
                     let outs: Vec<VarId> = stmts
                         .iter()
                         .flat_map(|s| s.pat.iter().copied())
-                        .filter(|v| live.contains(v))
+                        .filter(|v| live.contains(v) || needed.contains(v))
                         .collect();
                     let checks = stmts.iter().any(|s| matches!(s.exp, Exp::Assert { .. }));
                     if outs.is_empty() && !checks {
@@ -493,6 +515,14 @@ impl Flattener<'_> {
             stmts: rest,
             result: body.result.clone(),
         }
+    }
+
+    /// Whether `s` binds one scalar by an expression that cannot fail (cheaper to compute again
+    /// in every kernel that needs it than to store per point).
+    fn is_cheap_scalar(&self, s: &Stmt) -> bool {
+        matches!(s.pat[..], [v] if self.f.ty(v).rank() == 0)
+            && !matches!(s.exp, Exp::Iota(_) | Exp::Replicate(..) | Exp::ArrayLit(..))
+            && self.cannot_fail(&s.exp)
     }
 
     /// Whether evaluating `exp` can neither fail nor run long (no checks, no division, no

@@ -4,9 +4,11 @@
 //! A variable bound inside the nest is per point: in a kernel over the nest's space it is found
 //! by indexing — a lambda parameter is a row of the map's input at that level's index, and a
 //! value computed by an earlier kernel is an element of the *expanded* array that kernel
-//! returned (the value at every point, with one extra dimension per level). [`Nest::resolve`]
-//! binds such a variable afresh at the start of a kernel body.
+//! returned (the value at every point, with one extra dimension per level), and a cheap scalar
+//! is computed again from its operands ([`Nest::recompute`]). [`Nest::resolve`] binds such a
+//! variable afresh at the start of a kernel body.
 
+use crate::ir::traverse::{Subst, for_each_operand, substitute_exp};
 use crate::ir::{DimIndex, Exp, Function, Stmt, SubExp, Type, VarId};
 use crate::source::Span;
 use std::collections::{HashMap, HashSet};
@@ -17,12 +19,15 @@ use std::collections::{HashMap, HashSet};
 pub struct Irregular;
 
 /// Where a per-point variable comes from.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum Source {
     /// A row of `input` (a host array, or a per-point one) at the index of level `level`.
     Row { input: VarId, level: usize },
     /// `array[i_0, ..., i_{levels-1}]`: a value computed by an earlier kernel.
     Expanded { array: VarId, levels: usize },
+    /// A scalar that every kernel needing it computes again by this expression (cheap and
+    /// unable to fail; its operands are resolved in turn).
+    Computed(Box<Exp>),
 }
 
 /// The enclosing maps (outermost first) of the code being distributed.
@@ -123,6 +128,12 @@ impl Nest {
         }
     }
 
+    /// Records that the per-point scalar `v` is computed by `exp` in every kernel that needs it
+    /// (rather than by a kernel of its own, stored, and read back).
+    pub fn recompute(&mut self, v: VarId, exp: Exp) {
+        self.sources.insert(v, Source::Computed(Box::new(exp)));
+    }
+
     /// Declares that `v` (a loop index interchanged out of the nest) is now bound on the host.
     pub fn hoist(&mut self, v: VarId) {
         self.local.remove(&v);
@@ -145,7 +156,13 @@ impl Nest {
         if let Some(&se) = memo.get(&v) {
             return Ok(se);
         }
-        let (array, index): (VarId, Vec<SubExp>) = match self.sources[&v] {
+        let fix = |indices: &[VarId]| -> Vec<DimIndex> {
+            indices
+                .iter()
+                .map(|&i| DimIndex::Fix(SubExp::Var(i)))
+                .collect()
+        };
+        let exp = match self.sources[&v].clone() {
             Source::Row { input, level } => {
                 let array = if self.sources.contains_key(&input) {
                     match self.resolve(function, claimed, input, indices, memo, binds)? {
@@ -155,12 +172,24 @@ impl Nest {
                 } else {
                     input
                 };
-                (array, vec![SubExp::Var(indices[level])])
+                Exp::Index(array, fix(&indices[level..=level]))
             }
-            Source::Expanded { array, levels } => (
-                array,
-                indices[..levels].iter().map(|&i| SubExp::Var(i)).collect(),
-            ),
+            Source::Expanded { array, levels } => Exp::Index(array, fix(&indices[..levels])),
+            Source::Computed(exp) => {
+                let mut exp = *exp;
+                let mut operands = Vec::new();
+                for_each_operand(&exp, &mut |se| operands.extend(se.as_var()));
+                let mut subst = Subst::new();
+                for u in operands
+                    .into_iter()
+                    .filter(|u| self.sources.contains_key(u))
+                {
+                    let se = self.resolve(function, claimed, u, indices, memo, binds)?;
+                    subst.insert(u, se);
+                }
+                substitute_exp(&mut exp, &subst);
+                exp
+            }
         };
         let info = function.var(v).clone();
         if !self.is_regular(&info.ty) {
@@ -173,7 +202,7 @@ impl Nest {
         };
         binds.push(Stmt {
             pat: vec![fresh],
-            exp: Exp::Index(array, index.into_iter().map(DimIndex::Fix).collect()),
+            exp,
             loc: Span::default(),
         });
         memo.insert(v, SubExp::Var(fresh));
