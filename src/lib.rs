@@ -43,7 +43,23 @@ impl Frontend {
     /// Loads `path` with its imports and type-checks it.
     pub fn load(path: &Path) -> Result<Frontend, FrontendErrors> {
         let mut sources = SourceMap::new();
-        let program = match ogham_compiler::loader::load(&mut sources, path) {
+        let program = ogham_compiler::loader::load(&mut sources, path);
+        Frontend::check(sources, program)
+    }
+
+    /// Type-checks a program given as text (`name` names it in diagnostics; imports are
+    /// resolved from the current directory, then the standard library).
+    pub fn load_source(name: &str, text: &str) -> Result<Frontend, FrontendErrors> {
+        let mut sources = SourceMap::new();
+        let program = ogham_compiler::loader::load_source(&mut sources, name, text);
+        Frontend::check(sources, program)
+    }
+
+    fn check(
+        sources: SourceMap,
+        program: Result<Program, Vec<Diagnostic>>,
+    ) -> Result<Frontend, FrontendErrors> {
+        let program = match program {
             Ok(p) => p,
             Err(diagnostics) => {
                 return Err(FrontendErrors {

@@ -378,7 +378,7 @@ fn compile_stage(
 fn check_structure(ir: &ogham_compiler::ir::Program, body: &str) -> Outcome {
     let counts = count_constructs(ir);
     let words: Vec<&str> = body.split_whitespace().collect();
-    if words.len() % 2 != 0 {
+    if !words.len().is_multiple_of(2) {
         return Outcome::Failed(format!(
             "`{body}`: expected pairs of a construct and a count"
         ));

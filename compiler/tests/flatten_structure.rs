@@ -183,3 +183,13 @@ fn kernel_bodies_index_host_arrays() {
     let p = index_host_array();
     flattens_to(p, &[("segmap", 1), ("thread", 1)]);
 }
+
+/// The per-point scalar `x * 10` is computed again inside the [n][m] kernel rather than stored by
+/// a kernel of its own: the distributed version is a single segmap.
+#[test]
+fn cheap_scalars_are_recomputed() {
+    flattens_to(
+        scalar_then_inner_map(),
+        &[("segmap", 3), ("thread", 2), ("block", 1), ("threshold", 2)],
+    );
+}

@@ -20,7 +20,10 @@
 //!   distributed in turn; an inner reduction, scan or histogram becomes a *segmented* `SegRed`,
 //!   `SegScan` or `SegHist` over the extended space. A value one group computes and a later
 //!   group uses is *expanded*: the first kernel returns it at every point (one more dimension
-//!   per level) and the later kernel reads its element back ([`nest::Nest`]).
+//!   per level) and the later kernel reads its element back ([`nest::Nest`]) — except a cheap
+//!   scalar (arithmetic that cannot fail), which each kernel needing it computes again. Code
+//!   that is the same at every point and cannot fail (sizes, `iota`, `replicate`, `transpose`
+//!   of host arrays) is hoisted to the host before the kernels instead.
 //! - a `for` loop with inner parallelism inside a map is *interchanged* with the map: the loop
 //!   runs on the host, its parameters expanded over the nest, and its body is distributed
 //!   (`map (\x -> loop ...)` becomes `loop (map ...)`, as STL's iteration loops need).
@@ -28,7 +31,11 @@
 //! Code that cannot be distributed stays sequential in its thread: an `if`, a `while` loop, a
 //! SOAC whose width differs between the points of the nest (an irregular size), and every SOAC
 //! inside a kernel body (Thread-level kernels run them sequentially). When a distribution meets
-//! an irregular size it gives up and the whole map is one Thread-level `SegMap`.
+//! an irregular size (a value to expand whose shape differs between points), it gives up: the
+//! map keeps only its Thread-level and Block-level versions.
+//!
+//! At Block level, the SOACs of the body outside other SOACs (those in its loops included) are
+//! the block-parallel ones.
 //!
 //! # Multi-versioning
 //!

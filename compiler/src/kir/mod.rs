@@ -18,8 +18,9 @@ use crate::ir::{Body, HistOp, RedOp, ScanOp, SubExp, Type, VarId};
 pub enum SegLevel {
     /// One thread per point; the body (including any SOAC in it) runs sequentially.
     Thread,
-    /// One block (CPU: one task) per point; SOACs directly in the body run in parallel across
-    /// the block's threads, with block-local (shared) memory for their intermediate arrays.
+    /// One block (CPU: one task) per point; the SOACs of the body that are not inside another
+    /// SOAC (directly in it, or in its loops and `if`s) run in parallel across the block's
+    /// threads, with block-local (shared) memory for their intermediate arrays.
     Block,
 }
 
@@ -50,6 +51,11 @@ pub enum SegKind {
     /// Segmented histograms: for each [`HistOp`] the body returns a bin then that histogram's
     /// values; the destinations have the space's outer dimensions (all but the innermost) then
     /// `num_bins`. Out-of-bounds bins are ignored. Results: the updated destinations.
+    ///
+    /// Flattening makes a `scatter` a histogram whose operator returns its second argument
+    /// (`\_ v -> v`): each point overwrites its bin. That operator has no neutral element (its
+    /// `neutral` is a placeholder zero), so a backend must apply it to the destination itself,
+    /// never through privatised sub-histograms.
     Hist(Vec<HistOp>),
 }
 

@@ -421,3 +421,39 @@ pub fn index_host_array() -> Program {
         &[v(ys)],
     ))
 }
+
+/// `map (\x -> let a = x * 10 in map (\y -> a + y) ys) xs`: a per-point scalar used by an inner
+/// map.
+pub fn scalar_then_inner_map() -> Program {
+    let mut b = FnBuilder::new("main");
+    let (n, m) = (b.var("n", I64), b.var("m", I64));
+    let xs = b.param("xs", arr(PrimType::I64, &[v(n)]));
+    let ys = b.param("ys", arr(PrimType::I64, &[v(m)]));
+    let (x, a) = (b.var("x", I64), b.var("a", I64));
+    let (y, s) = (b.var("y", I64), b.var("s", I64));
+    let row = b.var("row", arr(PrimType::I64, &[v(m)]));
+    let out = b.var("out", arr(PrimType::I64, &[v(n), v(m)]));
+    let add_a = lambda(
+        &[y],
+        body(
+            vec![stmt(&[s], Exp::BinOp(BinOp::Add, v(a), v(y)))],
+            &[v(s)],
+        ),
+        &[I64],
+    );
+    let map = lambda(
+        &[x],
+        body(
+            vec![
+                stmt(&[a], Exp::BinOp(BinOp::Mul, v(x), i64c(10))),
+                stmt(&[row], screma(v(m), &[ys], add_a, vec![], vec![])),
+            ],
+            &[v(row)],
+        ),
+        &[arr(PrimType::I64, &[v(m)])],
+    );
+    b.program(body(
+        vec![stmt(&[out], screma(v(n), &[xs], map, vec![], vec![]))],
+        &[v(out)],
+    ))
+}

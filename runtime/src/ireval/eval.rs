@@ -676,7 +676,16 @@ impl<'f> Evaluator<'f> {
 
     /// An array of type `ty` from its elements or innermost rows, in row-major order.
     fn collect(&self, ty: &Type, items: Vec<Val>) -> Res<Array<'static>> {
-        let shape = self.shape(ty)?;
+        let shape = if items.is_empty() {
+            // No element was computed, so no size inside the function was checked either (the
+            // interpreter never calls it): sizes that would be invalid count as empty.
+            ty.shape()
+                .iter()
+                .map(|d| Ok(usize::try_from(self.int(*d)?).unwrap_or(0)))
+                .collect::<Res<Vec<usize>>>()?
+        } else {
+            self.shape(ty)?
+        };
         let row_rank = match items.first() {
             Some(Val::Array(a)) => a.rank(),
             _ => 0,
