@@ -231,8 +231,9 @@ impl Flattener<'_> {
             out,
         );
         let ret: Vec<Type> = s.pat.iter().map(|&p| self.f.ty(p).clone()).collect();
-        let thread = self.map_version(s, SegLevel::Thread);
-        let block = self.map_version(s, SegLevel::Block);
+        let thread = self.map_version(s.clone(), SegLevel::Thread);
+        let copy = rename::freshen_stmt(&mut self.f, s);
+        let block = self.map_version(copy, SegLevel::Block);
 
         let mut flat_stmts = Vec::new();
         let vars_before = self.f.vars.len();
@@ -285,9 +286,9 @@ impl Flattener<'_> {
         ));
     }
 
-    /// One `SegMap` at `level` running a fresh copy of the map's body per element.
-    fn map_version(&mut self, s: &Stmt, level: SegLevel) -> Body {
-        let copy = rename::freshen_stmt(&mut self.f, s);
+    /// One `SegMap` at `level` running the map's body (a copy no other version shares) per
+    /// element.
+    fn map_version(&mut self, copy: Stmt, level: SegLevel) -> Body {
         let Exp::Soac(Soac::Screma {
             width, inputs, map, ..
         }) = &copy.exp
@@ -458,7 +459,7 @@ impl Flattener<'_> {
                         let independent = free_vars_stmt(&self.f, s)
                             .iter()
                             .all(|v| !bound_here.contains(v));
-                        if independent && self.is_cheap_scalar(s) {
+                        if independent && self.is_cheap_scalar(&nest, s) {
                             cheap.push(s);
                         } else {
                             bound_here.extend(s.pat.iter().copied());
@@ -505,13 +506,15 @@ impl Flattener<'_> {
     /// (each point may need its own copy).
     fn hoist_invariant(&self, nest: &mut Nest, body: &Body, out: &mut Vec<Stmt>) -> Body {
         let updates = updates_in_place(body);
+        // The inner parallel widths are sizes: the kernels' spaces are made of them.
+        let widths = self.inner_widths(nest, body);
         let mut rest = Vec::new();
         for s in &body.stmts {
             let invariant = free_vars_stmt(&self.f, s)
                 .into_iter()
                 .all(|v| !nest.is_variant(SubExp::Var(v)));
             let shared = !updates || s.pat.iter().all(|&v| self.f.ty(v).rank() == 0);
-            if invariant && shared && self.cannot_fail(&s.exp) {
+            if invariant && shared && self.cannot_fail(nest, &widths, &s.exp) {
                 out.push(s.clone());
                 s.pat.iter().for_each(|&v| nest.hoist(v));
             } else {
@@ -526,24 +529,26 @@ impl Flattener<'_> {
 
     /// Whether `s` binds one scalar by an expression that cannot fail (cheaper to compute again
     /// in every kernel that needs it than to store per point).
-    fn is_cheap_scalar(&self, s: &Stmt) -> bool {
+    fn is_cheap_scalar(&self, nest: &Nest, s: &Stmt) -> bool {
         matches!(s.pat[..], [v] if self.f.ty(v).rank() == 0)
             && !matches!(s.exp, Exp::Iota(_) | Exp::Replicate(..) | Exp::ArrayLit(..))
-            && self.cannot_fail(&s.exp)
+            && self.cannot_fail(nest, &[], &s.exp)
     }
 
-    /// Whether evaluating `exp` can neither fail nor run long (no checks, no division, no
-    /// nested code).
-    fn cannot_fail(&self, exp: &Exp) -> bool {
+    /// Whether evaluating `exp` in the nest can neither fail nor run long (no checks, no
+    /// division, no nested code, no array of a size that might be negative; `sizes` are known
+    /// to be sizes).
+    fn cannot_fail(&self, nest: &Nest, sizes: &[SubExp], exp: &Exp) -> bool {
         match exp {
             Exp::SubExp(_)
             | Exp::UnOp(..)
             | Exp::Convert(..)
             | Exp::Math(..)
-            | Exp::Iota(_)
-            | Exp::Replicate(..)
             | Exp::Rearrange(..)
             | Exp::ArrayLit(..) => true,
+            Exp::Iota(size) | Exp::Replicate(size, _) => {
+                sizes.contains(size) || self.is_size(nest, *size)
+            }
             Exp::BinOp(op, a, _) => {
                 matches!(self.f.subexp_type(*a).elem(), PrimType::F32 | PrimType::F64)
                     || !matches!(
@@ -553,6 +558,19 @@ impl Flattener<'_> {
             }
             _ => false,
         }
+    }
+
+    /// Whether `se` is known to be a size (non-negative): a non-negative constant, a nest
+    /// level's width, or a dimension of a function parameter or of a row of the nest's inputs.
+    fn is_size(&self, nest: &Nest, se: SubExp) -> bool {
+        let Some(v) = se.as_var() else {
+            return matches!(se, SubExp::Const(Const::I64(n)) if n >= 0);
+        };
+        let params = self.f.params.iter().map(|p| p.var);
+        nest.widths().contains(&se)
+            || params
+                .chain(nest.row_params())
+                .any(|p| self.f.ty(p).shape().contains(&SubExp::Var(v)))
     }
 
     /// Cuts a body into groups: each parallel statement alone, the runs between them.

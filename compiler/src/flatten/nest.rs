@@ -70,6 +70,15 @@ impl Nest {
         inner
     }
 
+    /// The lambda parameters of the nest's levels (rows of arrays that exist whether or not
+    /// the nest has any point).
+    pub fn row_params(&self) -> impl Iterator<Item = VarId> + '_ {
+        self.sources
+            .iter()
+            .filter(|(_, source)| matches!(source, Source::Row { .. }))
+            .map(|(&v, _)| v)
+    }
+
     /// Whether `se` may differ between the points of the nest.
     pub fn is_variant(&self, se: SubExp) -> bool {
         se.as_var()

@@ -712,14 +712,31 @@ impl<'f> Evaluator<'f> {
             .collect::<Res<_>>()?;
         let total: usize = space.iter().product();
         if let SegKind::Hist(hists) = &seg.kind {
+            // Destinations are `[segments...][bins]...`: index them as `[segments * bins]...`.
+            let outer = space.len().saturating_sub(1);
             let mut dests = self.consume_hists(hists)?;
+            let shapes: Vec<Vec<Vec<usize>>> = dests
+                .iter()
+                .map(|ds| ds.iter().map(|d| d.shape().to_vec()).collect())
+                .collect();
+            for d in dests.iter_mut().flatten() {
+                let shape = d.shape();
+                let mut flat = vec![shape[..=outer].iter().product()];
+                flat.extend_from_slice(&shape[outer + 1..]);
+                *d = d.reshape(flat);
+            }
             let inner = *space.last().unwrap_or(&1);
             for p in 0..total {
                 self.bind_point(seg, &space, p);
                 let vals = self.body(&seg.body)?;
                 self.add_to_hists(hists, &mut dests, &vals, p / inner.max(1))?;
             }
-            return Ok(dests.into_iter().flatten().map(Val::Array).collect());
+            return Ok(dests
+                .into_iter()
+                .flatten()
+                .zip(shapes.into_iter().flatten())
+                .map(|(d, shape)| Val::Array(d.reshape(shape)))
+                .collect());
         }
         let mut per_point = Vec::with_capacity(total);
         for p in 0..total {
