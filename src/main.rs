@@ -188,6 +188,33 @@ fn run_command(command: Command) -> Result<(), Failure> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Output
+
+/// Writes to standard output; a reader that went away (`ogham ... | head`) ends the program
+/// quietly, as for other command-line tools, instead of failing.
+fn out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: cannot write the output: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// `println!` through [`out`].
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        out(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+// ---------------------------------------------------------------------------------------------
 // Panics
 
 /// The message and location of the last panic, recorded by the hook for the report.
@@ -265,9 +292,9 @@ fn check(file: &Path) -> Result<(), Failure> {
     let fe = load(file)?;
     let entries = &fe.checked.entries;
     let plural = if entries.len() == 1 { "" } else { "s" };
-    println!("ok: {} entry point{plural}", entries.len());
+    outln!("ok: {} entry point{plural}", entries.len());
     for e in entries {
-        println!("  {}", signature(e));
+        outln!("  {}", signature(e));
     }
     Ok(())
 }
@@ -295,7 +322,7 @@ fn run(
     match output_dir {
         None => {
             for v in &outputs {
-                println!("{v}");
+                outln!("{v}");
             }
         }
         Some(dir) => {
@@ -399,8 +426,8 @@ fn dev(
         });
     }
     match printed {
-        Some(text) => print!("{text}"),
-        None => println!("(pass `{stop_after}` is skipped without optimisations)"),
+        Some(text) => out(&text),
+        None => outln!("(pass `{stop_after}` is skipped without optimisations)"),
     }
     Ok(())
 }
@@ -421,7 +448,7 @@ fn test(paths: &[PathBuf], backend: Backend) -> Result<(), Failure> {
     }
     let (mut passed, mut failed, mut skipped, mut internal) = (0, 0, 0, false);
     let mut fail = |name: &str, why: &str| {
-        println!("FAIL {name}: {}", why.trim_end().replace('\n', "\n    "));
+        outln!("FAIL {name}: {}", why.trim_end().replace('\n', "\n    "));
         failed += 1;
     };
     for path in files {
@@ -461,7 +488,7 @@ fn test(paths: &[PathBuf], backend: Backend) -> Result<(), Failure> {
             }
         }
     }
-    println!("{passed} passed, {failed} failed, {skipped} skipped");
+    outln!("{passed} passed, {failed} failed, {skipped} skipped");
     match (internal, failed) {
         (true, _) => Err(Failure::Internal),
         (false, 0) => Ok(()),
