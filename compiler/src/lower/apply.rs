@@ -3,8 +3,9 @@
 //! arguments are applied to the result.
 
 use super::{Callee, Closure, LVal, Lowerer, Res};
-use crate::ir::{Body, Lambda, SubExp, Type, VarId};
-use crate::syntax::ast::{self, Decl, ExprKind};
+use crate::ir::{Body, Exp, Lambda, SubExp, Type, VarId, traverse};
+use crate::syntax::ast::{self, BinOp, Decl, ExprKind};
+use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
 impl<'p> Lowerer<'p> {
@@ -57,7 +58,7 @@ impl<'p> Lowerer<'p> {
                 };
                 // Size parameters `[n]`: from the definition's type, matched with the
                 // arguments' dimensions (annotations may hide them behind type aliases).
-                let mut sizes = std::collections::HashMap::new();
+                let mut sizes = HashMap::new();
                 if let Some(mut t) = self.checked.def_types.get(&(*m, *d)) {
                     for a in &args {
                         let crate::types::Type::Fun(param, rest) = t else {
@@ -138,7 +139,7 @@ impl<'p> Lowerer<'p> {
         &self,
         t: &crate::types::Type,
         value: &LVal<'p>,
-        sizes: &mut std::collections::HashMap<String, LVal<'p>>,
+        sizes: &mut HashMap<String, LVal<'p>>,
     ) {
         use crate::types::{Size, Type as T};
         match (t, value) {
@@ -173,11 +174,12 @@ impl<'p> Lowerer<'p> {
         }
     }
 
-    /// A lambda for a SOAC: `f` applied to parameters of the given types (grouped as `shape`'s
-    /// structure per argument), with its body and result types.
+    /// A lambda for a SOAC of `width` elements: `f` applied to parameters of the given types
+    /// (grouped as `shape`'s structure per argument), with its body and result types.
     pub(super) fn lambda(
         &mut self,
         f: &LVal<'p>,
+        width: SubExp,
         arg_shapes: &[LVal<'p>],
         arg_types: &[Vec<Type>],
     ) -> Res<(Lambda, LVal<'p>)> {
@@ -190,9 +192,100 @@ impl<'p> Lowerer<'p> {
         }
         let (value, body) = self.body_of(|this| this.apply(f.clone(), args))?;
         let ret = body.result.iter().map(|se| self.ty(*se)).collect();
-        let lambda = Lambda { params, body, ret };
+        let mut lambda = Lambda { params, body, ret };
+        self.hoist_result_sizes(&mut lambda, width)?;
         self.check_lambda_sizes(&lambda)?;
         Ok((lambda, value))
+    }
+
+    /// Moves the statements computing the lambda's result sizes in front of the SOAC when they
+    /// do not depend on its parameters (`map (\xs -> xs[1:]) xss`: every row's slice has
+    /// length `m - 1`, computed once), so that the result types are known before the SOAC runs.
+    ///
+    /// The lambda may run zero times, so statements that can fail (`xs[m / k:]`) must not run
+    /// when `width` is 0: if they compute only scalars they move into an `if width != 0` that
+    /// returns them (sizes 0 otherwise, matching the interpreter's empty results); otherwise
+    /// they stay, and [`Self::check_lambda_sizes`] rejects the lambda.
+    fn hoist_result_sizes(&mut self, lambda: &mut Lambda, width: SubExp) -> Res<()> {
+        let binder: HashMap<VarId, usize> = lambda
+            .body
+            .stmts
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| s.pat.iter().map(move |v| (*v, i)))
+            .collect();
+        let mut safe: BTreeSet<usize> = BTreeSet::new();
+        let mut guarded: BTreeSet<usize> = BTreeSet::new();
+        for t in &lambda.ret {
+            for d in t.shape() {
+                let Some(&i) = d.as_var().and_then(|v| binder.get(&v)) else {
+                    continue;
+                };
+                // The statements computing `d`, unless one depends on the parameters.
+                let mut needed = BTreeSet::new();
+                let mut work = vec![i];
+                let mut independent = true;
+                while let Some(i) = work.pop() {
+                    if !needed.insert(i) {
+                        continue;
+                    }
+                    let stmt = &lambda.body.stmts[i];
+                    for v in traverse::free_vars_stmt(&self.function, stmt) {
+                        independent &= !lambda.params.contains(&v);
+                        work.extend(binder.get(&v));
+                    }
+                }
+                let stmts = || needed.iter().map(|&i| &lambda.body.stmts[i]);
+                if !independent {
+                    continue;
+                } else if stmts().all(|s| cannot_fail(&s.exp)) {
+                    safe.extend(needed);
+                } else if stmts().all(|s| s.pat.iter().all(|v| self.function.ty(*v).rank() == 0)) {
+                    guarded.extend(needed);
+                }
+            }
+        }
+        let mut guarded_stmts = Vec::new();
+        for (i, stmt) in std::mem::take(&mut lambda.body.stmts)
+            .into_iter()
+            .enumerate()
+        {
+            if safe.contains(&i) {
+                self.stmts.push(stmt);
+            } else if guarded.contains(&i) {
+                guarded_stmts.push(stmt);
+            } else {
+                lambda.body.stmts.push(stmt);
+            }
+        }
+        if guarded_stmts.is_empty() {
+            return Ok(());
+        }
+        let inner: Vec<VarId> = guarded_stmts.iter().flat_map(|s| s.pat.clone()).collect();
+        let types: Vec<Type> = inner.iter().map(|v| self.function.ty(*v).clone()).collect();
+        let zeros = types
+            .iter()
+            .map(|t| SubExp::Const(super::builtins::zero_of(t.elem())))
+            .collect();
+        let nonempty = self.binop(BinOp::Ne, width, SubExp::i64(0));
+        let outer = self.branch_results(
+            nonempty,
+            Body {
+                stmts: guarded_stmts,
+                result: inner.iter().map(|v| SubExp::Var(*v)).collect(),
+            },
+            Body {
+                stmts: Vec::new(),
+                result: zeros,
+            },
+        )?;
+        let subst: traverse::Subst = inner.into_iter().zip(outer).collect();
+        traverse::substitute_body(&mut lambda.body, &subst);
+        for t in &mut lambda.ret {
+            *t = traverse::substitute_type(t, &subst);
+        }
+        traverse::substitute_arena_types(&mut self.function, &subst);
+        Ok(())
     }
 
     /// Result sizes of a lambda must not depend on its own variables (irregular arrays).
@@ -218,5 +311,27 @@ impl<'p> Lowerer<'p> {
             stmts: Vec::new(),
             result: params.iter().map(|v| SubExp::Var(*v)).collect(),
         }
+    }
+}
+
+/// Whether evaluating `exp` can never raise a run-time error (scalar arithmetic except integer
+/// division by a possibly zero divisor, conversions, math, and `if`s of such statements).
+fn cannot_fail(exp: &Exp) -> bool {
+    match exp {
+        Exp::SubExp(_) | Exp::UnOp(..) | Exp::Convert(..) | Exp::Math(..) => true,
+        Exp::BinOp(BinOp::Div | BinOp::Mod | BinOp::Quot | BinOp::Rem, _, divisor) => {
+            matches!(divisor, SubExp::Const(c) if c.bits() != 0)
+        }
+        Exp::BinOp(..) => true,
+        Exp::If {
+            then_body,
+            else_body,
+            ..
+        } => then_body
+            .stmts
+            .iter()
+            .chain(&else_body.stmts)
+            .all(|s| cannot_fail(&s.exp)),
+        _ => false,
     }
 }

@@ -99,9 +99,16 @@ impl<'p> Lowerer<'p> {
     }
 
     /// An associative operator as a lambda over `2k` scalars/arrays of the given types.
-    fn operator_lambda(&mut self, op: &LVal<'p>, ne: &LVal<'p>, types: &[Type]) -> Res<Lambda> {
+    fn operator_lambda(
+        &mut self,
+        op: &LVal<'p>,
+        width: SubExp,
+        ne: &LVal<'p>,
+        types: &[Type],
+    ) -> Res<Lambda> {
         let (lambda, _) = self.lambda(
             op,
+            width,
             &[ne.clone(), ne.clone()],
             &[types.to_vec(), types.to_vec()],
         )?;
@@ -132,7 +139,7 @@ impl<'p> Lowerer<'p> {
                 let inputs = self.arrays(&xs)?;
                 let width = self.outer_size(&inputs)?;
                 let types = self.row_types(&inputs);
-                let lambda = self.operator_lambda(&op, &ne, &types)?;
+                let lambda = self.operator_lambda(&op, width, &ne, &types)?;
                 let neutral = self.neutral(&ne)?;
                 let params: Vec<VarId> =
                     types.iter().map(|t| self.new_var("x", t.clone())).collect();
@@ -355,7 +362,7 @@ impl<'p> Lowerer<'p> {
         let refs: Vec<&LVal<'p>> = xss.iter().collect();
         self.same_lengths(fname, width, &refs)?;
         let shapes: Vec<LVal<'p>> = xss.to_vec();
-        let (map, value) = self.lambda(func, &shapes, &arg_types)?;
+        let (map, value) = self.lambda(func, width, &shapes, &arg_types)?;
         let types = map.ret.iter().map(|t| t.array_of(width)).collect();
         let results = self.emit_soac(
             types,
@@ -435,7 +442,7 @@ impl<'p> Lowerer<'p> {
         self.same_lengths("reduce_by_index", width, &[vs])?;
         let num_bins = self.outer_size(&dests)?;
         let types = self.row_types(&value_arrays);
-        let lambda = self.operator_lambda(op, ne, &types)?;
+        let lambda = self.operator_lambda(op, width, ne, &types)?;
         let i = self.new_var("i", I64);
         let params_v: Vec<VarId> = types.iter().map(|t| self.new_var("v", t.clone())).collect();
         let mut params = vec![i];
@@ -474,7 +481,12 @@ impl<'p> Lowerer<'p> {
         let inputs = self.arrays(xs)?;
         let width = self.outer_size(&inputs)?;
         let types = self.row_types(&inputs);
-        let (pred, _) = self.lambda(p, std::slice::from_ref(xs), std::slice::from_ref(&types))?;
+        let (pred, _) = self.lambda(
+            p,
+            width,
+            std::slice::from_ref(xs),
+            std::slice::from_ref(&types),
+        )?;
         // Turn the predicate's bool into a 0/1 flag, returned for the scan, the sum and as an
         // array.
         let mut map = pred;
@@ -682,7 +694,7 @@ impl<'p> Lowerer<'p> {
 }
 
 /// Zero of a scalar type (`false` for `bool`).
-fn zero_of(p: PrimType) -> Const {
+pub(super) fn zero_of(p: PrimType) -> Const {
     match p {
         PrimType::Bool => Const::Bool(false),
         PrimType::I8 => Const::I8(0),

@@ -3,7 +3,7 @@
 
 use super::{Callee, Closure, LVal, Lowerer, Res, prim_of};
 use crate::ir::{Const, DimIndex, Exp, LoopForm, SubExp, Type, VarId};
-use crate::syntax::ast::{self, BinOp, Expr, ExprKind, IndexArg, LitValue, SizeExp, TypeExp};
+use crate::syntax::ast::{self, BinOp, Expr, ExprKind, IndexArg, LitValue};
 use crate::typeck::Resolution;
 use crate::types::{self, PrimType};
 use std::rc::Rc;
@@ -88,8 +88,7 @@ impl<'p> Lowerer<'p> {
             }
             ExprKind::BinOp(op @ (BinOp::And | BinOp::Or), a, b) => {
                 let a = self.scalar(a)?;
-                let (rhs, then_body) = self.body_of(|this| this.expr(b))?;
-                let _ = rhs;
+                let (_, then_body) = self.body_of(|this| this.expr(b))?;
                 let constant = super::Body {
                     stmts: Vec::new(),
                     result: vec![SubExp::Const(Const::Bool(*op == BinOp::Or))],
@@ -116,6 +115,12 @@ impl<'p> Lowerer<'p> {
             }
             ExprKind::UnOp(op, a) => {
                 let a = self.scalar(a)?;
+                // Negative literals are constants (slice strides rely on it).
+                if let SubExp::Const(c) = a
+                    && let Some(folded) = crate::opt::simplify::fold::unop(*op, c)
+                {
+                    return Ok(LVal::Leaf(SubExp::Const(folded)));
+                }
                 let ty = self.ty(a);
                 Ok(LVal::Leaf(self.bind("x", ty, Exp::UnOp(*op, a))))
             }
@@ -181,9 +186,9 @@ impl<'p> Lowerer<'p> {
                 self.record_update(record, r, path, v)
             }
             ExprKind::Ascribe(inner, _) => self.expr(inner),
-            ExprKind::Coerce(inner, texp) => {
+            ExprKind::Coerce(inner, _) => {
                 let v = self.expr(inner)?;
-                self.coerce(v, texp)
+                self.coerce(self.source_type(e), v)
             }
         }
     }
@@ -367,8 +372,11 @@ impl<'p> Lowerer<'p> {
 
     /// `i` as an `i64`.
     pub(super) fn as_i64(&mut self, i: SubExp) -> SubExp {
-        match self.ty(i) {
-            Type::Prim(PrimType::I64) => i,
+        match (self.ty(i), i) {
+            (Type::Prim(PrimType::I64), _) => i,
+            (_, SubExp::Const(c)) => {
+                SubExp::Const(crate::opt::simplify::fold::convert(c, PrimType::I64))
+            }
             _ => self.bind(
                 "i",
                 Type::Prim(PrimType::I64),
@@ -377,7 +385,12 @@ impl<'p> Lowerer<'p> {
         }
     }
 
-    /// A slice `start:end:stride` of a dimension of size `n` (the interpreter's defaults).
+    /// A slice `start:end:stride` of a dimension of size `n`, with the interpreter's defaults
+    /// (`0:n` for a positive stride, `n-1:-1` for a negative one).
+    ///
+    /// The length is `ceil((end - start) / stride)`. Reversed bounds (`3:1`) get a negative
+    /// length, from which the evaluator's index check recovers an invalid slice and fails as the
+    /// interpreter does (with the exact bounds when the stride is 1 or -1).
     fn slice(
         &mut self,
         n: SubExp,
@@ -385,75 +398,92 @@ impl<'p> Lowerer<'p> {
         end: Option<&'p Expr>,
         stride: Option<&'p Expr>,
     ) -> Res<DimIndex> {
-        let stride_expr = stride;
         let stride = match stride {
-            Some(s) => {
-                let s = self.scalar(s)?;
-                self.as_i64(s)
-            }
+            Some(s) => self.index_operand(s)?,
             None => SubExp::i64(1),
         };
-        let negative = match (stride, stride_expr.and_then(literal_sign)) {
-            (SubExp::Const(Const::I64(s)), _) => s < 0,
-            (_, Some(negative)) => negative,
-            _ if start.is_some() && end.is_some() => false,
-            _ => return Err(self.unsupported("a slice with a variable stride and a default bound")),
-        };
-        let operand = |this: &mut Self, e: Option<&'p Expr>, default: SubExp| -> Res<SubExp> {
-            match e {
-                Some(e) => {
-                    let v = this.scalar(e)?;
-                    Ok(this.as_i64(v))
-                }
-                None => Ok(default),
+        let i64_ty = Type::Prim(PrimType::I64);
+        // The default bounds and the rounding term of the length depend on the stride's sign.
+        let (default_start, default_end, round) = match stride {
+            SubExp::Const(Const::I64(s)) if s < 0 => {
+                let last = self.binop(BinOp::Sub, n, SubExp::i64(1));
+                (last, SubExp::i64(-1), SubExp::i64(1))
+            }
+            SubExp::Const(_) => (SubExp::i64(0), n, SubExp::i64(-1)),
+            SubExp::Var(_) => {
+                let negative = self.binop(BinOp::Lt, stride, SubExp::i64(0));
+                let (last, stmts) =
+                    self.nested(|this| Ok(this.binop(BinOp::Sub, n, SubExp::i64(1))))?;
+                let defaults = self.branch_results(
+                    negative,
+                    super::Body {
+                        stmts,
+                        result: vec![last, SubExp::i64(-1), SubExp::i64(1)],
+                    },
+                    super::Body {
+                        stmts: Vec::new(),
+                        result: vec![SubExp::i64(0), n, SubExp::i64(-1)],
+                    },
+                )?;
+                (defaults[0], defaults[1], defaults[2])
             }
         };
-        let (start, end) = if negative {
-            let last = self.binop(BinOp::Sub, n, SubExp::i64(1));
-            (
-                operand(self, start, last)?,
-                operand(self, end, SubExp::i64(-1))?,
-            )
-        } else {
-            (
-                operand(self, start, SubExp::i64(0))?,
-                operand(self, end, n)?,
-            )
+        let start = match start {
+            Some(e) => self.index_operand(e)?,
+            None => default_start,
         };
-        // len = ceil((end - start) / stride), with the sign of the stride.
+        let end = match end {
+            Some(e) => self.index_operand(e)?,
+            None => default_end,
+        };
         let span = self.binop(BinOp::Sub, end, start);
-        let toward = self.binop(BinOp::Add, span, stride);
-        let adjust = if negative {
-            SubExp::i64(1)
-        } else {
-            SubExp::i64(-1)
-        };
-        let rounded = self.binop(BinOp::Add, toward, adjust);
         let len = match stride {
             SubExp::Const(Const::I64(0)) => SubExp::i64(0),
+            SubExp::Const(Const::I64(1)) => span,
+            SubExp::Const(Const::I64(-1)) => self.binop(BinOp::Sub, start, end),
             _ => {
-                let zero = self.binop(BinOp::Eq, stride, SubExp::i64(0));
-                let one = SubExp::i64(1);
-                let safe = self.bind(
-                    "s",
-                    Type::Prim(PrimType::I64),
-                    Exp::If {
-                        cond: zero,
-                        then_body: super::Body {
-                            stmts: Vec::new(),
-                            result: vec![one],
-                        },
-                        else_body: super::Body {
-                            stmts: Vec::new(),
-                            result: vec![stride],
-                        },
-                        ret: vec![Type::Prim(PrimType::I64)],
-                    },
-                );
-                self.binop(BinOp::Quot, rounded, safe)
+                let divisor = match stride {
+                    SubExp::Const(_) => stride,
+                    // A zero stride is the index check's error; any divisor will do until then.
+                    SubExp::Var(_) => {
+                        let zero = self.binop(BinOp::Eq, stride, SubExp::i64(0));
+                        let results = self.branch_results(
+                            zero,
+                            super::Body {
+                                stmts: Vec::new(),
+                                result: vec![SubExp::i64(1)],
+                            },
+                            super::Body {
+                                stmts: Vec::new(),
+                                result: vec![stride],
+                            },
+                        )?;
+                        results[0]
+                    }
+                };
+                let toward = self.binop(BinOp::Add, span, stride);
+                let rounded = self.binop(BinOp::Add, toward, round);
+                let count = self.binop(BinOp::Quot, rounded, divisor);
+                // Reversed bounds round to a count of 0: make it -1 (`count - reversed * (count
+                // + 1)`) so that the index check still sees them.
+                let span_negative = self.binop(BinOp::Lt, span, SubExp::i64(0));
+                let stride_negative = self.binop(BinOp::Lt, stride, SubExp::i64(0));
+                let nonempty = self.binop(BinOp::Ne, span, SubExp::i64(0));
+                let opposite = self.binop(BinOp::Ne, span_negative, stride_negative);
+                let reversed = self.binop(BinOp::BitAnd, nonempty, opposite);
+                let reversed = self.bind("rev", i64_ty, Exp::Convert(PrimType::I64, reversed));
+                let count_plus = self.binop(BinOp::Add, count, SubExp::i64(1));
+                let correction = self.binop(BinOp::Mul, reversed, count_plus);
+                self.binop(BinOp::Sub, count, correction)
             }
         };
         Ok(DimIndex::Slice { start, len, stride })
+    }
+
+    /// An index, slice bound or stride, as an `i64`.
+    fn index_operand(&mut self, e: &'p Expr) -> Res<SubExp> {
+        let v = self.scalar(e)?;
+        Ok(self.as_i64(v))
     }
 
     fn update(&mut self, array: LVal<'p>, args: &'p [IndexArg], value: &'p Expr) -> Res<LVal<'p>> {
@@ -537,45 +567,77 @@ impl<'p> Lowerer<'p> {
         }
     }
 
-    /// `v :> t`: reshapes arrays whose dimensions differ from the named sizes of `t`.
-    fn coerce(&mut self, v: LVal<'p>, texp: &TypeExp) -> Res<LVal<'p>> {
-        let mut target = Vec::new();
-        let mut t = texp;
-        while let TypeExp::Array(size, inner, _) = t {
-            target.push(match size {
-                SizeExp::Named(n) => match self.env.get(&n.name) {
-                    Some(LVal::Leaf(se)) => Some(*se),
-                    _ => None,
-                },
-                SizeExp::Const(c, _) => Some(SubExp::i64(*c as i64)),
-                SizeExp::Any(_) => None,
-            });
-            t = inner;
-        }
-        if target.is_empty() {
-            return Ok(v);
-        }
-        self.map_leaves(&v, &mut |this, se| {
-            let var = se
-                .as_var()
-                .ok_or_else(|| this.internal("coercion of a constant"))?;
-            let ty = this.function.ty(var).clone();
-            let mut shape = ty.shape().to_vec();
-            let mut changed = false;
-            for (d, t) in target.iter().enumerate() {
-                if let (Some(t), Some(old)) = (t, shape.get_mut(d))
-                    && *old != *t
-                {
-                    *old = *t;
-                    changed = true;
+    /// `v :> t` where `t` is the coercion's type as the type checker resolved it (type aliases
+    /// expanded, tuples and records included): every array whose dimensions differ from the
+    /// sizes of `t` is reshaped, which checks them at run time.
+    fn coerce(&mut self, target: &types::Type, v: LVal<'p>) -> Res<LVal<'p>> {
+        self.coerce_dims(target, v, &mut Vec::new())
+    }
+
+    /// Coerces `v` of source type `target` inside arrays whose dimensions are `outer`
+    /// (`None`: a size the coercion leaves alone).
+    fn coerce_dims(
+        &mut self,
+        target: &types::Type,
+        v: LVal<'p>,
+        outer: &mut Vec<Option<SubExp>>,
+    ) -> Res<LVal<'p>> {
+        match (target, v) {
+            (types::Type::Array(elem, size), v) => {
+                outer.push(self.size_operand(size));
+                let result = self.coerce_dims(elem, v, outer);
+                outer.pop();
+                result
+            }
+            (types::Type::Tuple(ts), LVal::Tuple(vs)) if ts.len() == vs.len() => Ok(LVal::Tuple(
+                ts.iter()
+                    .zip(vs)
+                    .map(|(t, v)| self.coerce_dims(t, v, outer))
+                    .collect::<Res<_>>()?,
+            )),
+            (types::Type::Record(fs), LVal::Tuple(vs)) if fs.len() == vs.len() => Ok(LVal::Tuple(
+                fs.iter()
+                    .zip(vs)
+                    .map(|((_, t), v)| self.coerce_dims(t, v, outer))
+                    .collect::<Res<_>>()?,
+            )),
+            (_, LVal::Leaf(SubExp::Var(var))) if !outer.is_empty() => {
+                let ty = self.function.ty(var).clone();
+                let mut shape = ty.shape().to_vec();
+                let mut changed = false;
+                for (dim, want) in shape.iter_mut().zip(outer.iter()) {
+                    if let Some(want) = want
+                        && dim != want
+                    {
+                        *dim = *want;
+                        changed = true;
+                    }
                 }
+                if !changed {
+                    return Ok(LVal::Leaf(SubExp::Var(var)));
+                }
+                let new_ty = Type::with_shape(ty.elem(), shape.clone());
+                Ok(LVal::Leaf(self.bind(
+                    "coerced",
+                    new_ty,
+                    Exp::Reshape(var, shape),
+                )))
             }
-            if !changed {
-                return Ok(se);
-            }
-            let new_ty = Type::with_shape(ty.elem(), shape.clone());
-            Ok(this.bind("coerced", new_ty, Exp::Reshape(var, shape)))
-        })
+            (_, v) => Ok(v),
+        }
+    }
+
+    /// The operand of a size of the type checker: a constant, or the `i64` variable in scope
+    /// under that name (`None` for an unknown size).
+    fn size_operand(&self, size: &types::Size) -> Option<SubExp> {
+        match size {
+            types::Size::Const(n) => Some(SubExp::i64(*n as i64)),
+            types::Size::Var(name) => match self.env.get(name) {
+                Some(LVal::Leaf(se)) if self.ty(*se) == Type::Prim(PrimType::I64) => Some(*se),
+                _ => None,
+            },
+            types::Size::Unknown(_) => None,
+        }
     }
 
     /// Emits an `if` whose branches compute `then_body`/`else_body` (same flat structure);
@@ -654,9 +716,10 @@ impl<'p> Lowerer<'p> {
         let mut inits = Vec::new();
         self.leaves(&init_value, &mut inits)?;
         // First attempt: parameters keep the initial sizes; if the body changes a size, retry
-        // with that dimension as a size parameter of the loop.
-        let mut variable_dims: Vec<(usize, usize)> = Vec::new();
-        for _attempt in 0..3 {
+        // with that dimension as a size parameter of the loop. Every retry adds at least one
+        // dimension, so this ends after at most one attempt per dimension.
+        let mut variable_dims: LoopDims = Vec::new();
+        loop {
             let checkpoint = self.stmts.len();
             match self.try_loop(pat, &init_value, &inits, form, body, &variable_dims)? {
                 Ok(value) => return Ok(value),
@@ -666,7 +729,6 @@ impl<'p> Lowerer<'p> {
                 }
             }
         }
-        Err(self.unsupported("a loop whose array sizes keep changing"))
     }
 
     /// The current value of a pattern's variables (for `loop p for ...` without `= init`).
@@ -690,7 +752,6 @@ impl<'p> Lowerer<'p> {
 
     /// Emits the loop with the given variable dimensions `(parameter, dimension)`; returns
     /// `Err(changed)` if the body changes other dimensions.
-    #[allow(clippy::type_complexity)]
     fn try_loop(
         &mut self,
         pat: &'p ast::Pattern,
@@ -699,7 +760,7 @@ impl<'p> Lowerer<'p> {
         form: &'p ast::LoopForm,
         body: &'p Expr,
         variable_dims: &[(usize, usize)],
-    ) -> Res<Result<LVal<'p>, Vec<(usize, usize)>>> {
+    ) -> Res<Result<LVal<'p>, LoopDims>> {
         let mut params: Vec<(VarId, SubExp)> = Vec::new();
         let mut size_params: Vec<(usize, usize, VarId)> = Vec::new();
         for &(p, d) in variable_dims {
@@ -846,14 +907,8 @@ impl<'p> Lowerer<'p> {
     }
 }
 
-/// Whether a literal (possibly negated) is negative: `-1`, `2`.
-fn literal_sign(e: &Expr) -> Option<bool> {
-    match &e.kind {
-        ExprKind::Lit(_) => Some(false),
-        ExprKind::UnOp(ast::UnOp::Neg, inner) => literal_sign(inner).map(|n| !n),
-        _ => None,
-    }
-}
+/// Dimensions of loop parameters, as (parameter, dimension) positions.
+type LoopDims = Vec<(usize, usize)>;
 
 /// The type of `a[idx]` for an array of type `ty`.
 pub(super) fn index_type(ty: &Type, idx: &[DimIndex]) -> Type {

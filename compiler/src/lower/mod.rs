@@ -14,11 +14,16 @@
 //! - **Monomorphisation** is implicit: IR types are computed bottom-up from the operands (a
 //!   `map` produces arrays of the lambda's result types, with the input's outer size), never from
 //!   the type checker's polymorphic types. The type checker's types are consulted only for
-//!   literals, record field order and empty array literals.
+//!   literals, record field order, empty array literals and the targets of size coercions.
 //! - **Sizes** are operands. A size parameter `[n]` of a definition is bound, at each call, to the
 //!   dimension of the argument it annotates; entry points get one `i64` size parameter per named
 //!   size. A size that differs between the branches of an `if`, or across loop iterations, becomes
-//!   an existential size returned by the statement (see `ir`'s header).
+//!   an existential size returned by the statement (see `ir`'s header). A size that `:>`
+//!   names is looked up by the type checker's name in the environment.
+//! - **SOAC lambdas** must return arrays whose sizes are known before the SOAC runs: size
+//!   computations that do not depend on the lambda's parameters are hoisted in front of it
+//!   (`map (\xs -> xs[1:]) xss`); sizes that depend on them (`map (\n -> iota n) ns`, a
+//!   `filter` per row) are reported as E0801.
 //!
 //! # Invariants relied on
 //!
