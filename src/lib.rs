@@ -135,6 +135,19 @@ pub fn output_components(outputs: Vec<Value>) -> Vec<Value> {
 /// A tuning file that cannot be used.
 pub const E_TUNING: &str = "E0614";
 
+/// Where the values of the kernel IR's tunable thresholds come from (see
+/// `ogham_compiler::kir::Threshold`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tuning<'a> {
+    /// Every threshold's default.
+    Defaults,
+    /// A tuning file (`--tuning`); defaults for the thresholds it does not name.
+    File(&'a Path),
+    /// Every threshold set to one value: `0` selects the first version of all multi-versioned
+    /// code (outer parallelism), `i64::MAX` the last one.
+    Uniform(i64),
+}
+
 /// The executors of entry points. All of them implement the semantics of the reference
 /// interpreter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,13 +178,26 @@ impl Backend {
 
     /// Runs entry point `entry` on `args` (typed by [`args::bind`]; the backend checks that
     /// they fit the parameters); returns its outputs, or the error (bad arguments: `E06xx`;
-    /// run-time errors: `R07xx`).
+    /// run-time errors: `R07xx`). `tuning` names a tuning file for the kernel IR's thresholds.
     pub fn run(
         self,
         fe: &Frontend,
         entry: &str,
         args: Vec<Value>,
         tuning: Option<&Path>,
+    ) -> Result<Vec<Value>, Box<Diagnostic>> {
+        let tuning = tuning.map_or(Tuning::Defaults, Tuning::File);
+        self.run_tuned(fe, entry, args, tuning)
+    }
+
+    /// [`Backend::run`] with the thresholds of multi-versioned kernel IR set by `tuning`
+    /// (ignored by the other backends).
+    pub fn run_tuned(
+        self,
+        fe: &Frontend,
+        entry: &str,
+        args: Vec<Value>,
+        tuning: Tuning,
     ) -> Result<Vec<Value>, Box<Diagnostic>> {
         match self {
             Backend::Interp => {
@@ -186,9 +212,13 @@ impl Backend {
                 };
                 let ir = fe.compile(options)?;
                 let thresholds = match tuning {
-                    Some(path) => ogham_compiler::kir::tuning::read_tuning(path, &ir.thresholds)
-                        .map_err(|e| Box::new(Diagnostic::error(E_TUNING, e.to_string())))?,
-                    None => Thresholds::new(),
+                    Tuning::Defaults => Thresholds::default(),
+                    Tuning::File(path) => Thresholds {
+                        named: ogham_compiler::kir::tuning::read_tuning(path, &ir.thresholds)
+                            .map_err(|e| Box::new(Diagnostic::error(E_TUNING, e.to_string())))?,
+                        others: None,
+                    },
+                    Tuning::Uniform(value) => Thresholds::uniform(value),
                 };
                 ogham_runtime::ireval::run(&ir, entry, args, &thresholds)
             }

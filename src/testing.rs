@@ -13,10 +13,17 @@
 //!                             or type-check and the rendered diagnostics must match
 //! -- tolerance: 1e-3          relative tolerance of float comparisons in this file
 //! -- tags { slow disable }    free-form tags; `disable` skips every trial of the file
-//! -- snapshot { diag }        snapshot the rendered diagnostics (stages core kir cuda clif
-//!                             are accepted but not produced yet: skipped)
-//! -- structure core { map 1 } constructs of the optimised core IR (or `kir`), exactly counted
+//! -- snapshot { diag core kir }  snapshot the rendered diagnostics, the printed optimised
+//!                             core IR, the printed kernel IR (stages cuda clif are accepted
+//!                             but not produced yet: skipped)
+//! -- structure core { map 1 } constructs of the optimised core IR (or `kir`) named in
+//!                             `ogham_compiler::ir::count::CONSTRUCTS`: each one listed must
+//!                             occur exactly that often (unlisted ones are unconstrained)
 //! ```
+//!
+//! Backends `core` and `kir` run the program through the middle end (verified after every
+//! pass) and the IR evaluator; `kir` runs every case under each of [`KIR_TUNINGS`], so that
+//! every version of multi-versioned code is checked.
 //!
 //! An `input` without `output` or `error:` only checks that the program runs. Files named by
 //! `@` are relative to the `.og` file.
@@ -27,7 +34,7 @@
 //! for `f64`.
 
 use crate::args::{self, Arg, ArgValue};
-use crate::{Backend, Frontend, FrontendErrors};
+use crate::{Backend, Frontend, FrontendErrors, Tuning};
 use ogham_compiler::diag::render;
 use ogham_compiler::ir::count::{CONSTRUCTS, count_constructs};
 use ogham_compiler::ir::print::print_program;
@@ -289,7 +296,7 @@ impl TestFile {
             if !matches!(case.expected, Expected::Error(_)) {
                 continue;
             }
-            let text = match run_raw(fe, case, Backend::Interp) {
+            let text = match run_raw(fe, case, Backend::Interp, Tuning::Defaults) {
                 Err(error) => error,
                 Ok(_) => "(no error)\n".to_string(),
             };
@@ -337,7 +344,12 @@ pub enum Outcome {
 }
 
 /// Runs `case`: its outputs, or its error (bad input or run-time error) rendered as text.
-fn run_raw(fe: &Frontend, case: &Case, backend: Backend) -> Result<Vec<Value>, String> {
+fn run_raw(
+    fe: &Frontend,
+    case: &Case,
+    backend: Backend,
+    tuning: Tuning,
+) -> Result<Vec<Value>, String> {
     let entry = fe.entry(&case.entry)?;
     let args = case
         .inputs
@@ -349,7 +361,7 @@ fn run_raw(fe: &Frontend, case: &Case, backend: Backend) -> Result<Vec<Value>, S
         .collect();
     let args = args::bind(entry, args).map_err(|e| format!("bad input: {e}"))?;
     backend
-        .run(fe, &case.entry, args, None)
+        .run_tuned(fe, &case.entry, args, tuning)
         .map_err(|diag| render(&fe.sources, &[*diag]))
 }
 
@@ -410,9 +422,38 @@ fn check_structure(ir: &ogham_compiler::ir::Program, body: &str) -> Outcome {
     }
 }
 
-/// Runs one case and judges its result.
+/// The threshold settings every `kir` case runs under, so that each version of multi-versioned
+/// code is checked: the defaults (on the corpus's small inputs, mostly the block-level versions),
+/// every first version (one thread per outer point), every last version (fully distributed).
+pub const KIR_TUNINGS: [(&str, Tuning); 3] = [
+    ("default thresholds", Tuning::Defaults),
+    ("every threshold met", Tuning::Uniform(0)),
+    ("no threshold met", Tuning::Uniform(i64::MAX)),
+];
+
+/// Runs one case and judges its result (on `kir`, under each of [`KIR_TUNINGS`]).
 pub fn run_case(fe: &Frontend, case: &Case, tolerance: Option<f64>, backend: Backend) -> Outcome {
-    match (&case.expected, run_raw(fe, case, backend)) {
+    if backend != Backend::Kir {
+        return run_case_tuned(fe, case, tolerance, backend, Tuning::Defaults);
+    }
+    for (setting, tuning) in KIR_TUNINGS {
+        match run_case_tuned(fe, case, tolerance, backend, tuning) {
+            Outcome::Failed(why) => return Outcome::Failed(format!("with {setting}: {why}")),
+            Outcome::Passed => {}
+            other => return other,
+        }
+    }
+    Outcome::Passed
+}
+
+fn run_case_tuned(
+    fe: &Frontend,
+    case: &Case,
+    tolerance: Option<f64>,
+    backend: Backend,
+    tuning: Tuning,
+) -> Outcome {
+    match (&case.expected, run_raw(fe, case, backend, tuning)) {
         (Expected::Success, Ok(_)) => Outcome::Passed,
         (Expected::Outputs(expected), Ok(got)) => {
             let checked = fe

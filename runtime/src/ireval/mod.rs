@@ -20,10 +20,37 @@ use crate::interp::{R_INTERNAL, error};
 use crate::value::Value;
 use ogham_compiler::diag::Diagnostic;
 use ogham_compiler::ir::Program;
+use ogham_compiler::kir::Threshold;
 use std::collections::{BTreeMap, HashMap};
 
-/// Values of the program's tunable thresholds, by name; missing ones take their defaults.
-pub type Thresholds = BTreeMap<String, i64>;
+/// The values of a program's tunable thresholds ([`ogham_compiler::kir::Threshold`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Thresholds {
+    /// Values by name (a tuning file's).
+    pub named: BTreeMap<String, i64>,
+    /// The value of every threshold not in `named`; `None`: each one's default. `Some(0)`
+    /// selects the first version of all multi-versioned code, `Some(i64::MAX)` the last.
+    pub others: Option<i64>,
+}
+
+impl Thresholds {
+    /// Every threshold set to `value`.
+    pub fn uniform(value: i64) -> Thresholds {
+        Thresholds {
+            named: BTreeMap::new(),
+            others: Some(value),
+        }
+    }
+
+    /// The value of threshold `t`.
+    pub fn value(&self, t: &Threshold) -> i64 {
+        self.named
+            .get(&t.name)
+            .copied()
+            .or(self.others)
+            .unwrap_or(t.default)
+    }
+}
 
 /// Stack size of the evaluation thread (evaluation recurses along the nesting of bodies).
 const STACK_SIZE: usize = 256 << 20;
@@ -46,13 +73,11 @@ pub fn run(
             .with_note(format!("entry points: {}", names.join(", "))),
         ));
     };
-    let mut limits = HashMap::new();
-    for t in &program.thresholds {
-        limits.insert(
-            t.name.clone(),
-            thresholds.get(&t.name).copied().unwrap_or(t.default),
-        );
-    }
+    let limits: HashMap<String, i64> = program
+        .thresholds
+        .iter()
+        .map(|t| (t.name.clone(), thresholds.value(t)))
+        .collect();
     let run = move || -> Result<Vec<Value>, Box<Diagnostic>> {
         let params = boundary::bind_arguments(function, args)?;
         let mut evaluator = eval::Evaluator::new(function, &limits);
