@@ -159,16 +159,20 @@ pub enum Backend {
     Core,
     /// The kernel IR, executed by the IR evaluator (checks flattening too).
     Kir,
+    /// The kernel IR with its kernels compiled by Cranelift and run on all cores; the host
+    /// program runs in the IR evaluator (`ogham_runtime::cpu`).
+    Cpu,
 }
 
 impl Backend {
-    pub const ALL: [Backend; 3] = [Backend::Interp, Backend::Core, Backend::Kir];
+    pub const ALL: [Backend; 4] = [Backend::Interp, Backend::Core, Backend::Kir, Backend::Cpu];
 
     pub fn name(self) -> &'static str {
         match self {
             Backend::Interp => "interp",
             Backend::Core => "core",
             Backend::Kir => "kir",
+            Backend::Cpu => "cpu",
         }
     }
 
@@ -204,7 +208,7 @@ impl Backend {
                 ogham_runtime::interp::run_entry(&fe.sources, &fe.program, &fe.checked, entry, args)
                     .map_err(Box::new)
             }
-            Backend::Core | Backend::Kir => {
+            Backend::Core | Backend::Kir | Backend::Cpu => {
                 let options = if self == Backend::Core {
                     pipeline::Options::CORE
                 } else {
@@ -220,7 +224,11 @@ impl Backend {
                     },
                     Tuning::Uniform(value) => Thresholds::uniform(value),
                 };
-                ogham_runtime::ireval::run(&ir, entry, args, &thresholds)
+                if self == Backend::Cpu {
+                    ogham_runtime::cpu::run(&ir, entry, args, &thresholds)
+                } else {
+                    ogham_runtime::ireval::run(&ir, entry, args, &thresholds)
+                }
             }
         }
     }

@@ -51,7 +51,7 @@ enum Command {
         #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
         output_dir: Option<PathBuf>,
         /// Threshold values for multi-versioned kernels (`name=value` lines; see
-        /// `ogham dev --print kir` for the names and defaults). Used by `--backend kir`.
+        /// `ogham dev --print kir` for the names and defaults). Used by `--backend kir|cpu`.
         #[arg(long, value_name = "FILE")]
         tuning: Option<PathBuf>,
         /// The arguments: `.npy` files, literal values (`[1, 2.5]`, `3i64`), or `@FILE` for
@@ -75,7 +75,7 @@ enum Command {
         /// `flatten`, `kir-simplify`).
         #[arg(long, value_name = "PASS", conflicts_with = "print")]
         dump_after: Option<String>,
-        /// Print the optimised core IR or the kernel IR.
+        /// Print the optimised core IR, the kernel IR, or the Cranelift IR of the kernels.
         #[arg(long, value_enum)]
         print: Option<StageArg>,
         /// Skip the optimisations (`simplify`, `fuse`).
@@ -89,9 +89,11 @@ enum Command {
 enum StageArg {
     Core,
     Kir,
+    /// The Cranelift IR of every kernel (CPU backend).
+    Clif,
 }
 
-/// The `--backend` values (later issues add `cpu` and `cuda`).
+/// The `--backend` values (a later issue adds `cuda`).
 #[derive(Clone, Copy, ValueEnum)]
 enum BackendArg {
     /// The reference interpreter.
@@ -100,6 +102,8 @@ enum BackendArg {
     Core,
     /// The kernel IR, run by the IR evaluator.
     Kir,
+    /// Compiled kernels (Cranelift) on all cores.
+    Cpu,
 }
 
 impl From<BackendArg> for Backend {
@@ -108,6 +112,7 @@ impl From<BackendArg> for Backend {
             BackendArg::Interp => Backend::Interp,
             BackendArg::Core => Backend::Core,
             BackendArg::Kir => Backend::Kir,
+            BackendArg::Cpu => Backend::Cpu,
         }
     }
 }
@@ -394,7 +399,9 @@ fn dev(
             format!("there is no pass `{name}` (passes: {})", names.join(", "))
         })?,
         (None, Some(StageArg::Core)) => pipeline::Options::CORE.stop_after,
-        (None, Some(StageArg::Kir)) | (None, None) => pipeline::Options::KERNEL.stop_after,
+        (None, Some(StageArg::Kir | StageArg::Clif)) | (None, None) => {
+            pipeline::Options::KERNEL.stop_after
+        }
     };
     let fe = load(file)?;
     let options = pipeline::Options {
@@ -410,7 +417,10 @@ fn dev(
         options,
         &mut |pass, ir| {
             if pass == stop_after {
-                printed = Some(print_program(ir));
+                printed = Some(match print {
+                    Some(StageArg::Clif) => ogham_compiler::back::cpu::print_clif(ir),
+                    _ => print_program(ir),
+                });
             }
         },
     );

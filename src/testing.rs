@@ -13,17 +13,18 @@
 //!                             or type-check and the rendered diagnostics must match
 //! -- tolerance: 1e-3          relative tolerance of float comparisons in this file
 //! -- tags { slow disable }    free-form tags; `disable` skips every trial of the file
-//! -- snapshot { diag core kir }  snapshot the rendered diagnostics, the printed optimised
-//!                             core IR, the printed kernel IR (stages cuda clif are accepted
-//!                             but not produced yet: skipped)
+//! -- snapshot { diag core kir clif }  snapshot the rendered diagnostics, the printed
+//!                             optimised core IR, the printed kernel IR, the CPU backend's
+//!                             Cranelift IR (stage cuda is accepted but not produced yet: skipped)
 //! -- structure core { map 1 } constructs of the optimised core IR (or `kir`) named in
 //!                             `ogham_compiler::ir::count::CONSTRUCTS`: each one listed must
 //!                             occur exactly that often (unlisted ones are unconstrained)
 //! ```
 //!
 //! Backends `core` and `kir` run the program through the middle end (verified after every
-//! pass) and the IR evaluator; `kir` runs every case under each of [`KIR_TUNINGS`], so that
-//! every version of multi-versioned code is checked.
+//! pass) and the IR evaluator; `cpu` runs its kernels compiled by Cranelift. `kir` and `cpu`
+//! run every case under each of [`KIR_TUNINGS`], so that every version of multi-versioned code
+//! is checked.
 //!
 //! An `input` without `output` or `error:` only checks that the program runs. Files named by
 //! `@` are relative to the `.og` file.
@@ -238,8 +239,11 @@ impl TestFile {
                 None => Outcome::Skipped(format!("backend `{backend}` is not available yet")),
             },
             TrialKind::Snapshot(Stage::Diag) => Outcome::Snapshot(self.diagnostics(loaded)),
-            TrialKind::Snapshot(stage @ (Stage::Core | Stage::Kir)) => {
+            TrialKind::Snapshot(stage @ (Stage::Core | Stage::Kir | Stage::Clif)) => {
                 match compile_stage(loaded, *stage) {
+                    Ok(ir) if *stage == Stage::Clif => {
+                        Outcome::Snapshot(ogham_compiler::back::cpu::print_clif(&ir))
+                    }
                     Ok(ir) => Outcome::Snapshot(print_program(&ir)),
                     Err(why) => Outcome::Failed(why),
                 }
@@ -431,9 +435,9 @@ pub const KIR_TUNINGS: [(&str, Tuning); 3] = [
     ("no threshold met", Tuning::Uniform(i64::MAX)),
 ];
 
-/// Runs one case and judges its result (on `kir`, under each of [`KIR_TUNINGS`]).
+/// Runs one case and judges its result (on `kir` and `cpu`, under each of [`KIR_TUNINGS`]).
 pub fn run_case(fe: &Frontend, case: &Case, tolerance: Option<f64>, backend: Backend) -> Outcome {
-    if backend != Backend::Kir {
+    if !matches!(backend, Backend::Kir | Backend::Cpu) {
         return run_case_tuned(fe, case, tolerance, backend, Tuning::Defaults);
     }
     for (setting, tuning) in KIR_TUNINGS {

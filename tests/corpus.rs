@@ -7,8 +7,8 @@
 //! - `<backend>::<case>[:<entry>]#<i>`: case `i` on `interp`, `core`, `kir`, `cpu`, `cuda`;
 //!   backends that do not exist yet are reported as ignored, never as passed;
 //! - `snapshot-<stage>::<case>`: insta snapshot of the rendered diagnostics (`diag`), the
-//!   optimised core IR (`core`) or the kernel IR (`kir`), in `tests/snapshots/<case>.<stage>.snap`
-//!   (`cuda`/`clif` are ignored until those backends exist);
+//!   optimised core IR (`core`), the kernel IR (`kir`) or the kernels' Cranelift IR (`clif`), in
+//!   `tests/snapshots/<case>.<stage>.snap` (`cuda` is ignored until that backend exists);
 //! - `structure-<stage>::<case>#<i>`: construct counts of the core IR or kernel IR;
 //! - `spec::<case>`: fails when the test block itself is malformed.
 //!
@@ -55,7 +55,7 @@ fn main() {
                 || match &trial.kind {
                     TrialKind::Case { backend, .. } => Backend::from_name(backend).is_none(),
                     TrialKind::Snapshot(stage) => {
-                        !matches!(stage, Stage::Diag | Stage::Core | Stage::Kir)
+                        !matches!(stage, Stage::Diag | Stage::Core | Stage::Kir | Stage::Clif)
                     }
                     TrialKind::Structure(stage) => !matches!(stage, Stage::Core | Stage::Kir),
                     TrialKind::Check => false,

@@ -16,6 +16,7 @@
 //! `ir::verify` checks the IR after each of them in debug builds and tests. `docs/compiler.md`
 //! explains the IRs.
 
+pub mod back;
 pub mod builtins;
 pub mod diag;
 pub mod flatten;

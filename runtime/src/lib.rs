@@ -3,6 +3,7 @@
 //! CUDA executors come with their issues and must agree with it.
 
 pub mod boundary;
+pub mod cpu;
 pub mod interp;
 pub mod ireval;
 pub mod npy;

@@ -152,6 +152,54 @@ impl ArrayData {
         }
     }
 
+    /// `n` zero elements (false, 0, 0.0), or `None` when the memory cannot be had.
+    pub fn zeroed(t: PrimType, n: usize) -> Option<ArrayData> {
+        fn zeros<T: Clone + Default>(n: usize) -> Option<Vec<T>> {
+            let mut v = Vec::new();
+            v.try_reserve_exact(n).ok()?;
+            v.resize(n, T::default());
+            Some(v)
+        }
+        Some(match t {
+            PrimType::Bool => ArrayData::Bool(zeros(n)?),
+            PrimType::I8 => ArrayData::I8(zeros(n)?),
+            PrimType::I16 => ArrayData::I16(zeros(n)?),
+            PrimType::I32 => ArrayData::I32(zeros(n)?),
+            PrimType::I64 => ArrayData::I64(zeros(n)?),
+            PrimType::U8 => ArrayData::U8(zeros(n)?),
+            PrimType::F32 => ArrayData::F32(zeros(n)?),
+            PrimType::F64 => ArrayData::F64(zeros(n)?),
+        })
+    }
+
+    /// The address of the first element (for compiled code; `bool`s are bytes holding 0 or 1).
+    pub fn as_ptr(&self) -> *const u8 {
+        match self {
+            ArrayData::Bool(v) => v.as_ptr().cast(),
+            ArrayData::I8(v) => v.as_ptr().cast(),
+            ArrayData::I16(v) => v.as_ptr().cast(),
+            ArrayData::I32(v) => v.as_ptr().cast(),
+            ArrayData::I64(v) => v.as_ptr().cast(),
+            ArrayData::U8(v) => v.as_ptr().cast(),
+            ArrayData::F32(v) => v.as_ptr().cast(),
+            ArrayData::F64(v) => v.as_ptr().cast(),
+        }
+    }
+
+    /// The address of the first element, for writing.
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        match self {
+            ArrayData::Bool(v) => v.as_mut_ptr().cast(),
+            ArrayData::I8(v) => v.as_mut_ptr().cast(),
+            ArrayData::I16(v) => v.as_mut_ptr().cast(),
+            ArrayData::I32(v) => v.as_mut_ptr().cast(),
+            ArrayData::I64(v) => v.as_mut_ptr().cast(),
+            ArrayData::U8(v) => v.as_mut_ptr().cast(),
+            ArrayData::F32(v) => v.as_mut_ptr().cast(),
+            ArrayData::F64(v) => v.as_mut_ptr().cast(),
+        }
+    }
+
     /// An empty buffer of the given element type with room for `capacity` elements.
     pub fn with_capacity(t: PrimType, capacity: usize) -> ArrayData {
         match t {

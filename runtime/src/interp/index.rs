@@ -59,6 +59,11 @@ fn args_text(args: &[IdxArg]) -> String {
     }
 }
 
+/// Whether `args` index an array of `shape` (the error the interpreter would report if not).
+pub fn check_index(shape: &[usize], args: &[IdxArg]) -> Result<(), IndexError> {
+    resolve(shape, args).map(|_| ())
+}
+
 fn resolve(shape: &[usize], args: &[IdxArg]) -> Result<Vec<Dim>, IndexError> {
     if args.len() > shape.len() {
         return Err(IndexError {

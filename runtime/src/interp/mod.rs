@@ -56,6 +56,7 @@ pub(crate) const R_COERCE: &str = "R0705";
 pub(crate) const R_NEG_SIZE: &str = "R0706";
 pub(crate) const R_IRREGULAR: &str = "R0707";
 pub(crate) const R_INTERNAL: &str = "R0708";
+pub(crate) const R_OUT_OF_MEMORY: &str = "R0709";
 
 /// Results inside the interpreter; diagnostics are boxed to keep `Result`s small.
 pub(crate) type Res<T> = Result<T, Box<Diagnostic>>;

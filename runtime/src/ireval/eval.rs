@@ -20,13 +20,21 @@ pub type Val = crate::interp::value::Val<'static>;
 
 type Res<T> = Result<T, Box<Diagnostic>>;
 
+/// Runs kernels in place of the evaluator (the CPU backend's compiled kernels).
+pub trait Launcher {
+    /// Runs kernel `seg` (bound to `pat`), taking its operands from `ev`; `None` when this
+    /// launcher has no code for it (the evaluator then runs it).
+    fn launch(&self, ev: &mut Evaluator, seg: &SegOp, pat: &[VarId]) -> Option<Res<Vec<Val>>>;
+}
+
 pub struct Evaluator<'f> {
-    function: &'f Function,
+    pub(crate) function: &'f Function,
     thresholds: &'f HashMap<String, i64>,
+    launcher: Option<&'f dyn Launcher>,
     /// The value of every variable bound so far, by arena index.
     env: Vec<Option<Val>>,
     /// The location of the statement being executed.
-    loc: Span,
+    pub(crate) loc: Span,
 }
 
 fn scalar_of(c: Const) -> Scalar {
@@ -43,10 +51,15 @@ fn scalar_of(c: Const) -> Scalar {
 }
 
 impl<'f> Evaluator<'f> {
-    pub fn new(function: &'f Function, thresholds: &'f HashMap<String, i64>) -> Evaluator<'f> {
+    pub fn new(
+        function: &'f Function,
+        thresholds: &'f HashMap<String, i64>,
+        launcher: Option<&'f dyn Launcher>,
+    ) -> Evaluator<'f> {
         Evaluator {
             function,
             thresholds,
+            launcher,
             env: vec![None; function.vars.len()],
             loc: Span::default(),
         }
@@ -68,7 +81,7 @@ impl<'f> Evaluator<'f> {
         self.env[v.index()] = Some(val);
     }
 
-    fn var(&self, v: VarId) -> Res<Val> {
+    pub(crate) fn var(&self, v: VarId) -> Res<Val> {
         self.env[v.index()].clone().ok_or_else(|| {
             let name = &self.function.var(v).name;
             self.internal(format!("variable {name}_{} used before it is bound", v.0))
@@ -76,28 +89,28 @@ impl<'f> Evaluator<'f> {
     }
 
     /// Takes a consumed array out of the environment, so that updating it does not copy.
-    fn consume(&mut self, v: VarId) -> Res<Array<'static>> {
+    pub(crate) fn consume(&mut self, v: VarId) -> Res<Array<'static>> {
         match self.env[v.index()].take() {
             Some(Val::Array(a)) => Ok(a),
             _ => Err(self.internal("consumed operand is not a bound array")),
         }
     }
 
-    fn operand(&self, se: SubExp) -> Res<Val> {
+    pub(crate) fn operand(&self, se: SubExp) -> Res<Val> {
         match se {
             SubExp::Const(c) => Ok(Val::Prim(scalar_of(c))),
             SubExp::Var(v) => self.var(v),
         }
     }
 
-    fn scalar(&self, se: SubExp) -> Res<Scalar> {
+    pub(crate) fn scalar(&self, se: SubExp) -> Res<Scalar> {
         match self.operand(se)? {
             Val::Prim(s) => Ok(s),
             _ => Err(self.internal("expected a scalar operand")),
         }
     }
 
-    fn int(&self, se: SubExp) -> Res<i64> {
+    pub(crate) fn int(&self, se: SubExp) -> Res<i64> {
         match self.scalar(se)? {
             Scalar::I64(n) => Ok(n),
             _ => Err(self.internal("expected an i64 operand")),
@@ -119,14 +132,14 @@ impl<'f> Evaluator<'f> {
     }
 
     /// A size operand: a non-negative `i64`.
-    fn size(&self, se: SubExp, what: &str) -> Res<usize> {
+    pub(crate) fn size(&self, se: SubExp, what: &str) -> Res<usize> {
         let n = self.int(se)?;
         usize::try_from(n)
             .map_err(|_| error(R_NEG_SIZE, self.loc, format!("{what}: negative size {n}")))
     }
 
     /// The shape of a type, its dimensions evaluated.
-    fn shape(&self, ty: &Type) -> Res<Vec<usize>> {
+    pub(crate) fn shape(&self, ty: &Type) -> Res<Vec<usize>> {
         ty.shape().iter().map(|d| self.size(*d, "array")).collect()
     }
 
@@ -155,14 +168,7 @@ impl<'f> Evaluator<'f> {
 
     fn op_error(&self, e: OpError, symbol: &str) -> Box<Diagnostic> {
         match e {
-            OpError::DivByZero => Box::new(
-                error(
-                    R_DIV_ZERO,
-                    self.loc,
-                    format!("division by zero (`{symbol}`)"),
-                )
-                .with_help("guard the divisor, e.g. `if d == 0 then ... else x / d`"),
-            ),
+            OpError::DivByZero => div_by_zero(self.loc, symbol),
             OpError::IllTyped => self.internal("ill-typed operand"),
         }
     }
@@ -228,7 +234,7 @@ impl<'f> Evaluator<'f> {
                     .iter()
                     .map(|d| self.size(*d, "reshape"))
                     .collect::<Res<_>>()?;
-                self.check_reshape(&a, dims, &shape)?;
+                self.check_reshape(a.shape(), dims, &shape)?;
                 one(Val::Array(a.reshape(shape)))
             }
             Exp::Concat(arrays) => {
@@ -283,7 +289,12 @@ impl<'f> Evaluator<'f> {
             }
             Exp::Loop { params, form, body } => self.run_loop(params, form, body),
             Exp::Soac(soac) => self.soac(soac, pat),
-            Exp::Seg(seg) => self.seg(seg, pat),
+            Exp::Seg(seg) => {
+                if let Some(launched) = self.launcher.and_then(|l| l.launch(self, seg, pat)) {
+                    return launched;
+                }
+                self.seg(seg, pat)
+            }
             Exp::Threshold { name, size } => {
                 let size = self.int(*size)?;
                 let limit = *self
@@ -298,9 +309,14 @@ impl<'f> Evaluator<'f> {
     /// The run-time check of `Reshape`, with the interpreter's messages: a reshape to the same
     /// rank is a size coercion (`:>`, every dimension must match); one more dimension is an
     /// `unflatten` (the element counts must match).
-    fn check_reshape(&self, a: &Array<'static>, dims: &[SubExp], shape: &[usize]) -> Res<()> {
-        if a.rank() == shape.len() {
-            for (d, (&have, &want)) in a.shape().iter().zip(shape).enumerate() {
+    pub(crate) fn check_reshape(
+        &self,
+        from: &[usize],
+        dims: &[SubExp],
+        shape: &[usize],
+    ) -> Res<()> {
+        if from.len() == shape.len() {
+            for (d, (&have, &want)) in from.iter().zip(shape).enumerate() {
                 if have != want {
                     let size = match dims[d] {
                         SubExp::Var(v) => format!("`{}` = {want}", self.function.var(v).name),
@@ -311,22 +327,22 @@ impl<'f> Evaluator<'f> {
                         self.loc,
                         format!(
                             "value of shape {} cannot be coerced to size {size}",
-                            shape_text(a.shape())
+                            shape_text(from)
                         ),
                     ));
                 }
             }
             return Ok(());
         }
-        if shape.iter().product::<usize>() != a.elem_count() {
+        if shape.iter().product::<usize>() != from.iter().product::<usize>() {
             let message = match shape {
-                [n, m, ..] if shape.len() == a.rank() + 1 => format!(
+                [n, m, ..] if shape.len() == from.len() + 1 => format!(
                     "unflatten {n} {m}: the array has {} elements, not {n}×{m}",
-                    a.len()
+                    from[0]
                 ),
                 _ => format!(
                     "cannot give an array of shape {} the shape {}",
-                    shape_text(a.shape()),
+                    shape_text(from),
                     shape_text(shape)
                 ),
             };
@@ -339,24 +355,11 @@ impl<'f> Evaluator<'f> {
         idx.iter()
             .map(|d| match d {
                 DimIndex::Fix(i) => Ok(IdxArg::At(self.int(*i)?)),
-                DimIndex::Slice { start, len, stride } => {
-                    let (start, len, stride) =
-                        (self.int(*start)?, self.int(*len)?, self.int(*stride)?);
-                    // One past the last element taken (a negative `len` comes from reversed
-                    // bounds and gives them back, for the interpreter's check to reject).
-                    let end = if len > 0 {
-                        let last = start.wrapping_add((len - 1).wrapping_mul(stride));
-                        last.wrapping_add(stride.signum())
-                    } else {
-                        start.wrapping_add(len.wrapping_mul(stride))
-                    };
-                    Ok(IdxArg::Slice {
-                        start: Some(start),
-                        end: Some(end),
-                        // The interpreter's messages show a unit stride as omitted.
-                        stride: (stride != 1).then_some(stride),
-                    })
-                }
+                DimIndex::Slice { start, len, stride } => Ok(slice_arg(
+                    self.int(*start)?,
+                    self.int(*len)?,
+                    self.int(*stride)?,
+                )),
             })
             .collect()
     }
@@ -757,6 +760,32 @@ impl<'f> Evaluator<'f> {
             self.bind(*index, Val::Prim(Scalar::I64((p % extent.max(1)) as i64)));
             p /= extent.max(1);
         }
+    }
+}
+
+/// The error of an integer division by zero.
+pub(crate) fn div_by_zero(loc: Span, symbol: &str) -> Box<Diagnostic> {
+    Box::new(
+        error(R_DIV_ZERO, loc, format!("division by zero (`{symbol}`)"))
+            .with_help("guard the divisor, e.g. `if d == 0 then ... else x / d`"),
+    )
+}
+
+/// The interpreter's form of the IR slice `start`, `len` elements, `stride`.
+pub(crate) fn slice_arg(start: i64, len: i64, stride: i64) -> IdxArg {
+    // One past the last element taken (a negative `len` comes from reversed bounds and gives
+    // them back, for the interpreter's check to reject).
+    let end = if len > 0 {
+        let last = start.wrapping_add((len - 1).wrapping_mul(stride));
+        last.wrapping_add(stride.signum())
+    } else {
+        start.wrapping_add(len.wrapping_mul(stride))
+    };
+    IdxArg::Slice {
+        start: Some(start),
+        end: Some(end),
+        // The interpreter's messages show a unit stride as omitted.
+        stride: (stride != 1).then_some(stride),
     }
 }
 

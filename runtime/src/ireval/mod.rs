@@ -14,7 +14,9 @@
 //! its binding there, which lets in-place updates of unshared arrays run in O(1).
 
 mod boundary;
-mod eval;
+pub(crate) mod eval;
+
+pub use eval::Launcher;
 
 use crate::interp::{R_INTERNAL, error};
 use crate::value::Value;
@@ -63,6 +65,18 @@ pub fn run(
     args: Vec<Value>,
     thresholds: &Thresholds,
 ) -> Result<Vec<Value>, Box<Diagnostic>> {
+    run_with(program, entry, args, thresholds, || Ok(None))
+}
+
+/// [`run`], with the kernels that the launcher built by `make_launcher` (on the evaluation
+/// thread) has code for run by it.
+pub fn run_with<'p>(
+    program: &'p Program,
+    entry: &str,
+    args: Vec<Value>,
+    thresholds: &Thresholds,
+    make_launcher: impl FnOnce() -> Result<Option<Box<dyn Launcher + 'p>>, Box<Diagnostic>> + Send + 'p,
+) -> Result<Vec<Value>, Box<Diagnostic>> {
     let Some(function) = program.functions.iter().find(|f| f.name == entry) else {
         let names: Vec<&str> = program.functions.iter().map(|f| f.name.as_str()).collect();
         return Err(Box::new(
@@ -80,7 +94,8 @@ pub fn run(
         .collect();
     let run = move || -> Result<Vec<Value>, Box<Diagnostic>> {
         let params = boundary::bind_arguments(function, args)?;
-        let mut evaluator = eval::Evaluator::new(function, &limits);
+        let launcher = make_launcher()?;
+        let mut evaluator = eval::Evaluator::new(function, &limits, launcher.as_deref());
         let results = evaluator.run(params)?;
         boundary::gather_results(function, results)
     };

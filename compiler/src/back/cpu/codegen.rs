@@ -1,0 +1,1204 @@
+//! CLIF for the statements of a kernel body: scalar code, arrays as strided views, sequential
+//! loops, `if`s and sequential SOACs (see the module header in `mod.rs` for the conventions).
+//!
+//! Every IR variable lives in cranelift-frontend `Variable`s (a scalar in one; an array of rank
+//! `r` in `1 + 2r`: its element pointer, extents and strides in elements), so loops and `if`s need
+//! no explicit SSA plumbing. Arrays created in a kernel come from the worker's arena (helper
+//! `ogham_alloc`). Run-time checks branch to a cold block that records an [`ErrorSite`] and the
+//! values its message needs in the context record, then returns 1.
+
+use super::helpers::{HelperId, binop_code, math_code, prim_code};
+use super::{CTX_DETAILS, CTX_SITE, ErrorSite, Failure, MAX_DETAILS, Unsupported};
+use crate::builtins::MathFn;
+use crate::ir::{self, Body, Const, DimIndex, Exp, Lambda, LoopForm, Soac, Stmt, SubExp, VarId};
+use crate::source::Span;
+use crate::syntax::ast::{BinOp, UnOp};
+use crate::types::PrimType;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::types::{F32, F64, I8, I16, I32, I64};
+use cranelift_codegen::ir::{
+    ExtFuncData, ExternalName, FuncRef, InstBuilder, MemFlagsData, Type, UserExternalName, Value,
+};
+use cranelift_frontend::{FunctionBuilder, Variable};
+use std::collections::{BTreeMap, HashMap};
+
+pub type Res<T> = Result<T, Unsupported>;
+
+/// The machine type of a scalar (`bool` is a byte holding 0 or 1).
+pub fn clif_type(p: PrimType) -> Type {
+    match p {
+        PrimType::Bool | PrimType::I8 | PrimType::U8 => I8,
+        PrimType::I16 => I16,
+        PrimType::I32 => I32,
+        PrimType::I64 => I64,
+        PrimType::F32 => F32,
+        PrimType::F64 => F64,
+    }
+}
+
+pub fn elem_size(p: PrimType) -> i64 {
+    clif_type(p).bytes() as i64
+}
+
+fn is_float(p: PrimType) -> bool {
+    matches!(p, PrimType::F32 | PrimType::F64)
+}
+
+fn is_signed(p: PrimType) -> bool {
+    matches!(
+        p,
+        PrimType::I8 | PrimType::I16 | PrimType::I32 | PrimType::I64
+    )
+}
+
+/// An array value: element pointer, extents and strides (in elements), outermost first.
+#[derive(Clone, Debug)]
+pub struct View {
+    pub ptr: Value,
+    pub dims: Vec<Value>,
+    pub strides: Vec<Value>,
+    pub elem: PrimType,
+}
+
+impl View {
+    fn rank(&self) -> usize {
+        self.dims.len()
+    }
+
+    fn values(&self) -> Vec<Value> {
+        let mut v = vec![self.ptr];
+        v.extend(&self.dims);
+        v.extend(&self.strides);
+        v
+    }
+
+    fn from_values(vals: &[Value], elem: PrimType) -> View {
+        let r = (vals.len() - 1) / 2;
+        View {
+            ptr: vals[0],
+            dims: vals[1..=r].to_vec(),
+            strides: vals[r + 1..].to_vec(),
+            elem,
+        }
+    }
+}
+
+/// Whether running `body` may allocate arena memory (then each point resets the arena).
+pub fn allocates(body: &Body) -> bool {
+    let mut found = false;
+    ir::traverse::for_each_stmt(body, &mut |stmt: &Stmt| {
+        found |= matches!(
+            stmt.exp,
+            Exp::Iota(_)
+                | Exp::Replicate(..)
+                | Exp::ArrayLit(..)
+                | Exp::Reshape(..)
+                | Exp::Concat(_)
+                | Exp::Copy(_)
+                | Exp::Soac(_)
+        );
+    });
+    found
+}
+
+/// The code generator of one CLIF function.
+pub struct Gen<'a> {
+    pub f: &'a ir::Function,
+    pub b: FunctionBuilder<'a>,
+    vars: HashMap<VarId, Vec<Variable>>,
+    /// The context record (first parameter of every generated function).
+    pub ctx: Value,
+    pub sites: Vec<ErrorSite>,
+    /// The number of the first site this function records (sites are numbered per kernel).
+    pub first_site: usize,
+    helpers: BTreeMap<HelperId, FuncRef>,
+    loc: Span,
+}
+
+impl<'a> Gen<'a> {
+    pub fn new(f: &'a ir::Function, b: FunctionBuilder<'a>, ctx: Value) -> Gen<'a> {
+        Gen {
+            f,
+            b,
+            vars: HashMap::new(),
+            ctx,
+            sites: Vec::new(),
+            first_site: 0,
+            helpers: BTreeMap::new(),
+            loc: Span::default(),
+        }
+    }
+
+    // ----- variables and operands -----
+
+    fn var_types(&self, v: VarId) -> Vec<Type> {
+        match self.f.ty(v) {
+            ir::Type::Prim(p) => vec![clif_type(*p)],
+            ir::Type::Array { shape, .. } => vec![I64; 1 + 2 * shape.len()],
+        }
+    }
+
+    /// Binds IR variable `v` to `vals` (one value for a scalar, a view's values for an array).
+    pub fn bind(&mut self, v: VarId, vals: &[Value]) {
+        if !self.vars.contains_key(&v) {
+            let vs = self
+                .var_types(v)
+                .into_iter()
+                .map(|t| self.b.declare_var(t))
+                .collect();
+            self.vars.insert(v, vs);
+        }
+        let vs = self.vars[&v].clone();
+        for (var, val) in vs.into_iter().zip(vals) {
+            self.b.def_var(var, *val);
+        }
+    }
+
+    fn use_var(&mut self, v: VarId) -> Res<Vec<Value>> {
+        let vs = self.vars.get(&v).cloned().ok_or_else(|| {
+            Unsupported(format!(
+                "variable {}_{} is used before it is bound",
+                self.f.var(v).name,
+                v.0
+            ))
+        })?;
+        Ok(vs.into_iter().map(|var| self.b.use_var(var)).collect())
+    }
+
+    pub fn constant(&mut self, c: Const) -> Value {
+        let ins = self.b.ins();
+        match c {
+            Const::Bool(x) => ins.iconst(I8, x as i64),
+            Const::I8(x) => ins.iconst(I8, x as i64),
+            Const::U8(x) => ins.iconst(I8, x as i64),
+            Const::I16(x) => ins.iconst(I16, x as i64),
+            Const::I32(x) => ins.iconst(I32, x as i64),
+            Const::I64(x) => ins.iconst(I64, x),
+            Const::F32(x) => ins.f32const(x),
+            Const::F64(x) => ins.f64const(x),
+        }
+    }
+
+    pub fn operand(&mut self, se: SubExp) -> Res<Vec<Value>> {
+        match se {
+            SubExp::Const(c) => Ok(vec![self.constant(c)]),
+            SubExp::Var(v) => self.use_var(v),
+        }
+    }
+
+    pub fn scalar(&mut self, se: SubExp) -> Res<Value> {
+        Ok(self.operand(se)?[0])
+    }
+
+    pub fn view(&mut self, v: VarId) -> Res<View> {
+        let vals = self.use_var(v)?;
+        Ok(View::from_values(&vals, self.f.ty(v).elem()))
+    }
+
+    fn prim_of(&self, se: SubExp) -> PrimType {
+        self.f.subexp_type(se).elem()
+    }
+
+    pub fn iconst(&mut self, n: i64) -> Value {
+        self.b.ins().iconst(I64, n)
+    }
+
+    fn helper(&mut self, id: HelperId) -> FuncRef {
+        if let Some(r) = self.helpers.get(&id) {
+            return *r;
+        }
+        let sig = self.b.func.import_signature(id.helper().signature());
+        let name = self
+            .b
+            .func
+            .declare_imported_user_function(UserExternalName::new(0, id as u32));
+        let r = self.b.func.import_function(ExtFuncData {
+            name: ExternalName::user(name),
+            signature: sig,
+            colocated: false,
+            patchable: false,
+        });
+        self.helpers.insert(id, r);
+        r
+    }
+
+    pub fn call(&mut self, id: HelperId, args: &[Value]) -> Option<Value> {
+        let r = self.helper(id);
+        let inst = self.b.ins().call(r, args);
+        self.b.inst_results(inst).first().copied()
+    }
+
+    // ----- checks -----
+
+    /// Continues when `ok` (a `bool`) holds; otherwise records `failure` with `details` (each
+    /// widened to 64 bits) and returns 1 from the generated function.
+    pub fn check(&mut self, ok: Value, failure: Failure, details: &[Value]) -> Res<()> {
+        if details.len() > MAX_DETAILS {
+            return Err(Unsupported(format!(
+                "a run-time check needs {} values (at most {MAX_DETAILS})",
+                details.len()
+            )));
+        }
+        let site = (self.first_site + self.sites.len()) as i64;
+        self.sites.push(ErrorSite {
+            loc: self.loc,
+            failure,
+        });
+        let fail = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.set_cold_block(fail);
+        self.b.ins().brif(ok, cont, &[], fail, &[]);
+        self.b.switch_to_block(fail);
+        self.b.seal_block(fail);
+        let flags = MemFlagsData::trusted();
+        let site = self.iconst(site);
+        self.b.ins().store(flags, site, self.ctx, CTX_SITE);
+        for (k, d) in details.iter().enumerate() {
+            let d = self.widen(*d);
+            self.b
+                .ins()
+                .store(flags, d, self.ctx, CTX_DETAILS + 8 * k as i32);
+        }
+        let one = self.b.ins().iconst(I32, 1);
+        self.b.ins().return_(&[one]);
+        self.b.switch_to_block(cont);
+        self.b.seal_block(cont);
+        Ok(())
+    }
+
+    /// A value as 64 bits (integers sign-extended, floats as their bit pattern).
+    fn widen(&mut self, v: Value) -> Value {
+        let t = self.b.func.dfg.value_type(v);
+        match t {
+            I64 => v,
+            F64 => self.b.ins().bitcast(I64, MemFlagsData::new(), v),
+            F32 => {
+                let bits = self.b.ins().bitcast(I32, MemFlagsData::new(), v);
+                self.b.ins().uextend(I64, bits)
+            }
+            _ => self.b.ins().sextend(I64, v),
+        }
+    }
+
+    /// `0 <= i < n` (one unsigned comparison).
+    fn in_bounds(&mut self, i: Value, n: Value) -> Value {
+        self.b.ins().icmp(IntCC::UnsignedLessThan, i, n)
+    }
+
+    fn check_size(&mut self, n: Value, what: &str) -> Res<()> {
+        let ok = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, n, 0);
+        self.check(
+            ok,
+            Failure::NegativeSize {
+                what: what.to_string(),
+            },
+            &[n],
+        )
+    }
+
+    // ----- memory -----
+
+    fn elem_addr(&mut self, view: &View, idx: &[Value]) -> Value {
+        let mut off = None;
+        for (i, s) in idx.iter().zip(&view.strides) {
+            let t = self.b.ins().imul(*i, *s);
+            off = Some(match off {
+                None => t,
+                Some(o) => self.b.ins().iadd(o, t),
+            });
+        }
+        match off {
+            None => view.ptr,
+            Some(o) => {
+                let bytes = self.b.ins().imul_imm_s(o, elem_size(view.elem));
+                self.b.ins().iadd(view.ptr, bytes)
+            }
+        }
+    }
+
+    fn load(&mut self, elem: PrimType, addr: Value) -> Value {
+        self.b
+            .ins()
+            .load(clif_type(elem), MemFlagsData::trusted(), addr, 0)
+    }
+
+    fn store(&mut self, v: Value, addr: Value) {
+        self.b.ins().store(MemFlagsData::trusted(), v, addr, 0);
+    }
+
+    /// Row `i` of `view` (unchecked): a scalar for rank 1, else a view.
+    pub fn row(&mut self, view: &View, i: Value) -> Vec<Value> {
+        let addr = self.elem_addr(view, &[i]);
+        if view.rank() == 1 {
+            vec![self.load(view.elem, addr)]
+        } else {
+            View {
+                ptr: addr,
+                dims: view.dims[1..].to_vec(),
+                strides: view.strides[1..].to_vec(),
+                elem: view.elem,
+            }
+            .values()
+        }
+    }
+
+    fn row_major_strides(&mut self, dims: &[Value]) -> Vec<Value> {
+        let mut strides = vec![self.iconst(1); dims.len()];
+        for d in (0..dims.len().saturating_sub(1)).rev() {
+            strides[d] = self.b.ins().imul(strides[d + 1], dims[d + 1]);
+        }
+        strides
+    }
+
+    /// A contiguous view of the given extents over memory at `ptr`.
+    pub fn contiguous(&mut self, ptr: Value, dims: Vec<Value>, elem: PrimType) -> View {
+        let strides = self.row_major_strides(&dims);
+        View {
+            ptr,
+            dims,
+            strides,
+            elem,
+        }
+    }
+
+    fn product(&mut self, dims: &[Value]) -> Value {
+        let mut n = self.iconst(1);
+        for d in dims {
+            n = self.b.ins().imul(n, *d);
+        }
+        n
+    }
+
+    /// A fresh array of the given extents from the worker's arena.
+    pub fn alloc_array(&mut self, elem: PrimType, dims: Vec<Value>) -> Res<View> {
+        let count = self.product(&dims);
+        let bytes = self.b.ins().imul_imm_s(count, elem_size(elem));
+        let ctx = self.ctx;
+        let ptr = self
+            .call(HelperId::Alloc, &[ctx, bytes])
+            .expect("alloc returns a pointer");
+        let ok = self.b.ins().icmp_imm_s(IntCC::NotEqual, ptr, 0);
+        self.check(ok, Failure::OutOfMemory, &[bytes])?;
+        Ok(self.contiguous(ptr, dims, elem))
+    }
+
+    /// A counted loop `for i in 0..n`; `body` emits the loop body.
+    pub fn for_loop(
+        &mut self,
+        n: Value,
+        body: &mut dyn FnMut(&mut Self, Value) -> Res<()>,
+    ) -> Res<()> {
+        let zero = self.iconst(0);
+        self.for_range(zero, n, body)
+    }
+
+    /// A counted loop `for i in start..end`.
+    pub fn for_range(
+        &mut self,
+        start: Value,
+        end: Value,
+        body: &mut dyn FnMut(&mut Self, Value) -> Res<()>,
+    ) -> Res<()> {
+        let i = self.b.declare_var(I64);
+        self.b.def_var(i, start);
+        let header = self.b.create_block();
+        let inner = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.ins().jump(header, &[]);
+        self.b.switch_to_block(header);
+        let iv = self.b.use_var(i);
+        let go = self.b.ins().icmp(IntCC::SignedLessThan, iv, end);
+        self.b.ins().brif(go, inner, &[], exit, &[]);
+        self.b.switch_to_block(inner);
+        self.b.seal_block(inner);
+        body(self, iv)?;
+        let next = self.b.ins().iadd_imm_s(iv, 1);
+        self.b.def_var(i, next);
+        self.b.ins().jump(header, &[]);
+        self.b.seal_block(header);
+        self.b.switch_to_block(exit);
+        self.b.seal_block(exit);
+        Ok(())
+    }
+
+    /// Copies every element of `src` to the same position of `dst` (same extents).
+    pub fn copy_view(&mut self, src: &View, dst: &View) -> Res<()> {
+        fn go(g: &mut Gen, src: &View, dst: &View, idx: &mut Vec<Value>) -> Res<()> {
+            let d = idx.len();
+            if d == src.rank() {
+                let from = g.elem_addr(src, idx);
+                let v = g.load(src.elem, from);
+                let to = g.elem_addr(dst, idx);
+                g.store(v, to);
+                return Ok(());
+            }
+            g.for_loop(src.dims[d], &mut |g, i| {
+                idx.push(i);
+                go(g, src, dst, idx)?;
+                idx.pop();
+                Ok(())
+            })
+        }
+        go(self, src, dst, &mut Vec::new())
+    }
+
+    /// Checks that `actual` has the extents `expected` (a result or row of a known shape).
+    fn check_same_shape(&mut self, actual: &[Value], expected: &[Value], what: &str) -> Res<()> {
+        let mut ok = self.b.ins().iconst(I8, 1);
+        for (a, e) in actual.iter().zip(expected) {
+            let eq = self.b.ins().icmp(IntCC::Equal, *a, *e);
+            ok = self.b.ins().band(ok, eq);
+        }
+        let mut details = actual.to_vec();
+        details.extend(expected);
+        self.check(
+            ok,
+            Failure::ShapeMismatch {
+                what: what.to_string(),
+                rank: actual.len(),
+            },
+            &details,
+        )
+    }
+
+    /// Writes `val` (a scalar, or a view of the row's extents) as row `i` of `dst`.
+    pub fn write_row(&mut self, dst: &View, i: Value, val: &[Value]) -> Res<()> {
+        let addr = self.elem_addr(dst, &[i]);
+        if dst.rank() == 1 {
+            self.store(val[0], addr);
+            return Ok(());
+        }
+        let src = View::from_values(val, dst.elem);
+        let row = View {
+            ptr: addr,
+            dims: dst.dims[1..].to_vec(),
+            strides: dst.strides[1..].to_vec(),
+            elem: dst.elem,
+        };
+        self.check_same_shape(&src.dims, &row.dims, "row")?;
+        self.copy_view(&src, &row)
+    }
+
+    /// The extents of a type (its dimensions evaluated).
+    fn dims_of(&mut self, ty: &ir::Type) -> Res<Vec<Value>> {
+        ty.shape().iter().map(|d| self.scalar(*d)).collect()
+    }
+
+    // ----- statements -----
+
+    pub fn body(&mut self, body: &Body) -> Res<Vec<Vec<Value>>> {
+        for stmt in &body.stmts {
+            self.stmt(stmt)?;
+        }
+        body.result.iter().map(|se| self.operand(*se)).collect()
+    }
+
+    pub fn apply(&mut self, lambda: &Lambda, args: &[Vec<Value>]) -> Res<Vec<Vec<Value>>> {
+        for (p, a) in lambda.params.iter().zip(args) {
+            self.bind(*p, a);
+        }
+        self.body(&lambda.body)
+    }
+
+    fn stmt(&mut self, stmt: &Stmt) -> Res<()> {
+        self.loc = stmt.loc;
+        let vals = self.exp(&stmt.exp, &stmt.pat)?;
+        for (v, val) in stmt.pat.iter().zip(vals) {
+            self.bind(*v, &val);
+        }
+        Ok(())
+    }
+
+    fn exp(&mut self, exp: &Exp, pat: &[VarId]) -> Res<Vec<Vec<Value>>> {
+        let one = |v: Value| Ok(vec![vec![v]]);
+        match exp {
+            Exp::SubExp(se) => Ok(vec![self.operand(*se)?]),
+            Exp::BinOp(op, a, b) => {
+                let t = self.prim_of(*a);
+                let (x, y) = (self.scalar(*a)?, self.scalar(*b)?);
+                one(self.binop(*op, t, x, y)?)
+            }
+            Exp::UnOp(op, a) => {
+                let t = self.prim_of(*a);
+                let x = self.scalar(*a)?;
+                one(match (op, t) {
+                    (UnOp::Neg, t) if is_float(t) => self.b.ins().fneg(x),
+                    (UnOp::Neg, _) => self.b.ins().ineg(x),
+                    (UnOp::Not, PrimType::Bool) => self.b.ins().bxor_imm_u(x, 1),
+                    (UnOp::Not, _) => self.b.ins().bnot(x),
+                })
+            }
+            Exp::Math(f, t, args) => {
+                let args: Vec<Value> = args.iter().map(|a| self.scalar(*a)).collect::<Res<_>>()?;
+                one(self.math(*f, *t, &args))
+            }
+            Exp::Convert(to, a) => {
+                let from = self.prim_of(*a);
+                let x = self.scalar(*a)?;
+                one(self.convert(from, *to, x))
+            }
+            Exp::Index(a, idx) => {
+                let view = self.view(*a)?;
+                Ok(vec![self.index(&view, idx, false)?])
+            }
+            Exp::Update(a, idx, v) => {
+                let view = self.view(*a)?;
+                let val = self.operand(*v)?;
+                let target = self.index(&view, idx, true)?;
+                let element =
+                    idx.len() == view.rank() && idx.iter().all(|d| matches!(d, DimIndex::Fix(_)));
+                if element {
+                    // `index` returned the element's address.
+                    self.store(val[0], target[0]);
+                } else {
+                    let ir::Type::Array { elem, .. } = self.f.subexp_type(*v) else {
+                        return Err(Unsupported("an update of a slice by a scalar".to_string()));
+                    };
+                    let dst = View::from_values(&target, view.elem);
+                    let src = View::from_values(&val, elem);
+                    self.check_same_shape(&src.dims, &dst.dims, "update")?;
+                    self.copy_view(&src, &dst)?;
+                }
+                Ok(vec![view.values()])
+            }
+            Exp::Iota(n) => {
+                let n = self.scalar(*n)?;
+                self.check_size(n, "iota")?;
+                let out = self.alloc_array(PrimType::I64, vec![n])?;
+                self.for_loop(n, &mut |g, i| {
+                    let addr = g.elem_addr(&out, &[i]);
+                    g.store(i, addr);
+                    Ok(())
+                })?;
+                Ok(vec![out.values()])
+            }
+            Exp::Replicate(n, v) => {
+                let n = self.scalar(*n)?;
+                self.check_size(n, "replicate")?;
+                let val = self.operand(*v)?;
+                let elem = self.f.ty(pat[0]).elem();
+                let mut dims = vec![n];
+                if let ir::Type::Array { .. } = self.f.subexp_type(*v) {
+                    dims.extend(View::from_values(&val, elem).dims);
+                }
+                let out = self.alloc_array(elem, dims)?;
+                self.for_loop(n, &mut |g, i| g.write_row(&out, i, &val))?;
+                Ok(vec![out.values()])
+            }
+            Exp::ArrayLit(elems, elem_ty) => {
+                let n = self.iconst(elems.len() as i64);
+                let mut dims = vec![n];
+                dims.extend(self.dims_of(elem_ty)?);
+                let out = self.alloc_array(elem_ty.elem(), dims)?;
+                for (k, e) in elems.iter().enumerate() {
+                    let val = self.operand(*e)?;
+                    let i = self.iconst(k as i64);
+                    self.write_row(&out, i, &val)?;
+                }
+                Ok(vec![out.values()])
+            }
+            Exp::Rearrange(a, perm) => {
+                let view = self.view(*a)?;
+                let permuted = View {
+                    ptr: view.ptr,
+                    dims: perm.iter().map(|&d| view.dims[d]).collect(),
+                    strides: perm.iter().map(|&d| view.strides[d]).collect(),
+                    elem: view.elem,
+                };
+                Ok(vec![permuted.values()])
+            }
+            Exp::Reshape(a, dims) => {
+                let view = self.view(*a)?;
+                let target: Vec<Value> =
+                    dims.iter().map(|d| self.scalar(*d)).collect::<Res<_>>()?;
+                let ok = if target.len() == view.rank() {
+                    let mut ok = self.b.ins().iconst(I8, 1);
+                    for (x, y) in view.dims.iter().zip(&target) {
+                        let eq = self.b.ins().icmp(IntCC::Equal, *x, *y);
+                        ok = self.b.ins().band(ok, eq);
+                    }
+                    ok
+                } else {
+                    let have = self.product(&view.dims);
+                    let want = self.product(&target);
+                    self.b.ins().icmp(IntCC::Equal, have, want)
+                };
+                let mut details = view.dims.clone();
+                details.extend(&target);
+                self.check(
+                    ok,
+                    Failure::Reshape {
+                        array: *a,
+                        dims: dims.clone(),
+                    },
+                    &details,
+                )?;
+                let copy = self.alloc_array(view.elem, view.dims.clone())?;
+                self.copy_view(&view, &copy)?;
+                Ok(vec![self.contiguous(copy.ptr, target, view.elem).values()])
+            }
+            Exp::Concat(arrays) => {
+                let views: Vec<View> = arrays.iter().map(|a| self.view(*a)).collect::<Res<_>>()?;
+                let mut total = self.iconst(0);
+                for v in &views {
+                    self.check_same_shape(&v.dims[1..], &views[0].dims[1..], "concatenation")?;
+                    total = self.b.ins().iadd(total, v.dims[0]);
+                }
+                let mut dims = vec![total];
+                dims.extend(&views[0].dims[1..]);
+                let out = self.alloc_array(views[0].elem, dims)?;
+                let mut at = self.iconst(0);
+                for v in &views {
+                    let start = self.elem_addr(&out, &[at]);
+                    let mut part = out.clone();
+                    part.ptr = start;
+                    part.dims[0] = v.dims[0];
+                    self.copy_view(v, &part)?;
+                    at = self.b.ins().iadd(at, v.dims[0]);
+                }
+                Ok(vec![out.values()])
+            }
+            Exp::Copy(a) => {
+                let view = self.view(*a)?;
+                let out = self.alloc_array(view.elem, view.dims.clone())?;
+                self.copy_view(&view, &out)?;
+                Ok(vec![out.values()])
+            }
+            Exp::Assert { cond, message } => {
+                let ok = self.scalar(*cond)?;
+                self.check(
+                    ok,
+                    Failure::Assert {
+                        message: message.clone(),
+                    },
+                    &[],
+                )?;
+                Ok(vec![])
+            }
+            Exp::If {
+                cond,
+                then_body,
+                else_body,
+                ..
+            } => {
+                let c = self.scalar(*cond)?;
+                let then_block = self.b.create_block();
+                let else_block = self.b.create_block();
+                let merge = self.b.create_block();
+                self.b.ins().brif(c, then_block, &[], else_block, &[]);
+                for (block, body) in [(then_block, then_body), (else_block, else_body)] {
+                    self.b.switch_to_block(block);
+                    self.b.seal_block(block);
+                    let vals = self.body(body)?;
+                    for (v, val) in pat.iter().zip(vals) {
+                        self.bind(*v, &val);
+                    }
+                    self.b.ins().jump(merge, &[]);
+                }
+                self.b.switch_to_block(merge);
+                self.b.seal_block(merge);
+                pat.iter().map(|v| self.use_var(*v)).collect()
+            }
+            Exp::Loop { params, form, body } => self.run_loop(params, form, body, pat),
+            Exp::Soac(soac) => self.soac(soac, pat),
+            Exp::Seg(_) => Err(Unsupported("a kernel inside a kernel".to_string())),
+            Exp::Threshold { .. } => Err(Unsupported("a threshold inside a kernel".to_string())),
+        }
+    }
+
+    /// An index: the element (or, for an update, its address) when every dimension is fixed,
+    /// otherwise a view. Checks the bounds as the interpreter does.
+    fn index(&mut self, view: &View, idx: &[DimIndex], for_update: bool) -> Res<Vec<Value>> {
+        let mut ok = self.b.ins().iconst(I8, 1);
+        let mut details = view.dims.clone();
+        let mut ptr = view.ptr;
+        let mut dims = Vec::new();
+        let mut strides = Vec::new();
+        for (k, d) in idx.iter().enumerate() {
+            let (n, s) = (view.dims[k], view.strides[k]);
+            match d {
+                DimIndex::Fix(i) => {
+                    let i = self.scalar(*i)?;
+                    let inb = self.in_bounds(i, n);
+                    ok = self.b.ins().band(ok, inb);
+                    details.push(i);
+                    let off = self.b.ins().imul(i, s);
+                    let bytes = self.b.ins().imul_imm_s(off, elem_size(view.elem));
+                    ptr = self.b.ins().iadd(ptr, bytes);
+                }
+                DimIndex::Slice { start, len, stride } => {
+                    let (start, len, stride) = (
+                        self.scalar(*start)?,
+                        self.scalar(*len)?,
+                        self.scalar(*stride)?,
+                    );
+                    let valid = self
+                        .call(HelperId::SliceOk, &[n, start, len, stride])
+                        .expect("slice_ok returns");
+                    let valid = self.b.ins().ireduce(I8, valid);
+                    ok = self.b.ins().band(ok, valid);
+                    details.extend([start, len, stride]);
+                    let off = self.b.ins().imul(start, s);
+                    let bytes = self.b.ins().imul_imm_s(off, elem_size(view.elem));
+                    ptr = self.b.ins().iadd(ptr, bytes);
+                    dims.push(len);
+                    strides.push(self.b.ins().imul(s, stride));
+                }
+            }
+        }
+        self.check(
+            ok,
+            Failure::Index {
+                rank: view.rank(),
+                idx: idx.to_vec(),
+                update: for_update,
+            },
+            &details,
+        )?;
+        dims.extend(&view.dims[idx.len()..]);
+        strides.extend(&view.strides[idx.len()..]);
+        if dims.is_empty() {
+            return Ok(if for_update {
+                vec![ptr]
+            } else {
+                vec![self.load(view.elem, ptr)]
+            });
+        }
+        Ok(View {
+            ptr,
+            dims,
+            strides,
+            elem: view.elem,
+        }
+        .values())
+    }
+
+    fn run_loop(
+        &mut self,
+        params: &[(VarId, SubExp)],
+        form: &LoopForm,
+        body: &Body,
+        pat: &[VarId],
+    ) -> Res<Vec<Vec<Value>>> {
+        for (p, init) in params {
+            let v = self.operand(*init)?;
+            self.bind(*p, &v);
+        }
+        let header = self.b.create_block();
+        let inner = self.b.create_block();
+        let exit = self.b.create_block();
+        let counter = match form {
+            LoopForm::For { .. } => {
+                let i = self.b.declare_var(I64);
+                let zero = self.iconst(0);
+                self.b.def_var(i, zero);
+                Some(i)
+            }
+            LoopForm::While { .. } => None,
+        };
+        self.b.ins().jump(header, &[]);
+        self.b.switch_to_block(header);
+        let go = match form {
+            LoopForm::For { index, bound } => {
+                let i = self.b.use_var(counter.expect("for loops count"));
+                let bound = self.scalar(*bound)?;
+                self.bind(*index, &[i]);
+                self.b.ins().icmp(IntCC::SignedLessThan, i, bound)
+            }
+            LoopForm::While { cond } => self.scalar(SubExp::Var(*cond))?,
+        };
+        self.b.ins().brif(go, inner, &[], exit, &[]);
+        self.b.switch_to_block(inner);
+        self.b.seal_block(inner);
+        let results = self.body(body)?;
+        for ((p, _), val) in params.iter().zip(results) {
+            self.bind(*p, &val);
+        }
+        if let Some(i) = counter {
+            let iv = self.b.use_var(i);
+            let next = self.b.ins().iadd_imm_s(iv, 1);
+            self.b.def_var(i, next);
+        }
+        self.b.ins().jump(header, &[]);
+        self.b.seal_block(header);
+        self.b.switch_to_block(exit);
+        self.b.seal_block(exit);
+        let _ = pat;
+        params.iter().map(|(p, _)| self.use_var(*p)).collect()
+    }
+
+    // ----- SOACs (sequential inside a kernel) -----
+
+    fn soac(&mut self, soac: &Soac, pat: &[VarId]) -> Res<Vec<Vec<Value>>> {
+        let width = self.scalar(soac.width())?;
+        let inputs: Vec<View> = soac
+            .inputs()
+            .iter()
+            .map(|v| self.view(*v))
+            .collect::<Res<_>>()?;
+        for input in &inputs {
+            self.check_same_shape(&input.dims[..1], &[width], "SOAC input")?;
+        }
+        let rows = |g: &mut Gen, i: Value| -> Vec<Vec<Value>> {
+            inputs.iter().map(|input| g.row(input, i)).collect()
+        };
+        match soac {
+            Soac::Screma {
+                map, scans, reds, ..
+            } => {
+                let n_scan: usize = scans.iter().map(|s| s.neutral.len()).sum();
+                let n_red: usize = reds.iter().map(|r| r.neutral.len()).sum();
+                let mut arrays = Vec::new();
+                for (j, v) in pat.iter().enumerate() {
+                    if j >= n_scan && j < n_scan + n_red {
+                        continue;
+                    }
+                    let ty = self.f.ty(*v).clone();
+                    let dims = self.dims_of(&ty)?;
+                    arrays.push(self.alloc_array(ty.elem(), dims)?);
+                }
+                let ops: Vec<(&Lambda, &[SubExp])> = scans
+                    .iter()
+                    .map(|s| (&s.lambda, s.neutral.as_slice()))
+                    .chain(reds.iter().map(|r| (&r.lambda, r.neutral.as_slice())))
+                    .collect();
+                let accs = self.accumulators(&ops)?;
+                self.for_loop(width, &mut |g, i| {
+                    let args = rows(g, i);
+                    let vals = g.apply(map, &args)?;
+                    let mut k = 0;
+                    for (j, (op, neutral)) in ops.iter().enumerate() {
+                        let m = neutral.len();
+                        g.accumulate(op, &accs[j], &vals[k..k + m])?;
+                        if k < n_scan {
+                            for (c, var) in accs[j].iter().enumerate() {
+                                let v = g.b.use_var(*var);
+                                let dst = arrays[k + c].clone();
+                                g.write_row(&dst, i, &[v])?;
+                            }
+                        }
+                        k += m;
+                    }
+                    for (c, val) in vals[k..].iter().enumerate() {
+                        let dst = arrays[n_scan + c].clone();
+                        g.write_row(&dst, i, val)?;
+                    }
+                    Ok(())
+                })?;
+                let mut out: Vec<Vec<Value>> = arrays[..n_scan].iter().map(View::values).collect();
+                for acc in accs.iter().skip(scans.len()) {
+                    for var in acc {
+                        out.push(vec![self.b.use_var(*var)]);
+                    }
+                }
+                out.extend(arrays[n_scan..].iter().map(View::values));
+                Ok(out)
+            }
+            Soac::Scatter { map, dests, .. } => {
+                let dests: Vec<View> = dests.iter().map(|d| self.view(*d)).collect::<Res<_>>()?;
+                self.for_loop(width, &mut |g, i| {
+                    let args = rows(g, i);
+                    let vals = g.apply(map, &args)?;
+                    for (dest, pair) in dests.iter().zip(vals.chunks(2)) {
+                        let at = pair[0][0];
+                        let inside = g.in_bounds(at, dest.dims[0]);
+                        g.when(inside, &mut |g| g.write_row(dest, at, &pair[1]))?;
+                    }
+                    Ok(())
+                })?;
+                Ok(dests.iter().map(View::values).collect())
+            }
+            Soac::Hist { map, hists, .. } => {
+                let dests: Vec<Vec<View>> = hists
+                    .iter()
+                    .map(|h| h.dests.iter().map(|d| self.view(*d)).collect())
+                    .collect::<Res<_>>()?;
+                if dests.iter().flatten().any(|d| d.rank() != 1) {
+                    return Err(Unsupported("a histogram of arrays".to_string()));
+                }
+                self.for_loop(width, &mut |g, i| {
+                    let args = rows(g, i);
+                    let vals = g.apply(map, &args)?;
+                    let mut k = 0;
+                    for (h, dest) in hists.iter().zip(&dests) {
+                        let bins = g.scalar(h.num_bins)?;
+                        let bin = vals[k][0];
+                        let inside = g.in_bounds(bin, bins);
+                        let new = &vals[k + 1..k + 1 + dest.len()];
+                        g.when(inside, &mut |g| g.combine_into(&h.op, dest, bin, new))?;
+                        k += 1 + dest.len();
+                    }
+                    Ok(())
+                })?;
+                Ok(dests.iter().flatten().map(View::values).collect())
+            }
+        }
+    }
+
+    /// `dest[row] = op(dest[row], vals)` for scalar destinations.
+    pub fn combine_into(
+        &mut self,
+        op: &Lambda,
+        dest: &[View],
+        row: Value,
+        vals: &[Vec<Value>],
+    ) -> Res<()> {
+        let mut args: Vec<Vec<Value>> = Vec::new();
+        let mut addrs = Vec::new();
+        for d in dest {
+            let addr = self.elem_addr(d, &[row]);
+            args.push(vec![self.load(d.elem, addr)]);
+            addrs.push(addr);
+        }
+        args.extend(vals.iter().cloned());
+        let new = self.apply(op, &args)?;
+        for (addr, v) in addrs.into_iter().zip(new) {
+            self.store(v[0], addr);
+        }
+        Ok(())
+    }
+
+    /// Runs `then` only when `cond` holds.
+    pub fn when(&mut self, cond: Value, then: &mut dyn FnMut(&mut Self) -> Res<()>) -> Res<()> {
+        let yes = self.b.create_block();
+        let merge = self.b.create_block();
+        self.b.ins().brif(cond, yes, &[], merge, &[]);
+        self.b.switch_to_block(yes);
+        self.b.seal_block(yes);
+        then(self)?;
+        self.b.ins().jump(merge, &[]);
+        self.b.switch_to_block(merge);
+        self.b.seal_block(merge);
+        Ok(())
+    }
+
+    /// One variable per component of each operator's accumulator, set to the neutral element.
+    pub fn accumulators(&mut self, ops: &[(&Lambda, &[SubExp])]) -> Res<Vec<Vec<Variable>>> {
+        let mut accs = Vec::new();
+        for (_, neutral) in ops {
+            let mut vars = Vec::new();
+            for n in neutral.iter() {
+                if self.f.subexp_type(*n).rank() > 0 {
+                    return Err(Unsupported(
+                        "a reduction or scan of arrays in a kernel".to_string(),
+                    ));
+                }
+                let v = self.scalar(*n)?;
+                let var = self.b.declare_var(clif_type(self.prim_of(*n)));
+                self.b.def_var(var, v);
+                vars.push(var);
+            }
+            accs.push(vars);
+        }
+        Ok(accs)
+    }
+
+    /// `acc = op(acc, vals)`.
+    pub fn accumulate(&mut self, op: &Lambda, acc: &[Variable], vals: &[Vec<Value>]) -> Res<()> {
+        let mut args: Vec<Vec<Value>> = acc.iter().map(|v| vec![self.b.use_var(*v)]).collect();
+        args.extend(vals.iter().cloned());
+        let new = self.apply(op, &args)?;
+        for (var, v) in acc.iter().zip(new) {
+            self.b.def_var(*var, v[0]);
+        }
+        Ok(())
+    }
+
+    // ----- scalar operations -----
+
+    fn binop(&mut self, op: BinOp, t: PrimType, x: Value, y: Value) -> Res<Value> {
+        let ins = self.b.ins();
+        if is_float(t) {
+            let cc = |c| Some(c);
+            let cmp = match op {
+                BinOp::Eq => cc(FloatCC::Equal),
+                BinOp::Ne => cc(FloatCC::NotEqual),
+                BinOp::Lt => cc(FloatCC::LessThan),
+                BinOp::Le => cc(FloatCC::LessThanOrEqual),
+                BinOp::Gt => cc(FloatCC::GreaterThan),
+                BinOp::Ge => cc(FloatCC::GreaterThanOrEqual),
+                _ => None,
+            };
+            if let Some(c) = cmp {
+                return Ok(ins.fcmp(c, x, y));
+            }
+            return Ok(match op {
+                BinOp::Add => ins.fadd(x, y),
+                BinOp::Sub => ins.fsub(x, y),
+                BinOp::Mul => ins.fmul(x, y),
+                BinOp::Div => ins.fdiv(x, y),
+                _ => {
+                    let code = self.iconst(binop_code(op));
+                    let id = if t == PrimType::F32 {
+                        HelperId::F32Op
+                    } else {
+                        HelperId::F64Op
+                    };
+                    self.call(id, &[code, x, y]).expect("float ops return")
+                }
+            });
+        }
+        let signed = is_signed(t);
+        let pick = |s: IntCC, u: IntCC| if signed { s } else { u };
+        Ok(match op {
+            BinOp::Eq => ins.icmp(IntCC::Equal, x, y),
+            BinOp::Ne => ins.icmp(IntCC::NotEqual, x, y),
+            BinOp::Lt => ins.icmp(pick(IntCC::SignedLessThan, IntCC::UnsignedLessThan), x, y),
+            BinOp::Le => ins.icmp(
+                pick(IntCC::SignedLessThanOrEqual, IntCC::UnsignedLessThanOrEqual),
+                x,
+                y,
+            ),
+            BinOp::Gt => ins.icmp(
+                pick(IntCC::SignedGreaterThan, IntCC::UnsignedGreaterThan),
+                x,
+                y,
+            ),
+            BinOp::Ge => ins.icmp(
+                pick(
+                    IntCC::SignedGreaterThanOrEqual,
+                    IntCC::UnsignedGreaterThanOrEqual,
+                ),
+                x,
+                y,
+            ),
+            BinOp::Add => ins.iadd(x, y),
+            BinOp::Sub => ins.isub(x, y),
+            BinOp::Mul => ins.imul(x, y),
+            BinOp::BitAnd | BinOp::And => ins.band(x, y),
+            BinOp::BitOr | BinOp::Or => ins.bor(x, y),
+            BinOp::BitXor => ins.bxor(x, y),
+            BinOp::Div
+            | BinOp::Mod
+            | BinOp::Quot
+            | BinOp::Rem
+            | BinOp::Pow
+            | BinOp::Shl
+            | BinOp::Shr => {
+                if matches!(op, BinOp::Div | BinOp::Mod | BinOp::Quot | BinOp::Rem) {
+                    let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, y, 0);
+                    self.check(
+                        nonzero,
+                        Failure::DivByZero {
+                            symbol: op.symbol(),
+                        },
+                        &[],
+                    )?;
+                }
+                let args = [self.iconst(binop_code(op)), self.iconst(prim_code(t))];
+                let (wx, wy) = (self.widen_int(t, x), self.widen_int(t, y));
+                let r = self
+                    .call(HelperId::IntOp, &[args[0], args[1], wx, wy])
+                    .expect("int ops return");
+                self.narrow_int(t, r)
+            }
+            BinOp::PipeLeft | BinOp::PipeRight => {
+                return Err(Unsupported(format!("operator `{}`", op.symbol())));
+            }
+        })
+    }
+
+    fn widen_int(&mut self, t: PrimType, x: Value) -> Value {
+        match t {
+            PrimType::I64 => x,
+            PrimType::U8 | PrimType::Bool => self.b.ins().uextend(I64, x),
+            _ => self.b.ins().sextend(I64, x),
+        }
+    }
+
+    fn narrow_int(&mut self, t: PrimType, x: Value) -> Value {
+        match clif_type(t) {
+            I64 => x,
+            ty => self.b.ins().ireduce(ty, x),
+        }
+    }
+
+    fn math(&mut self, f: MathFn, t: PrimType, args: &[Value]) -> Value {
+        let x = args[0];
+        if is_float(t) {
+            let ins = self.b.ins();
+            match f {
+                MathFn::Sqrt => return ins.sqrt(x),
+                MathFn::Abs => return ins.fabs(x),
+                MathFn::Floor => return ins.floor(x),
+                MathFn::Ceil => return ins.ceil(x),
+                MathFn::Trunc => return ins.trunc(x),
+                MathFn::Round => return ins.nearest(x),
+                MathFn::IsNan => return ins.fcmp(FloatCC::Unordered, x, x),
+                MathFn::IsInf => {
+                    let a = ins.fabs(x);
+                    let inf = if t == PrimType::F32 {
+                        self.b.ins().f32const(f32::INFINITY)
+                    } else {
+                        self.b.ins().f64const(f64::INFINITY)
+                    };
+                    return self.b.ins().fcmp(FloatCC::Equal, a, inf);
+                }
+                _ => {}
+            }
+            let y = args.get(1).copied().unwrap_or(x);
+            let code = self.iconst(math_code(f));
+            let id = if t == PrimType::F32 {
+                HelperId::F32Math
+            } else {
+                HelperId::F64Math
+            };
+            return self.call(id, &[code, x, y]).expect("math returns");
+        }
+        let y = args.get(1).copied().unwrap_or(x);
+        let (wx, wy) = (self.widen_int(t, x), self.widen_int(t, y));
+        let code = self.iconst(math_code(f));
+        let ty = self.iconst(prim_code(t));
+        let r = self
+            .call(HelperId::IntMath, &[code, ty, wx, wy])
+            .expect("math returns");
+        self.narrow_int(t, r)
+    }
+
+    fn convert(&mut self, from: PrimType, to: PrimType, x: Value) -> Value {
+        use PrimType as P;
+        let ins = self.b.ins();
+        let (ft, tt) = (clif_type(from), clif_type(to));
+        match (from, to) {
+            _ if from == to => x,
+            (P::F32, P::F64) => ins.fpromote(F64, x),
+            (P::F64, P::F32) => ins.fdemote(F32, x),
+            (P::I8 | P::I16 | P::I32 | P::I64, P::F32 | P::F64) => ins.fcvt_from_sint(tt, x),
+            (P::U8 | P::Bool, P::F32 | P::F64) => ins.fcvt_from_uint(tt, x),
+            (P::F32 | P::F64, P::I32 | P::I64) => ins.fcvt_to_sint_sat(tt, x),
+            (P::I8 | P::I16 | P::I32 | P::I64 | P::U8, P::Bool) => {
+                ins.icmp_imm_s(IntCC::NotEqual, x, 0)
+            }
+            (P::I8 | P::I16 | P::I32 | P::I64 | P::U8 | P::Bool, _) if !is_float(to) => {
+                if tt.bits() < ft.bits() {
+                    ins.ireduce(tt, x)
+                } else if tt.bits() == ft.bits() {
+                    x
+                } else if is_signed(from) {
+                    ins.sextend(tt, x)
+                } else {
+                    ins.uextend(tt, x)
+                }
+            }
+            _ => {
+                let bits = self.widen(x);
+                let (f, t) = (self.iconst(prim_code(from)), self.iconst(prim_code(to)));
+                let r = self
+                    .call(HelperId::Convert, &[f, t, bits])
+                    .expect("convert returns");
+                match tt {
+                    F32 => {
+                        let b32 = self.b.ins().ireduce(I32, r);
+                        self.b.ins().bitcast(F32, MemFlagsData::new(), b32)
+                    }
+                    F64 => self.b.ins().bitcast(F64, MemFlagsData::new(), r),
+                    I64 => r,
+                    t => self.b.ins().ireduce(t, r),
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,382 @@
+//! The CLIF function of one kernel (and, for a segmented reduction, the function that combines
+//! two partial results), around the body code of `codegen`.
+//!
+//! A kernel function runs the points `(s, i)` for segments `s` in `seg_start..seg_end` and
+//! innermost indices `i` in `i_start..i_end` (segments are the points of the space's outer
+//! dimensions, row-major; a space of rank 1 has one segment). The runtime splits the space
+//! across workers by segments or, when there are few segments, by ranges of `i` (reductions
+//! then write partial results to `partial` and are combined by the combine function).
+
+use super::codegen::{Gen, Res, View, allocates, clif_type, elem_size};
+use super::helpers::HelperId;
+use super::{ErrorSite, Unsupported};
+use crate::ir::{self, Lambda, Stmt, SubExp, VarId};
+use crate::kir::{SegKind, SegOp};
+use cranelift_codegen::ir::types::{I32, I64};
+use cranelift_codegen::ir::{
+    AbiParam, Function, InstBuilder, MemFlagsData, Signature, UserFuncName, Value,
+};
+use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+
+/// The functions of one kernel and the layout of its argument slots.
+pub struct Built {
+    pub func: Function,
+    pub combine: Option<Function>,
+    pub inputs: Vec<VarId>,
+    pub sites: Vec<ErrorSite>,
+}
+
+fn frontend_config() -> TargetFrontendConfig {
+    TargetFrontendConfig {
+        default_call_conv: CallConv::SystemV,
+        pointer_width: target_lexicon::PointerWidth::U64,
+        page_size_align_log2: 12,
+    }
+}
+
+fn signature(params: usize) -> Signature {
+    let mut sig = Signature::new(CallConv::SystemV);
+    sig.params.extend((0..params).map(|_| AbiParam::new(I64)));
+    sig.returns.push(AbiParam::new(I32));
+    sig
+}
+
+/// Loads the kernel's inputs from the argument slots (scalars: one slot; arrays: the element
+/// pointer then the extents) and binds them; returns the number of slots used.
+fn load_inputs(g: &mut Gen, args: Value, inputs: &[VarId]) -> i32 {
+    let flags = MemFlagsData::trusted();
+    let mut slot = 0;
+    for v in inputs {
+        match g.f.ty(*v).clone() {
+            ir::Type::Prim(p) => {
+                let x = g.b.ins().load(clif_type(p), flags, args, 8 * slot);
+                g.bind(*v, &[x]);
+                slot += 1;
+            }
+            ir::Type::Array { elem, shape } => {
+                let ptr = g.b.ins().load(I64, flags, args, 8 * slot);
+                let dims = (0..shape.len() as i32)
+                    .map(|d| g.b.ins().load(I64, flags, args, 8 * (slot + 1 + d)))
+                    .collect();
+                let view = g.contiguous(ptr, dims, elem);
+                let mut vals = vec![view.ptr];
+                vals.extend(&view.dims);
+                vals.extend(&view.strides);
+                g.bind(*v, &vals);
+                slot += 1 + shape.len() as i32;
+            }
+        }
+    }
+    slot
+}
+
+/// The reduction or scan operators of a kernel with their neutral elements.
+fn operators(kind: &SegKind) -> Vec<(&Lambda, &[SubExp])> {
+    match kind {
+        SegKind::Red(reds) => reds
+            .iter()
+            .map(|r| (&r.lambda, r.neutral.as_slice()))
+            .collect(),
+        SegKind::Scan(scans) => scans
+            .iter()
+            .map(|s| (&s.lambda, s.neutral.as_slice()))
+            .collect(),
+        SegKind::Map | SegKind::Hist(_) => Vec::new(),
+    }
+}
+
+/// An output array: its element pointer and the number of elements of one point's value.
+struct Output {
+    ptr: Value,
+    row: Value,
+    elem: crate::types::PrimType,
+}
+
+impl Output {
+    /// Writes `val` (a scalar, or a view) as the value at flat position `p`.
+    fn write(&self, g: &mut Gen, p: Value, val: &[Value], ty: &ir::Type) -> Res<()> {
+        let size = elem_size(self.elem);
+        let at = g.b.ins().imul(p, self.row);
+        let bytes = g.b.ins().imul_imm_s(at, size);
+        let addr = g.b.ins().iadd(self.ptr, bytes);
+        if ty.rank() == 0 {
+            g.b.ins().store(MemFlagsData::trusted(), val[0], addr, 0);
+            return Ok(());
+        }
+        let r = ty.rank();
+        let src = View {
+            ptr: val[0],
+            dims: val[1..=r].to_vec(),
+            strides: val[r + 1..].to_vec(),
+            elem: self.elem,
+        };
+        let dst = g.contiguous(addr, src.dims.clone(), self.elem);
+        let flat = View {
+            ptr: addr,
+            dims: vec![self.row],
+            strides: vec![g.iconst(1)],
+            elem: self.elem,
+        };
+        let mut count = g.iconst(1);
+        for d in &src.dims {
+            count = g.b.ins().imul(count, *d);
+        }
+        // A point's array must have the element count the runtime allocated for it.
+        let ok = g.b.ins().icmp(
+            cranelift_codegen::ir::condcodes::IntCC::Equal,
+            count,
+            flat.dims[0],
+        );
+        g.check(
+            ok,
+            super::Failure::ShapeMismatch {
+                what: "kernel result".to_string(),
+                rank: 1,
+            },
+            &[count, flat.dims[0]],
+        )?;
+        g.copy_view(&src, &dst)
+    }
+}
+
+/// Builds the functions of kernel `seg` (statement `stmt` of function `f`).
+pub fn build(f: &ir::Function, stmt: &Stmt, seg: &SegOp, name: &str) -> Result<Built, Unsupported> {
+    let inputs: Vec<VarId> = ir::traverse::free_vars_stmt(f, stmt).into_iter().collect();
+    let mut func = Function::with_name_signature(UserFuncName::testcase(name), signature(7));
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    b.seal_block(entry);
+    let params = b.block_params(entry).to_vec();
+    let mut g = Gen::new(f, b, params[0]);
+    kernel_body(&mut g, stmt, seg, &inputs, &params)?;
+    let zero = g.b.ins().iconst(I32, 0);
+    g.b.ins().return_(&[zero]);
+    let mut sites = std::mem::take(&mut g.sites);
+    g.b.seal_all_blocks();
+    g.b.finalize(frontend_config());
+    let combine = match &seg.kind {
+        SegKind::Red(_) => {
+            // The combine function numbers its error sites after the kernel's.
+            let (c, combine_sites) = build_combine(f, seg, &inputs, name, sites.len())?;
+            sites.extend(combine_sites);
+            Some(c)
+        }
+        _ => None,
+    };
+    Ok(Built {
+        func,
+        combine,
+        inputs,
+        sites,
+    })
+}
+
+fn kernel_body(
+    g: &mut Gen,
+    stmt: &Stmt,
+    seg: &SegOp,
+    inputs: &[VarId],
+    params: &[Value],
+) -> Res<()> {
+    let (ctx, args) = (params[0], params[1]);
+    let (seg_start, seg_end, i_start, i_end, partial) =
+        (params[2], params[3], params[4], params[5], params[6]);
+    let mut slot = load_inputs(g, args, inputs);
+    let flags = MemFlagsData::trusted();
+    let n_ops: usize = operators(&seg.kind).iter().map(|(_, n)| n.len()).sum();
+    let mut outputs = Vec::new();
+    if !matches!(seg.kind, SegKind::Hist(_)) {
+        for v in &stmt.pat {
+            let ptr = g.b.ins().load(I64, flags, args, 8 * slot);
+            let row = g.b.ins().load(I64, flags, args, 8 * (slot + 1));
+            outputs.push(Output {
+                ptr,
+                row,
+                elem: f_elem(g, *v),
+            });
+            slot += 2;
+        }
+    }
+    let extents: Vec<Value> = seg
+        .space
+        .iter()
+        .map(|(_, e)| g.scalar(*e))
+        .collect::<Res<_>>()?;
+    let rank = extents.len();
+    let inner = extents[rank - 1];
+    let ops = operators(&seg.kind);
+    let resets = allocates(&seg.body);
+    let hist_dests: Vec<Vec<View>> = match &seg.kind {
+        SegKind::Hist(hists) => {
+            let mut all = Vec::new();
+            for h in hists {
+                let mut views = Vec::new();
+                for d in &h.dests {
+                    let view = g.view(*d)?;
+                    if view.dims.len() != rank {
+                        return Err(Unsupported("a histogram of arrays".to_string()));
+                    }
+                    // Destinations are contiguous: index them by `segment * bins + bin`.
+                    let mut total = g.iconst(1);
+                    for d in &view.dims {
+                        total = g.b.ins().imul(total, *d);
+                    }
+                    let one = g.iconst(1);
+                    views.push(View {
+                        ptr: view.ptr,
+                        dims: vec![total],
+                        strides: vec![one],
+                        elem: view.elem,
+                    });
+                }
+                all.push(views);
+            }
+            all
+        }
+        _ => Vec::new(),
+    };
+    let point_types: Vec<ir::Type> = seg.ret.clone();
+    g.for_range(seg_start, seg_end, &mut |g, s| {
+        let mut rest = s;
+        for d in (0..rank - 1).rev() {
+            let coord = g.b.ins().urem(rest, extents[d]);
+            rest = g.b.ins().udiv(rest, extents[d]);
+            g.bind(seg.space[d].0, &[coord]);
+        }
+        let accs = g.accumulators(&ops)?;
+        g.for_range(i_start, i_end, &mut |g, i| {
+            g.bind(seg.space[rank - 1].0, &[i]);
+            let row_start = g.b.ins().imul(s, inner);
+            let p = g.b.ins().iadd(row_start, i);
+            if resets {
+                g.call(HelperId::ArenaReset, &[ctx]);
+            }
+            let vals = g.body(&seg.body)?;
+            match &seg.kind {
+                SegKind::Map => {
+                    for (j, val) in vals.iter().enumerate() {
+                        outputs[j].write(g, p, val, &point_types[j])?;
+                    }
+                }
+                SegKind::Red(_) | SegKind::Scan(_) => {
+                    let mut k = 0;
+                    for (j, (op, neutral)) in ops.iter().enumerate() {
+                        let m = neutral.len();
+                        g.accumulate(op, &accs[j], &vals[k..k + m])?;
+                        if matches!(seg.kind, SegKind::Scan(_)) {
+                            for (c, var) in accs[j].iter().enumerate() {
+                                let v = g.b.use_var(*var);
+                                outputs[k + c].write(g, p, &[v], &point_types[k + c])?;
+                            }
+                        }
+                        k += m;
+                    }
+                    for (c, val) in vals[n_ops..].iter().enumerate() {
+                        outputs[n_ops + c].write(g, p, val, &point_types[n_ops + c])?;
+                    }
+                }
+                SegKind::Hist(hists) => {
+                    let mut k = 0;
+                    for (h, dests) in hists.iter().zip(&hist_dests) {
+                        let bins = g.scalar(h.num_bins)?;
+                        let bin = vals[k][0];
+                        let inside = g.b.ins().icmp(
+                            cranelift_codegen::ir::condcodes::IntCC::UnsignedLessThan,
+                            bin,
+                            bins,
+                        );
+                        let new = &vals[k + 1..k + 1 + dests.len()];
+                        g.when(inside, &mut |g| {
+                            let base = g.b.ins().imul(s, bins);
+                            let row = g.b.ins().iadd(base, bin);
+                            g.combine_into(&h.op, dests, row, new)
+                        })?;
+                        k += 1 + dests.len();
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        if let SegKind::Red(_) = seg.kind {
+            let values: Vec<Value> = accs.iter().flatten().map(|v| g.b.use_var(*v)).collect();
+            let to_partial = g.b.ins().icmp_imm_s(
+                cranelift_codegen::ir::condcodes::IntCC::NotEqual,
+                partial,
+                0,
+            );
+            let (yes, no, merge) = (g.b.create_block(), g.b.create_block(), g.b.create_block());
+            g.b.ins().brif(to_partial, yes, &[], no, &[]);
+            g.b.switch_to_block(yes);
+            g.b.seal_block(yes);
+            for (c, v) in values.iter().enumerate() {
+                g.b.ins().store(flags, *v, partial, 8 * c as i32);
+            }
+            g.b.ins().jump(merge, &[]);
+            g.b.switch_to_block(no);
+            g.b.seal_block(no);
+            for (c, v) in values.iter().enumerate() {
+                outputs[c].write(g, s, &[*v], &ir::Type::Prim(outputs[c].elem))?;
+            }
+            g.b.ins().jump(merge, &[]);
+            g.b.switch_to_block(merge);
+            g.b.seal_block(merge);
+        }
+        Ok(())
+    })
+}
+
+fn f_elem(g: &Gen, v: VarId) -> crate::types::PrimType {
+    g.f.ty(v).elem()
+}
+
+/// `combine(ctx, args, acc, val)`: `acc = op(acc, val)` for every operator of a reduction,
+/// over 8-byte slots holding the components in order.
+fn build_combine(
+    f: &ir::Function,
+    seg: &SegOp,
+    inputs: &[VarId],
+    name: &str,
+    first_site: usize,
+) -> Result<(Function, Vec<ErrorSite>), Unsupported> {
+    let mut func = Function::with_name_signature(
+        UserFuncName::testcase(format!("{name}_combine")),
+        signature(4),
+    );
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    b.seal_block(entry);
+    let params = b.block_params(entry).to_vec();
+    let mut g = Gen::new(f, b, params[0]);
+    g.first_site = first_site;
+    load_inputs(&mut g, params[1], inputs);
+    let flags = MemFlagsData::trusted();
+    let mut k = 0i32;
+    for (op, neutral) in operators(&seg.kind) {
+        let m = neutral.len();
+        let mut args = Vec::new();
+        for (from, base) in [(params[2], k), (params[3], k)] {
+            for (c, n) in neutral.iter().enumerate() {
+                let t = clif_type(f.subexp_type(*n).elem());
+                args.push(vec![g.b.ins().load(t, flags, from, 8 * (base + c as i32))]);
+            }
+        }
+        let new = g.apply(op, &args)?;
+        for (c, v) in new.iter().enumerate() {
+            g.b.ins().store(flags, v[0], params[2], 8 * (k + c as i32));
+        }
+        k += m as i32;
+    }
+    let zero = g.b.ins().iconst(I32, 0);
+    g.b.ins().return_(&[zero]);
+    let sites = std::mem::take(&mut g.sites);
+    g.b.seal_all_blocks();
+    g.b.finalize(frontend_config());
+    Ok((func, sites))
+}

@@ -1,0 +1,175 @@
+//! The CPU backend: every kernel ([`crate::kir::SegOp`]) of a kernel-IR program to a Cranelift
+//! function (CLIF), which the runtime JIT-compiles and runs on all cores. The host program
+//! (scalar code, sequential loops, allocations) is executed by the runtime around the kernels.
+//!
+//! # Calling convention of a kernel function
+//!
+//! `kernel(ctx, args, seg_start, seg_end, i_start, i_end, partial) -> i32`, all `i64`:
+//!
+//! - `ctx` points to the worker's context record: the number of the failed [`ErrorSite`] at
+//!   [`CTX_SITE`], up to [`MAX_DETAILS`] 64-bit values for its message from [`CTX_DETAILS`], then
+//!   runtime-private fields (the worker's arena). A kernel returns 0, or 1 after a failure.
+//! - `args` points to 8-byte slots: the kernel's inputs ([`Kernel::inputs`], the free variables
+//!   of its statement, in order: a scalar in one slot, an array as its element pointer then its
+//!   extents; arrays are contiguous and row-major), then for every result (none for
+//!   histograms, which update their destinations among the inputs) the output array's element
+//!   pointer and the number of elements of one point's value.
+//! - The kernel runs the points of segments `seg_start..seg_end` (a segment is a point of the
+//!   space's outer dimensions) and innermost indices `i_start..i_end` (see `kernel.rs`).
+//! - A reduction writes one value per segment to its outputs or, when `partial` is not null,
+//!   the accumulated components (8-byte slots) of the single segment it ran to `partial`; the
+//!   runtime merges partials with [`Kernel::combine`], `combine(ctx, args, acc, val) -> i32`.
+//!
+//! Bodies are sequential code: at `Block` level the runtime gives a whole point to one worker,
+//! so inner SOACs run as loops there too. A kernel the generator cannot translate yet is
+//! reported as [`Unsupported`] with the reason (`ogham dev --print clif` shows it) and the
+//! runtime evaluates it instead; every other kernel is compiled.
+
+mod codegen;
+pub mod helpers;
+mod kernel;
+
+use crate::ir::{Body, DimIndex, Exp, Program, Stmt, SubExp, VarId};
+use crate::source::Span;
+use std::fmt::Write;
+
+/// Offset in the context record of the number of the failed check.
+pub const CTX_SITE: i32 = 0;
+/// Offset of the values describing the failure.
+pub const CTX_DETAILS: i32 = 8;
+pub const MAX_DETAILS: usize = 16;
+/// Size of the part of the context record that generated code writes.
+pub const CTX_GENERATED_BYTES: usize = CTX_DETAILS as usize + 8 * MAX_DETAILS;
+
+/// Why a kernel was not compiled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unsupported(pub String);
+
+/// A run-time check of generated code: where it is and what its failure means. The values the
+/// message needs are in the context record's details, in the order given per variant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ErrorSite {
+    pub loc: Span,
+    pub failure: Failure,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Failure {
+    /// Index out of bounds; details: the array's `rank` extents, then per component of `idx`
+    /// its index (fixed) or start, length and stride (slice).
+    Index {
+        rank: usize,
+        idx: Vec<DimIndex>,
+        update: bool,
+    },
+    DivByZero {
+        symbol: &'static str,
+    },
+    Assert {
+        message: String,
+    },
+    /// A negative size; details: the size.
+    NegativeSize {
+        what: String,
+    },
+    /// A reshape or size coercion of `array` to `dims` that does not fit; details: the array's
+    /// extents then the target extents.
+    Reshape {
+        array: VarId,
+        dims: Vec<SubExp>,
+    },
+    /// Extents that must agree do not; details: `rank` actual extents, then `rank` expected.
+    ShapeMismatch {
+        what: String,
+        rank: usize,
+    },
+    /// The arena could not provide memory; details: the bytes asked for.
+    OutOfMemory,
+}
+
+/// A compiled kernel.
+pub struct Kernel {
+    /// `<entry>_k<n>`, numbered in statement order within the entry point.
+    pub name: String,
+    pub func: cranelift_codegen::ir::Function,
+    /// For reductions: merges two partial results.
+    pub combine: Option<cranelift_codegen::ir::Function>,
+    /// The variables passed in the argument slots, in order.
+    pub inputs: Vec<VarId>,
+    /// The checks of `func` then `combine`, by number.
+    pub sites: Vec<ErrorSite>,
+}
+
+/// One kernel statement of a program and its compiled form (or why there is none).
+pub struct CompiledSeg<'p> {
+    /// Index of the entry point in [`Program::functions`].
+    pub function: usize,
+    pub stmt: &'p Stmt,
+    pub name: String,
+    pub kernel: Result<Kernel, Unsupported>,
+}
+
+/// Compiles every kernel of a kernel-IR program.
+pub fn compile(program: &Program) -> Vec<CompiledSeg<'_>> {
+    let mut out = Vec::new();
+    for (fi, f) in program.functions.iter().enumerate() {
+        let mut stmts = Vec::new();
+        kernel_stmts(&f.body, &mut stmts);
+        for (n, stmt) in stmts.into_iter().enumerate() {
+            let Exp::Seg(seg) = &stmt.exp else { continue };
+            let name = format!("{}_k{n}", f.name);
+            let kernel = kernel::build(f, stmt, seg, &name).map(|built| Kernel {
+                name: name.clone(),
+                func: built.func,
+                combine: built.combine,
+                inputs: built.inputs,
+                sites: built.sites,
+            });
+            out.push(CompiledSeg {
+                function: fi,
+                stmt,
+                name,
+                kernel,
+            });
+        }
+    }
+    out
+}
+
+/// The kernel statements of a host body (kernels are only at host level: in the body and in
+/// the bodies of its `if`s and loops), in order.
+fn kernel_stmts<'p>(body: &'p Body, out: &mut Vec<&'p Stmt>) {
+    for stmt in &body.stmts {
+        if let Exp::Seg(_) = stmt.exp {
+            out.push(stmt);
+        } else {
+            for (_, nested) in crate::ir::traverse::nested_scopes(&stmt.exp) {
+                kernel_stmts(nested, out);
+            }
+        }
+    }
+}
+
+/// The CLIF text of every kernel (deterministic; `ogham dev --print clif`, `snapshot { clif }`).
+pub fn print_clif(program: &Program) -> String {
+    let mut out = String::new();
+    for seg in compile(program) {
+        match &seg.kernel {
+            Ok(k) => {
+                let _ = writeln!(out, "; kernel {}", seg.name);
+                let _ = writeln!(out, "{}", k.func.display());
+                if let Some(c) = &k.combine {
+                    let _ = writeln!(out, "{}", c.display());
+                }
+            }
+            Err(Unsupported(why)) => {
+                let _ = writeln!(
+                    out,
+                    "; kernel {}: not compiled ({why}); the runtime evaluates it\n",
+                    seg.name
+                );
+            }
+        }
+    }
+    out
+}

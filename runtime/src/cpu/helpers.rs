@@ -1,0 +1,190 @@
+//! The run-time helpers that generated CPU code calls (`ogham_compiler::back::cpu::helpers`),
+//! implemented with the reference interpreter's own operations, and the per-worker context
+//! record with its arena.
+
+use crate::interp::index::{IdxArg, check_index};
+use crate::interp::ops;
+use crate::value::Scalar;
+use ogham_compiler::back::cpu::helpers::{BINOPS, HELPERS, MATH_FNS};
+use ogham_compiler::back::cpu::{CTX_GENERATED_BYTES, MAX_DETAILS};
+use ogham_compiler::types::PrimType;
+
+/// The context record of one worker (layout: see `ogham_compiler::back::cpu`).
+#[repr(C)]
+pub struct Ctx {
+    pub site: i64,
+    pub details: [i64; MAX_DETAILS],
+    arena: Arena,
+}
+
+const _: () = assert!(std::mem::offset_of!(Ctx, arena) == CTX_GENERATED_BYTES);
+
+impl Ctx {
+    pub fn new() -> Ctx {
+        Ctx {
+            site: -1,
+            details: [0; MAX_DETAILS],
+            arena: Arena::default(),
+        }
+    }
+}
+
+/// Memory for the arrays a kernel creates while it runs one point: chunks handed out by a
+/// bump pointer and all taken back at the next point (`ogham_arena_reset`). Chunks are kept
+/// for reuse and freed with the context.
+#[derive(Default)]
+struct Arena {
+    chunks: Vec<Vec<u128>>,
+    current: usize,
+    used: usize,
+}
+
+const CHUNK_BYTES: usize = 1 << 20;
+
+impl Arena {
+    fn alloc(&mut self, bytes: usize) -> *mut u8 {
+        let units = bytes.div_ceil(16);
+        if units == 0 {
+            return std::ptr::NonNull::<u128>::dangling().as_ptr().cast();
+        }
+        loop {
+            if let Some(chunk) = self.chunks.get_mut(self.current) {
+                if chunk.len() - self.used >= units {
+                    let p = chunk[self.used..].as_mut_ptr().cast();
+                    self.used += units;
+                    return p;
+                }
+                if self.current + 1 < self.chunks.len() {
+                    self.current += 1;
+                    self.used = 0;
+                    continue;
+                }
+            }
+            let size = units.max(CHUNK_BYTES / 16);
+            let mut chunk = Vec::new();
+            if chunk.try_reserve_exact(size).is_err() {
+                return std::ptr::null_mut();
+            }
+            chunk.resize(size, 0);
+            self.chunks.push(chunk);
+            self.current = self.chunks.len() - 1;
+            self.used = 0;
+        }
+    }
+
+    fn reset(&mut self) {
+        self.current = 0;
+        self.used = 0;
+    }
+}
+
+/// A scalar of type `code` from its bits (as generated code passes them: integers widened to
+/// 64 bits, floats as their bit patterns).
+fn scalar(ty: i64, bits: i64) -> Scalar {
+    match PrimType::ALL[ty as usize] {
+        PrimType::Bool => Scalar::Bool(bits != 0),
+        PrimType::I8 => Scalar::I8(bits as i8),
+        PrimType::I16 => Scalar::I16(bits as i16),
+        PrimType::I32 => Scalar::I32(bits as i32),
+        PrimType::I64 => Scalar::I64(bits),
+        PrimType::U8 => Scalar::U8(bits as u8),
+        PrimType::F32 => Scalar::F32(f32::from_bits(bits as u32)),
+        PrimType::F64 => Scalar::F64(f64::from_bits(bits as u64)),
+    }
+}
+
+/// The bits of a scalar, as generated code expects them back.
+pub fn bits(s: Scalar) -> i64 {
+    match s {
+        Scalar::Bool(b) => b as i64,
+        Scalar::I8(x) => x as i64,
+        Scalar::I16(x) => x as i64,
+        Scalar::I32(x) => x as i64,
+        Scalar::I64(x) => x,
+        Scalar::U8(x) => x as i64,
+        Scalar::F32(x) => x.to_bits() as i64,
+        Scalar::F64(x) => x.to_bits() as i64,
+    }
+}
+
+extern "C" fn ogham_alloc(ctx: *mut Ctx, bytes: i64) -> i64 {
+    // SAFETY: generated code passes the context record its worker owns.
+    let ctx = unsafe { &mut *ctx };
+    match usize::try_from(bytes) {
+        Ok(n) => ctx.arena.alloc(n) as i64,
+        Err(_) => 0,
+    }
+}
+
+extern "C" fn ogham_arena_reset(ctx: *mut Ctx) {
+    // SAFETY: as in `ogham_alloc`.
+    unsafe { &mut *ctx }.arena.reset();
+}
+
+extern "C" fn ogham_int_op(op: i64, ty: i64, x: i64, y: i64) -> i64 {
+    // Division by zero is checked by the generated code before the call.
+    ops::binop(BINOPS[op as usize], scalar(ty, x), scalar(ty, y)).map_or(0, bits)
+}
+
+extern "C" fn ogham_f32_op(op: i64, x: f32, y: f32) -> f32 {
+    match ops::binop(BINOPS[op as usize], Scalar::F32(x), Scalar::F32(y)) {
+        Ok(Scalar::F32(r)) => r,
+        _ => f32::NAN,
+    }
+}
+
+extern "C" fn ogham_f64_op(op: i64, x: f64, y: f64) -> f64 {
+    match ops::binop(BINOPS[op as usize], Scalar::F64(x), Scalar::F64(y)) {
+        Ok(Scalar::F64(r)) => r,
+        _ => f64::NAN,
+    }
+}
+
+fn math(f: i64, x: Scalar, y: Scalar) -> Option<Scalar> {
+    let f = MATH_FNS[f as usize];
+    ops::math1(f, x).or_else(|_| ops::math2(f, x, y)).ok()
+}
+
+extern "C" fn ogham_f32_math(f: i64, x: f32, y: f32) -> f32 {
+    match math(f, Scalar::F32(x), Scalar::F32(y)) {
+        Some(Scalar::F32(r)) => r,
+        _ => f32::NAN,
+    }
+}
+
+extern "C" fn ogham_f64_math(f: i64, x: f64, y: f64) -> f64 {
+    match math(f, Scalar::F64(x), Scalar::F64(y)) {
+        Some(Scalar::F64(r)) => r,
+        _ => f64::NAN,
+    }
+}
+
+extern "C" fn ogham_int_math(f: i64, ty: i64, x: i64, y: i64) -> i64 {
+    math(f, scalar(ty, x), scalar(ty, y)).map_or(0, bits)
+}
+
+extern "C" fn ogham_convert(from: i64, to: i64, x: i64) -> i64 {
+    bits(ops::convert(scalar(from, x), PrimType::ALL[to as usize]))
+}
+
+extern "C" fn ogham_slice_ok(n: i64, start: i64, len: i64, stride: i64) -> i64 {
+    let arg: IdxArg = crate::ireval::eval::slice_arg(start, len, stride);
+    check_index(&[n.max(0) as usize], &[arg]).is_ok() as i64
+}
+
+/// The address of every helper, in the order of [`HELPERS`].
+pub fn addresses() -> Vec<(&'static str, *const u8)> {
+    let ptrs: [*const u8; 10] = [
+        ogham_alloc as *const u8,
+        ogham_arena_reset as *const u8,
+        ogham_int_op as *const u8,
+        ogham_f32_op as *const u8,
+        ogham_f64_op as *const u8,
+        ogham_f32_math as *const u8,
+        ogham_f64_math as *const u8,
+        ogham_int_math as *const u8,
+        ogham_convert as *const u8,
+        ogham_slice_ok as *const u8,
+    ];
+    HELPERS.iter().map(|h| h.name).zip(ptrs).collect()
+}

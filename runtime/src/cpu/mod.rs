@@ -1,0 +1,492 @@
+//! The CPU executor (`--backend cpu`): the host program of a kernel-IR program runs in the IR
+//! evaluator, and every kernel that the Cranelift backend compiled
+//! (`ogham_compiler::back::cpu`) runs as machine code on all cores (rayon's pool). Kernels the
+//! backend cannot compile yet are evaluated (`ogham dev --print clif` lists them with the
+//! reason).
+//!
+//! Work split: a kernel's space is segments (points of its outer dimensions) × innermost
+//! indices. Many segments: contiguous ranges of segments per task. Few segments and a long
+//! innermost dimension: ranges of the innermost dimension per task (a reduction's tasks then
+//! return partial results, combined in order by the kernel's combine function, so the result
+//! is deterministic for a given number of workers). Histograms (and scatters, which are
+//! histograms that overwrite) run in one task, in point order, as the interpreter defines them.
+//!
+//! Run-time errors of compiled code (bounds, division by zero, sizes) are rebuilt from the
+//! failed check's [`ErrorSite`] with the interpreter's codes and messages; of several failing
+//! points, the first in row-major order is reported.
+
+mod helpers;
+mod jit;
+
+use crate::interp::index::{IdxArg, check_index};
+use crate::interp::value::{Array, Store};
+use crate::interp::{R_INTERNAL, R_NEG_SIZE, R_OUT_OF_MEMORY, R_SIZE, error};
+use crate::ireval::eval::{Evaluator, Launcher, Val, div_by_zero, slice_arg};
+use crate::ireval::{self, Thresholds};
+use crate::value::{ArrayData, Value};
+use helpers::Ctx;
+use ogham_compiler::back::cpu::{self as back, CompiledSeg, ErrorSite, Failure, Kernel};
+use ogham_compiler::diag::Diagnostic;
+use ogham_compiler::ir::{Program, VarId};
+use ogham_compiler::kir::{SegKind, SegOp};
+use ogham_compiler::types::PrimType;
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+type Res<T> = Result<T, Box<Diagnostic>>;
+
+/// The default of a threshold on the CPU, where a few dozen parallel tasks use every core:
+/// outer parallelism (`suff_outer_par_*`) from 64 points; block-level versions
+/// (`suff_intra_par_*`) never (a block is one task here, so the fully distributed version is
+/// the parallel one).
+pub fn cpu_threshold_default(name: &str) -> Option<i64> {
+    if name.starts_with("suff_outer_par") {
+        Some(64)
+    } else if name.starts_with("suff_intra_par") {
+        Some(i64::MAX)
+    } else {
+        None
+    }
+}
+
+/// Runs entry point `entry` of kernel-IR `program` on the CPU.
+pub fn run(
+    program: &Program,
+    entry: &str,
+    args: Vec<Value>,
+    thresholds: &Thresholds,
+) -> Res<Vec<Value>> {
+    let mut thresholds = thresholds.clone();
+    if thresholds.others.is_none() {
+        for t in &program.thresholds {
+            if let Some(v) = cpu_threshold_default(&t.name) {
+                thresholds.named.entry(t.name.clone()).or_insert(v);
+            }
+        }
+    }
+    let function = program.functions.iter().position(|f| f.name == entry);
+    ireval::run_with(program, entry, args, &thresholds, move || {
+        let segs: Vec<CompiledSeg> = back::compile(program)
+            .into_iter()
+            .filter(|s| Some(s.function) == function)
+            .collect();
+        let (jit, entries) = jit::compile(&segs).map_err(|e| {
+            error(
+                R_INTERNAL,
+                Default::default(),
+                format!("CPU code generation: {e}"),
+            )
+        })?;
+        let by_seg = segs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| match &s.stmt.exp {
+                ogham_compiler::ir::Exp::Seg(seg) => Some((&**seg as *const SegOp, i)),
+                _ => None,
+            })
+            .collect();
+        Ok(Some(Box::new(CpuLauncher {
+            segs,
+            entries,
+            by_seg,
+            _jit: jit,
+        }) as Box<dyn Launcher>))
+    })
+}
+
+struct CpuLauncher<'p> {
+    segs: Vec<CompiledSeg<'p>>,
+    entries: Vec<Option<jit::Entry>>,
+    by_seg: HashMap<*const SegOp, usize>,
+    /// Owns the machine code of `entries`.
+    _jit: jit::Jit,
+}
+
+impl Launcher for CpuLauncher<'_> {
+    fn launch(&self, ev: &mut Evaluator, seg: &SegOp, pat: &[VarId]) -> Option<Res<Vec<Val>>> {
+        let &i = self.by_seg.get(&(seg as *const SegOp))?;
+        let entry = self.entries[i]?;
+        let kernel = self.segs[i].kernel.as_ref().ok()?;
+        Some(launch(ev, seg, pat, kernel, entry))
+    }
+}
+
+/// A raw pointer that may cross to the worker threads (the buffers outlive the launch, and
+/// the workers write disjoint parts of them).
+#[derive(Clone, Copy)]
+struct Shared(usize);
+
+fn data_ptr(a: &Array<'static>) -> Res<u64> {
+    match a.store() {
+        Store::Prim(d) => {
+            let size = d.prim_type_size();
+            Ok(d.as_ptr() as u64 + (a.range().start * size) as u64)
+        }
+        Store::Boxed(_) => Err(error(
+            R_INTERNAL,
+            Default::default(),
+            "a kernel operand is not an array of scalars",
+        )),
+    }
+}
+
+/// A failed check of compiled code: its site number and the values describing it.
+struct KernelFailure {
+    site: i64,
+    details: [i64; ogham_compiler::back::cpu::MAX_DETAILS],
+}
+
+/// One task: segments `s0..s1`, innermost indices `i0..i1`.
+type Task = (i64, i64, i64, i64);
+
+/// Splits `0..n` into at most `parts` contiguous ranges.
+fn ranges(n: i64, parts: i64) -> Vec<(i64, i64)> {
+    let parts = parts.clamp(1, n.max(1));
+    (0..parts)
+        .map(|k| (n * k / parts, n * (k + 1) / parts))
+        .filter(|(a, b)| a < b)
+        .collect()
+}
+
+/// Below this many points a kernel runs as one task.
+const SERIAL_POINTS: i64 = 4096;
+
+fn launch(
+    ev: &mut Evaluator,
+    seg: &SegOp,
+    pat: &[VarId],
+    kernel: &Kernel,
+    entry: jit::Entry,
+) -> Res<Vec<Val>> {
+    let hist_dests: Vec<VarId> = match &seg.kind {
+        SegKind::Hist(hists) => hists.iter().flat_map(|h| h.dests.clone()).collect(),
+        _ => Vec::new(),
+    };
+    // Inputs: operands stay alive (and unshared, for consumed destinations) during the launch.
+    let mut slots: Vec<u64> = Vec::new();
+    let mut alive: Vec<Array<'static>> = Vec::new();
+    let mut consumed: HashMap<VarId, Array<'static>> = HashMap::new();
+    for v in &kernel.inputs {
+        let array = if hist_dests.contains(v) {
+            let mut a = ev.consume(*v)?;
+            let ptr = match a.make_mut() {
+                Store::Prim(d) => d.as_mut_ptr() as u64,
+                Store::Boxed(_) => return Err(internal(ev, "a destination of boxed values")),
+            };
+            slots.push(ptr);
+            slots.extend(a.shape().iter().map(|d| *d as u64));
+            consumed.insert(*v, a);
+            continue;
+        } else {
+            match ev.var(*v)? {
+                Val::Prim(s) => {
+                    slots.push(helpers::bits(s) as u64);
+                    continue;
+                }
+                Val::Array(a) => a,
+                _ => return Err(internal(ev, "a kernel operand is neither scalar nor array")),
+            }
+        };
+        slots.push(data_ptr(&array)?);
+        slots.extend(array.shape().iter().map(|d| *d as u64));
+        alive.push(array);
+    }
+    let extents: Vec<usize> = seg
+        .space
+        .iter()
+        .map(|(_, e)| ev.size(*e, "kernel space"))
+        .collect::<Res<_>>()?;
+    let rank = extents.len();
+    let inner = extents[rank - 1] as i64;
+    let segments = extents[..rank - 1].iter().product::<usize>() as i64;
+    let total = segments * inner;
+    // Outputs.
+    let n_reduced = match &seg.kind {
+        SegKind::Red(reds) => reds.iter().map(|r| r.neutral.len()).sum(),
+        _ => 0,
+    };
+    let mut outputs: Vec<(Vec<usize>, ArrayData)> = Vec::new();
+    let mut output_slots = Vec::new();
+    if !matches!(seg.kind, SegKind::Hist(_)) {
+        for (j, v) in pat.iter().enumerate() {
+            let ty = ev.function.ty(*v).clone();
+            let shape: Vec<usize> = ty
+                .shape()
+                .iter()
+                .map(|d| {
+                    if total == 0 {
+                        Ok(usize::try_from(ev.int(*d)?).unwrap_or(0))
+                    } else {
+                        ev.size(*d, "kernel result")
+                    }
+                })
+                .collect::<Res<_>>()?;
+            let space_dims = if j < n_reduced { rank - 1 } else { rank };
+            let row: usize = shape.iter().skip(space_dims).product();
+            let count: usize = shape.iter().product();
+            let mut data = ArrayData::zeroed(ty.elem(), count).ok_or_else(|| {
+                error(
+                    R_OUT_OF_MEMORY,
+                    ev.loc,
+                    format!("out of memory: cannot allocate a kernel result of {count} elements"),
+                )
+            })?;
+            output_slots.push((data.as_mut_ptr() as u64, row as u64));
+            outputs.push((shape, data));
+        }
+    }
+    for (ptr, row) in output_slots {
+        slots.extend([ptr, row]);
+    }
+    // A reduction over empty segments still writes their neutral elements.
+    if segments > 0 && (inner > 0 || n_reduced > 0) {
+        execute(ev, seg, kernel, entry, &slots, segments, inner, &outputs)?;
+    }
+    drop(alive);
+    if let SegKind::Hist(_) = seg.kind {
+        return Ok(hist_dests
+            .iter()
+            .map(|d| Val::Array(consumed.remove(d).expect("every destination is an input")))
+            .collect());
+    }
+    Ok(outputs
+        .into_iter()
+        .map(|(shape, data)| {
+            if shape.is_empty() {
+                Val::Prim(data.get(0))
+            } else {
+                Val::Array(Array::new(shape, Store::Prim(data)))
+            }
+        })
+        .collect())
+}
+
+/// Runs the kernel's tasks; the first failure in point order becomes the error.
+#[allow(clippy::too_many_arguments)]
+fn execute(
+    ev: &mut Evaluator,
+    seg: &SegOp,
+    kernel: &Kernel,
+    entry: jit::Entry,
+    slots: &[u64],
+    segments: i64,
+    inner: i64,
+    outputs: &[(Vec<usize>, ArrayData)],
+) -> Res<()> {
+    let workers = rayon::current_num_threads() as i64;
+    let total = segments * inner;
+    let serial = total < SERIAL_POINTS || matches!(seg.kind, SegKind::Hist(_));
+    // A scan runs each segment in one task (its innermost dimension is never split).
+    let by_segments = serial
+        || segments >= 4 * workers
+        || inner < SERIAL_POINTS
+        || matches!(seg.kind, SegKind::Scan(_));
+    let args = Shared(slots.as_ptr() as usize);
+    let run = |task: Task, partial: usize| -> Result<(), Box<KernelFailure>> {
+        let mut ctx = Ctx::new();
+        let (s0, s1, i0, i1) = task;
+        // SAFETY: `args` holds the slots the kernel was generated for; its outputs are
+        // allocated for the whole space and each task writes only its own points.
+        let status = unsafe {
+            (entry.kernel)(
+                &mut ctx,
+                args.0 as *const u64,
+                s0,
+                s1,
+                i0,
+                i1,
+                partial as *mut u64,
+            )
+        };
+        if status == 0 {
+            Ok(())
+        } else {
+            Err(Box::new(KernelFailure {
+                site: ctx.site,
+                details: ctx.details,
+            }))
+        }
+    };
+    let first_failure =
+        |results: Vec<Result<(), Box<KernelFailure>>>| results.into_iter().find_map(Result::err);
+    let failure = if by_segments {
+        let parts = if serial { 1 } else { 4 * workers };
+        let tasks: Vec<Task> = ranges(segments, parts)
+            .into_iter()
+            .map(|(a, b)| (a, b, 0, inner))
+            .collect();
+        first_failure(tasks.into_par_iter().map(|t| run(t, 0)).collect())
+    } else {
+        let mut failure = None;
+        for s in 0..segments {
+            let chunks = ranges(inner, 4 * workers);
+            let width = match &seg.kind {
+                SegKind::Red(_) => kernel_accumulators(seg),
+                _ => 0,
+            };
+            let mut partials = vec![0u64; width * chunks.len()];
+            let base = Shared(partials.as_mut_ptr() as usize);
+            let results: Vec<_> = chunks
+                .par_iter()
+                .enumerate()
+                .map(|(c, (i0, i1))| {
+                    let partial = if width > 0 { base.0 + 8 * width * c } else { 0 };
+                    run((s, s + 1, *i0, *i1), partial)
+                })
+                .collect();
+            if let Some(f) = first_failure(results) {
+                failure = Some(f);
+                break;
+            }
+            if width > 0
+                && let Some(f) = combine_partials(&entry, slots, &partials, width, s, outputs)
+            {
+                failure = Some(f);
+                break;
+            }
+        }
+        failure
+    };
+    match failure {
+        None => Ok(()),
+        Some(f) => Err(failure_diagnostic(ev, kernel, f.site, &f.details)),
+    }
+}
+
+/// The number of accumulator components of a reduction kernel.
+fn kernel_accumulators(seg: &SegOp) -> usize {
+    match &seg.kind {
+        SegKind::Red(reds) => reds.iter().map(|r| r.neutral.len()).sum(),
+        _ => 0,
+    }
+}
+
+/// Folds the partial results of segment `s`, in order, and writes them to the outputs.
+fn combine_partials(
+    entry: &jit::Entry,
+    slots: &[u64],
+    partials: &[u64],
+    width: usize,
+    s: i64,
+    outputs: &[(Vec<usize>, ArrayData)],
+) -> Option<Box<KernelFailure>> {
+    let combine = entry.combine?;
+    let mut acc = partials[..width].to_vec();
+    for part in partials.chunks(width).skip(1) {
+        let mut ctx = Ctx::new();
+        // SAFETY: the combine function reads `width` slots of each and writes `acc`.
+        let status = unsafe { combine(&mut ctx, slots.as_ptr(), acc.as_mut_ptr(), part.as_ptr()) };
+        if status != 0 {
+            return Some(Box::new(KernelFailure {
+                site: ctx.site,
+                details: ctx.details,
+            }));
+        }
+    }
+    for (c, bits) in acc.iter().enumerate() {
+        let (_, data) = &outputs[c];
+        let size = data.prim_type_size();
+        // SAFETY: output `c` holds one element per segment; little-endian slots hold the
+        // value in their low bytes.
+        unsafe {
+            let dst = data.as_ptr().cast_mut().add(s as usize * size);
+            std::ptr::copy_nonoverlapping((bits as *const u64).cast::<u8>(), dst, size);
+        }
+    }
+    None
+}
+
+fn internal(ev: &Evaluator, what: &str) -> Box<Diagnostic> {
+    error(R_INTERNAL, ev.loc, what.to_string())
+}
+
+fn shape_text(shape: &[i64]) -> String {
+    shape.iter().map(|d| format!("[{d}]")).collect()
+}
+
+/// The interpreter's error for a failed check of compiled code.
+fn failure_diagnostic(
+    ev: &mut Evaluator,
+    kernel: &Kernel,
+    site: i64,
+    details: &[i64],
+) -> Box<Diagnostic> {
+    let Some(ErrorSite { loc, failure }) =
+        usize::try_from(site).ok().and_then(|s| kernel.sites.get(s))
+    else {
+        return internal(
+            ev,
+            &format!("kernel {} failed at unknown check {site}", kernel.name),
+        );
+    };
+    let loc = *loc;
+    ev.loc = loc;
+    match failure {
+        Failure::Index { rank, idx, .. } => {
+            let shape: Vec<usize> = details[..*rank].iter().map(|d| *d as usize).collect();
+            let mut k = *rank;
+            let mut args = Vec::new();
+            for d in idx {
+                match d {
+                    ogham_compiler::ir::DimIndex::Fix(_) => {
+                        args.push(IdxArg::At(details[k]));
+                        k += 1;
+                    }
+                    ogham_compiler::ir::DimIndex::Slice { .. } => {
+                        args.push(slice_arg(details[k], details[k + 1], details[k + 2]));
+                        k += 3;
+                    }
+                }
+            }
+            match check_index(&shape, &args) {
+                Err(e) => error(e.code, loc, e.message),
+                Ok(()) => internal(ev, "a bounds check failed on a valid index"),
+            }
+        }
+        Failure::DivByZero { symbol } => div_by_zero(loc, symbol),
+        Failure::Assert { message } => error(R_SIZE, loc, message.clone()),
+        Failure::NegativeSize { what } => error(
+            R_NEG_SIZE,
+            loc,
+            format!("{what}: negative size {}", details[0]),
+        ),
+        Failure::Reshape { array, dims } => {
+            let r = ev.function.ty(*array).rank();
+            let from: Vec<usize> = details[..r].iter().map(|d| *d as usize).collect();
+            let to: Vec<usize> = details[r..r + dims.len()]
+                .iter()
+                .map(|d| *d as usize)
+                .collect();
+            match ev.check_reshape(&from, dims, &to) {
+                Err(e) => e,
+                Ok(()) => internal(ev, "a reshape check failed on a valid shape"),
+            }
+        }
+        Failure::ShapeMismatch { what, rank } => error(
+            R_SIZE,
+            loc,
+            format!(
+                "{what} of shape {} where shape {} was expected",
+                shape_text(&details[..*rank]),
+                shape_text(&details[*rank..2 * rank])
+            ),
+        ),
+        Failure::OutOfMemory => error(
+            R_OUT_OF_MEMORY,
+            loc,
+            format!("out of memory: cannot allocate {} bytes", details[0]),
+        ),
+    }
+}
+
+impl ArrayData {
+    /// The size in bytes of one element.
+    fn prim_type_size(&self) -> usize {
+        match self.prim_type() {
+            PrimType::Bool | PrimType::I8 | PrimType::U8 => 1,
+            PrimType::I16 => 2,
+            PrimType::I32 | PrimType::F32 => 4,
+            PrimType::I64 | PrimType::F64 => 8,
+        }
+    }
+}
