@@ -1,6 +1,7 @@
 //! Property test: random inputs (random sizes, zero included) through representative programs;
-//! the reference interpreter, the unoptimised and the optimised core IR, and the kernel IR must
-//! agree — on the outputs, or on the error code when the run fails.
+//! the reference interpreter, the unoptimised and the optimised core IR, the kernel IR and the
+//! CPU backend's compiled kernels must agree — on the outputs, or on the error code when the run
+//! fails.
 //!
 //! Inputs are generated from each entry point's parameter types: sizes named alike get the same
 //! random value; `i64` scalars are small (they are mostly sizes and shifts); floats include NaN.
@@ -177,13 +178,24 @@ fn check_program(source: &str, seed: u64) -> Result<(), String> {
                 ..Options::KERNEL
             },
         ),
+        (
+            "cpu",
+            Options {
+                verify: true,
+                ..Options::KERNEL
+            },
+        ),
     ];
     for (name, options) in variants {
         let ir = fe
             .compile(options)
             .map_err(|d| format!("{name}: {}", d.message))?;
-        let got =
-            outcome(ireval::run(&ir, "main", args.clone(), &Default::default()).map_err(code));
+        let run = if name == "cpu" {
+            ogham_runtime::cpu::run
+        } else {
+            ireval::run
+        };
+        let got = outcome(run(&ir, "main", args.clone(), &Default::default()).map_err(code));
         match (&reference, &got) {
             (Ok(want), Ok(got)) => compare_outputs(want, got, Some(1e-6))
                 .map_err(|e| format!("{name} differs from interp on {args:?}: {e}"))?,
