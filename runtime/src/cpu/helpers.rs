@@ -7,6 +7,7 @@ use crate::interp::ops;
 use crate::value::Scalar;
 use ogham_compiler::back::cpu::helpers::{BINOPS, HELPERS, MATH_FNS};
 use ogham_compiler::back::cpu::{CTX_GENERATED_BYTES, MAX_DETAILS};
+use ogham_compiler::builtins::MathFn;
 use ogham_compiler::types::PrimType;
 
 /// The context record of one worker (layout: see `ogham_compiler::back::cpu`).
@@ -142,7 +143,11 @@ extern "C" fn ogham_f64_op(op: i64, x: f64, y: f64) -> f64 {
 
 fn math(f: i64, x: Scalar, y: Scalar) -> Option<Scalar> {
     let f = MATH_FNS[f as usize];
-    ops::math1(f, x).or_else(|_| ops::math2(f, x, y)).ok()
+    match f {
+        MathFn::Atan2 | MathFn::Min | MathFn::Max | MathFn::Pow => ops::math2(f, x, y),
+        _ => ops::math1(f, x),
+    }
+    .ok()
 }
 
 extern "C" fn ogham_f32_math(f: i64, x: f32, y: f32) -> f32 {

@@ -1128,6 +1128,19 @@ impl<'a> Gen<'a> {
                 MathFn::Trunc => return ins.trunc(x),
                 MathFn::Round => return ins.nearest(x),
                 MathFn::IsNan => return ins.fcmp(FloatCC::Unordered, x, x),
+                // Rust's `min`/`max` (the interpreter's): a NaN operand yields the other one.
+                MathFn::Min | MathFn::Max => {
+                    let y = args[1];
+                    let cc = if f == MathFn::Min {
+                        FloatCC::LessThan
+                    } else {
+                        FloatCC::GreaterThan
+                    };
+                    let y_wins = ins.fcmp(cc, y, x);
+                    let picked = self.b.ins().select(y_wins, y, x);
+                    let x_nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+                    return self.b.ins().select(x_nan, y, picked);
+                }
                 MathFn::IsInf => {
                     let a = ins.fabs(x);
                     let inf = if t == PrimType::F32 {
@@ -1147,6 +1160,18 @@ impl<'a> Gen<'a> {
                 HelperId::F64Math
             };
             return self.call(id, &[code, x, y]).expect("math returns");
+        }
+        if let (MathFn::Min | MathFn::Max, [_, y]) = (f, args) {
+            // The interpreter's: `x` when `x <= y` (min) or `x >= y` (max), else `y`.
+            let op = if f == MathFn::Min {
+                BinOp::Le
+            } else {
+                BinOp::Ge
+            };
+            let x_wins = self
+                .binop(op, t, x, *y)
+                .expect("comparisons need no run-time check");
+            return self.b.ins().select(x_wins, x, *y);
         }
         let y = args.get(1).copied().unwrap_or(x);
         let (wx, wy) = (self.widen_int(t, x), self.widen_int(t, y));
