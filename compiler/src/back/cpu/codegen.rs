@@ -916,9 +916,6 @@ impl<'a> Gen<'a> {
                     .iter()
                     .map(|h| h.dests.iter().map(|d| self.view(*d)).collect())
                     .collect::<Res<_>>()?;
-                if dests.iter().flatten().any(|d| d.rank() != 1) {
-                    return Err(Unsupported("a histogram of arrays".to_string()));
-                }
                 self.for_loop(width, &mut |g, i| {
                     let args = rows(g, i);
                     let vals = g.apply(map, &args)?;
@@ -938,7 +935,7 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// `dest[row] = op(dest[row], vals)` for scalar destinations.
+    /// `dest[row] = op(dest[row], vals)` (rows are scalars or arrays).
     pub fn combine_into(
         &mut self,
         op: &Lambda,
@@ -946,17 +943,11 @@ impl<'a> Gen<'a> {
         row: Value,
         vals: &[Vec<Value>],
     ) -> Res<()> {
-        let mut args: Vec<Vec<Value>> = Vec::new();
-        let mut addrs = Vec::new();
-        for d in dest {
-            let addr = self.elem_addr(d, &[row]);
-            args.push(vec![self.load(d.elem, addr)]);
-            addrs.push(addr);
-        }
+        let mut args: Vec<Vec<Value>> = dest.iter().map(|d| self.row(d, row)).collect();
         args.extend(vals.iter().cloned());
         let new = self.apply(op, &args)?;
-        for (addr, v) in addrs.into_iter().zip(new) {
-            self.store(v[0], addr);
+        for (d, v) in dest.iter().zip(new) {
+            self.write_row(d, row, &v)?;
         }
         Ok(())
     }

@@ -216,20 +216,21 @@ fn kernel_body(
             for h in hists {
                 let mut views = Vec::new();
                 for d in &h.dests {
+                    // Destinations are contiguous `[segments...][bins]row`: index their rows
+                    // by `segment * bins + bin`.
                     let view = g.view(*d)?;
-                    if view.dims.len() != rank {
-                        return Err(Unsupported("a histogram of arrays".to_string()));
+                    let mut rows = g.iconst(1);
+                    for d in &view.dims[..rank] {
+                        rows = g.b.ins().imul(rows, *d);
                     }
-                    // Destinations are contiguous: index them by `segment * bins + bin`.
-                    let mut total = g.iconst(1);
-                    for d in &view.dims {
-                        total = g.b.ins().imul(total, *d);
-                    }
-                    let one = g.iconst(1);
+                    let mut dims = vec![rows];
+                    dims.extend(&view.dims[rank..]);
+                    let mut strides = vec![view.strides[rank - 1]];
+                    strides.extend(&view.strides[rank..]);
                     views.push(View {
                         ptr: view.ptr,
-                        dims: vec![total],
-                        strides: vec![one],
+                        dims,
+                        strides,
                         elem: view.elem,
                     });
                 }
