@@ -87,16 +87,20 @@ impl View {
 pub fn allocates(body: &Body) -> bool {
     let mut found = false;
     ir::traverse::for_each_stmt(body, &mut |stmt: &Stmt| {
-        found |= matches!(
-            stmt.exp,
+        found |= match &stmt.exp {
             Exp::Iota(_)
-                | Exp::Replicate(..)
-                | Exp::ArrayLit(..)
-                | Exp::Reshape(..)
-                | Exp::Concat(_)
-                | Exp::Copy(_)
-                | Exp::Soac(_)
-        );
+            | Exp::Replicate(..)
+            | Exp::ArrayLit(..)
+            | Exp::Reshape(..)
+            | Exp::Concat(_)
+            | Exp::Copy(_) => true,
+            // A reduction-only `redomap` keeps its accumulators in registers.
+            Exp::Soac(Soac::Screma { scans, reds, .. }) => {
+                let reduced: usize = reds.iter().map(|r| r.neutral.len()).sum();
+                !scans.is_empty() || stmt.pat.len() > reduced
+            }
+            _ => false,
+        };
     });
     found
 }

@@ -158,6 +158,7 @@ pub fn build(f: &ir::Function, stmt: &Stmt, seg: &SegOp, name: &str) -> Result<B
     let mut sites = std::mem::take(&mut g.sites);
     g.b.seal_all_blocks();
     g.b.finalize(frontend_config());
+    func.dfg.resolve_all_aliases();
     let combine = match &seg.kind {
         SegKind::Red(_) => {
             // The combine function numbers its error sites after the kernel's.
@@ -379,5 +380,6 @@ fn build_combine(
     let sites = std::mem::take(&mut g.sites);
     g.b.seal_all_blocks();
     g.b.finalize(frontend_config());
+    func.dfg.resolve_all_aliases();
     Ok((func, sites))
 }
