@@ -5,6 +5,7 @@
 //! runs its entry points.
 
 pub mod args;
+pub mod demo;
 pub mod testing;
 
 pub use ogham_compiler as compiler;

@@ -67,6 +67,25 @@ enum Command {
         #[arg(long, value_enum, default_value_t = BackendArg::Interp)]
         backend: BackendArg,
     },
+    /// Change detection on a generated scene: runs the bundled programs, writes maps, plots and a
+    /// report, and prints the accuracy against the scene's truth and the timings.
+    Demo {
+        /// The executor.
+        #[arg(long, value_enum, default_value_t = BackendArg::Cpu)]
+        backend: BackendArg,
+        /// The scene is SIZE × SIZE pixels.
+        #[arg(long, default_value_t = 256)]
+        size: usize,
+        /// Years of observations (23 per year); the second half is monitored for breaks.
+        #[arg(long, default_value_t = 12)]
+        years: usize,
+        /// Seed of the scene generator.
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+        /// Where to write the pictures and the report.
+        #[arg(long, default_value = "demo-out")]
+        out: PathBuf,
+    },
     /// Show what the compiler makes of a program: the IR after a pass, or a whole stage.
     Dev {
         /// The program (`.og`).
@@ -183,6 +202,20 @@ fn run_command(command: Command) -> Result<(), Failure> {
             &args,
         ),
         Command::Test { paths, backend } => test(&paths, backend.into()),
+        Command::Demo {
+            backend,
+            size,
+            years,
+            seed,
+            out,
+        } => demo(ogham::demo::Options {
+            size,
+            years,
+            seed,
+            backend: backend.into(),
+            out,
+            progress: true,
+        }),
         Command::Dev {
             file,
             dump_after,
@@ -439,6 +472,34 @@ fn dev(
         Some(text) => out(&text),
         None => outln!("(pass `{stop_after}` is skipped without optimisations)"),
     }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// demo
+
+fn demo(options: ogham::demo::Options) -> Result<(), Failure> {
+    if options.size < 16 || options.years < 4 {
+        return Err(Failure::Message(
+            "the demo needs --size 16 or more and --years 4 or more".to_string(),
+        ));
+    }
+    let summary = ogham::demo::run_demo(&options).map_err(Failure::Message)?;
+    outln!("stage                  seconds     pixels/s");
+    for (stage, secs, rate) in ogham::demo::timing_rows(&summary) {
+        outln!("{stage:<22} {secs:>8} {rate:>12}");
+    }
+    outln!("");
+    for (what, value) in ogham::demo::accuracy_rows(&summary) {
+        outln!("{what:<48} {value:>8}");
+    }
+    outln!("");
+    outln!(
+        "wrote {} files to {}; open {}",
+        summary.files.len() + 2,
+        options.out.display(),
+        options.out.join("report.html").display()
+    );
     Ok(())
 }
 

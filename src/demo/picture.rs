@@ -1,0 +1,258 @@
+//! Pictures of the demo: colour-mapped PNG maps (with their legends described for the report)
+//! and SVG line plots, written without a plotting library.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// An RGB colour.
+pub type Rgb = [u8; 3];
+
+/// Colour for "no value" (NaN) pixels.
+pub const NO_VALUE: Rgb = [200, 200, 200];
+
+/// A continuous colour map: colours at evenly spaced stops, interpolated linearly.
+pub struct ColourMap(pub &'static [Rgb]);
+
+/// Dark blue → green → yellow (perceptually ordered, like viridis).
+pub const SEQUENTIAL: ColourMap = ColourMap(&[
+    [68, 1, 84],
+    [59, 82, 139],
+    [33, 145, 140],
+    [94, 201, 98],
+    [253, 231, 37],
+]);
+
+/// Brown → white → green (negative → positive).
+pub const DIVERGING: ColourMap = ColourMap(&[
+    [140, 81, 10],
+    [216, 179, 101],
+    [245, 245, 245],
+    [90, 180, 172],
+    [1, 102, 94],
+]);
+
+impl ColourMap {
+    /// The colour of `x` in `[lo, hi]` (clamped); NaN gives [`NO_VALUE`].
+    pub fn colour(&self, x: f64, lo: f64, hi: f64) -> Rgb {
+        if x.is_nan() {
+            return NO_VALUE;
+        }
+        let t = ((x - lo) / (hi - lo)).clamp(0.0, 1.0) * (self.0.len() - 1) as f64;
+        let i = (t as usize).min(self.0.len() - 2);
+        let f = t - i as f64;
+        let (a, b) = (self.0[i], self.0[i + 1]);
+        [0, 1, 2].map(|k| (a[k] as f64 * (1.0 - f) + b[k] as f64 * f).round() as u8)
+    }
+
+    /// A CSS linear gradient of the map (for legends in the HTML report).
+    pub fn css_gradient(&self) -> String {
+        let stops: Vec<String> = self
+            .0
+            .iter()
+            .map(|[r, g, b]| format!("rgb({r},{g},{b})"))
+            .collect();
+        format!("linear-gradient(to right, {})", stops.join(", "))
+    }
+}
+
+/// Colours of categorical maps (land-cover classes), by class index.
+pub const CATEGORIES: [Rgb; 6] = [
+    [27, 120, 55],
+    [230, 171, 2],
+    [117, 112, 179],
+    [231, 41, 138],
+    [166, 97, 26],
+    [0, 0, 0],
+];
+
+/// An RGB raster.
+pub struct Raster {
+    pub width: usize,
+    pub height: usize,
+    pub pixels: Vec<Rgb>,
+}
+
+impl Raster {
+    pub fn new(width: usize, height: usize, fill: Rgb) -> Raster {
+        Raster {
+            width,
+            height,
+            pixels: vec![fill; width * height],
+        }
+    }
+
+    /// A map of `values` (row-major `size × size`) through `colour`.
+    pub fn map(size: usize, values: impl Iterator<Item = Rgb>) -> Raster {
+        let pixels: Vec<Rgb> = values.collect();
+        Raster {
+            width: size,
+            height: pixels.len() / size.max(1),
+            pixels,
+        }
+    }
+
+    /// This raster scaled up by an integer factor (nearest neighbour).
+    pub fn scaled(&self, factor: usize) -> Raster {
+        let mut out = Raster::new(self.width * factor, self.height * factor, [0; 3]);
+        for r in 0..out.height {
+            for c in 0..out.width {
+                out.pixels[r * out.width + c] = self.pixels[(r / factor) * self.width + c / factor];
+            }
+        }
+        out
+    }
+
+    /// Copies `other` with its top-left corner at `(row, col)`.
+    pub fn paste(&mut self, other: &Raster, row: usize, col: usize) {
+        for r in 0..other.height.min(self.height.saturating_sub(row)) {
+            for c in 0..other.width.min(self.width.saturating_sub(col)) {
+                self.pixels[(row + r) * self.width + col + c] = other.pixels[r * other.width + c];
+            }
+        }
+    }
+
+    pub fn write_png(&self, path: &Path) -> Result<(), String> {
+        let file = std::fs::File::create(path)
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        let mut encoder = png::Encoder::new(
+            std::io::BufWriter::new(file),
+            self.width as u32,
+            self.height as u32,
+        );
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        let data: Vec<u8> = self.pixels.iter().flatten().copied().collect();
+        encoder
+            .write_header()
+            .and_then(|mut w| w.write_image_data(&data))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+}
+
+/// One series of a plot.
+pub struct Series {
+    pub label: String,
+    pub colour: &'static str,
+    pub points: Vec<(f64, f64)>,
+    /// Dots (observations) instead of a line.
+    pub dots: bool,
+}
+
+/// One panel of an SVG figure: series and vertical marker lines `(x, colour, label)`.
+pub struct Panel {
+    pub title: String,
+    pub series: Vec<Series>,
+    pub markers: Vec<(f64, &'static str, String)>,
+}
+
+/// An SVG figure of panels stacked vertically, sharing the x range.
+pub fn svg_figure(panels: &[Panel], width: f64, panel_height: f64) -> String {
+    let (left, right, top, gap) = (60.0, 20.0, 24.0, 36.0);
+    let height = panels.len() as f64 * (panel_height + gap) + top;
+    let mut svg = String::new();
+    let _ = writeln!(
+        svg,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="11">"#
+    );
+    let xs = panels
+        .iter()
+        .flat_map(|p| p.series.iter().flat_map(|s| s.points.iter().map(|q| q.0)));
+    let (x0, x1) = bounds(xs);
+    for (k, panel) in panels.iter().enumerate() {
+        let y_top = top + k as f64 * (panel_height + gap);
+        let ys = panel
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|q| q.1));
+        let (y0, y1) = bounds(ys);
+        let sx = |x: f64| left + (x - x0) / (x1 - x0).max(1e-12) * (width - left - right);
+        let sy = |y: f64| y_top + panel_height - (y - y0) / (y1 - y0).max(1e-12) * panel_height;
+        let _ = writeln!(
+            svg,
+            r#"<rect x="{left}" y="{y_top}" width="{}" height="{panel_height}" fill="none" stroke="gray"/>"#,
+            width - left - right
+        );
+        let _ = writeln!(
+            svg,
+            r#"<text x="{left}" y="{}" font-weight="bold">{}</text>"#,
+            y_top - 6.0,
+            escape(&panel.title)
+        );
+        for (y, anchor) in [(y0, y_top + panel_height), (y1, y_top + 10.0)] {
+            let _ = writeln!(
+                svg,
+                r#"<text x="{}" y="{anchor}" text-anchor="end">{y:.3}</text>"#,
+                left - 4.0
+            );
+        }
+        for (x, colour, label) in &panel.markers {
+            let _ = writeln!(
+                svg,
+                r#"<line x1="{0}" x2="{0}" y1="{y_top}" y2="{1}" stroke="{colour}" stroke-dasharray="4 3"/><text x="{2}" y="{3}" fill="{colour}">{4}</text>"#,
+                sx(*x),
+                y_top + panel_height,
+                sx(*x) + 3.0,
+                y_top + 12.0,
+                escape(label)
+            );
+        }
+        for (j, s) in panel.series.iter().enumerate() {
+            if s.dots {
+                for (x, y) in &s.points {
+                    let _ = writeln!(
+                        svg,
+                        r#"<circle cx="{:.1}" cy="{:.1}" r="1.8" fill="{}"/>"#,
+                        sx(*x),
+                        sy(*y),
+                        s.colour
+                    );
+                }
+            } else {
+                let path: Vec<String> = s
+                    .points
+                    .iter()
+                    .filter(|(_, y)| y.is_finite())
+                    .map(|(x, y)| format!("{:.1},{:.1}", sx(*x), sy(*y)))
+                    .collect();
+                let _ = writeln!(
+                    svg,
+                    r#"<polyline points="{}" fill="none" stroke="{}" stroke-width="1.3"/>"#,
+                    path.join(" "),
+                    s.colour
+                );
+            }
+            let _ = writeln!(
+                svg,
+                r#"<text x="{}" y="{}" fill="{}">{}</text>"#,
+                width - right - 170.0,
+                y_top + 12.0 + 12.0 * j as f64,
+                s.colour,
+                escape(&s.label)
+            );
+        }
+    }
+    let _ = writeln!(
+        svg,
+        r#"<text x="{left}" y="{}">{x0:.1}</text><text x="{}" y="{}" text-anchor="end">{x1:.1}</text></svg>"#,
+        height - 4.0,
+        width - right,
+        height - 4.0
+    );
+    svg
+}
+
+fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if lo > hi { (0.0, 1.0) } else { (lo, hi) }
+}
+
+/// Text escaped for XML/HTML.
+pub fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
