@@ -87,6 +87,7 @@ pub const DEFAULT_INTRA_PAR: i64 = 1025;
 
 /// Turns every host-level SOAC of every function into kernels (see the module header).
 pub fn flatten(program: Program) -> Program {
+    let unchecked = program.unchecked;
     let mut state = State {
         thresholds: program.thresholds,
         versioned: 0,
@@ -108,6 +109,7 @@ pub fn flatten(program: Program) -> Program {
     Program {
         functions,
         thresholds: state.thresholds,
+        unchecked,
     }
 }
 

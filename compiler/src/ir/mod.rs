@@ -203,6 +203,9 @@ pub struct VarInfo {
 pub struct Program {
     pub functions: Vec<Function>,
     pub thresholds: Vec<crate::kir::Threshold>,
+    /// The source ranges of `#[unsafe]` definitions: compiled backends may omit the bounds
+    /// checks of statements located inside them.
+    pub unchecked: Vec<Span>,
 }
 
 /// An entry point with everything it calls inlined.

@@ -65,9 +65,19 @@ pub fn lower(
         }
     }
     if errors.is_empty() {
+        let unchecked = program
+            .modules
+            .iter()
+            .flat_map(|m| &m.decls)
+            .filter_map(|d| match d {
+                Decl::Def(def) if def.attrs.iter().any(|a| a.name == "unsafe") => Some(def.span),
+                _ => None,
+            })
+            .collect();
         Ok(Program {
             functions,
             thresholds: Vec::new(),
+            unchecked,
         })
     } else {
         Err(errors)

@@ -115,6 +115,7 @@ impl FnBuilder {
         Program {
             functions: vec![self.function(body)],
             thresholds: Vec::new(),
+            unchecked: Vec::new(),
         }
     }
 }

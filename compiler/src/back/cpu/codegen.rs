@@ -117,10 +117,17 @@ pub struct Gen<'a> {
     pub first_site: usize,
     helpers: BTreeMap<HelperId, FuncRef>,
     loc: Span,
+    /// Source ranges whose bounds checks are omitted (`#[unsafe]` definitions).
+    unchecked: &'a [Span],
 }
 
 impl<'a> Gen<'a> {
-    pub fn new(f: &'a ir::Function, b: FunctionBuilder<'a>, ctx: Value) -> Gen<'a> {
+    pub fn new(
+        f: &'a ir::Function,
+        b: FunctionBuilder<'a>,
+        ctx: Value,
+        unchecked: &'a [Span],
+    ) -> Gen<'a> {
         Gen {
             f,
             b,
@@ -130,6 +137,7 @@ impl<'a> Gen<'a> {
             first_site: 0,
             helpers: BTreeMap::new(),
             loc: Span::default(),
+            unchecked,
         }
     }
 
@@ -753,15 +761,22 @@ impl<'a> Gen<'a> {
                 }
             }
         }
-        self.check(
-            ok,
-            Failure::Index {
-                rank: view.rank(),
-                idx: idx.to_vec(),
-                update: for_update,
-            },
-            &details,
-        )?;
+        let loc = self.loc;
+        let unchecked = self
+            .unchecked
+            .iter()
+            .any(|r| r.file == loc.file && r.start <= loc.start && loc.end <= r.end);
+        if !unchecked {
+            self.check(
+                ok,
+                Failure::Index {
+                    rank: view.rank(),
+                    idx: idx.to_vec(),
+                    update: for_update,
+                },
+                &details,
+            )?;
+        }
         dims.extend(&view.dims[idx.len()..]);
         strides.extend(&view.strides[idx.len()..]);
         if dims.is_empty() {

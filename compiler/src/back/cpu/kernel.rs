@@ -12,6 +12,7 @@ use super::helpers::HelperId;
 use super::{ErrorSite, Unsupported};
 use crate::ir::{self, Lambda, Stmt, SubExp, VarId};
 use crate::kir::{SegKind, SegOp};
+use crate::source::Span;
 use cranelift_codegen::ir::types::{I32, I64};
 use cranelift_codegen::ir::{
     AbiParam, Function, InstBuilder, MemFlagsData, Signature, UserFuncName, Value,
@@ -141,7 +142,13 @@ impl Output {
 }
 
 /// Builds the functions of kernel `seg` (statement `stmt` of function `f`).
-pub fn build(f: &ir::Function, stmt: &Stmt, seg: &SegOp, name: &str) -> Result<Built, Unsupported> {
+pub fn build(
+    f: &ir::Function,
+    stmt: &Stmt,
+    seg: &SegOp,
+    name: &str,
+    unchecked: &[Span],
+) -> Result<Built, Unsupported> {
     let inputs: Vec<VarId> = ir::traverse::free_vars_stmt(f, stmt).into_iter().collect();
     let mut func = Function::with_name_signature(UserFuncName::testcase(name), signature(7));
     let mut fctx = FunctionBuilderContext::new();
@@ -151,7 +158,7 @@ pub fn build(f: &ir::Function, stmt: &Stmt, seg: &SegOp, name: &str) -> Result<B
     b.switch_to_block(entry);
     b.seal_block(entry);
     let params = b.block_params(entry).to_vec();
-    let mut g = Gen::new(f, b, params[0]);
+    let mut g = Gen::new(f, b, params[0], unchecked);
     kernel_body(&mut g, stmt, seg, &inputs, &params)?;
     let zero = g.b.ins().iconst(I32, 0);
     g.b.ins().return_(&[zero]);
@@ -162,7 +169,7 @@ pub fn build(f: &ir::Function, stmt: &Stmt, seg: &SegOp, name: &str) -> Result<B
     let combine = match &seg.kind {
         SegKind::Red(_) => {
             // The combine function numbers its error sites after the kernel's.
-            let (c, combine_sites) = build_combine(f, seg, &inputs, name, sites.len())?;
+            let (c, combine_sites) = build_combine(f, seg, &inputs, name, sites.len(), unchecked)?;
             sites.extend(combine_sites);
             Some(c)
         }
@@ -343,6 +350,7 @@ fn build_combine(
     inputs: &[VarId],
     name: &str,
     first_site: usize,
+    unchecked: &[Span],
 ) -> Result<(Function, Vec<ErrorSite>), Unsupported> {
     let mut func = Function::with_name_signature(
         UserFuncName::testcase(format!("{name}_combine")),
@@ -355,7 +363,7 @@ fn build_combine(
     b.switch_to_block(entry);
     b.seal_block(entry);
     let params = b.block_params(entry).to_vec();
-    let mut g = Gen::new(f, b, params[0]);
+    let mut g = Gen::new(f, b, params[0], unchecked);
     g.first_site = first_site;
     load_inputs(&mut g, params[1], inputs);
     let flags = MemFlagsData::trusted();

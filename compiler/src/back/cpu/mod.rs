@@ -20,6 +20,9 @@
 //!   the accumulated components (8-byte slots) of the single segment it ran to `partial`; the
 //!   runtime merges partials with [`Kernel::combine`], `combine(ctx, args, acc, val) -> i32`.
 //!
+//! Index bounds are checked unless the statement comes from a `#[unsafe]` definition
+//! ([`Program::unchecked`]); an out-of-bounds access there is undefined behaviour.
+//!
 //! Bodies are sequential code: at `Block` level the runtime gives a whole point to one worker,
 //! so inner SOACs run as loops there too. A kernel the generator cannot translate yet is
 //! reported as [`Unsupported`] with the reason (`ogham dev --print clif` shows it) and the
@@ -118,13 +121,14 @@ pub fn compile(program: &Program) -> Vec<CompiledSeg<'_>> {
         for (n, stmt) in stmts.into_iter().enumerate() {
             let Exp::Seg(seg) = &stmt.exp else { continue };
             let name = format!("{}_k{n}", f.name);
-            let kernel = kernel::build(f, stmt, seg, &name).map(|built| Kernel {
-                name: name.clone(),
-                func: built.func,
-                combine: built.combine,
-                inputs: built.inputs,
-                sites: built.sites,
-            });
+            let kernel =
+                kernel::build(f, stmt, seg, &name, &program.unchecked).map(|built| Kernel {
+                    name: name.clone(),
+                    func: built.func,
+                    combine: built.combine,
+                    inputs: built.inputs,
+                    sites: built.sites,
+                });
             out.push(CompiledSeg {
                 function: fi,
                 stmt,
