@@ -259,6 +259,7 @@ pub fn sample_kernel() -> Program {
         ret: vec![F32],
     };
     Program {
+        unchecked: Vec::new(),
         thresholds: vec![Threshold {
             name: "suff_outer_par_0".to_string(),
             default: 32768,
