@@ -38,7 +38,7 @@ enum Command {
     },
     /// Run an entry point of a program and print (or save) its outputs.
     Run {
-        /// The program (`.og`).
+        /// The program (`.og`), or a library built by `ogham build` (`.ogl`).
         file: PathBuf,
         /// The entry point to run.
         #[arg(long, default_value = "main")]
@@ -58,6 +58,15 @@ enum Command {
         /// textual values read from FILE. Give options before the arguments.
         #[arg(allow_hyphen_values = true)]
         args: Vec<String>,
+    },
+    /// Compile a program to a library (`.ogl`) that `ogham run` and the runtime's
+    /// `Library::load` run on the CPU backend without compiling again.
+    Build {
+        /// The program (`.og`).
+        file: PathBuf,
+        /// The library to write (default: the program's name with `.ogl`).
+        #[arg(short = 'o', long = "output", value_name = "LIB")]
+        output: Option<PathBuf>,
     },
     /// Run the `-- ==` test blocks of programs (default: tests/cases).
     Test {
@@ -201,6 +210,7 @@ fn run_command(command: Command) -> Result<(), Failure> {
             tuning.as_deref(),
             &args,
         ),
+        Command::Build { file, output } => build(&file, output),
         Command::Test { paths, backend } => test(&paths, backend.into()),
         Command::Demo {
             backend,
@@ -345,6 +355,9 @@ fn run(
     tuning: Option<&Path>,
     raw_args: &[String],
 ) -> Result<(), Failure> {
+    if file.extension().is_some_and(|e| e == "ogl") {
+        return run_library(file, entry, backend, output_dir, tuning, raw_args);
+    }
     let fe = load(file)?;
     let entry_point = fe.entry(entry)?;
     let mut args = Vec::new();
@@ -356,7 +369,14 @@ fn run(
         emit_to_stderr(&fe.sources, &[*diag]);
         Failure::Reported
     })?;
-    let outputs = ogham::output_components(outputs);
+    write_outputs(ogham::output_components(outputs), output_dir)
+}
+
+/// Prints the outputs, or saves them as `.npy` files in `output_dir`.
+fn write_outputs(
+    outputs: Vec<ogham_runtime::value::Value>,
+    output_dir: Option<&Path>,
+) -> Result<(), Failure> {
     match output_dir {
         None => {
             for v in &outputs {
@@ -374,6 +394,75 @@ fn run(
             }
         }
     }
+    Ok(())
+}
+
+/// `ogham run LIB.ogl`: a compiled library on the CPU backend.
+fn run_library(
+    file: &Path,
+    entry: &str,
+    backend: Backend,
+    output_dir: Option<&Path>,
+    tuning: Option<&Path>,
+    raw_args: &[String],
+) -> Result<(), Failure> {
+    let lib = ogham_runtime::library::Library::load(file)?;
+    if !matches!(backend, Backend::Interp | Backend::Cpu) {
+        return Err(Failure::Message(format!(
+            "a compiled library runs on the CPU backend, not `{}`",
+            backend.name()
+        )));
+    }
+    let Some((_, signature)) = lib.entries().find(|(name, _)| *name == entry) else {
+        let names: Vec<&str> = lib.entries().map(|(n, _)| n).collect();
+        return Err(Failure::Message(format!(
+            "{} has no entry point `{entry}` (entry points: {})",
+            file.display(),
+            names.join(", ")
+        )));
+    };
+    let entry_point = ogham_compiler::typeck::EntryPoint {
+        name: entry.to_string(),
+        decl: 0,
+        params: signature.params.clone(),
+        results: signature.results.clone(),
+        span: Default::default(),
+    };
+    let mut args = Vec::new();
+    for raw in raw_args {
+        args.extend(parse_arg(raw)?);
+    }
+    let args = args::bind(&entry_point, args)?;
+    let mut thresholds = ogham_runtime::ireval::Thresholds::default();
+    if let Some(path) = tuning {
+        thresholds.named =
+            ogham_compiler::kir::tuning::read_tuning(path, &lib.program().thresholds)
+                .map_err(|e| Failure::Message(e.to_string()))?;
+    }
+    let outputs = lib.call_tuned(entry, args, &thresholds).map_err(|diag| {
+        eprint!("{}", lib.render(&diag));
+        Failure::Reported
+    })?;
+    write_outputs(ogham::output_components(outputs), output_dir)
+}
+
+// ---------------------------------------------------------------------------------------------
+// build
+
+fn build(file: &Path, output: Option<PathBuf>) -> Result<(), Failure> {
+    let fe = load(file)?;
+    let program = fe.compile(pipeline::Options::KERNEL).map_err(|d| {
+        emit_to_stderr(&fe.sources, &[*d]);
+        Failure::Reported
+    })?;
+    let output = output.unwrap_or_else(|| file.with_extension("ogl"));
+    let entries: Vec<String> = program.functions.iter().map(|f| f.name.clone()).collect();
+    ogham_runtime::library::Library::new(fe.sources.clone(), program).save(&output)?;
+    outln!(
+        "wrote {} (entry points: {})",
+        output.display(),
+        entries.join(", ")
+    );
     Ok(())
 }
 

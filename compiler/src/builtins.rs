@@ -39,7 +39,7 @@ pub enum ArrayFn {
 }
 
 /// Scalar math functions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum MathFn {
     Sqrt,
     Exp,

@@ -8,11 +8,25 @@
 use std::path::PathBuf;
 
 /// Index of a file in a [`SourceMap`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct FileId(pub u32);
 
 /// A half-open byte range `start..end` in one source file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 pub struct Span {
     pub file: FileId,
     pub start: u32,
@@ -43,7 +57,7 @@ impl Span {
 }
 
 /// One registered source file.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct SourceFile {
     /// The name shown in diagnostics (a path relative to where the user ran the tool, or
     /// `<stdlib>/lib/prelude.og` for embedded library files).
@@ -54,7 +68,7 @@ pub struct SourceFile {
 }
 
 /// All source files of one compilation.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct SourceMap {
     files: Vec<SourceFile>,
 }

@@ -6,7 +6,9 @@
 use std::fmt;
 
 /// Scalar (primitive) types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum PrimType {
     Bool,
     I8,
@@ -83,7 +85,7 @@ impl fmt::Display for PrimType {
 }
 
 /// The size of one array dimension.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Size {
     Const(u64),
     /// A named size: a size parameter `[n]` or a size variable introduced by inference.
@@ -104,7 +106,7 @@ impl fmt::Display for Size {
 }
 
 /// A fully or partly inferred type.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Type {
     Prim(PrimType),
     Array(Box<Type>, Size),

@@ -6,6 +6,7 @@ pub mod boundary;
 pub mod cpu;
 pub mod interp;
 pub mod ireval;
+pub mod library;
 pub mod npy;
 pub mod text;
 pub mod value;

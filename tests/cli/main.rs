@@ -1,5 +1,6 @@
 //! Integration tests of the `ogham` command-line tool: `check`, `run` (literal, `@file` and
-//! `.npy` arguments, `-o`), `test`, and the exit codes (0 ok, 1 user error).
+//! `.npy` arguments, `-o`), `build` and running libraries, `test`, and the exit codes (0 ok,
+//! 1 user error).
 
 use ogham::runtime::npy;
 use ogham::runtime::value::{Array, Value};
@@ -204,4 +205,36 @@ fn test_command_summarises() {
         "{text}"
     );
     assert!(text.ends_with("1 passed, 2 failed, 1 skipped\n"), "{text}");
+}
+
+#[test]
+fn build_then_run_a_library() {
+    let dir = scratch("build");
+    let program = write(
+        &dir,
+        "scale.og",
+        "entry main [n] (xs: [n]f32) (k: f32) : [n]f32 = map (\\x -> x * k) xs\n",
+    );
+    let out = ogham(&["build", program.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let lib = dir.join("scale.ogl");
+    assert!(
+        stdout(&out).contains("entry points: main"),
+        "{}",
+        stdout(&out)
+    );
+    let out = ogham(&["run", lib.to_str().unwrap(), "[1f32, 2f32]", "3f32"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "[3.0f32, 6.0f32]");
+    let out = ogham(&["run", lib.to_str().unwrap(), "[1f32]"]);
+    assert_user_error(&out, "takes 2 arguments");
+    let out = ogham(&[
+        "run",
+        "--backend",
+        "kir",
+        lib.to_str().unwrap(),
+        "[1f32]",
+        "3f32",
+    ]);
+    assert_user_error(&out, "runs on the CPU backend");
 }

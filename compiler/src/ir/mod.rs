@@ -48,7 +48,9 @@ use crate::types::PrimType;
 use std::hash::{Hash, Hasher};
 
 /// A handle to a variable of the enclosing [`Function`]'s arena.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct VarId(pub u32);
 
 impl VarId {
@@ -59,7 +61,8 @@ impl VarId {
 
 /// A scalar constant. Equality and hashing are on the bit pattern (so `NaN == NaN` here, which
 /// is what CSE and constant folding want).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(into = "ConstBits", from = "ConstBits")]
 pub enum Const {
     Bool(bool),
     I8(i8),
@@ -100,6 +103,39 @@ impl Const {
     }
 }
 
+/// How a [`Const`] is stored (compiled libraries): its type and bits, so that NaN and the
+/// infinities survive formats without them (JSON).
+#[derive(Clone, Copy, serde::Serialize, serde::Deserialize)]
+struct ConstBits {
+    ty: PrimType,
+    bits: u64,
+}
+
+impl From<Const> for ConstBits {
+    fn from(c: Const) -> ConstBits {
+        ConstBits {
+            ty: c.prim_type(),
+            bits: c.bits(),
+        }
+    }
+}
+
+impl From<ConstBits> for Const {
+    fn from(c: ConstBits) -> Const {
+        let b = c.bits;
+        match c.ty {
+            PrimType::Bool => Const::Bool(b != 0),
+            PrimType::I8 => Const::I8(b as u8 as i8),
+            PrimType::I16 => Const::I16(b as u16 as i16),
+            PrimType::I32 => Const::I32(b as u32 as i32),
+            PrimType::I64 => Const::I64(b as i64),
+            PrimType::U8 => Const::U8(b as u8),
+            PrimType::F32 => Const::F32(f32::from_bits(b as u32)),
+            PrimType::F64 => Const::F64(f64::from_bits(b)),
+        }
+    }
+}
+
 impl PartialEq for Const {
     fn eq(&self, other: &Const) -> bool {
         self.prim_type() == other.prim_type() && self.bits() == other.bits()
@@ -116,7 +152,7 @@ impl Hash for Const {
 }
 
 /// An operand: a constant or a variable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum SubExp {
     Const(Const),
     Var(VarId),
@@ -137,7 +173,7 @@ impl SubExp {
 
 /// The type of a variable: a scalar, or a row-major array of scalars with one [`SubExp`]
 /// (`i64`) per dimension, outermost first.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Type {
     Prim(PrimType),
     Array { elem: PrimType, shape: Vec<SubExp> },
@@ -190,7 +226,7 @@ impl Type {
 }
 
 /// A variable's entry in its function's arena.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct VarInfo {
     /// A name hint for printing (the source name, or a pass-chosen one); not unique.
     pub name: String,
@@ -199,7 +235,7 @@ pub struct VarInfo {
 
 /// A whole program: one function per entry point, plus the tunable thresholds that kernel IR
 /// refers to (empty in core IR).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Program {
     pub functions: Vec<Function>,
     pub thresholds: Vec<crate::kir::Threshold>,
@@ -209,7 +245,7 @@ pub struct Program {
 }
 
 /// An entry point with everything it calls inlined.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Function {
     pub name: String,
     pub vars: Vec<VarInfo>,
@@ -224,7 +260,7 @@ pub struct Function {
     pub signature: Signature,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Param {
     pub var: VarId,
     /// `*[n]t` parameters may be consumed (updated in place) by the body.
@@ -233,7 +269,7 @@ pub struct Param {
 
 /// The source-level signature of an entry point (types of the type checker, fully
 /// instantiated).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Signature {
     pub params: Vec<(String, crate::types::Type)>,
     pub results: Vec<crate::types::Type>,
@@ -268,7 +304,7 @@ impl Function {
 }
 
 /// Statements and the values they compute.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Body {
     pub stmts: Vec<Stmt>,
     pub result: Vec<SubExp>,
@@ -276,7 +312,7 @@ pub struct Body {
 
 /// `let (pat...) = exp`. `loc` is the source expression the statement comes from; run-time
 /// errors (bounds, division by zero, failed size coercions) report it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Stmt {
     pub pat: Vec<VarId>,
     pub exp: Exp,
@@ -285,7 +321,7 @@ pub struct Stmt {
 
 /// One component of an index: a single position (the dimension disappears) or a slice
 /// `start:start+len*stride:stride` (the dimension becomes `len`; `stride` may be negative).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum DimIndex {
     Fix(SubExp),
     Slice {
@@ -296,7 +332,7 @@ pub enum DimIndex {
 }
 
 /// Expressions. Operands are always [`SubExp`]s; nested code is in [`Body`]s and [`Lambda`]s.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Exp {
     /// The operand itself (a copy of a scalar; an alias of an array).
     SubExp(SubExp),
@@ -364,7 +400,7 @@ pub enum Exp {
     },
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum LoopForm {
     /// `for i < bound`: `i: i64` runs from 0 to `bound - 1`.
     For { index: VarId, bound: SubExp },
@@ -375,7 +411,7 @@ pub enum LoopForm {
 
 /// A function literal applied by a SOAC: parameters, body, result types. The body may refer to
 /// variables of the enclosing scope.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Lambda {
     pub params: Vec<VarId>,
     pub body: Body,
@@ -384,13 +420,13 @@ pub struct Lambda {
 
 /// An associative operator with its neutral element, for scans and reductions. `lambda` takes
 /// `2k` parameters (accumulator values then element values) and returns `k` values.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ScanOp {
     pub lambda: Lambda,
     pub neutral: Vec<SubExp>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RedOp {
     pub lambda: Lambda,
     pub neutral: Vec<SubExp>,
@@ -400,7 +436,7 @@ pub struct RedOp {
 
 /// One histogram of a [`Soac::Hist`]: `dests` are consumed arrays of `num_bins` rows each (one
 /// per value component), combined with `op` (`2k` parameters, `k` results).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HistOp {
     pub num_bins: SubExp,
     pub dests: Vec<VarId>,
@@ -410,7 +446,7 @@ pub struct HistOp {
 
 /// Second-order array combinators. Each applies its `map` lambda to the rows of its `inputs`
 /// (all of outer size `width`), then combines the lambda's results as described on the variant.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Soac {
     /// Map, scan and reduce in one pass (Futhark's `Screma`). The lambda returns first the
     /// values fed to each scan (in order, `k` per scan of `k` values), then those fed to each

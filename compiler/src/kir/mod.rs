@@ -14,7 +14,7 @@ pub mod tuning;
 use crate::ir::{Body, HistOp, RedOp, ScanOp, SubExp, Type, VarId};
 
 /// How the points of a kernel's space map onto the machine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum SegLevel {
     /// One thread per point; the body (including any SOAC in it) runs sequentially.
     Thread,
@@ -26,7 +26,7 @@ pub enum SegLevel {
 
 /// A kernel: `body` runs once per point of `space` (`space[d] = (index variable, extent)`,
 /// outermost first; the index variables are bound in `body`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SegOp {
     pub level: SegLevel,
     pub space: Vec<(VarId, SubExp)>,
@@ -37,7 +37,7 @@ pub struct SegOp {
 }
 
 /// What a kernel does with the values its body computes at each point.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum SegKind {
     /// Every result `t` becomes an array `[d_0]...[d_k]t` over the whole space.
     Map,
@@ -61,7 +61,7 @@ pub enum SegKind {
 
 /// A tunable parameter of the compiled program: multi-versioned code takes its first version
 /// when the size it compares is at least the threshold.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Threshold {
     /// Unique in the program, e.g. `suff_outer_par_0`.
     pub name: String,

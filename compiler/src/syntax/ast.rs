@@ -213,7 +213,7 @@ pub enum LitValue {
 /// Binary operators, listed from loosest to tightest binding (Futhark's table):
 /// `|> <|` < `||` < `&&` < comparisons < `| ^ &` < `<< >>` < `+ -` < `* / % // %%` < `**`.
 /// All are left-associative except `<|` and `**`, which are right-associative.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum BinOp {
     PipeRight, // |>
     PipeLeft,  // <|
@@ -270,7 +270,7 @@ impl BinOp {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum UnOp {
     /// `-x`
     Neg,

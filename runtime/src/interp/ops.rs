@@ -295,11 +295,16 @@ pub fn math2(op: MathFn, a: Scalar, b: Scalar) -> Result<Scalar, OpError> {
     }
 }
 
+/// The zero of `x`'s type.
+fn zero_like<T: Default>(_: T) -> T {
+    T::default()
+}
+
 macro_rules! convert_num {
     ($x:expr, $to:expr) => {{
         let x = $x;
         match $to {
-            PrimType::Bool => Scalar::Bool(x != Default::default()),
+            PrimType::Bool => Scalar::Bool(x != zero_like(x)),
             PrimType::I8 => Scalar::I8(x as i8),
             PrimType::I16 => Scalar::I16(x as i16),
             PrimType::I32 => Scalar::I32(x as i32),
