@@ -112,6 +112,7 @@ fn prints_array_constructs() {
                 Exp::Assert {
                     cond: boolc(true),
                     message: "size \"n\"".to_string(),
+                    kind: ogham_compiler::ir::AssertKind::Size,
                 },
             ),
         ],

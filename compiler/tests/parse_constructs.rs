@@ -244,6 +244,7 @@ fn let_chains_and_local_functions() {
 fn open_expressions() {
     check(&[
         ("if a then b else c + 1", "if a then b else c + 1"),
+        ("assert (n > 0) \"n: positive\" n + 1", "assert (n > 0) \"n: positive\" n + 1"),
         (
             "if a then if b then c else d else e",
             "if a then if b then c else d else e",
@@ -415,7 +416,10 @@ fn ids(e: &Expr, text: &str, out: &mut Vec<u32>) {
             sub(f);
             args.iter().for_each(sub);
         }
-        ExprKind::BinOp(_, a, b) | ExprKind::Let(_, a, b) | ExprKind::RecordUpdate(a, _, b) => {
+        ExprKind::BinOp(_, a, b)
+        | ExprKind::Let(_, a, b)
+        | ExprKind::RecordUpdate(a, _, b)
+        | ExprKind::Assert(a, _, b) => {
             sub(a);
             sub(b);
         }

@@ -109,6 +109,7 @@ fn propagates_copies_and_eliminates_common_subexpressions() {
                 Exp::Assert {
                     cond: boolc(true),
                     message: "always".to_string(),
+                    kind: ogham_compiler::ir::AssertKind::Size,
                 },
             ),
         ],
@@ -135,6 +136,7 @@ fn keeps_failing_assertions() {
                 Exp::Assert {
                     cond: v(ok),
                     message: "n must be non-negative".to_string(),
+                    kind: ogham_compiler::ir::AssertKind::Size,
                 },
             ),
         ],

@@ -3,7 +3,7 @@
 
 use super::picture::{CATEGORIES, DIVERGING, SEQUENTIAL, escape};
 use super::scene::{CLASSES, Scene};
-use super::{MAGNITUDE_RANGE, Options, PS_THRESHOLD, Summary};
+use super::{MAGNITUDE_RANGE, Options, PS_THRESHOLD, Summary, TREND_RANGE};
 use std::fmt::Write as _;
 
 /// The accuracy table: (what, value, unit).
@@ -25,6 +25,14 @@ pub fn accuracy_rows(summary: &Summary) -> Vec<(&'static str, String)> {
         (
             "land-cover overall accuracy (TWDTW)",
             format!("{:.3}", a.landcover_accuracy),
+        ),
+        (
+            "pixels decomposed (STL)",
+            format!("{:.3}", a.stl_decomposed),
+        ),
+        (
+            "greening/browning trends found (STL)",
+            format!("{:.3}", a.trend_agreement),
         ),
         (
             "persistent-scatterer precision (PtSel)",
@@ -96,7 +104,7 @@ pub fn write(scene: &Scene, options: &Options, summary: &Summary) -> Result<(), 
         &format!("{:.1}", monitor.1),
         "clear-cut date; pale blue: other break, light grey: none, dark grey: too few observations",
     );
-    let maps: [(&str, &str, String); 7] = [
+    let maps: [(&str, &str, String); 8] = [
         ("truth_clearcuts.png", "True clear-cut dates", dates.clone()),
         (
             "bfast_break_date.png",
@@ -118,6 +126,17 @@ pub fn write(scene: &Scene, options: &Options, summary: &Summary) -> Result<(), 
             "twdtw_landcover.png",
             "TWDTW: nearest pattern over the last two years",
             swatches(),
+        ),
+        (
+            "stl_trend.png",
+            "STL: trend magnitude (change of the trend over the period)",
+            legend_bar(
+                &DIVERGING.css_gradient(),
+                &format!("-{TREND_RANGE}"),
+                &format!("{TREND_RANGE}"),
+                "NDMI; discs: greening (left), browning (right); grey: a date of the year \
+                 cloudy in every year, no decomposition",
+            ),
         ),
         (
             "truth_ps.png",
@@ -158,11 +177,11 @@ td:first-child, th:first-child {{ text-align: left; }}
     }
     let _ = writeln!(
         html,
-        r#"<h2>Pixels</h2><img src="pixels.svg" alt="pixel time series"><h2>Accuracy against the truth</h2><table>"#
+        r#"<h2>Pixels</h2><img src="pixels.svg" alt="pixel time series"><img src="stl.svg" alt="STL decomposition"><h2>Accuracy against the truth</h2><table>"#
     );
     let mut md = format!(
         "# Ogham demo\n\n{setting}\n\n![overview](overview.png)\n\nLeft to right: true clear-cut \
-         dates, BFAST-Monitor break dates, TWDTW land cover, PtSel ranks. Details: `report.html`.\n\n\
+         dates, BFAST-Monitor clear-cuts, TWDTW land cover, STL trend magnitudes, PtSel ranks. Details: `report.html`.\n\n\
          | accuracy | value |\n|---|---:|\n"
     );
     for (what, value) in accuracy_rows(summary) {

@@ -242,40 +242,44 @@ def synthetic(seed, m, N, P, missing=0.0):
     return Y
 
 
-def fmt(x):
+def fmt(x, suffix="f64"):
     if isinstance(x, (bool, np.bool_)):
         return "true" if x else "false"
     if isinstance(x, (int, np.integer)):
         return f"{int(x)}i64"
     if np.isnan(x):
-        return "f64.nan"
+        return f"{suffix}.nan"
     if np.isinf(x):
-        return "f64.inf" if x > 0 else "-f64.inf"
+        return f"{suffix}.inf" if x > 0 else f"-{suffix}.inf"
+    if suffix == "f32":
+        return repr(float(np.float32(x))) + "f32"
     return repr(float(x)) + "f64"
 
 
-def fmt_array(a):
+def fmt_array(a, suffix="f64"):
     a = np.asarray(a)
     if a.ndim == 0:
-        return fmt(a.item())
-    return "[" + ", ".join(fmt_array(r) for r in a) + "]"
+        return fmt(a.item(), suffix)
+    return "[" + ", ".join(fmt_array(r, suffix) for r in a) + "]"
 
 
 PARAM_ORDER = ["n_p", "q_s", "d_s", "j_s", "q_t", "d_t", "j_t", "q_l", "d_l", "j_l",
                "n_inner", "n_outer", "hermite"]
 
 
-def write_case(name, Y, p):
+def write_case(name, Y, p, suffix="f64"):
+    if suffix == "f32":
+        Y = Y.astype(np.float32).astype(np.float64)
     S, T, R, W = stl_batch(Y, p)
     os.makedirs(CASES, exist_ok=True)
     with open(os.path.join(CASES, name + ".in"), "w") as f:
-        f.write(fmt_array(Y) + "\n")
+        f.write(fmt_array(Y, suffix) + "\n")
         for k in PARAM_ORDER:
             v = p[k]
             f.write((fmt(bool(v)) if k == "hermite" else fmt(int(v))) + "\n")
     with open(os.path.join(CASES, name + ".out"), "w") as f:
         for a in (S, T, R, W, trend_slope(T), S.max(axis=1) - S.min(axis=1)):
-            f.write(fmt_array(a) + "\n")
+            f.write(fmt_array(a, suffix) + "\n")
     print(f"wrote {name}: {Y.shape}")
 
 
@@ -297,6 +301,16 @@ def golden():
     write_case("jumps_linear", Y, dict(defaults(23), j_s=2, j_t=5, j_l=3, hermite=False))
     write_case("jumps_hermite_robust", synthetic(3, 3, 92, 23, missing=0.2),
                dict(defaults(23, robust=True), n_outer=4))
+    write_case("auto_f32", synthetic(4, 3, 92, 23, missing=0.3), dict(defaults(23, q_s=9)), "f32")
+    # the `auto` entry (defaults from n_p = 6, q_s = 7: the spec's §7.1 case 2)
+    Y = tiny()[None]
+    S, T, R, W = stl_batch(Y, defaults(6))
+    with open(os.path.join(CASES, "tiny_auto.in"), "w") as f:
+        f.write(fmt_array(Y) + "\n6i64\n7i64\nfalse\n")
+    with open(os.path.join(CASES, "tiny_auto.out"), "w") as f:
+        for a in (S, T, R, W, trend_slope(T), S.max(axis=1) - S.min(axis=1)):
+            f.write(fmt_array(a) + "\n")
+    print("wrote tiny_auto")
 
 
 if __name__ == "__main__":

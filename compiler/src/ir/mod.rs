@@ -372,6 +372,7 @@ pub enum Exp {
     Assert {
         cond: SubExp,
         message: String,
+        kind: AssertKind,
     },
     If {
         cond: SubExp,
@@ -398,6 +399,15 @@ pub enum Exp {
         name: String,
         size: SubExp,
     },
+}
+
+/// What a failed [`Exp::Assert`] reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum AssertKind {
+    /// Sizes that must agree differ (the interpreter's `R0704`).
+    Size,
+    /// A source `assert` failed (`R0710`).
+    User,
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -12,8 +12,8 @@
 //!   even on invalid IR (the verifier prints the statements it rejects).
 
 use crate::ir::{
-    Body, Const, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, Program, RedOp, ScanOp, Soac,
-    Stmt, SubExp, Type, VarId,
+    AssertKind, Body, Const, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, Program, RedOp,
+    ScanOp, Soac, Stmt, SubExp, Type, VarId,
 };
 use crate::kir::{SegKind, SegLevel, SegOp};
 use std::fmt::Write;
@@ -327,8 +327,16 @@ impl Printer<'_> {
             Exp::Copy(v) => {
                 let _ = write!(out, "copy({})", self.var(*v));
             }
-            Exp::Assert { cond, message } => {
-                let _ = write!(out, "assert({}, {message:?})", self.subexp(*cond));
+            Exp::Assert {
+                cond,
+                message,
+                kind,
+            } => {
+                let name = match kind {
+                    AssertKind::Size => "assert",
+                    AssertKind::User => "assert_user",
+                };
+                let _ = write!(out, "{name}({}, {message:?})", self.subexp(*cond));
             }
             Exp::If {
                 cond,

@@ -4,7 +4,9 @@
 
 use super::{LVal, Lowerer, Res};
 use crate::builtins::{ArrayFn, Builtin, MathFn};
-use crate::ir::{Const, DimIndex, Exp, HistOp, Lambda, RedOp, ScanOp, Soac, SubExp, Type, VarId};
+use crate::ir::{
+    AssertKind, Const, DimIndex, Exp, HistOp, Lambda, RedOp, ScanOp, Soac, SubExp, Type, VarId,
+};
 use crate::syntax::ast::{BinOp, ExprId};
 use crate::types::PrimType;
 
@@ -83,6 +85,7 @@ impl<'p> Lowerer<'p> {
                         Exp::Assert {
                             cond: same,
                             message: format!("{fname}: arrays of different lengths"),
+                            kind: AssertKind::Size,
                         },
                     );
                 }

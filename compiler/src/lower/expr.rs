@@ -186,6 +186,18 @@ impl<'p> Lowerer<'p> {
                 self.record_update(record, r, path, v)
             }
             ExprKind::Ascribe(inner, _) => self.expr(inner),
+            ExprKind::Assert(cond, message, inner) => {
+                let c = self.scalar(cond)?;
+                self.emit(
+                    vec![],
+                    Exp::Assert {
+                        cond: c,
+                        message: message.clone(),
+                        kind: crate::ir::AssertKind::User,
+                    },
+                );
+                self.expr(inner)
+            }
             ExprKind::Coerce(inner, _) => {
                 let v = self.expr(inner)?;
                 self.coerce(self.source_type(e), v)

@@ -352,6 +352,9 @@ pub enum ExprKind {
     /// `let a[i] = v in body`: sugar for `let a = a with [i] = v in body`.
     LetWith(Ident, Vec<IndexArg>, Box<Expr>, Box<Expr>),
     If(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `assert cond "message" e`: `e` if `cond` holds, else a run-time error with the message
+    /// (`R0710`) at the `assert`.
+    Assert(Box<Expr>, String, Box<Expr>),
     /// `loop pat = init for i < n do body`; with no `= init`, the pattern's variables must be in
     /// scope and are their own initial values.
     Loop {

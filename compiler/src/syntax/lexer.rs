@@ -48,6 +48,8 @@ pub enum Tok<'s> {
     In,
     #[token("if")]
     If,
+    #[token("assert")]
+    Assert,
     #[token("then")]
     Then,
     #[token("else")]

@@ -434,6 +434,12 @@ fn expr_into(out: &mut String, e: &Expr) {
             out.push_str(" in ");
             expr_into(out, body);
         }
+        ExprKind::Assert(c, message, e) => {
+            out.push_str("assert ");
+            atom(out, c);
+            let _ = write!(out, " {message:?} ");
+            expr_into(out, e);
+        }
         ExprKind::If(c, t, f) => {
             out.push_str("if ");
             expr_into(out, c);

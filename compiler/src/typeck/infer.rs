@@ -228,6 +228,11 @@ impl Checker<'_> {
                 self.locals.truncate(mark);
                 tb
             }
+            ExprKind::Assert(c, _, x) => {
+                let tc = self.infer(c);
+                self.expect(&BOOL, &tc, c.span, None);
+                self.infer(x)
+            }
             ExprKind::If(c, t, f) => {
                 let tc = self.infer(c);
                 self.expect(&BOOL, &tc, c.span, None);

@@ -368,6 +368,10 @@ impl Uniq<'_, '_> {
             }
             ExprKind::RecordUpdate(r, _, v) => self.exprs([&**r, &**v]),
             ExprKind::Ascribe(x, _) | ExprKind::Coerce(x, _) => self.expr(x),
+            ExprKind::Assert(c, _, x) => {
+                self.expr(c);
+                self.expr(x)
+            }
         }
     }
 

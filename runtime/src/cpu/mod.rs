@@ -24,7 +24,7 @@ mod jit;
 use crate::interp::index::{IdxArg, check_index};
 use crate::interp::value::{Array, Store};
 use crate::interp::{R_INTERNAL, R_NEG_SIZE, R_OUT_OF_MEMORY, R_SIZE, error};
-use crate::ireval::eval::{Evaluator, Launcher, Val, div_by_zero, slice_arg};
+use crate::ireval::eval::{Evaluator, Launcher, Val, assert_failed, div_by_zero, slice_arg};
 use crate::ireval::{self, Thresholds};
 use crate::value::{ArrayData, Value};
 use helpers::Ctx;
@@ -463,7 +463,7 @@ fn failure_diagnostic(
             }
         }
         Failure::DivByZero { symbol } => div_by_zero(loc, symbol),
-        Failure::Assert { message } => error(R_SIZE, loc, message.clone()),
+        Failure::Assert { message, kind } => assert_failed(loc, message, *kind),
         Failure::NegativeSize { what } => error(
             R_NEG_SIZE,
             loc,

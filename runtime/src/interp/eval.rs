@@ -297,6 +297,13 @@ impl<'a> Interp<'a> {
                 set_field(r, &path, v)
                     .ok_or_else(|| error(R_INTERNAL, e.span, "record update of a missing field"))
             }
+            ExprKind::Assert(cond, message, inner) => {
+                if self.eval_bool(cond, env)? {
+                    self.eval(inner, env)
+                } else {
+                    Err(super::assertion_failed(e.span, message))
+                }
+            }
             ExprKind::Coerce(inner, texp) => {
                 let v = self.eval(inner, env)?;
                 self.check_coercion(&v, texp, env, e.span)?;

@@ -57,6 +57,7 @@ pub(crate) const R_NEG_SIZE: &str = "R0706";
 pub(crate) const R_IRREGULAR: &str = "R0707";
 pub(crate) const R_INTERNAL: &str = "R0708";
 pub(crate) const R_OUT_OF_MEMORY: &str = "R0709";
+pub(crate) const R_ASSERT: &str = "R0710";
 
 /// Results inside the interpreter; diagnostics are boxed to keep `Result`s small.
 pub(crate) type Res<T> = Result<T, Box<Diagnostic>>;
@@ -70,6 +71,11 @@ pub(crate) fn error(code: &'static str, span: Span, message: impl Into<String>) 
         "error raised here"
     };
     Box::new(Diagnostic::error(code, message).with_primary(span, label))
+}
+
+/// The error of a failed `assert cond "message" e` at `span`.
+pub(crate) fn assertion_failed(span: Span, message: &str) -> Box<Diagnostic> {
+    error(R_ASSERT, span, format!("assertion failed: {message}"))
 }
 
 /// Stack size of the interpreter thread: evaluation recurses along the nesting of the program

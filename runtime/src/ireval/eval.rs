@@ -8,8 +8,8 @@ use crate::interp::{R_COERCE, R_DIV_ZERO, R_INTERNAL, R_NEG_SIZE, R_SIZE, error}
 use crate::value::Scalar;
 use ogham_compiler::diag::Diagnostic;
 use ogham_compiler::ir::{
-    Body, Const, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, RedOp, ScanOp, Soac, Stmt,
-    SubExp, Type, VarId,
+    AssertKind, Body, Const, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, RedOp, ScanOp,
+    Soac, Stmt, SubExp, Type, VarId,
 };
 use ogham_compiler::kir::{SegKind, SegOp};
 use ogham_compiler::source::Span;
@@ -268,11 +268,15 @@ impl<'f> Evaluator<'f> {
                 let a = self.array(*a)?;
                 one(Val::Array(Array::new(a.shape().to_vec(), a.to_store())))
             }
-            Exp::Assert { cond, message } => {
+            Exp::Assert {
+                cond,
+                message,
+                kind,
+            } => {
                 if self.boolean(*cond)? {
                     Ok(vec![])
                 } else {
-                    Err(error(R_SIZE, self.loc, message.clone()))
+                    Err(assert_failed(self.loc, message, *kind))
                 }
             }
             Exp::If {
@@ -760,6 +764,15 @@ impl<'f> Evaluator<'f> {
             self.bind(*index, Val::Prim(Scalar::I64((p % extent.max(1)) as i64)));
             p /= extent.max(1);
         }
+    }
+}
+
+/// The error of a failed [`Exp::Assert`] (the interpreter's: `R0704` for sizes, `R0710` for
+/// a source `assert`).
+pub(crate) fn assert_failed(loc: Span, message: &str, kind: AssertKind) -> Box<Diagnostic> {
+    match kind {
+        AssertKind::Size => error(R_SIZE, loc, message.to_string()),
+        AssertKind::User => crate::interp::assertion_failed(loc, message),
     }
 }
 

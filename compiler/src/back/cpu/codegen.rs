@@ -679,12 +679,17 @@ impl<'a> Gen<'a> {
                 self.copy_view(&view, &out)?;
                 Ok(vec![out.values()])
             }
-            Exp::Assert { cond, message } => {
+            Exp::Assert {
+                cond,
+                message,
+                kind,
+            } => {
                 let ok = self.scalar(*cond)?;
                 self.check(
                     ok,
                     Failure::Assert {
                         message: message.clone(),
+                        kind: *kind,
                     },
                     &[],
                 )?;
@@ -1097,6 +1102,7 @@ impl<'a> Gen<'a> {
                         },
                         &[],
                     )?;
+                    return Ok(self.division(op, t, x, y));
                 }
                 let args = [self.iconst(binop_code(op)), self.iconst(prim_code(t))];
                 let (wx, wy) = (self.widen_int(t, x), self.widen_int(t, y));
@@ -1109,6 +1115,48 @@ impl<'a> Gen<'a> {
                 return Err(Unsupported(format!("operator `{}`", op.symbol())));
             }
         })
+    }
+
+    /// Integer `/` and `%` (floored, as Futhark's), `//` and `%%` (truncated), wrapping like
+    /// the interpreter (`MIN / -1 = MIN`); the divisor is known to be non-zero.
+    fn division(&mut self, op: BinOp, t: PrimType, x: Value, y: Value) -> Value {
+        let ins = self.b.ins();
+        if !is_signed(t) {
+            // Unsigned: floored and truncated division coincide.
+            return match op {
+                BinOp::Div | BinOp::Quot => ins.udiv(x, y),
+                _ => ins.urem(x, y),
+            };
+        }
+        // `sdiv`/`srem` trap on MIN / -1: divide by 1 instead and fix the result up.
+        let ty = clif_type(t);
+        let minus_one = ins.icmp_imm_s(IntCC::Equal, y, -1);
+        let one = self.b.ins().iconst(ty, 1);
+        let divisor = self.b.ins().select(minus_one, one, y);
+        let q = self.b.ins().sdiv(x, divisor);
+        let r = self.b.ins().srem(x, divisor);
+        // Floored: when the remainder is non-zero and its sign differs from the divisor's.
+        let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, 0);
+        let signs = self.b.ins().bxor(r, y);
+        let differ = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, signs, 0);
+        let adjust = self.b.ins().band(nonzero, differ);
+        match op {
+            BinOp::Div => {
+                let down = self.b.ins().iadd_imm_s(q, -1);
+                let floored = self.b.ins().select(adjust, down, q);
+                let negated = self.b.ins().ineg(x);
+                self.b.ins().select(minus_one, negated, floored)
+            }
+            BinOp::Quot => {
+                let negated = self.b.ins().ineg(x);
+                self.b.ins().select(minus_one, negated, q)
+            }
+            BinOp::Mod => {
+                let up = self.b.ins().iadd(r, y);
+                self.b.ins().select(adjust, up, r)
+            }
+            _ => r,
+        }
     }
 
     fn widen_int(&mut self, t: PrimType, x: Value) -> Value {

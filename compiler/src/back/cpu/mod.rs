@@ -70,6 +70,7 @@ pub enum Failure {
     },
     Assert {
         message: String,
+        kind: crate::ir::AssertKind,
     },
     /// A negative size; details: the size.
     NegativeSize {
