@@ -262,7 +262,7 @@ fn syntax_error(
 /// the grammar's terminals.
 const EXPR_START: &[&str] = &[
     "Lit", "Ident", "QualName", "\"(\"", "\"[\"", "\"{\"", "\"-\"", "\"!\"", "\"\\\\\"", "\"if\"",
-    "\"let\"", "\"loop\"",
+    "\"let\"", "\"loop\"", "\"assert\"",
 ];
 const TYPE_START: &[&str] = &["Ident", "\"(\"", "\"{\"", "\"[\"", "\"[idx\"", "\"*\""];
 const PATTERN_START: &[&str] = &["Ident", "\"_\"", "\"(\"", "\"{\""];
