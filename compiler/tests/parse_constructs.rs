@@ -244,7 +244,10 @@ fn let_chains_and_local_functions() {
 fn open_expressions() {
     check(&[
         ("if a then b else c + 1", "if a then b else c + 1"),
-        ("assert (n > 0) \"n: positive\" n + 1", "assert (n > 0) \"n: positive\" n + 1"),
+        (
+            "assert (n > 0) \"n: positive\" n + 1",
+            "assert (n > 0) \"n: positive\" n + 1",
+        ),
         (
             "if a then if b then c else d else e",
             "if a then if b then c else d else e",

@@ -528,9 +528,25 @@ fn write_pictures(
         ("truth_ps.png", ps_map.scaled((256 / n).max(1))),
         ("ptsel_rank.png", rank_map.scaled((256 / n).max(1))),
     ];
+    // The map files carry their colour bar (low → high, left to right) under the map; the
+    // report labels its ends.
+    let bars: [(&str, &picture::ColourMap); 5] = [
+        ("truth_clearcuts.png", &SEQUENTIAL),
+        ("bfast_break_date.png", &SEQUENTIAL),
+        ("bfast_magnitude.png", &DIVERGING),
+        ("stl_trend.png", &DIVERGING),
+        ("ptsel_rank.png", &SEQUENTIAL),
+    ];
     let mut files = Vec::new();
     for (name, raster) in &maps {
-        raster.write_png(&out.join(name))?;
+        let with_bar = bars
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, cmap)| raster.with_colour_bar(cmap));
+        with_bar
+            .as_ref()
+            .unwrap_or(raster)
+            .write_png(&out.join(name))?;
         files.push(name.to_string());
     }
     // The overview: true and detected clear-cuts, land cover, trends and PtSel ranks.

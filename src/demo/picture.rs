@@ -111,6 +111,20 @@ impl Raster {
         }
     }
 
+    /// This raster with `cmap`'s colour bar (low on the left) in a strip underneath.
+    pub fn with_colour_bar(&self, cmap: &ColourMap) -> Raster {
+        let (gap, bar) = (4, 12);
+        let mut out = Raster::new(self.width, self.height + gap + bar, [255, 255, 255]);
+        out.paste(self, 0, 0);
+        for c in 0..self.width {
+            let colour = cmap.colour(c as f64, 0.0, (self.width - 1).max(1) as f64);
+            for r in 0..bar {
+                out.pixels[(self.height + gap + r) * self.width + c] = colour;
+            }
+        }
+        out
+    }
+
     pub fn write_png(&self, path: &Path) -> Result<(), String> {
         let file = std::fs::File::create(path)
             .map_err(|e| format!("cannot create {}: {e}", path.display()))?;

@@ -261,8 +261,19 @@ fn syntax_error(
 /// Tokens that can start an expression, a type, a pattern and a declaration, as lalrpop names
 /// the grammar's terminals.
 const EXPR_START: &[&str] = &[
-    "Lit", "Ident", "QualName", "\"(\"", "\"[\"", "\"{\"", "\"-\"", "\"!\"", "\"\\\\\"", "\"if\"",
-    "\"let\"", "\"loop\"", "\"assert\"",
+    "Lit",
+    "Ident",
+    "QualName",
+    "\"(\"",
+    "\"[\"",
+    "\"{\"",
+    "\"-\"",
+    "\"!\"",
+    "\"\\\\\"",
+    "\"if\"",
+    "\"let\"",
+    "\"loop\"",
+    "\"assert\"",
 ];
 const TYPE_START: &[&str] = &["Ident", "\"(\"", "\"{\"", "\"[\"", "\"[idx\"", "\"*\""];
 const PATTERN_START: &[&str] = &["Ident", "\"_\"", "\"(\"", "\"{\""];

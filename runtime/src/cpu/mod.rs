@@ -9,7 +9,8 @@
 //! innermost dimension: ranges of the innermost dimension per task (a reduction's tasks then
 //! return partial results, combined in order by the kernel's combine function, so the result
 //! is deterministic for a given number of workers). Histograms (and scatters, which are
-//! histograms that overwrite) run in one task, in point order, as the interpreter defines them.
+//! histograms that overwrite) apply the points of a segment in order, as the interpreter
+//! defines them: in one task when there are few segments, by ranges of segments otherwise.
 //!
 //! With the environment variable `OGHAM_PROFILE` set, every compiled kernel's launch prints its
 //! wall time on standard error (`ogham-profile: kernel main_k6 (thread) 409.7 ms`).
@@ -294,7 +295,10 @@ fn execute(
 ) -> Res<()> {
     let workers = rayon::current_num_threads() as i64;
     let total = segments * inner;
-    let serial = total < SERIAL_POINTS || matches!(seg.kind, SegKind::Hist(_));
+    // A histogram's segments update disjoint rows of its destinations, so tasks may take whole
+    // segments; within a segment points are applied in order (one task).
+    let hist = matches!(seg.kind, SegKind::Hist(_));
+    let serial = total < SERIAL_POINTS || (hist && segments < 4 * workers);
     // A scan runs each segment in one task (its innermost dimension is never split).
     let by_segments = serial
         || segments >= 4 * workers
