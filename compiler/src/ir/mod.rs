@@ -506,6 +506,15 @@ impl Soac {
         }
     }
 
+    /// The inputs and the map lambda, for rewriting.
+    pub fn inputs_and_map_mut(&mut self) -> (&mut Vec<VarId>, &mut Lambda) {
+        match self {
+            Soac::Screma { inputs, map, .. }
+            | Soac::Scatter { inputs, map, .. }
+            | Soac::Hist { inputs, map, .. } => (inputs, map),
+        }
+    }
+
     pub fn map_lambda(&self) -> &Lambda {
         match self {
             Soac::Screma { map, .. } | Soac::Scatter { map, .. } | Soac::Hist { map, .. } => map,

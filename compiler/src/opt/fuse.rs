@@ -1,7 +1,8 @@
-//! Fusion of SOACs: vertical fusion of a `map` producer into the `Screma` that consumes its
-//! arrays, so that `map f (map g xs)`, `reduce op ne (map g xs)` and `scan op ne (map g xs)`
-//! become one pass over the data (map–map, map–reduce, map–scan in one rule, because the
-//! consumer is any `Screma`).
+//! Fusion of SOACs: vertical fusion of a `map` producer into the SOAC that consumes its arrays,
+//! so that `map f (map g xs)`, `reduce op ne (map g xs)`, `scan op ne (map g xs)`,
+//! `scatter dest is (map g xs)` and `hist op ne k is (map g xs)` become one pass over the data
+//! (map–map, map–reduce, map–scan, map–scatter and map–hist in one rule: every SOAC applies a
+//! map lambda to its inputs first).
 //!
 //! # Algorithm
 //!
@@ -11,22 +12,23 @@
 //!
 //! - every array `P` returns is used nowhere in the function but as an input of `C` (so nothing
 //!   is computed twice and no intermediate array is needed), and
-//! - no statement between `P` and `C` consumes an array `P` reads (moving `P`'s reads down to
-//!   `C` must not move them past an in-place update).
+//! - no statement between `P` and `C` consumes an array `P` reads, and `C` itself (a scatter's
+//!   or histogram's destinations) consumes none (moving `P`'s reads down into `C` must not move
+//!   them past, or into, an in-place update).
 //!
 //! The fused lambda takes `P`'s inputs and `C`'s other inputs; its body is `P`'s body followed by
 //! `C`'s, `C`'s parameters for `P`'s arrays bound to `P`'s results. The order of `C`'s scans and
 //! reductions is untouched, so non-commutative operators keep their meaning.
 //!
-//! Not done yet: horizontal fusion, fusion into `Scatter`/`Hist`, producers with scans or
-//! reductions whose map outputs are consumed, producers used elsewhere (kept as extra outputs).
+//! Not done yet: horizontal fusion, producers with scans or reductions whose map outputs are
+//! consumed, producers used elsewhere (kept as extra outputs).
 //!
 //! # Invariants relied on
 //!
 //! Every variable is bound once (so moving `P`'s lambda into `C` keeps bindings unique) and the
 //! program passed the verifier.
 
-use crate::ir::traverse::{nested_bodies_mut, use_counts};
+use crate::ir::traverse::{free_vars_stmt, nested_bodies_mut, use_counts};
 use crate::ir::{Body, Exp, Function, Lambda, Program, Soac, Stmt, SubExp, VarId};
 
 /// Fuses SOACs in every function of the program.
@@ -40,21 +42,22 @@ pub fn fuse(program: &mut Program) {
 fn fuse_once(function: &mut Function) -> bool {
     let counts = use_counts(function, &function.body);
     let mut body = std::mem::take(&mut function.body);
-    let fused = fuse_in_body(&mut body, &counts);
+    let fused = fuse_in_body(function, &mut body, &counts);
     function.body = body;
     fused
 }
 
-fn fuse_in_body(body: &mut Body, counts: &[u32]) -> bool {
+/// `function` gives the variables' types (its own body is taken out while `body` is rewritten).
+fn fuse_in_body(function: &Function, body: &mut Body, counts: &[u32]) -> bool {
     for stmt in &mut body.stmts {
         for nested in nested_bodies_mut(&mut stmt.exp) {
-            if fuse_in_body(nested, counts) {
+            if fuse_in_body(function, nested, counts) {
                 return true;
             }
         }
     }
     for producer in 0..body.stmts.len() {
-        if let Some(consumer) = fusable_consumer(body, producer, counts) {
+        if let Some(consumer) = fusable_consumer(function, body, producer, counts) {
             fuse_pair(body, producer, consumer);
             return true;
         }
@@ -77,31 +80,35 @@ fn map_only(stmt: &Stmt) -> Option<(SubExp, &[VarId], &Lambda)> {
 }
 
 /// The statement `P` at `producer` can fuse into, if any (see the module header).
-fn fusable_consumer(body: &Body, producer: usize, counts: &[u32]) -> Option<usize> {
-    let (width, inputs, _) = map_only(&body.stmts[producer])?;
+fn fusable_consumer(
+    function: &Function,
+    body: &Body,
+    producer: usize,
+    counts: &[u32],
+) -> Option<usize> {
+    map_only(&body.stmts[producer])?;
     let outputs = &body.stmts[producer].pat;
     let consumer = (producer + 1..body.stmts.len()).find(|&j| {
-        matches!(&body.stmts[j].exp, Exp::Soac(Soac::Screma { inputs, .. })
-            if inputs.iter().any(|v| outputs.contains(v)))
+        matches!(&body.stmts[j].exp, Exp::Soac(soac)
+            if soac.inputs().iter().any(|v| outputs.contains(v)))
     })?;
-    let Exp::Soac(Soac::Screma {
-        width: consumer_width,
-        inputs: consumer_inputs,
-        ..
-    }) = &body.stmts[consumer].exp
-    else {
+    let Exp::Soac(consumer_soac) = &body.stmts[consumer].exp else {
         return None;
     };
-    if *consumer_width != width {
+    let (width, _, _) = map_only(&body.stmts[producer])?;
+    if consumer_soac.width() != width {
         return None;
     }
+    let consumer_inputs = consumer_soac.inputs();
+    // Everything the producer reads: its inputs and the free variables of its lambda.
+    let reads = free_vars_stmt(function, &body.stmts[producer]);
     let only_there = outputs.iter().all(|out| {
         let uses = consumer_inputs.iter().filter(|v| *v == out).count() as u32;
         uses > 0 && counts[out.index()] == uses
     });
-    let undisturbed = body.stmts[producer + 1..consumer]
+    let undisturbed = body.stmts[producer + 1..=consumer]
         .iter()
-        .all(|s| consumed_by(&s.exp).iter().all(|c| !inputs.contains(c)));
+        .all(|s| consumed_by(&s.exp).iter().all(|c| !reads.contains(c)));
     (only_there && undisturbed).then_some(consumer)
 }
 
@@ -134,9 +141,10 @@ fn fuse_pair(body: &mut Body, producer: usize, consumer: usize) {
     else {
         unreachable!("the producer is a map-only Screma")
     };
-    let Exp::Soac(Soac::Screma { inputs, map, .. }) = &mut body.stmts[consumer].exp else {
-        unreachable!("the consumer is a Screma")
+    let Exp::Soac(consumer_soac) = &mut body.stmts[consumer].exp else {
+        unreachable!("the consumer is a SOAC")
     };
+    let (inputs, map) = consumer_soac.inputs_and_map_mut();
     let mut new_inputs = p_inputs;
     let mut params = p_map.params.clone();
     let mut stmts = p_map.body.stmts;
