@@ -20,8 +20,18 @@
 //! `C`'s, `C`'s parameters for `P`'s arrays bound to `P`'s results. The order of `C`'s scans and
 //! reductions is untouched, so non-commutative operators keep their meaning.
 //!
-//! Not done yet: horizontal fusion, producers with scans or reductions whose map outputs are
-//! consumed, producers used elsewhere (kept as extra outputs).
+//! **Horizontal fusion**: two `Screma`s `A` (earlier) and `B` of the same width, where `B` does
+//! not use `A`'s results, become one `Screma` at `B`'s place — one pass computing both (for
+//! example `(reduce (+) 0 xs, reduce f32.max (-f32.inf) xs)`). `A` moves down to `B`, so no
+//! statement in between may use `A`'s results or consume an array `A` reads. The fused lambda
+//! takes `A`'s inputs then `B`'s; its results and the statement's pattern are `A`'s scans, `B`'s
+//! scans, `A`'s reductions, `B`'s reductions, `A`'s maps, `B`'s maps, in the `Screma` order.
+//! Only SOACs with flat lambdas (no SOAC inside) merge, so that maps with inner parallelism keep
+//! their own multi-versioned kernels when flattened. Vertical fusion is tried first everywhere;
+//! horizontal fusion then often lets a producer used by two consumers fuse into their union.
+//!
+//! Not done yet: producers with scans or reductions whose map outputs are consumed, producers
+//! used elsewhere (kept as extra outputs), horizontal fusion of scatters and histograms.
 //!
 //! # Invariants relied on
 //!
@@ -62,7 +72,131 @@ fn fuse_in_body(function: &Function, body: &mut Body, counts: &[u32]) -> bool {
             return true;
         }
     }
+    for first in 0..body.stmts.len() {
+        if let Some(second) = horizontal_partner(function, body, first) {
+            fuse_horizontally(body, first, second);
+            return true;
+        }
+    }
     false
+}
+
+/// Whether a SOAC's lambda is flat: no SOAC inside (at any depth).
+fn flat(soac: &Soac) -> bool {
+    let mut nested = false;
+    crate::ir::traverse::for_each_stmt(&soac.map_lambda().body, &mut |s: &Stmt| {
+        nested |= matches!(s.exp, Exp::Soac(_));
+    });
+    !nested
+}
+
+/// A later `Screma` that the `Screma` at `first` can fuse with horizontally (see the header).
+/// Only flat lambdas merge: a map with inner parallelism keeps its own versions (thresholds)
+/// when flattened, so each group of inner-parallel work keeps its own kernels.
+fn horizontal_partner(function: &Function, body: &Body, first: usize) -> Option<usize> {
+    let Exp::Soac(a @ Soac::Screma { .. }) = &body.stmts[first].exp else {
+        return None;
+    };
+    if !flat(a) {
+        return None;
+    }
+    let outputs = &body.stmts[first].pat;
+    let reads = free_vars_stmt(function, &body.stmts[first]);
+    for second in first + 1..body.stmts.len() {
+        let stmt = &body.stmts[second];
+        let uses_outputs = free_vars_stmt(function, stmt)
+            .iter()
+            .any(|v| outputs.contains(v));
+        if let Exp::Soac(b @ Soac::Screma { .. }) = &stmt.exp
+            && b.width() == a.width()
+            && flat(b)
+            && !uses_outputs
+        {
+            return Some(second);
+        }
+        // `first` moves down past this statement: it must not need `first`'s results nor
+        // update what `first` reads.
+        if uses_outputs || consumed_by(&stmt.exp).iter().any(|c| reads.contains(c)) {
+            return None;
+        }
+    }
+    None
+}
+
+/// Replaces the statement at `second` by the union of it and `first`, and removes `first`.
+fn fuse_horizontally(body: &mut Body, first: usize, second: usize) {
+    let a = body.stmts.remove(first);
+    let b = &mut body.stmts[second - 1];
+    let (
+        Exp::Soac(Soac::Screma {
+            inputs: a_inputs,
+            map: a_map,
+            scans: a_scans,
+            reds: a_reds,
+            ..
+        }),
+        Exp::Soac(Soac::Screma {
+            inputs,
+            map,
+            scans,
+            reds,
+            ..
+        }),
+    ) = (a.exp, &mut b.exp)
+    else {
+        unreachable!("both statements are Scremas")
+    };
+    let parts = |scans: &[crate::ir::ScanOp], reds: &[crate::ir::RedOp], len: usize| {
+        let n_scan: usize = scans.iter().map(|s| s.neutral.len()).sum();
+        let n_red: usize = reds.iter().map(|r| r.neutral.len()).sum();
+        [0..n_scan, n_scan..n_scan + n_red, n_scan + n_red..len]
+    };
+    let a_parts = parts(&a_scans, &a_reds, a.pat.len());
+    let b_parts = parts(scans, reds, b.pat.len());
+    let interleave = |xs: &[SubExp], ys: &[SubExp]| -> Vec<SubExp> {
+        (0..3)
+            .flat_map(|k| {
+                xs[a_parts[k].clone()]
+                    .iter()
+                    .chain(&ys[b_parts[k].clone()])
+                    .copied()
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let result = interleave(&a_map.body.result, &map.body.result);
+    let a_pat: Vec<SubExp> = a.pat.iter().map(|v| SubExp::Var(*v)).collect();
+    let b_pat: Vec<SubExp> = b.pat.iter().map(|v| SubExp::Var(*v)).collect();
+    let pat = interleave(&a_pat, &b_pat)
+        .into_iter()
+        .filter_map(SubExp::as_var)
+        .collect();
+    let ret: Vec<crate::ir::Type> = (0..3)
+        .flat_map(|k| {
+            a_map.ret[a_parts[k].clone()]
+                .iter()
+                .chain(&map.ret[b_parts[k].clone()])
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut new_inputs = a_inputs;
+    new_inputs.append(inputs);
+    *inputs = new_inputs;
+    let mut params = a_map.params;
+    params.append(&mut map.params);
+    map.params = params;
+    let mut stmts = a_map.body.stmts;
+    stmts.append(&mut map.body.stmts);
+    map.body = Body { stmts, result };
+    map.ret = ret;
+    let mut new_scans = a_scans;
+    new_scans.append(scans);
+    *scans = new_scans;
+    let mut new_reds = a_reds;
+    new_reds.append(reds);
+    *reds = new_reds;
+    b.pat = pat;
 }
 
 /// A map-only Screma's statement parts.

@@ -8,7 +8,8 @@
 //! indices. Many segments: contiguous ranges of segments per task. Few segments and a long
 //! innermost dimension: ranges of the innermost dimension per task (a reduction's tasks then
 //! return partial results, combined in order by the kernel's combine function, so the result
-//! is deterministic for a given number of workers). Histograms (and scatters, which are
+//! is deterministic for a given number of workers); a scan's tasks scan their ranges, then the
+//! totals of the earlier tasks are combined into each task's elements (two passes). Histograms (and scatters, which are
 //! histograms that overwrite) apply the points of a segment in order, as the interpreter
 //! defines them: in one task when there are few segments, by ranges of segments otherwise.
 //!
@@ -299,11 +300,7 @@ fn execute(
     // segments; within a segment points are applied in order (one task).
     let hist = matches!(seg.kind, SegKind::Hist(_));
     let serial = total < SERIAL_POINTS || (hist && segments < 4 * workers);
-    // A scan runs each segment in one task (its innermost dimension is never split).
-    let by_segments = serial
-        || segments >= 4 * workers
-        || inner < SERIAL_POINTS
-        || matches!(seg.kind, SegKind::Scan(_));
+    let by_segments = serial || segments >= 4 * workers || inner < SERIAL_POINTS;
     let args = Shared(slots.as_ptr() as usize);
     let run = |task: Task, partial: usize| -> Result<(), Box<KernelFailure>> {
         let mut ctx = Ctx::new();
@@ -343,10 +340,7 @@ fn execute(
         let mut failure = None;
         for s in 0..segments {
             let chunks = ranges(inner, 4 * workers);
-            let width = match &seg.kind {
-                SegKind::Red(_) => kernel_accumulators(seg),
-                _ => 0,
-            };
+            let width = kernel_accumulators(seg);
             let mut partials = vec![0u64; width * chunks.len()];
             let base = Shared(partials.as_mut_ptr() as usize);
             let results: Vec<_> = chunks
@@ -361,9 +355,18 @@ fn execute(
                 failure = Some(f);
                 break;
             }
-            if width > 0
-                && let Some(f) = combine_partials(&entry, slots, &partials, width, s, outputs)
-            {
+            let merged = match seg.kind {
+                SegKind::Red(_) => combine_partials(&entry, slots, &partials, width, s, outputs),
+                SegKind::Scan(_) => {
+                    let offsets: Vec<(i64, i64)> = chunks
+                        .iter()
+                        .map(|(i0, i1)| (s * inner + i0, s * inner + i1))
+                        .collect();
+                    carry_scan(&entry, slots, &partials, width, &offsets, outputs)
+                }
+                SegKind::Map | SegKind::Hist(_) => None,
+            };
+            if let Some(f) = merged {
                 failure = Some(f);
                 break;
             }
@@ -376,12 +379,83 @@ fn execute(
     }
 }
 
-/// The number of accumulator components of a reduction kernel.
+/// The number of accumulator components of a reduction or scan kernel.
 fn kernel_accumulators(seg: &SegOp) -> usize {
     match &seg.kind {
         SegKind::Red(reds) => reds.iter().map(|r| r.neutral.len()).sum(),
-        _ => 0,
+        SegKind::Scan(scans) => scans.iter().map(|s| s.neutral.len()).sum(),
+        SegKind::Map | SegKind::Hist(_) => 0,
     }
+}
+
+/// The second pass of a parallel scan: the tasks covering flat positions `offsets[c]` scanned
+/// their part from the neutral element and left their totals in `partials`; every element of
+/// task `c > 0` becomes `op(carry_c, element)` with `carry_c` the combined totals of tasks
+/// `0..c` (in order, so non-commutative operators keep their meaning).
+fn carry_scan(
+    entry: &jit::Entry,
+    slots: &[u64],
+    partials: &[u64],
+    width: usize,
+    offsets: &[(i64, i64)],
+    outputs: &[(Vec<usize>, ArrayData)],
+) -> Option<Box<KernelFailure>> {
+    let combine = entry.combine?;
+    let failed = |ctx: &Ctx| {
+        Some(Box::new(KernelFailure {
+            site: ctx.site,
+            details: ctx.details,
+        }))
+    };
+    // carries[c] for c >= 1: totals of tasks 0..c combined.
+    let mut carries: Vec<Vec<u64>> = vec![Vec::new(); offsets.len()];
+    let mut acc = partials[..width].to_vec();
+    for c in 1..offsets.len() {
+        carries[c] = acc.clone();
+        let mut ctx = Ctx::new();
+        let total = &partials[c * width..(c + 1) * width];
+        // SAFETY: the combine function reads `width` slots of each and writes `acc`.
+        if unsafe { combine(&mut ctx, slots.as_ptr(), acc.as_mut_ptr(), total.as_ptr()) } != 0 {
+            return failed(&ctx);
+        }
+    }
+    let columns: Vec<(Shared, usize)> = outputs[..width]
+        .iter()
+        .map(|(_, d)| (Shared(d.as_ptr() as usize), d.prim_type_size()))
+        .collect();
+    let results: Vec<Option<Box<KernelFailure>>> = (1..offsets.len())
+        .into_par_iter()
+        .map(|c| {
+            let mut ctx = Ctx::new();
+            let mut val = vec![0u64; width];
+            for p in offsets[c].0..offsets[c].1 {
+                let mut acc = carries[c].clone();
+                for (j, (ptr, size)) in columns.iter().enumerate() {
+                    // SAFETY: output `j` has an element at every flat position of the space;
+                    // tasks touch disjoint positions.
+                    unsafe {
+                        val[j] = 0;
+                        let at = (ptr.0 as *const u8).add(p as usize * size);
+                        std::ptr::copy_nonoverlapping(at, (&mut val[j] as *mut u64).cast(), *size);
+                    }
+                }
+                // SAFETY: as in `combine_partials`.
+                if unsafe { combine(&mut ctx, slots.as_ptr(), acc.as_mut_ptr(), val.as_ptr()) } != 0
+                {
+                    return failed(&ctx);
+                }
+                for (j, (ptr, size)) in columns.iter().enumerate() {
+                    // SAFETY: as above.
+                    unsafe {
+                        let at = (ptr.0 as *mut u8).add(p as usize * size);
+                        std::ptr::copy_nonoverlapping((&acc[j] as *const u64).cast(), at, *size);
+                    }
+                }
+            }
+            None
+        })
+        .collect();
+    results.into_iter().flatten().next()
 }
 
 /// Folds the partial results of segment `s`, in order, and writes them to the outputs.

@@ -167,7 +167,7 @@ pub fn build(
     g.b.finalize(frontend_config());
     func.dfg.resolve_all_aliases();
     let combine = match &seg.kind {
-        SegKind::Red(_) => {
+        SegKind::Red(_) | SegKind::Scan(_) => {
             // The combine function numbers its error sites after the kernel's.
             let (c, combine_sites) = build_combine(f, seg, &inputs, name, sites.len(), unchecked)?;
             sites.extend(combine_sites);
@@ -310,29 +310,41 @@ fn kernel_body(
             }
             Ok(())
         })?;
-        if let SegKind::Red(_) = seg.kind {
-            let values: Vec<Value> = accs.iter().flatten().map(|v| g.b.use_var(*v)).collect();
-            let to_partial = g.b.ins().icmp_imm_s(
-                cranelift_codegen::ir::condcodes::IntCC::NotEqual,
-                partial,
-                0,
-            );
-            let (yes, no, merge) = (g.b.create_block(), g.b.create_block(), g.b.create_block());
-            g.b.ins().brif(to_partial, yes, &[], no, &[]);
-            g.b.switch_to_block(yes);
-            g.b.seal_block(yes);
-            for (c, v) in values.iter().enumerate() {
-                g.b.ins().store(flags, *v, partial, 8 * c as i32);
+        let values: Vec<Value> = accs.iter().flatten().map(|v| g.b.use_var(*v)).collect();
+        let to_partial = g.b.ins().icmp_imm_s(
+            cranelift_codegen::ir::condcodes::IntCC::NotEqual,
+            partial,
+            0,
+        );
+        match seg.kind {
+            SegKind::Red(_) => {
+                let (yes, no, merge) = (g.b.create_block(), g.b.create_block(), g.b.create_block());
+                g.b.ins().brif(to_partial, yes, &[], no, &[]);
+                g.b.switch_to_block(yes);
+                g.b.seal_block(yes);
+                for (c, v) in values.iter().enumerate() {
+                    g.b.ins().store(flags, *v, partial, 8 * c as i32);
+                }
+                g.b.ins().jump(merge, &[]);
+                g.b.switch_to_block(no);
+                g.b.seal_block(no);
+                for (c, v) in values.iter().enumerate() {
+                    outputs[c].write(g, s, &[*v], &ir::Type::Prim(outputs[c].elem))?;
+                }
+                g.b.ins().jump(merge, &[]);
+                g.b.switch_to_block(merge);
+                g.b.seal_block(merge);
             }
-            g.b.ins().jump(merge, &[]);
-            g.b.switch_to_block(no);
-            g.b.seal_block(no);
-            for (c, v) in values.iter().enumerate() {
-                outputs[c].write(g, s, &[*v], &ir::Type::Prim(outputs[c].elem))?;
+            // A scan's task returns its total: the runtime carries it into the next tasks.
+            SegKind::Scan(_) => {
+                g.when(to_partial, &mut |g| {
+                    for (c, v) in values.iter().enumerate() {
+                        g.b.ins().store(flags, *v, partial, 8 * c as i32);
+                    }
+                    Ok(())
+                })?;
             }
-            g.b.ins().jump(merge, &[]);
-            g.b.switch_to_block(merge);
-            g.b.seal_block(merge);
+            SegKind::Map | SegKind::Hist(_) => {}
         }
         Ok(())
     })
@@ -342,7 +354,7 @@ fn f_elem(g: &Gen, v: VarId) -> crate::types::PrimType {
     g.f.ty(v).elem()
 }
 
-/// `combine(ctx, args, acc, val)`: `acc = op(acc, val)` for every operator of a reduction,
+/// `combine(ctx, args, acc, val)`: `acc = op(acc, val)` for every operator of a reduction or scan,
 /// over 8-byte slots holding the components in order.
 fn build_combine(
     f: &ir::Function,

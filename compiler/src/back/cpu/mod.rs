@@ -19,6 +19,9 @@
 //! - A reduction writes one value per segment to its outputs or, when `partial` is not null,
 //!   the accumulated components (8-byte slots) of the single segment it ran to `partial`; the
 //!   runtime merges partials with [`Kernel::combine`], `combine(ctx, args, acc, val) -> i32`.
+//!   A scan writes its (task-local) scan to its outputs and, when `partial` is not null, its
+//!   total to `partial`; the runtime combines the totals of earlier tasks into each task's
+//!   outputs with the same combine function (a two-pass parallel scan).
 //!
 //! Index bounds are checked unless the statement comes from a `#[unsafe]` definition
 //! ([`Program::unchecked`]); an out-of-bounds access there is undefined behaviour.
@@ -96,7 +99,7 @@ pub struct Kernel {
     /// `<entry>_k<n>`, numbered in statement order within the entry point.
     pub name: String,
     pub func: cranelift_codegen::ir::Function,
-    /// For reductions: merges two partial results.
+    /// For reductions and scans: merges two partial results.
     pub combine: Option<cranelift_codegen::ir::Function>,
     /// The variables passed in the argument slots, in order.
     pub inputs: Vec<VarId>,
