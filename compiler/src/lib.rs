@@ -11,6 +11,7 @@
 //! | `lower`  | `lower`            | inlining, defunctionalisation, ANF -> core IR (`ir`)    |
 //! | `opt`    | `simplify`, `fuse` | folding, CSE, DCE, hoisting; SOAC fusion                |
 //! | `flatten`| `flatten`          | nested parallelism -> kernel IR (`kir`), thresholds     |
+//! | `back`   | `back::cpu::compile` | kernel IR -> Cranelift functions (CPU backend)        |
 //!
 //! `pipeline` holds the one ordered list of middle-end passes (`ogham dev --dump-after PASS`);
 //! `ir::verify` checks the IR after each of them in debug builds and tests. `docs/compiler.md`
