@@ -10,7 +10,8 @@
 //! consumption); E0502 consuming a non-unique parameter (or a top-level definition); E0503
 //! consuming, inside a lambda, local function or loop body, a variable bound outside it (it would
 //! be consumed once per call or iteration); E0504 an argument or update value that aliases the
-//! array consumed by the same operation; E0505 a unique (`*`) result aliasing a non-unique
+//! array consumed by the same operation, or a part of a tuple/record/array value that aliases an
+//! array a later part consumes; E0505 a unique (`*`) result aliasing a non-unique
 //! parameter.
 //!
 //! Approximations, all on the safe side: a value built from several arrays (a tuple, the result
@@ -250,10 +251,26 @@ impl Uniq<'_, '_> {
         }
     }
 
+    /// Walks the parts of one value (a tuple, an array literal, a record) in order; a part that
+    /// consumes an array an earlier part's value aliases is an E0504 (the value would hold
+    /// memory that was updated in place).
     fn exprs<'e>(&mut self, es: impl IntoIterator<Item = &'e Expr>) -> Vec<u32> {
         let mut out = Vec::new();
+        let mut earlier: Vec<(Span, Vec<u32>)> = Vec::new();
         for e in es {
-            union(&mut out, self.expr(e));
+            let before: HashSet<u32> = self.consumed.keys().copied().collect();
+            let roots = self.expr(e);
+            let newly: Vec<u32> = self
+                .consumed
+                .keys()
+                .filter(|r| !before.contains(r))
+                .copied()
+                .collect();
+            for (span, aliases) in &earlier {
+                self.check_overlap(&newly, aliases, *span, e.span);
+            }
+            earlier.push((e.span, roots.clone()));
+            union(&mut out, roots);
         }
         out
     }
