@@ -17,8 +17,9 @@
 //! Approximations, all on the safe side: a value built from several arrays (a tuple, the result
 //! of an `if`) aliases all of them; a call aliases its array arguments unless its result is fresh
 //! (built-ins such as `map`; definitions whose body aliases none of their parameters); a
-//! consumption in one branch of an `if` counts after the `if`. Loop accumulators may be consumed
-//! in the body; doing so consumes the initial value.
+//! consumption in one branch of an `if` counts after the `if`, and the `if`'s value no longer
+//! aliases what a branch consumed (`if b then xs with [0] = 1 else xs` is a new array). Loop
+//! accumulators may be consumed in the body; doing so consumes the initial value.
 
 use super::builtins_types::builtin_consumes;
 use super::{Checker, Resolution};
@@ -364,9 +365,13 @@ impl Uniq<'_, '_> {
                 self.expr(c);
                 let before = self.consumed.clone();
                 let mut r = self.expr(t);
-                let after_then = std::mem::replace(&mut self.consumed, before);
+                let after_then = std::mem::replace(&mut self.consumed, before.clone());
                 union(&mut r, self.expr(f));
                 self.consumed.extend(after_then);
+                // An array consumed in one branch can only reach the result through the other
+                // branch, where it was not consumed: the result then takes its place (as an
+                // update's result does), so it stays usable while the array itself is not.
+                r.retain(|root| before.contains_key(root) || !self.consumed.contains_key(root));
                 r
             }
             ExprKind::Loop {
