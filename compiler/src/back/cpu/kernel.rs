@@ -310,6 +310,9 @@ fn kernel_body(
             }
             Ok(())
         })?;
+        if matches!(seg.kind, SegKind::Map | SegKind::Hist(_)) {
+            return Ok(());
+        }
         let values: Vec<Value> = accs.iter().flatten().map(|v| g.b.use_var(*v)).collect();
         let to_partial = g.b.ins().icmp_imm_s(
             cranelift_codegen::ir::condcodes::IntCC::NotEqual,
