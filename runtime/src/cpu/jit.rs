@@ -7,9 +7,17 @@ use cranelift_module::{FuncId, Linkage, Module};
 use ogham_compiler::back::cpu::CompiledSeg;
 use ogham_compiler::back::cpu::helpers::HELPERS;
 
-/// `kernel(ctx, args, seg_start, seg_end, i_start, i_end, partial) -> status`.
-pub type KernelFn =
-    unsafe extern "C" fn(*mut helpers::Ctx, *const u64, i64, i64, i64, i64, *mut u64) -> i32;
+/// `kernel(ctx, args, seg_start, seg_end, i_start, i_end, partial, carry) -> status`.
+pub type KernelFn = unsafe extern "C" fn(
+    *mut helpers::Ctx,
+    *const u64,
+    i64,
+    i64,
+    i64,
+    i64,
+    *mut u64,
+    *const u64,
+) -> i32;
 /// `combine(ctx, args, acc, val) -> status`.
 pub type CombineFn =
     unsafe extern "C" fn(*mut helpers::Ctx, *const u64, *mut u64, *const u64) -> i32;

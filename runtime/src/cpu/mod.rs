@@ -8,8 +8,9 @@
 //! indices. Many segments: contiguous ranges of segments per task. Few segments and a long
 //! innermost dimension: ranges of the innermost dimension per task (a reduction's tasks then
 //! return partial results, combined in order by the kernel's combine function, so the result
-//! is deterministic for a given number of workers); a scan's tasks scan their ranges, then the
-//! totals of the earlier tasks are combined into each task's elements (two passes). Histograms (and scatters, which are
+//! is deterministic for a given number of workers); a long scan runs in two passes: each task
+//! computes its range's total, then scans its range again starting from the combined totals of
+//! the ranges before it. Histograms (and scatters, which are
 //! histograms that overwrite) apply the points of a segment in order, as the interpreter
 //! defines them: in one task when there are few segments, by ranges of segments otherwise.
 //!
@@ -302,7 +303,7 @@ fn execute(
     let serial = total < SERIAL_POINTS || (hist && segments < 4 * workers);
     let by_segments = serial || segments >= 4 * workers || inner < SERIAL_POINTS;
     let args = Shared(slots.as_ptr() as usize);
-    let run = |task: Task, partial: usize| -> Result<(), Box<KernelFailure>> {
+    let run = |task: Task, partial: usize, carry: usize| -> Result<(), Box<KernelFailure>> {
         let mut ctx = Ctx::new();
         let (s0, s1, i0, i1) = task;
         // SAFETY: `args` holds the slots the kernel was generated for; its outputs are
@@ -316,6 +317,7 @@ fn execute(
                 i0,
                 i1,
                 partial as *mut u64,
+                carry as *const u64,
             )
         };
         if status == 0 {
@@ -335,7 +337,7 @@ fn execute(
             .into_iter()
             .map(|(a, b)| (a, b, 0, inner))
             .collect();
-        first_failure(tasks.into_par_iter().map(|t| run(t, 0)).collect())
+        first_failure(tasks.into_par_iter().map(|t| run(t, 0, 0)).collect())
     } else {
         let mut failure = None;
         for s in 0..segments {
@@ -348,7 +350,7 @@ fn execute(
                 .enumerate()
                 .map(|(c, (i0, i1))| {
                     let partial = if width > 0 { base.0 + 8 * width * c } else { 0 };
-                    run((s, s + 1, *i0, *i1), partial)
+                    run((s, s + 1, *i0, *i1), partial, 0)
                 })
                 .collect();
             if let Some(f) = first_failure(results) {
@@ -357,13 +359,21 @@ fn execute(
             }
             let merged = match seg.kind {
                 SegKind::Red(_) => combine_partials(&entry, slots, &partials, width, s, outputs),
-                SegKind::Scan(_) => {
-                    let offsets: Vec<(i64, i64)> = chunks
-                        .iter()
-                        .map(|(i0, i1)| (s * inner + i0, s * inner + i1))
-                        .collect();
-                    carry_scan(&entry, slots, &partials, width, &offsets, outputs)
-                }
+                SegKind::Scan(_) => match scan_carries(&entry, slots, &partials, width) {
+                    Err(f) => Some(f),
+                    // Second pass: every range but the first again, from the totals before it.
+                    Ok(carries) => first_failure(
+                        chunks
+                            .par_iter()
+                            .enumerate()
+                            .skip(1)
+                            .map(|(c, (i0, i1))| {
+                                let carry = carries[width * c..].as_ptr() as usize;
+                                run((s, s + 1, *i0, *i1), 0, carry)
+                            })
+                            .collect(),
+                    ),
+                },
                 SegKind::Map | SegKind::Hist(_) => None,
             };
             if let Some(f) = merged {
@@ -388,74 +398,34 @@ fn kernel_accumulators(seg: &SegOp) -> usize {
     }
 }
 
-/// The second pass of a parallel scan: the tasks covering flat positions `offsets[c]` scanned
-/// their part from the neutral element and left their totals in `partials`; every element of
-/// task `c > 0` becomes `op(carry_c, element)` with `carry_c` the combined totals of tasks
-/// `0..c` (in order, so non-commutative operators keep their meaning).
-fn carry_scan(
+/// The accumulators each range of a two-pass scan starts from: slots `width·c ..` hold the
+/// totals of ranges `0..c` combined in order (range 0 starts from the neutral elements, its slots
+/// are unused).
+fn scan_carries(
     entry: &jit::Entry,
     slots: &[u64],
     partials: &[u64],
     width: usize,
-    offsets: &[(i64, i64)],
-    outputs: &[(Vec<usize>, ArrayData)],
-) -> Option<Box<KernelFailure>> {
-    let combine = entry.combine?;
-    let failed = |ctx: &Ctx| {
-        Some(Box::new(KernelFailure {
-            site: ctx.site,
-            details: ctx.details,
-        }))
+) -> Result<Vec<u64>, Box<KernelFailure>> {
+    let Some(combine) = entry.combine else {
+        return Ok(Vec::new());
     };
-    // carries[c] for c >= 1: totals of tasks 0..c combined.
-    let mut carries: Vec<Vec<u64>> = vec![Vec::new(); offsets.len()];
+    let ranges = partials.len() / width.max(1);
+    let mut carries = vec![0u64; partials.len()];
     let mut acc = partials[..width].to_vec();
-    for c in 1..offsets.len() {
-        carries[c] = acc.clone();
+    for c in 1..ranges {
+        carries[width * c..width * (c + 1)].copy_from_slice(&acc);
         let mut ctx = Ctx::new();
         let total = &partials[c * width..(c + 1) * width];
         // SAFETY: the combine function reads `width` slots of each and writes `acc`.
         if unsafe { combine(&mut ctx, slots.as_ptr(), acc.as_mut_ptr(), total.as_ptr()) } != 0 {
-            return failed(&ctx);
+            return Err(Box::new(KernelFailure {
+                site: ctx.site,
+                details: ctx.details,
+            }));
         }
     }
-    let columns: Vec<(Shared, usize)> = outputs[..width]
-        .iter()
-        .map(|(_, d)| (Shared(d.as_ptr() as usize), d.prim_type_size()))
-        .collect();
-    let results: Vec<Option<Box<KernelFailure>>> = (1..offsets.len())
-        .into_par_iter()
-        .map(|c| {
-            let mut ctx = Ctx::new();
-            let mut val = vec![0u64; width];
-            for p in offsets[c].0..offsets[c].1 {
-                let mut acc = carries[c].clone();
-                for (j, (ptr, size)) in columns.iter().enumerate() {
-                    // SAFETY: output `j` has an element at every flat position of the space;
-                    // tasks touch disjoint positions.
-                    unsafe {
-                        val[j] = 0;
-                        let at = (ptr.0 as *const u8).add(p as usize * size);
-                        std::ptr::copy_nonoverlapping(at, (&mut val[j] as *mut u64).cast(), *size);
-                    }
-                }
-                // SAFETY: as in `combine_partials`.
-                if unsafe { combine(&mut ctx, slots.as_ptr(), acc.as_mut_ptr(), val.as_ptr()) } != 0
-                {
-                    return failed(&ctx);
-                }
-                for (j, (ptr, size)) in columns.iter().enumerate() {
-                    // SAFETY: as above.
-                    unsafe {
-                        let at = (ptr.0 as *mut u8).add(p as usize * size);
-                        std::ptr::copy_nonoverlapping((&acc[j] as *const u64).cast(), at, *size);
-                    }
-                }
-            }
-            None
-        })
-        .collect();
-    results.into_iter().flatten().next()
+    Ok(carries)
 }
 
 /// Folds the partial results of segment `s`, in order, and writes them to the outputs.

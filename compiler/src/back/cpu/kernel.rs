@@ -150,7 +150,7 @@ pub fn build(
     unchecked: &[Span],
 ) -> Result<Built, Unsupported> {
     let inputs: Vec<VarId> = ir::traverse::free_vars_stmt(f, stmt).into_iter().collect();
-    let mut func = Function::with_name_signature(UserFuncName::testcase(name), signature(7));
+    let mut func = Function::with_name_signature(UserFuncName::testcase(name), signature(8));
     let mut fctx = FunctionBuilderContext::new();
     let mut b = FunctionBuilder::new(&mut func, &mut fctx);
     let entry = b.create_block();
@@ -191,8 +191,9 @@ fn kernel_body(
     params: &[Value],
 ) -> Res<()> {
     let (ctx, args) = (params[0], params[1]);
-    let (seg_start, seg_end, i_start, i_end, partial) =
-        (params[2], params[3], params[4], params[5], params[6]);
+    let (seg_start, seg_end, i_start, i_end, partial, carry) = (
+        params[2], params[3], params[4], params[5], params[6], params[7],
+    );
     let mut slot = load_inputs(g, args, inputs);
     let flags = MemFlagsData::trusted();
     let n_ops: usize = operators(&seg.kind).iter().map(|(_, n)| n.len()).sum();
@@ -257,6 +258,21 @@ fn kernel_body(
             g.bind(seg.space[d].0, &[coord]);
         }
         let accs = g.accumulators(&ops)?;
+        if let SegKind::Scan(_) = seg.kind {
+            // A scan continuing an earlier task's part starts from that part's total.
+            let has_carry =
+                g.b.ins()
+                    .icmp_imm_s(cranelift_codegen::ir::condcodes::IntCC::NotEqual, carry, 0);
+            g.when(has_carry, &mut |g| {
+                for (c, var) in accs.iter().flatten().enumerate() {
+                    let current = g.b.use_var(*var);
+                    let ty = g.b.func.dfg.value_type(current);
+                    let v = g.b.ins().load(ty, flags, carry, 8 * c as i32);
+                    g.b.def_var(*var, v);
+                }
+                Ok(())
+            })?;
+        }
         g.for_range(i_start, i_end, &mut |g, i| {
             g.bind(seg.space[rank - 1].0, &[i]);
             let row_start = g.b.ins().imul(s, inner);

@@ -4,7 +4,7 @@
 //!
 //! # Calling convention of a kernel function
 //!
-//! `kernel(ctx, args, seg_start, seg_end, i_start, i_end, partial) -> i32`, all `i64`:
+//! `kernel(ctx, args, seg_start, seg_end, i_start, i_end, partial, carry) -> i32`, all `i64`:
 //!
 //! - `ctx` points to the worker's context record: the number of the failed [`ErrorSite`] at
 //!   [`CTX_SITE`], up to [`MAX_DETAILS`] 64-bit values for its message from [`CTX_DETAILS`], then
@@ -19,9 +19,11 @@
 //! - A reduction writes one value per segment to its outputs or, when `partial` is not null,
 //!   the accumulated components (8-byte slots) of the single segment it ran to `partial`; the
 //!   runtime merges partials with [`Kernel::combine`], `combine(ctx, args, acc, val) -> i32`.
-//!   A scan writes its (task-local) scan to its outputs and, when `partial` is not null, its
-//!   total to `partial`; the runtime combines the totals of earlier tasks into each task's
-//!   outputs with the same combine function (a two-pass parallel scan).
+//!   A scan writes its scan to its outputs, starting from the accumulators in the slots at
+//!   `carry` when that is not null (else from the neutral elements), and, when `partial` is not
+//!   null, its total to `partial`. The runtime scans a long segment in two passes: totals of
+//!   ranges (combined in order with [`Kernel::combine`]), then each range again from the
+//!   combined totals of the ranges before it.
 //!
 //! Index bounds are checked unless the statement comes from a `#[unsafe]` definition
 //! ([`Program::unchecked`]); an out-of-bounds access there is undefined behaviour.
