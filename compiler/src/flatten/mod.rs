@@ -1030,8 +1030,25 @@ impl Flattener<'_> {
             return Err(Irregular);
         }
         substitute_body(&mut code, &subst);
-        binds.append(&mut code.stmts);
-        code.stmts = binds;
+        // A value read from a host array that the kernel updates in place is a copy: the
+        // kernel must not consume (write into) memory bound outside it.
+        let consumed = consumed_in(&code);
+        let mut stmts = Vec::with_capacity(binds.len() + code.stmts.len());
+        for mut bind in binds {
+            let v = bind.pat[0];
+            if consumed.contains(&v) {
+                let info = self.f.var(v).clone();
+                let view = self.f.new_var(info.name, info.ty);
+                bind.pat = vec![view];
+                let loc = bind.loc;
+                stmts.push(bind);
+                stmts.push(stmt(vec![v], Exp::Copy(view), loc));
+            } else {
+                stmts.push(bind);
+            }
+        }
+        stmts.append(&mut code.stmts);
+        code.stmts = stmts;
         Ok(SegOp {
             level,
             space: indices.into_iter().zip(widths).collect(),
@@ -1076,6 +1093,27 @@ impl Flattener<'_> {
             })
             .collect()
     }
+}
+
+/// The variables that statements of `body` (at any depth) consume: updated arrays, scatter and
+/// histogram destinations, and the initial values of loop parameters of loops that update
+/// arrays in place.
+fn consumed_in(body: &Body) -> HashSet<VarId> {
+    let mut consumed = HashSet::new();
+    for_each_stmt(body, &mut |s| match &s.exp {
+        Exp::Update(v, ..) => {
+            consumed.insert(*v);
+        }
+        Exp::Soac(Soac::Scatter { dests, .. }) => consumed.extend(dests.iter().copied()),
+        Exp::Soac(Soac::Hist { hists, .. }) => {
+            consumed.extend(hists.iter().flat_map(|h| h.dests.iter().copied()))
+        }
+        Exp::Loop { params, body, .. } if updates_in_place(body) => {
+            consumed.extend(params.iter().filter_map(|(_, init)| init.as_var()))
+        }
+        _ => {}
+    });
+    consumed
 }
 
 /// Whether `body` updates an array in place anywhere (an update, a scatter, a histogram).
