@@ -137,6 +137,24 @@ fn array(shape: Vec<usize>, data: Vec<f64>) -> Result<Value, String> {
         .ok_or_else(|| "internal error: array shape".to_string())
 }
 
+/// BFAST-Monitor's arguments for a stack of the scene: history = the first half, 23 images a
+/// year from [`scene::START_YEAR`], 3 harmonics and a trend, h = 0.25, λ from the table for
+/// end = 10 and α = 0.05.
+fn bfast_args(scene: &Scene, stack: Array) -> Vec<Value> {
+    vec![
+        Value::Array(stack),
+        scalar_i64(scene.history as i64),
+        scalar_f64(scene::PER_YEAR as f64),
+        scalar_f64(scene::START_YEAR),
+        scalar_i64(3),
+        Value::Scalar(Scalar::Bool(true)),
+        scalar_f64(0.25),
+        scalar_i64(10),
+        scalar_f64(0.05),
+        scalar_f64(f64::NAN),
+    ]
+}
+
 /// The elements of an output as `f64`s.
 fn floats(v: &Value) -> Result<Vec<f64>, String> {
     match v {
@@ -232,23 +250,7 @@ pub fn run_demo(options: &Options) -> Result<Summary, String> {
     let t = scene.dates.len();
     let stack =
         Array::from_f32(vec![px, t], scene.ndmi.clone()).ok_or("internal error: stack shape")?;
-    let out = run(
-        &bfast,
-        options.backend,
-        "main",
-        vec![
-            Value::Array(stack),
-            scalar_i64(scene.history as i64),
-            scalar_f64(scene::PER_YEAR as f64),
-            scalar_f64(scene::START_YEAR),
-            scalar_i64(3),
-            Value::Scalar(Scalar::Bool(true)),
-            scalar_f64(0.25),
-            scalar_i64(10),
-            scalar_f64(0.05),
-            scalar_f64(f64::NAN),
-        ],
-    )?;
+    let out = run(&bfast, options.backend, "main", bfast_args(&scene, stack))?;
     let (break_index, break_time, magnitude) =
         (floats(&out[0])?, floats(&out[1])?, floats(&out[2])?);
     timed("BFAST-Monitor", Some(px), start);
@@ -653,23 +655,7 @@ fn fits(
         .flat_map(|&p| scene.ndmi[p * t..(p + 1) * t].iter().copied())
         .collect();
     let stack = Array::from_f32(vec![pixels.len(), t], rows).ok_or("internal error: shape")?;
-    let out = run(
-        bfast,
-        backend,
-        "detailed",
-        vec![
-            Value::Array(stack),
-            scalar_i64(scene.history as i64),
-            scalar_f64(scene::PER_YEAR as f64),
-            scalar_f64(scene::START_YEAR),
-            scalar_i64(3),
-            Value::Scalar(Scalar::Bool(true)),
-            scalar_f64(0.25),
-            scalar_i64(10),
-            scalar_f64(0.05),
-            scalar_f64(f64::NAN),
-        ],
-    )?;
+    let out = run(bfast, backend, "detailed", bfast_args(scene, stack))?;
     let (n_hist, residuals, keys) = (floats(&out[3])?, floats(&out[5])?, floats(&out[6])?);
     let (mosum, boundary) = (floats(&out[7])?, floats(&out[8])?);
     Ok(pixels

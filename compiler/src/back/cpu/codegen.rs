@@ -429,11 +429,21 @@ impl<'a> Gen<'a> {
         body(self, iv)?;
         let next = self.b.ins().iadd_imm_s(iv, 1);
         self.b.def_var(i, next);
+        self.close_loop(header, exit);
+        Ok(())
+    }
+
+    /// Ends a loop body: back to `header` (now sealed: its last predecessor is known), then
+    /// continues in `exit`.
+    fn close_loop(
+        &mut self,
+        header: cranelift_codegen::ir::Block,
+        exit: cranelift_codegen::ir::Block,
+    ) {
         self.b.ins().jump(header, &[]);
         self.b.seal_block(header);
         self.b.switch_to_block(exit);
         self.b.seal_block(exit);
-        Ok(())
     }
 
     /// Copies every element of `src` to the same position of `dst` (same extents).
@@ -719,7 +729,7 @@ impl<'a> Gen<'a> {
                 self.b.seal_block(merge);
                 pat.iter().map(|v| self.use_var(*v)).collect()
             }
-            Exp::Loop { params, form, body } => self.run_loop(params, form, body, pat),
+            Exp::Loop { params, form, body } => self.run_loop(params, form, body),
             Exp::Soac(soac) => self.soac(soac, pat),
             Exp::Seg(_) => Err(Unsupported("a kernel inside a kernel".to_string())),
             Exp::Threshold { .. } => Err(Unsupported("a threshold inside a kernel".to_string())),
@@ -805,7 +815,6 @@ impl<'a> Gen<'a> {
         params: &[(VarId, SubExp)],
         form: &LoopForm,
         body: &Body,
-        pat: &[VarId],
     ) -> Res<Vec<Vec<Value>>> {
         for (p, init) in params {
             let v = self.operand(*init)?;
@@ -846,11 +855,7 @@ impl<'a> Gen<'a> {
             let next = self.b.ins().iadd_imm_s(iv, 1);
             self.b.def_var(i, next);
         }
-        self.b.ins().jump(header, &[]);
-        self.b.seal_block(header);
-        self.b.switch_to_block(exit);
-        self.b.seal_block(exit);
-        let _ = pat;
+        self.close_loop(header, exit);
         params.iter().map(|(p, _)| self.use_var(*p)).collect()
     }
 
