@@ -68,11 +68,10 @@ def ogham(prog, args, outdir, reps, entry=None):
     return median(wall), median(kern)
 
 
-def baseline(args, reps):
-    """Runs the Rust baseline with `reps` repetitions inside one process: median compute ms
-    (the first repetition, a warm-up of the thread pool and caches, is dropped when reps > 1)."""
-    p = subprocess.run([BASE] + [str(a) for a in args] + ([] if args[0] == "bfast" else []),
-                       capture_output=True, text=True)
+def baseline(args):
+    """Runs the Rust baseline (its last argument is the number of repetitions inside the one
+    process): median compute ms, the first repetition (a warm-up) dropped."""
+    p = subprocess.run([BASE] + [str(a) for a in args], capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"baseline {args} failed: {p.stderr}")
     ms = [float(x) for x in re.findall(r"ms=([0-9.]+)", p.stdout)]
@@ -143,8 +142,8 @@ def zeit_run(core, Y, n, jobs):
 
 def pypi_bfast():
     try:
-        from bfast import BFASTMonitor  # noqa: F401
-        return BFASTMonitor
+        import bfast_pypi  # imports PyPI bfast
+        return bfast_pypi.pypi
     except Exception:
         print("note: PyPI bfast skipped (not importable; its pinned environment is in "
               "tests/oracles/bfast_pypi.py)")
@@ -183,7 +182,7 @@ def bench_bfast(args, work):
         oargs = [path, f"{n}i64", f"{BFAST_F}f64", "2000f64", f"{BFAST_K}i64", "true",
                  f"{BFAST_H}f64", "10i64", "0.05f64", "f64.nan"]
         # correctness first: one run of each, compared with the f64 reference
-        ogham("programs/bfast.og", oargs, out, 1)
+        ogham("programs/bfast.og", oargs, out)
         o_brk = np.load(os.path.join(out, "out0.npy")).astype(np.int64)
         ref_n = min(M, NUMPY_PIXELS)
         ref = bref.run_r(Y[:ref_n], n, BFAST_F, k=BFAST_K, h=BFAST_H)
@@ -193,8 +192,7 @@ def bench_bfast(args, work):
         os.makedirs(bdir, exist_ok=True)
         have_base = os.path.exists(BASE)
         if have_base:
-            b_ms, _ = baseline(["bfast", path, n, BFAST_F, BFAST_K, BFAST_H, lam, bdir,
-                                args.reps + 1], 1)
+            baseline(["bfast", path, n, BFAST_F, BFAST_K, BFAST_H, lam, bdir, 1])
             b_brk = np.load(os.path.join(bdir, "brk.npy")).astype(np.int64)
             same = float(np.mean(b_brk == o_brk))
             ok &= break_agreement("baseline vs NumPy f64 (first pixels)", b_brk[:ref_n],
@@ -204,7 +202,7 @@ def bench_bfast(args, work):
         p_ms, k_ms = ogham("programs/bfast.og", oargs, out, args.reps)
         if have_base:
             b_ms, _ = baseline(["bfast", path, n, BFAST_F, BFAST_K, BFAST_H, lam, bdir,
-                                args.reps + 1], 1)
+                                args.reps + 1])
         else:
             b_ms = math.nan
         np_ms, _ = timed_py(lambda: bref.run_r(Y[:ref_n], n, BFAST_F, k=BFAST_K, h=BFAST_H),
@@ -217,18 +215,20 @@ def bench_bfast(args, work):
             z1, _ = timed_py(lambda: zeit_run(core, Y, n, 1), args.reps)
             z2, _ = timed_py(lambda: zeit_run(core, Y, n, 2), args.reps)
         py_ms = math.nan
-        if pypi is not None:
-            py_ms = math.nan  # see tests/oracles/bfast_pypi.py; not run here
+        if pypi is not None:  # python backend, seed convention: timed on the first pixels
+            Yi = np.where(np.isnan(Y[:ref_n]), -32768, Y[:ref_n]).astype(np.int16)
+            py_ms, _ = timed_py(lambda: pypi(Yi, n), 1)
+            py_ms *= M / ref_n
         gf = spec_flops(M, N, n) / 1e9
         rows.append([name, f"{M}×{N}", f"{n}", f"{nan_frac * 100:.0f}", f(p_ms), f(k_ms),
                      f(M / k_ms * 1e3 / 1e3, 0), f(gf / (k_ms / 1e3), 2), f(b_ms),
                      f(b_ms / k_ms, 2), f(np_ms, 0), f(np_ms / k_ms, 0), f(z1), f(z2),
-                     f(z2 / k_ms, 2)])
+                     f(z2 / k_ms, 2), f(py_ms, 0)])
     table("BFAST-Monitor, r profile, f32 stack (cloudy_set, f = 23, k = 3, h = 0.25)",
           ["set", "M×N", "n", "NaN %", "ogham process ms", "ogham kernels ms",
            "kpixels/s (kernels)", "GFLOP/s^Sp (kernels)", "Rust baseline ms", "baseline/ogham",
            "NumPy f64 ms (extrap.)", "NumPy/ogham", "zeit 1 thr ms", "zeit 2 thr ms",
-           "zeit2/ogham"], rows)
+           "zeit2/ogham", "PyPI bfast ms (extrap.)"], rows)
     return ok
 
 
@@ -280,7 +280,7 @@ def bench_micro(args, work):
         p_ms, k_ms = ogham(f"benches/micro/{name}.og", paths, out, args.reps)
         b_ms = math.nan
         if os.path.exists(BASE):
-            b_ms, _ = baseline(["micro", name, args.reps + 1] + paths, 1)
+            b_ms, _ = baseline(["micro", name, args.reps + 1] + paths)
         np_ms, _ = timed_py(npfn, args.reps) if npfn else (math.nan, None)
         if nbytes:
             rate = lambda ms: nbytes / ms / 1e6  # noqa: E731  GB/s
@@ -352,6 +352,17 @@ def bench_twdtw(args, work):
         print(f"  check TWDTW {label}: ogham vs NumPy f64 on {len(sub)} pairs, max |diff| "
               f"{err:.2e} {'OK' if good else 'FAILED'}")
         cells = Y.shape[0] * X.shape[0] * Y.shape[1] * X.shape[1]
+        b_ms = math.nan
+        if os.path.exists(BASE):
+            bargs = ["twdtw"] + paths + [a, mid, cycle, "inf", out, args.reps + 1]
+            baseline(bargs)
+            bd = np.load(os.path.join(out, "distances.npy")).reshape(d.shape)
+            berr = float(np.max(np.abs(bd - d) / np.maximum(1.0, np.abs(d))))
+            good = berr <= 1e-9
+            ok &= bool(good)
+            print(f"  check TWDTW {label}: baseline vs ogham on all pairs, max rel diff "
+                  f"{berr:.2e} {'OK' if good else 'FAILED'}")
+            b_ms, _ = baseline(bargs)
         p_ms, k_ms = ogham("programs/twdtw.og", oargs, out, args.reps, entry=entry)
 
         def numpy_sub():
@@ -366,12 +377,13 @@ def bench_twdtw(args, work):
                                                              mid, cycle) for s, p in dsub], 1)
             dp_rate = len(dsub) * Y.shape[1] * X.shape[1] / dp_ms / 1e3
         rows.append([label, f"{Y.shape[0]}×{Y.shape[1]} · {X.shape[0]}×{X.shape[1]}",
-                     f(p_ms), f(k_ms), f(cells / k_ms / 1e3, 1),
+                     f(p_ms), f(k_ms), f(cells / k_ms / 1e3, 1), f(b_ms),
+                     f(cells / b_ms / 1e3, 1), f(k_ms / b_ms, 2),
                      f(np_cells / np_ms / 1e3, 2), f(dp_rate, 2),
                      f((cells / k_ms) / (np_cells / np_ms), 0)])
     table("TWDTW distances (f64, 2 bands, no band constraint); rates in million cell updates/s",
           ["case", "patterns · series", "ogham process ms", "ogham kernels ms",
-           "ogham Mcells/s", "NumPy f64 Mcells/s", "dtw-python Mcells/s", "ogham/NumPy"], rows)
+           "ogham Mcells/s", "Rust ms", "Rust Mcells/s", "ogham/Rust", "NumPy f64 Mcells/s", "dtw-python Mcells/s", "ogham/NumPy"], rows)
     return ok
 
 
@@ -395,14 +407,27 @@ def bench_ptsel(args, work):
         ok &= bool(good)
         print(f"  check PtSel s={s}: ogham vs NumPy f64 max |diff| {err:.2e} "
               f"{'OK' if good else 'FAILED'}")
+        b_ms = math.nan
+        if os.path.exists(BASE):
+            bargs = ["ptsel", path, s, out, args.reps + 1]
+            baseline(bargs)
+            br = np.load(os.path.join(out, "rank.npy")).reshape(got.shape)
+            both = np.isnan(br) & np.isnan(got)
+            berr = float(np.nanmax(np.where(both, 0.0, np.abs(br - got))))
+            good = berr <= 1e-9
+            ok &= bool(good)
+            print(f"  check PtSel s={s}: baseline vs ogham max |diff| {berr:.2e} "
+                  f"{'OK' if good else 'FAILED'}")
+            b_ms, _ = baseline(bargs)
         p_ms, k_ms = ogham("programs/ptsel.og", oargs, out, args.reps, entry="rank_wp")
         work_units = pref.arc_count(R, C, s) * K
         rows.append([f"{R}×{C}, window {2 * s + 1}×{2 * s + 1}", f"{K}", f(p_ms), f(k_ms),
-                     f(work_units / k_ms / 1e3, 1), f(np_ms), f(work_units / np_ms / 1e3, 1),
+                     f(work_units / k_ms / 1e3, 1), f(b_ms), f(k_ms / b_ms, 2), f(np_ms), f(work_units / np_ms / 1e3, 1),
                      f(np_ms / k_ms, 1)])
     table("PtSel model-free rank, window-parallel (f64, 20 acquisitions, depth 3); "
           "rates in million arc·interferograms/s",
-          ["patch", "K", "ogham process ms", "ogham kernels ms", "ogham rate", "NumPy ms",
+          ["patch", "K", "ogham process ms", "ogham kernels ms", "ogham rate", "Rust ms",
+           "ogham/Rust", "NumPy ms",
            "NumPy rate", "NumPy/ogham"], rows)
     return ok
 

@@ -6,10 +6,16 @@
 //! output writing excluded), one `ms=` line each.
 //! `ogham-bench-baseline micro NAME REPS INPUT.npy...` runs one micro program the same way
 //! (names: map, reduce, scan, scatter, matmul, inverse, filter) and prints a checksum.
+//! `ogham-bench-baseline twdtw Y TY X TX a mid cycle max_elapsed OUTDIR REPS` writes the TWDTW
+//! distances `[s][p]` (flattened) to `OUTDIR/distances.npy`.
+//! `ogham-bench-baseline ptsel PHI s OUTDIR REPS` writes the PtSel window-parallel ranks
+//! `[R][C]` (flattened) to `OUTDIR/rank.npy`.
 
 mod bfast;
 mod micro;
 mod npy;
+mod ptsel;
+mod twdtw;
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -110,12 +116,57 @@ fn run_micro(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+fn run_twdtw(args: &[String]) -> Result<(), String> {
+    let arrays: Vec<npy::Array> = args[..4]
+        .iter()
+        .map(|p| npy::read(p))
+        .collect::<Result<_, _>>()?;
+    let [y, ty, x, tx] = &arrays[..] else {
+        return Err("twdtw needs y ty x tx".into());
+    };
+    let (&[p, n, b], &[s, m, b2]) = (&y.shape[..], &x.shape[..]) else {
+        return Err("y must be [p][n][b] and x [s][m][b]".into());
+    };
+    if b != b2 || ty.shape != [p, n] || tx.shape != [s, m] {
+        return Err("inconsistent twdtw shapes".into());
+    }
+    let prm = twdtw::Params {
+        a: arg(args, 4, "a")?,
+        mid: arg(args, 5, "mid")?,
+        cycle: arg(args, 6, "cycle")?,
+        max_elapsed: arg(args, 7, "max_elapsed")?,
+    };
+    let outdir: String = arg(args, 8, "outdir")?;
+    let reps: usize = arg(args, 9, "reps")?;
+    let d = timed(reps, || {
+        twdtw::distances(&y.data, &ty.data, &x.data, &tx.data, [p, n, b, s, m], &prm)
+    });
+    npy::write_f64(&format!("{outdir}/distances.npy"), &d)
+}
+
+fn run_ptsel(args: &[String]) -> Result<(), String> {
+    let phi = npy::read(args.first().ok_or("missing phi")?)?;
+    let &[k, r, c] = &phi.shape[..] else {
+        return Err("phi must be [K][R][C]".into());
+    };
+    let s: usize = arg(args, 1, "s")?;
+    let outdir: String = arg(args, 2, "outdir")?;
+    let reps: usize = arg(args, 3, "reps")?;
+    if k == 0 || s == 0 {
+        return Err("need K >= 1 and s >= 1".into());
+    }
+    let rank = timed(reps, || ptsel::rank_wp(&phi.data, k, r, c, s));
+    npy::write_f64(&format!("{outdir}/rank.npy"), &rank)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("bfast") => run_bfast(&args[1..]),
         Some("micro") => run_micro(&args[1..]),
-        _ => Err("usage: ogham-bench-baseline (bfast|micro) ...".into()),
+        Some("twdtw") => run_twdtw(&args[1..]),
+        Some("ptsel") => run_ptsel(&args[1..]),
+        _ => Err("usage: ogham-bench-baseline (bfast|micro|twdtw|ptsel) ...".into()),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

@@ -89,6 +89,16 @@ pub fn write_f32(path: &str, xs: &[f32]) -> Result<(), String> {
     )
 }
 
+/// Writes a one-dimensional `<f8` array.
+pub fn write_f64(path: &str, xs: &[f64]) -> Result<(), String> {
+    write_raw(
+        path,
+        "<f8",
+        xs.len(),
+        &xs.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>(),
+    )
+}
+
 fn write_raw(path: &str, descr: &str, len: usize, body: &[u8]) -> Result<(), String> {
     let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({len},), }}");
     while (10 + header.len() + 1) % 64 != 0 {
