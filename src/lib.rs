@@ -163,10 +163,20 @@ pub enum Backend {
     /// The kernel IR with its kernels compiled by Cranelift and run on all cores; the host
     /// program runs in the IR evaluator (`ogham_runtime::cpu`).
     Cpu,
+    /// The kernel IR with its kernels compiled to CUDA C (NVRTC) and launched on the first
+    /// GPU; the host program runs in the IR evaluator (`ogham_runtime::cuda`). Fails with
+    /// `R0711` on a machine without a GPU, its driver or NVRTC.
+    Cuda,
 }
 
 impl Backend {
-    pub const ALL: [Backend; 4] = [Backend::Interp, Backend::Core, Backend::Kir, Backend::Cpu];
+    pub const ALL: [Backend; 5] = [
+        Backend::Interp,
+        Backend::Core,
+        Backend::Kir,
+        Backend::Cpu,
+        Backend::Cuda,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -174,6 +184,15 @@ impl Backend {
             Backend::Core => "core",
             Backend::Kir => "kir",
             Backend::Cpu => "cpu",
+            Backend::Cuda => "cuda",
+        }
+    }
+
+    /// Why this backend cannot run on this machine (the CUDA backend without a GPU), or `None`.
+    pub fn unavailable(self) -> Option<String> {
+        match self {
+            Backend::Cuda => ogham_runtime::cuda::unavailable(),
+            _ => None,
         }
     }
 
@@ -209,7 +228,7 @@ impl Backend {
                 ogham_runtime::interp::run_entry(&fe.sources, &fe.program, &fe.checked, entry, args)
                     .map_err(Box::new)
             }
-            Backend::Core | Backend::Kir | Backend::Cpu => {
+            Backend::Core | Backend::Kir | Backend::Cpu | Backend::Cuda => {
                 let options = if self == Backend::Core {
                     pipeline::Options::CORE
                 } else {
@@ -225,10 +244,10 @@ impl Backend {
                     },
                     Tuning::Uniform(value) => Thresholds::uniform(value),
                 };
-                if self == Backend::Cpu {
-                    ogham_runtime::cpu::run(&ir, entry, args, &thresholds)
-                } else {
-                    ogham_runtime::ireval::run(&ir, entry, args, &thresholds)
+                match self {
+                    Backend::Cpu => ogham_runtime::cpu::run(&ir, entry, args, &thresholds),
+                    Backend::Cuda => ogham_runtime::cuda::run(&ir, entry, args, &thresholds),
+                    _ => ogham_runtime::ireval::run(&ir, entry, args, &thresholds),
                 }
             }
         }

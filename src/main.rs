@@ -119,9 +119,11 @@ enum StageArg {
     Kir,
     /// The Cranelift IR of every kernel (CPU backend).
     Clif,
+    /// The CUDA C translation unit: the prelude then every kernel (CUDA backend).
+    Cuda,
 }
 
-/// The `--backend` values (a later issue adds `cuda`).
+/// The `--backend` values.
 #[derive(Clone, Copy, ValueEnum)]
 enum BackendArg {
     /// The reference interpreter.
@@ -132,6 +134,8 @@ enum BackendArg {
     Kir,
     /// Compiled kernels (Cranelift) on all cores.
     Cpu,
+    /// Compiled kernels (CUDA C, NVRTC) on the first NVIDIA GPU.
+    Cuda,
 }
 
 impl From<BackendArg> for Backend {
@@ -141,6 +145,7 @@ impl From<BackendArg> for Backend {
             BackendArg::Core => Backend::Core,
             BackendArg::Kir => Backend::Kir,
             BackendArg::Cpu => Backend::Cpu,
+            BackendArg::Cuda => Backend::Cuda,
         }
     }
 }
@@ -521,7 +526,7 @@ fn dev(
             format!("there is no pass `{name}` (passes: {})", names.join(", "))
         })?,
         (None, Some(StageArg::Core)) => pipeline::Options::CORE.stop_after,
-        (None, Some(StageArg::Kir | StageArg::Clif)) | (None, None) => {
+        (None, Some(StageArg::Kir | StageArg::Clif | StageArg::Cuda)) | (None, None) => {
             pipeline::Options::KERNEL.stop_after
         }
     };
@@ -541,6 +546,7 @@ fn dev(
             if pass == stop_after {
                 printed = Some(match print {
                     Some(StageArg::Clif) => ogham_compiler::back::cpu::print_clif(ir),
+                    Some(StageArg::Cuda) => ogham_compiler::back::cuda::generate(ir).source(),
                     _ => print_program(ir),
                 });
             }

@@ -239,10 +239,13 @@ impl TestFile {
                 None => Outcome::Skipped(format!("backend `{backend}` is not available yet")),
             },
             TrialKind::Snapshot(Stage::Diag) => Outcome::Snapshot(self.diagnostics(loaded)),
-            TrialKind::Snapshot(stage @ (Stage::Core | Stage::Kir | Stage::Clif)) => {
+            TrialKind::Snapshot(stage @ (Stage::Core | Stage::Kir | Stage::Clif | Stage::Cuda)) => {
                 match compile_stage(loaded, *stage) {
                     Ok(ir) if *stage == Stage::Clif => {
                         Outcome::Snapshot(ogham_compiler::back::cpu::print_clif(&ir))
+                    }
+                    Ok(ir) if *stage == Stage::Cuda => {
+                        Outcome::Snapshot(ogham_compiler::back::cuda::print_cuda(&ir))
                     }
                     Ok(ir) => Outcome::Snapshot(print_program(&ir)),
                     Err(why) => Outcome::Failed(why),
@@ -261,9 +264,10 @@ impl TestFile {
                     Err(why) => Outcome::Failed(why),
                 }
             }
-            TrialKind::Snapshot(stage) | TrialKind::Structure(stage) => {
-                Outcome::Skipped(format!("stage `{}` is not produced yet", stage.name()))
-            }
+            TrialKind::Structure(stage) => Outcome::Skipped(format!(
+                "structure checks of stage `{}` are not supported",
+                stage.name()
+            )),
         }
     }
 

@@ -53,10 +53,13 @@ fn main() {
         for trial in file.trials(&BACKENDS) {
             let ignored = file.spec.disabled()
                 || match &trial.kind {
-                    TrialKind::Case { backend, .. } => Backend::from_name(backend).is_none(),
-                    TrialKind::Snapshot(stage) => {
-                        !matches!(stage, Stage::Diag | Stage::Core | Stage::Kir | Stage::Clif)
+                    TrialKind::Case { backend, .. } => {
+                        Backend::from_name(backend).is_none_or(|b| b.unavailable().is_some())
                     }
+                    TrialKind::Snapshot(stage) => !matches!(
+                        stage,
+                        Stage::Diag | Stage::Core | Stage::Kir | Stage::Clif | Stage::Cuda
+                    ),
                     TrialKind::Structure(stage) => !matches!(stage, Stage::Core | Stage::Kir),
                     TrialKind::Check => false,
                 };

@@ -4,8 +4,11 @@
 
 pub mod boundary;
 pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod interp;
 pub mod ireval;
+mod kernel_io;
 pub mod library;
 pub mod npy;
 pub mod text;

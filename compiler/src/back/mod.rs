@@ -3,3 +3,71 @@
 //! executes what it generates.
 
 pub mod cpu;
+pub mod cuda;
+
+use crate::ir::{Body, DimIndex, Exp, Stmt, SubExp, VarId};
+use crate::source::Span;
+
+/// The most values a failed check records for its message.
+pub const MAX_DETAILS: usize = 16;
+
+/// Why a kernel was not compiled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unsupported(pub String);
+
+/// A run-time check of generated code: where it is and what its failure means. The values the
+/// message needs are in the context record's details, in the order given per variant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ErrorSite {
+    pub loc: Span,
+    pub failure: Failure,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Failure {
+    /// Index out of bounds; details: the array's `rank` extents, then per component of `idx`
+    /// its index (fixed) or start, length and stride (slice).
+    Index {
+        rank: usize,
+        idx: Vec<DimIndex>,
+        update: bool,
+    },
+    DivByZero {
+        symbol: &'static str,
+    },
+    Assert {
+        message: String,
+        kind: crate::ir::AssertKind,
+    },
+    /// A negative size; details: the size.
+    NegativeSize {
+        what: String,
+    },
+    /// A reshape or size coercion of `array` to `dims` that does not fit; details: the array's
+    /// extents then the target extents.
+    Reshape {
+        array: VarId,
+        dims: Vec<SubExp>,
+    },
+    /// Extents that must agree do not; details: `rank` actual extents, then `rank` expected.
+    ShapeMismatch {
+        what: String,
+        rank: usize,
+    },
+    /// The arena could not provide memory; details: the bytes asked for.
+    OutOfMemory,
+}
+
+/// The kernel statements of a host body (kernels are only at host level: in the body and in
+/// the bodies of its `if`s and loops), in order.
+pub fn kernel_stmts<'p>(body: &'p Body, out: &mut Vec<&'p Stmt>) {
+    for stmt in &body.stmts {
+        if let Exp::Seg(_) = stmt.exp {
+            out.push(stmt);
+        } else {
+            for (_, nested) in crate::ir::traverse::nested_scopes(&stmt.exp) {
+                kernel_stmts(nested, out);
+            }
+        }
+    }
+}

@@ -24,18 +24,16 @@
 mod helpers;
 mod jit;
 
-use crate::interp::index::{IdxArg, check_index};
-use crate::interp::value::{Array, Store};
-use crate::interp::{R_INTERNAL, R_NEG_SIZE, R_OUT_OF_MEMORY, R_SIZE, error};
-use crate::ireval::eval::{Evaluator, Launcher, Val, assert_failed, div_by_zero, slice_arg};
+use crate::interp::{R_INTERNAL, error};
+use crate::ireval::eval::{Evaluator, Launcher, Val};
 use crate::ireval::{self, Thresholds};
-use crate::value::{ArrayData, Value};
+use crate::kernel_io::{Io, KernelFailure, Operand, failure_diagnostic};
+use crate::value::{ArrayData, Scalar, Value};
 use helpers::Ctx;
-use ogham_compiler::back::cpu::{self as back, CompiledSeg, ErrorSite, Failure, Kernel};
+use ogham_compiler::back::cpu::{self as back, CompiledSeg, Kernel};
 use ogham_compiler::diag::Diagnostic;
 use ogham_compiler::ir::{Program, VarId};
 use ogham_compiler::kir::{SegKind, SegLevel, SegOp};
-use ogham_compiler::types::PrimType;
 use rayon::prelude::*;
 use std::collections::HashMap;
 
@@ -133,30 +131,15 @@ impl Launcher for CpuLauncher<'_> {
     }
 }
 
+/// A scalar as a 64-bit argument slot (zero-extended bits).
+pub(crate) fn scalar_bits(s: Scalar) -> u64 {
+    helpers::bits(s) as u64
+}
+
 /// A raw pointer that may cross to the worker threads (the buffers outlive the launch, and
 /// the workers write disjoint parts of them).
 #[derive(Clone, Copy)]
 struct Shared(usize);
-
-fn data_ptr(a: &Array<'static>) -> Res<u64> {
-    match a.store() {
-        Store::Prim(d) => {
-            let size = d.prim_type_size();
-            Ok(d.as_ptr() as u64 + (a.range().start * size) as u64)
-        }
-        Store::Boxed(_) => Err(error(
-            R_INTERNAL,
-            Default::default(),
-            "a kernel operand is not an array of scalars",
-        )),
-    }
-}
-
-/// A failed check of compiled code: its site number and the values describing it.
-struct KernelFailure {
-    site: i64,
-    details: [i64; ogham_compiler::back::cpu::MAX_DETAILS],
-}
 
 /// One task: segments `s0..s1`, innermost indices `i0..i1`.
 type Task = (i64, i64, i64, i64);
@@ -180,107 +163,33 @@ fn launch(
     kernel: &Kernel,
     entry: jit::Entry,
 ) -> Res<Vec<Val>> {
-    let hist_dests: Vec<VarId> = match &seg.kind {
-        SegKind::Hist(hists) => hists.iter().flat_map(|h| h.dests.clone()).collect(),
-        _ => Vec::new(),
-    };
-    // Inputs: operands stay alive (and unshared, for consumed destinations) during the launch.
+    let mut io = Io::prepare(ev, seg, pat, &kernel.inputs)?;
     let mut slots: Vec<u64> = Vec::new();
-    let mut alive: Vec<Array<'static>> = Vec::new();
-    let mut consumed: HashMap<VarId, Array<'static>> = HashMap::new();
-    for v in &kernel.inputs {
-        let array = if hist_dests.contains(v) {
-            let mut a = ev.consume(*v)?;
-            let ptr = match a.make_mut() {
-                Store::Prim(d) => d.as_mut_ptr() as u64,
-                Store::Boxed(_) => return Err(internal(ev, "a destination of boxed values")),
-            };
-            slots.push(ptr);
-            slots.extend(a.shape().iter().map(|d| *d as u64));
-            consumed.insert(*v, a);
-            continue;
-        } else {
-            match ev.var(*v)? {
-                Val::Prim(s) => {
-                    slots.push(helpers::bits(s) as u64);
-                    continue;
-                }
-                Val::Array(a) => a,
-                _ => return Err(internal(ev, "a kernel operand is neither scalar nor array")),
+    for operand in &io.operands {
+        match operand {
+            Operand::Scalar(bits) => slots.push(*bits),
+            Operand::Array { ptr, shape, .. } => {
+                slots.push(*ptr);
+                slots.extend(shape.iter().map(|d| *d as u64));
             }
-        };
-        slots.push(data_ptr(&array)?);
-        slots.extend(array.shape().iter().map(|d| *d as u64));
-        alive.push(array);
-    }
-    let extents: Vec<usize> = seg
-        .space
-        .iter()
-        .map(|(_, e)| ev.size(*e, "kernel space"))
-        .collect::<Res<_>>()?;
-    let rank = extents.len();
-    let inner = extents[rank - 1] as i64;
-    let segments = extents[..rank - 1].iter().product::<usize>() as i64;
-    let total = segments * inner;
-    // Outputs.
-    let n_reduced = match &seg.kind {
-        SegKind::Red(reds) => reds.iter().map(|r| r.neutral.len()).sum(),
-        _ => 0,
-    };
-    let mut outputs: Vec<(Vec<usize>, ArrayData)> = Vec::new();
-    let mut output_slots = Vec::new();
-    if !matches!(seg.kind, SegKind::Hist(_)) {
-        for (j, v) in pat.iter().enumerate() {
-            let ty = ev.function.ty(*v).clone();
-            let shape: Vec<usize> = ty
-                .shape()
-                .iter()
-                .map(|d| {
-                    if total == 0 {
-                        Ok(usize::try_from(ev.int(*d)?).unwrap_or(0))
-                    } else {
-                        ev.size(*d, "kernel result")
-                    }
-                })
-                .collect::<Res<_>>()?;
-            let space_dims = if j < n_reduced { rank - 1 } else { rank };
-            let row: usize = shape.iter().skip(space_dims).product();
-            let count: usize = shape.iter().product();
-            let mut data = ArrayData::zeroed(ty.elem(), count).ok_or_else(|| {
-                error(
-                    R_OUT_OF_MEMORY,
-                    ev.loc,
-                    format!("out of memory: cannot allocate a kernel result of {count} elements"),
-                )
-            })?;
-            output_slots.push((data.as_mut_ptr() as u64, row as u64));
-            outputs.push((shape, data));
         }
     }
-    for (ptr, row) in output_slots {
-        slots.extend([ptr, row]);
+    for (j, (_, data)) in io.outputs.iter_mut().enumerate() {
+        slots.extend([data.as_mut_ptr() as u64, io.rows[j]]);
     }
-    // A reduction over empty segments still writes their neutral elements.
-    if segments > 0 && (inner > 0 || n_reduced > 0) {
-        execute(ev, seg, kernel, entry, &slots, segments, inner, &outputs)?;
+    if io.runs() {
+        execute(
+            ev,
+            seg,
+            kernel,
+            entry,
+            &slots,
+            io.segments,
+            io.inner,
+            &io.outputs,
+        )?;
     }
-    drop(alive);
-    if let SegKind::Hist(_) = seg.kind {
-        return Ok(hist_dests
-            .iter()
-            .map(|d| Val::Array(consumed.remove(d).expect("every destination is an input")))
-            .collect());
-    }
-    Ok(outputs
-        .into_iter()
-        .map(|(shape, data)| {
-            if shape.is_empty() {
-                Val::Prim(data.get(0))
-            } else {
-                Val::Array(Array::new(shape, Store::Prim(data)))
-            }
-        })
-        .collect())
+    Ok(io.finish())
 }
 
 /// Runs the kernel's tasks; the first failure in point order becomes the error.
@@ -385,7 +294,13 @@ fn execute(
     };
     match failure {
         None => Ok(()),
-        Some(f) => Err(failure_diagnostic(ev, kernel, f.site, &f.details)),
+        Some(f) => Err(failure_diagnostic(
+            ev,
+            &kernel.name,
+            &kernel.sites,
+            f.site,
+            &f.details,
+        )),
     }
 }
 
@@ -461,99 +376,4 @@ fn combine_partials(
         }
     }
     None
-}
-
-fn internal(ev: &Evaluator, what: &str) -> Box<Diagnostic> {
-    error(R_INTERNAL, ev.loc, what.to_string())
-}
-
-fn shape_text(shape: &[i64]) -> String {
-    shape.iter().map(|d| format!("[{d}]")).collect()
-}
-
-/// The interpreter's error for a failed check of compiled code.
-fn failure_diagnostic(
-    ev: &mut Evaluator,
-    kernel: &Kernel,
-    site: i64,
-    details: &[i64],
-) -> Box<Diagnostic> {
-    let Some(ErrorSite { loc, failure }) =
-        usize::try_from(site).ok().and_then(|s| kernel.sites.get(s))
-    else {
-        return internal(
-            ev,
-            &format!("kernel {} failed at unknown check {site}", kernel.name),
-        );
-    };
-    let loc = *loc;
-    ev.loc = loc;
-    match failure {
-        Failure::Index { rank, idx, .. } => {
-            let shape: Vec<usize> = details[..*rank].iter().map(|d| *d as usize).collect();
-            let mut k = *rank;
-            let mut args = Vec::new();
-            for d in idx {
-                match d {
-                    ogham_compiler::ir::DimIndex::Fix(_) => {
-                        args.push(IdxArg::At(details[k]));
-                        k += 1;
-                    }
-                    ogham_compiler::ir::DimIndex::Slice { .. } => {
-                        args.push(slice_arg(details[k], details[k + 1], details[k + 2]));
-                        k += 3;
-                    }
-                }
-            }
-            match check_index(&shape, &args) {
-                Err(e) => error(e.code, loc, e.message),
-                Ok(()) => internal(ev, "a bounds check failed on a valid index"),
-            }
-        }
-        Failure::DivByZero { symbol } => div_by_zero(loc, symbol),
-        Failure::Assert { message, kind } => assert_failed(loc, message, *kind),
-        Failure::NegativeSize { what } => error(
-            R_NEG_SIZE,
-            loc,
-            format!("{what}: negative size {}", details[0]),
-        ),
-        Failure::Reshape { array, dims } => {
-            let r = ev.function.ty(*array).rank();
-            let from: Vec<usize> = details[..r].iter().map(|d| *d as usize).collect();
-            let to: Vec<usize> = details[r..r + dims.len()]
-                .iter()
-                .map(|d| *d as usize)
-                .collect();
-            match ev.check_reshape(&from, dims, &to) {
-                Err(e) => e,
-                Ok(()) => internal(ev, "a reshape check failed on a valid shape"),
-            }
-        }
-        Failure::ShapeMismatch { what, rank } => error(
-            R_SIZE,
-            loc,
-            format!(
-                "{what} of shape {} where shape {} was expected",
-                shape_text(&details[..*rank]),
-                shape_text(&details[*rank..2 * rank])
-            ),
-        ),
-        Failure::OutOfMemory => error(
-            R_OUT_OF_MEMORY,
-            loc,
-            format!("out of memory: cannot allocate {} bytes", details[0]),
-        ),
-    }
-}
-
-impl ArrayData {
-    /// The size in bytes of one element.
-    fn prim_type_size(&self) -> usize {
-        match self.prim_type() {
-            PrimType::Bool | PrimType::I8 | PrimType::U8 => 1,
-            PrimType::I16 => 2,
-            PrimType::I32 | PrimType::F32 => 4,
-            PrimType::I64 | PrimType::F64 => 8,
-        }
-    }
 }

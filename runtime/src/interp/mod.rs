@@ -30,6 +30,10 @@
 //! | R0706 | negative or absurdly large size (`iota`, `replicate`, `unflatten`, `hist`)       |
 //! | R0707 | irregular array (rows of different shapes)                                       |
 //! | R0708 | internal error: the program violated a type checker guarantee (a bug)            |
+//! | R0709 | out of memory                                                                    |
+//! | R0710 | a source `assert` failed                                                         |
+//! | R0711 | `--backend cuda` cannot run here: no NVIDIA driver, GPU or NVRTC library         |
+//! | R0712 | a CUDA driver or NVRTC error                                                     |
 
 mod builtins;
 mod entry;
@@ -58,6 +62,8 @@ pub(crate) const R_IRREGULAR: &str = "R0707";
 pub(crate) const R_INTERNAL: &str = "R0708";
 pub(crate) const R_OUT_OF_MEMORY: &str = "R0709";
 pub(crate) const R_ASSERT: &str = "R0710";
+pub(crate) const R_CUDA_UNAVAILABLE: &str = "R0711";
+pub(crate) const R_CUDA: &str = "R0712";
 
 /// Results inside the interpreter; diagnostics are boxed to keep `Result`s small.
 pub(crate) type Res<T> = Result<T, Box<Diagnostic>>;

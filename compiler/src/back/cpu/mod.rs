@@ -37,64 +37,17 @@ mod codegen;
 pub mod helpers;
 mod kernel;
 
-use crate::ir::{Body, DimIndex, Exp, Program, Stmt, SubExp, VarId};
-use crate::source::Span;
+use super::kernel_stmts;
+pub use super::{ErrorSite, Failure, MAX_DETAILS, Unsupported};
+use crate::ir::{Exp, Program, Stmt, VarId};
 use std::fmt::Write;
 
 /// Offset in the context record of the number of the failed check.
 pub const CTX_SITE: i32 = 0;
 /// Offset of the values describing the failure.
 pub const CTX_DETAILS: i32 = 8;
-pub const MAX_DETAILS: usize = 16;
 /// Size of the part of the context record that generated code writes.
 pub const CTX_GENERATED_BYTES: usize = CTX_DETAILS as usize + 8 * MAX_DETAILS;
-
-/// Why a kernel was not compiled.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unsupported(pub String);
-
-/// A run-time check of generated code: where it is and what its failure means. The values the
-/// message needs are in the context record's details, in the order given per variant.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ErrorSite {
-    pub loc: Span,
-    pub failure: Failure,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum Failure {
-    /// Index out of bounds; details: the array's `rank` extents, then per component of `idx`
-    /// its index (fixed) or start, length and stride (slice).
-    Index {
-        rank: usize,
-        idx: Vec<DimIndex>,
-        update: bool,
-    },
-    DivByZero {
-        symbol: &'static str,
-    },
-    Assert {
-        message: String,
-        kind: crate::ir::AssertKind,
-    },
-    /// A negative size; details: the size.
-    NegativeSize {
-        what: String,
-    },
-    /// A reshape or size coercion of `array` to `dims` that does not fit; details: the array's
-    /// extents then the target extents.
-    Reshape {
-        array: VarId,
-        dims: Vec<SubExp>,
-    },
-    /// Extents that must agree do not; details: `rank` actual extents, then `rank` expected.
-    ShapeMismatch {
-        what: String,
-        rank: usize,
-    },
-    /// The arena could not provide memory; details: the bytes asked for.
-    OutOfMemory,
-}
 
 /// A compiled kernel.
 pub struct Kernel {
@@ -144,20 +97,6 @@ pub fn compile(program: &Program) -> Vec<CompiledSeg<'_>> {
         }
     }
     out
-}
-
-/// The kernel statements of a host body (kernels are only at host level: in the body and in
-/// the bodies of its `if`s and loops), in order.
-fn kernel_stmts<'p>(body: &'p Body, out: &mut Vec<&'p Stmt>) {
-    for stmt in &body.stmts {
-        if let Exp::Seg(_) = stmt.exp {
-            out.push(stmt);
-        } else {
-            for (_, nested) in crate::ir::traverse::nested_scopes(&stmt.exp) {
-                kernel_stmts(nested, out);
-            }
-        }
-    }
 }
 
 /// The CLIF text of every kernel (deterministic; `ogham dev --print clif`, `snapshot { clif }`).

@@ -1,0 +1,482 @@
+//! The `__global__` functions of one kernel around the body code of `emit`.
+//!
+//! Thread level, `NAME(ctx, args, arena, arena_stride, n_items, chunks, partial, carry)`: the
+//! space is segments (points of the outer dimensions) × the innermost dimension, cut into
+//! `n_items = segments × chunks` work items; thread `g` runs items `g, g + threads, ...`. Item
+//! `r` is chunk `r % chunks` of segment `r / chunks`: innermost indices
+//! `[c·inner/chunks, (c+1)·inner/chunks)` — or, for reductions whose operators are all
+//! commutative, `c, c + chunks, ...`, so that neighbouring threads read neighbouring elements.
+//! A map runs with `chunks = inner` (one point per item); a histogram with `chunks = 1` (its
+//! points are applied in order, as the interpreter does).
+//!
+//! - A reduction writes one value per segment or, when `partial` is not null, the item's
+//!   accumulators as 64-bit slots at `partial[r·width ..]`; `NAME_combine(ctx, args, segments,
+//!   chunks, partial)` then folds each segment's partials in order and writes the results.
+//! - A scan with `partial` not null only computes its items' totals; `NAME_combine` turns them
+//!   into each item's carry-in (the totals before it, in order); the second launch, with
+//!   `carry`, scans every item from its carry-in and writes the results.
+//!
+//! Block level, `NAME(ctx, args, arena, arena_stride, n_items)`: one block per point (blocks
+//! take points `b, b + blocks, ...`); dynamic shared memory of `8 · blockDim · shared_slots`
+//! bytes for the block's reductions and scans. Arena: block `b` owns `blockDim + 1` regions of
+//! `arena_stride` bytes (the first for arrays made at block level, one per thread).
+//!
+//! Arguments (`args`, 64-bit slots) as on the CPU: the kernel's inputs (a scalar's bits; an
+//! array's device pointer then its extents), then per result its pointer and the number of
+//! elements of one point's value. A failed check writes the context record and returns.
+
+use super::emit::{Emit, Res, ctype, var};
+use super::{Failure, Unsupported};
+use crate::ir::{self, Lambda, Stmt, SubExp, VarId};
+use crate::kir::{SegKind, SegLevel, SegOp};
+use crate::source::Span;
+
+/// The text and layout of one kernel.
+pub struct Built {
+    pub text: String,
+    pub inputs: Vec<VarId>,
+    pub sites: Vec<crate::back::ErrorSite>,
+    pub accumulators: usize,
+    pub combine: Option<String>,
+    pub shared_slots: usize,
+    pub allocates: bool,
+}
+
+/// The reduction or scan operators of a kernel with their neutral elements.
+fn operators(kind: &SegKind) -> Vec<(&Lambda, &[SubExp])> {
+    match kind {
+        SegKind::Red(reds) => reds
+            .iter()
+            .map(|r| (&r.lambda, r.neutral.as_slice()))
+            .collect(),
+        SegKind::Scan(scans) => scans
+            .iter()
+            .map(|s| (&s.lambda, s.neutral.as_slice()))
+            .collect(),
+        SegKind::Map | SegKind::Hist(_) => Vec::new(),
+    }
+}
+
+/// Declares the kernel's inputs from the argument slots; returns the number of slots used.
+fn load_inputs(e: &mut Emit, inputs: &[VarId]) -> usize {
+    let mut slot = 0;
+    for v in inputs {
+        match e.f.ty(*v).clone() {
+            ir::Type::Prim(p) => {
+                let t = ctype(p);
+                e.line(format!(
+                    "const {t} {} = og_unbits<{t}>(args[{slot}]);",
+                    var(*v)
+                ));
+                slot += 1;
+            }
+            ir::Type::Array { elem, shape } => {
+                let t = ctype(elem);
+                let r = shape.len();
+                let dims: Vec<String> = (0..r)
+                    .map(|d| format!("(i64)args[{}]", slot + 1 + d))
+                    .collect();
+                e.line(format!(
+                    "View<{t}, {r}> {} = og_view<{t}, {r}>(({t}*)args[{slot}], {{{}}});",
+                    var(*v),
+                    dims.join(", ")
+                ));
+                slot += 1 + r;
+            }
+        }
+    }
+    slot
+}
+
+/// Declares the output pointers and row sizes (`og_out<j>`, `og_row<j>`).
+fn load_outputs(e: &mut Emit, pat: &[VarId], mut slot: usize) {
+    for (j, v) in pat.iter().enumerate() {
+        let t = ctype(e.f.ty(*v).elem());
+        e.line(format!(
+            "{t}* og_out{j} = ({t}*)args[{slot}]; const i64 og_row{j} = (i64)args[{}];",
+            slot + 1
+        ));
+        slot += 2;
+    }
+}
+
+/// Writes `val` (of type `ty`) as output `j`'s value at flat position `p`.
+fn write_output(e: &mut Emit, j: usize, p: &str, val: &str, ty: &ir::Type, block: bool) -> Res<()> {
+    if ty.rank() == 0 {
+        let w = format!("og_out{j}[{p}] = {val};");
+        e.line(if block {
+            format!("if (threadIdx.x == 0) {w}")
+        } else {
+            w
+        });
+        return Ok(());
+    }
+    e.check(
+        &format!("og_count({val}) == og_row{j}"),
+        Failure::ShapeMismatch {
+            what: "kernel result".to_string(),
+            rank: 1,
+        },
+        &[format!("og_count({val})"), format!("og_row{j}")],
+    )?;
+    let r = ty.rank();
+    let dims: Vec<String> = (0..r).map(|k| format!("{val}.d[{k}]")).collect();
+    let (first, step) = if block {
+        ("threadIdx.x", "blockDim.x")
+    } else {
+        ("0", "1")
+    };
+    e.line(format!(
+        "og_copy(og_view<{t}, {r}>(og_out{j} + ({p}) * og_row{j}, {{{}}}), {val}, {first}, {step});",
+        dims.join(", "),
+        t = ctype(ty.elem())
+    ));
+    Ok(())
+}
+
+/// Binds the space's index variables of dimensions `dims` from the flat position `flat`.
+fn decode(e: &mut Emit, seg: &SegOp, dims: usize, flat: &str) {
+    e.line(format!("i64 og_rest = {flat};"));
+    for d in (0..dims).rev() {
+        let extent = e.operand(seg.space[d].1);
+        e.line(format!(
+            "const i64 {} = og_rest % {extent}; og_rest /= {extent};",
+            var(seg.space[d].0)
+        ));
+    }
+}
+
+/// Builds kernel `seg` (statement `stmt` of function `f`) named `name`.
+pub fn build(
+    f: &ir::Function,
+    stmt: &Stmt,
+    seg: &SegOp,
+    name: &str,
+    unchecked: &[Span],
+) -> Result<Built, Unsupported> {
+    let inputs: Vec<VarId> = ir::traverse::free_vars_stmt(f, stmt).into_iter().collect();
+    match seg.level {
+        SegLevel::Thread => thread_kernel(f, stmt, seg, name, unchecked, inputs),
+        SegLevel::Block => block_kernel(f, stmt, seg, name, unchecked, inputs),
+    }
+}
+
+fn thread_kernel(
+    f: &ir::Function,
+    stmt: &Stmt,
+    seg: &SegOp,
+    name: &str,
+    unchecked: &[Span],
+    inputs: Vec<VarId>,
+) -> Result<Built, Unsupported> {
+    let mut e = Emit::new(f, unchecked, 1);
+    let slots = load_inputs(&mut e, &inputs);
+    let hist = matches!(seg.kind, SegKind::Hist(_));
+    if !hist {
+        load_outputs(&mut e, &stmt.pat, slots);
+    }
+    let rank = seg.space.len();
+    let inner = e.operand(seg.space[rank - 1].1);
+    let ops = operators(&seg.kind);
+    let width: usize = ops.iter().map(|(_, n)| n.len()).sum();
+    let commutative = matches!(&seg.kind, SegKind::Red(reds) if reds.iter().all(|r| r.commutative));
+    // Histogram destinations as `[segments * bins]row...` views.
+    if let SegKind::Hist(hists) = &seg.kind {
+        for (h, hist) in hists.iter().enumerate() {
+            for (k, d) in hist.dests.iter().enumerate() {
+                let ty = f.ty(*d);
+                let r = ty.rank();
+                let v = var(*d);
+                let flat = r - (rank - 1);
+                let rows: Vec<String> = (0..rank).map(|k| format!("{v}.d[{k}]")).collect();
+                let mut dims = vec![format!("({})", rows.join(" * "))];
+                let mut strides = vec![format!("{v}.s[{}]", rank - 1)];
+                for k in rank..r {
+                    dims.push(format!("{v}.d[{k}]"));
+                    strides.push(format!("{v}.s[{k}]"));
+                }
+                let n = format!("og_h{h}_{k}");
+                e.line(format!("View<{}, {flat}> {n};", ctype(ty.elem())));
+                e.line(format!("{n}.p = {v}.p;"));
+                for (k, (d, s)) in dims.iter().zip(&strides).enumerate() {
+                    e.line(format!("{n}.d[{k}] = {d}; {n}.s[{k}] = {s};"));
+                }
+            }
+        }
+    }
+    e.line("const i64 og_gid = blockIdx.x * (i64)blockDim.x + threadIdx.x;");
+    e.line("OgArena og_arena = {arena + og_gid * arena_stride, 0, arena_stride};");
+    e.open("for (i64 og_r = og_gid; og_r < n_items; og_r += (i64)gridDim.x * blockDim.x)");
+    e.line("const i64 og_s = og_r / chunks, og_c = og_r % chunks;");
+    decode(&mut e, seg, rank - 1, "og_s");
+    // Accumulators: from the neutral elements, or a scan's carry-in.
+    let mut accs: Vec<Vec<String>> = Vec::new();
+    let mut k = 0;
+    for (_, neutral) in &ops {
+        let mut names = Vec::new();
+        for n in neutral.iter() {
+            let ty = f.subexp_type(*n);
+            if ty.rank() > 0 {
+                return Err(Unsupported(
+                    "a reduction or scan of arrays in a kernel".to_string(),
+                ));
+            }
+            let t = ctype(ty.elem());
+            let acc = format!("og_acc{k}");
+            let init = e.operand(*n);
+            e.line(format!(
+                "{t} {acc} = carry ? og_unbits<{t}>(carry[og_r * {width} + {k}]) : {init};"
+            ));
+            names.push(acc);
+            k += 1;
+        }
+        accs.push(names);
+    }
+    let i = var(seg.space[rank - 1].0);
+    if commutative {
+        e.open(format!(
+            "for (i64 {i} = og_c; {i} < {inner}; {i} += chunks)"
+        ));
+    } else {
+        e.open(format!(
+            "for (i64 {i} = og_c * {inner} / chunks; {i} < (og_c + 1) * {inner} / chunks; {i}++)"
+        ));
+    }
+    e.line("og_arena.used = 0;");
+    e.line(format!("const i64 og_p = og_s * {inner} + {i};"));
+    let vals = e.body(&seg.body)?;
+    match &seg.kind {
+        SegKind::Map => {
+            for (j, val) in vals.iter().enumerate() {
+                write_output(&mut e, j, "og_p", val, &seg.ret[j], false)?;
+            }
+        }
+        SegKind::Red(_) | SegKind::Scan(_) => {
+            let scan = matches!(seg.kind, SegKind::Scan(_));
+            let mut k = 0;
+            for (j, (op, neutral)) in ops.iter().enumerate() {
+                let m = neutral.len();
+                e.accumulate(op, &accs[j], &vals[k..k + m])?;
+                k += m;
+            }
+            // A scan's first pass (totals only) writes nothing.
+            if scan {
+                e.open("if (!partial)");
+                for (c, acc) in accs.concat().iter().enumerate() {
+                    write_output(&mut e, c, "og_p", acc, &seg.ret[c], false)?;
+                }
+            }
+            for (c, val) in vals[width..].iter().enumerate() {
+                write_output(&mut e, width + c, "og_p", val, &seg.ret[width + c], false)?;
+            }
+            if scan {
+                e.close();
+            }
+        }
+        SegKind::Hist(hists) => {
+            let mut k = 0;
+            for (h, hist) in hists.iter().enumerate() {
+                let bins = e.operand(hist.num_bins);
+                let bin = vals[k].clone();
+                let dests: Vec<(String, usize)> = hist
+                    .dests
+                    .iter()
+                    .enumerate()
+                    .map(|(d, v)| (format!("og_h{h}_{d}"), f.ty(*v).rank() - (rank - 1)))
+                    .collect();
+                e.open(format!("if ((u64){bin} < (u64){bins})"));
+                let row = format!("og_s * {bins} + {bin}");
+                e.combine_into(
+                    &hist.op,
+                    &dests,
+                    &row,
+                    &vals[k + 1..k + 1 + hist.dests.len()],
+                )?;
+                e.close();
+                k += 1 + hist.dests.len();
+            }
+        }
+    }
+    e.close();
+    let flat_accs = accs.concat();
+    match seg.kind {
+        SegKind::Red(_) => {
+            e.open("if (partial)");
+            for (c, a) in flat_accs.iter().enumerate() {
+                e.line(format!("partial[og_r * {width} + {c}] = og_bits({a});"));
+            }
+            e.else_branch();
+            for (c, a) in flat_accs.iter().enumerate() {
+                e.line(format!("og_out{c}[og_s] = {a};"));
+            }
+            e.close();
+        }
+        SegKind::Scan(_) => {
+            e.open("if (partial)");
+            for (c, a) in flat_accs.iter().enumerate() {
+                e.line(format!("partial[og_r * {width} + {c}] = og_bits({a});"));
+            }
+            e.close();
+        }
+        SegKind::Map | SegKind::Hist(_) => {}
+    }
+    e.close();
+    let emitted = e.finish();
+    let mut sites = emitted.sites;
+    let mut text = format!(
+        "extern \"C\" __global__ void {name}(OgCtx* ctx, const u64* args, char* arena, i64 arena_stride, i64 n_items, i64 chunks, u64* partial, const u64* carry) {{\n{}}}\n",
+        emitted.text
+    );
+    let combine = if width > 0 {
+        let (c, combine_sites) =
+            combine_kernel(f, stmt, seg, name, &inputs, sites.len(), unchecked)?;
+        text.push('\n');
+        text.push_str(&c);
+        sites.extend(combine_sites);
+        Some(format!("{name}_combine"))
+    } else {
+        None
+    };
+    Ok(Built {
+        text,
+        inputs,
+        sites,
+        accumulators: width,
+        combine,
+        shared_slots: 0,
+        allocates: emitted.allocates,
+    })
+}
+
+/// `NAME_combine(ctx, args, segments, chunks, partial)`: one thread per segment folds its
+/// items' partial results in order (a reduction: into the outputs; a scan: into each item's
+/// carry-in, in place).
+fn combine_kernel(
+    f: &ir::Function,
+    stmt: &Stmt,
+    seg: &SegOp,
+    name: &str,
+    inputs: &[VarId],
+    first_site: usize,
+    unchecked: &[Span],
+) -> Result<(String, Vec<crate::back::ErrorSite>), Unsupported> {
+    let mut e = Emit::new(f, unchecked, 1);
+    e.first_site = first_site;
+    let slots = load_inputs(&mut e, inputs);
+    let scan = matches!(seg.kind, SegKind::Scan(_));
+    if !scan {
+        load_outputs(&mut e, &stmt.pat, slots);
+    }
+    let ops = operators(&seg.kind);
+    let width: usize = ops.iter().map(|(_, n)| n.len()).sum();
+    e.line("const i64 og_s = blockIdx.x * (i64)blockDim.x + threadIdx.x;");
+    e.line("if (og_s >= segments) return;");
+    e.line(format!("u64* og_part = partial + og_s * chunks * {width};"));
+    let mut types = Vec::new();
+    let mut accs = Vec::new();
+    let mut k = 0;
+    for (_, neutral) in &ops {
+        let mut names = Vec::new();
+        for n in neutral.iter() {
+            let t = ctype(f.subexp_type(*n).elem());
+            let init = if scan {
+                e.operand(*n)
+            } else {
+                format!("og_unbits<{t}>(og_part[{k}])")
+            };
+            e.line(format!("{t} og_acc{k} = {init};"));
+            names.push(format!("og_acc{k}"));
+            types.push(t);
+            k += 1;
+        }
+        accs.push(names);
+    }
+    let start = if scan { 0 } else { 1 };
+    e.open(format!("for (i64 og_c = {start}; og_c < chunks; og_c++)"));
+    let mut k = 0;
+    for (j, (op, neutral)) in ops.iter().enumerate() {
+        let mut vals = Vec::new();
+        for c in 0..neutral.len() {
+            let x = format!("og_x{}", k + c);
+            e.line(format!(
+                "const {t} {x} = og_unbits<{t}>(og_part[og_c * {width} + {}]);",
+                k + c,
+                t = types[k + c]
+            ));
+            if scan {
+                e.line(format!(
+                    "og_part[og_c * {width} + {}] = og_bits({});",
+                    k + c,
+                    accs[j][c]
+                ));
+            }
+            vals.push(x);
+        }
+        e.accumulate(op, &accs[j], &vals)?;
+        k += neutral.len();
+    }
+    e.close();
+    if !scan {
+        for (c, a) in accs.concat().iter().enumerate() {
+            e.line(format!("og_out{c}[og_s] = {a};"));
+        }
+    }
+    let emitted = e.finish();
+    Ok((
+        format!(
+            "extern \"C\" __global__ void {name}_combine(OgCtx* ctx, const u64* args, i64 segments, i64 chunks, u64* partial) {{\n{}}}\n",
+            emitted.text
+        ),
+        emitted.sites,
+    ))
+}
+
+fn block_kernel(
+    f: &ir::Function,
+    stmt: &Stmt,
+    seg: &SegOp,
+    name: &str,
+    unchecked: &[Span],
+    inputs: Vec<VarId>,
+) -> Result<Built, Unsupported> {
+    if !matches!(seg.kind, SegKind::Map) {
+        return Err(Unsupported("a block-level kernel that is not a map".into()));
+    }
+    let mut e = Emit::new(f, unchecked, 1);
+    e.block = true;
+    let slots = load_inputs(&mut e, &inputs);
+    load_outputs(&mut e, &stmt.pat, slots);
+    e.line("const i64 og_region = blockIdx.x * ((i64)blockDim.x + 1);");
+    e.line("OgArena og_block_arena = {arena + og_region * arena_stride, 0, arena_stride};");
+    e.line(
+        "OgArena og_arena = {arena + (og_region + 1 + threadIdx.x) * arena_stride, 0, arena_stride};",
+    );
+    e.open("for (i64 og_p = blockIdx.x; og_p < n_items; og_p += gridDim.x)");
+    e.line("og_arena.used = 0; og_block_arena.used = 0;");
+    decode(&mut e, seg, seg.space.len(), "og_p");
+    let vals = e.body(&seg.body)?;
+    for (j, val) in vals.iter().enumerate() {
+        write_output(&mut e, j, "og_p", val, &seg.ret[j], true)?;
+    }
+    // The block's arena and shared memory are reused by its next point.
+    e.line("__syncthreads();");
+    e.close();
+    let emitted = e.finish();
+    let shared = if emitted.shared_slots > 0 {
+        "  extern __shared__ __align__(16) char og_shared[];\n"
+    } else {
+        ""
+    };
+    Ok(Built {
+        text: format!(
+            "extern \"C\" __global__ void {name}(OgCtx* ctx, const u64* args, char* arena, i64 arena_stride, i64 n_items) {{\n{shared}{}}}\n",
+            emitted.text
+        ),
+        inputs,
+        sites: emitted.sites,
+        accumulators: 0,
+        combine: None,
+        shared_slots: emitted.shared_slots,
+        allocates: emitted.allocates,
+    })
+}

@@ -1,0 +1,131 @@
+//! The CUDA backend: every kernel ([`crate::kir::SegOp`]) of a kernel-IR program to a
+//! `__global__` function of one CUDA C translation unit, which the runtime compiles with NVRTC
+//! and launches through cudarc; the host program runs on the CPU around the launches.
+//!
+//! The translation unit is the prelude (`prelude.cuh`: fixed-width types, the failure record,
+//! strided array views, the interpreter's scalar semantics as device functions, the arena
+//! allocator) followed by the kernels in statement order, each named `<entry>_k<n>` like the
+//! CPU backend's. `kernel.rs` documents the launch conventions (work items and chunks for
+//! thread-level kernels; one block per point for block-level ones; two launches plus a combine
+//! kernel for reductions and scans over few long segments); `emit.rs` the body code.
+//!
+//! Generated text is deterministic (`ogham dev --print cuda`, `snapshot { cuda }`). A kernel
+//! the generator cannot translate ([`Unsupported`]: reductions of arrays in a kernel,
+//! block-level kernels other than maps) is listed as a comment with the reason; the runtime
+//! evaluates it on the host.
+//!
+//! Bounds checks are emitted unless the statement comes from a `#[unsafe]` definition. A failed
+//! check records its [`ErrorSite`] number and details in the context record (the first
+//! failing thread wins) and leaves the kernel; the runtime rebuilds the interpreter's error.
+
+mod emit;
+mod kernel;
+
+use super::kernel_stmts;
+pub use super::{ErrorSite, Failure, MAX_DETAILS, Unsupported};
+use crate::ir::{Exp, Program, Stmt, VarId};
+use crate::kir::SegLevel;
+use std::fmt::Write;
+
+/// The device functions every generated translation unit starts with.
+pub const PRELUDE: &str = include_str!("prelude.cuh");
+
+/// A generated kernel: its name and what the runtime needs to launch it.
+#[derive(Clone, Debug)]
+pub struct CudaKernel {
+    pub name: String,
+    pub level: SegLevel,
+    /// The variables passed in the argument slots, in order.
+    pub inputs: Vec<VarId>,
+    /// The checks of the kernel then of its combine kernel, by number.
+    pub sites: Vec<ErrorSite>,
+    /// Accumulator components of a reduction or scan (slots per partial result).
+    pub accumulators: usize,
+    /// `<name>_combine`, for reductions and scans.
+    pub combine: Option<String>,
+    /// Block level: 8-byte shared-memory slots needed per thread.
+    pub shared_slots: usize,
+    /// Whether the kernel needs an arena (it makes arrays).
+    pub allocates: bool,
+}
+
+/// One kernel statement of a program and its generated form (or why there is none).
+pub struct GeneratedSeg<'p> {
+    /// Index of the entry point in [`Program::functions`].
+    pub function: usize,
+    pub stmt: &'p Stmt,
+    pub name: String,
+    pub kernel: Result<CudaKernel, Unsupported>,
+}
+
+/// A whole program's CUDA code.
+pub struct CudaProgram<'p> {
+    /// The kernels, without the prelude.
+    pub kernels_text: String,
+    pub segs: Vec<GeneratedSeg<'p>>,
+}
+
+impl CudaProgram<'_> {
+    /// The complete translation unit (prelude then kernels).
+    pub fn source(&self) -> String {
+        format!("{PRELUDE}\n{}", self.kernels_text)
+    }
+}
+
+/// Generates every kernel of a kernel-IR program.
+pub fn generate(program: &Program) -> CudaProgram<'_> {
+    let mut text = String::new();
+    let mut segs = Vec::new();
+    for (fi, f) in program.functions.iter().enumerate() {
+        let mut stmts = Vec::new();
+        kernel_stmts(&f.body, &mut stmts);
+        for (n, stmt) in stmts.into_iter().enumerate() {
+            let Exp::Seg(seg) = &stmt.exp else { continue };
+            let name = format!("{}_k{n}", f.name);
+            let kernel = match kernel::build(f, stmt, seg, &name, &program.unchecked) {
+                Ok(built) => {
+                    let level = match seg.level {
+                        SegLevel::Thread => "thread",
+                        SegLevel::Block => "block",
+                    };
+                    let _ = writeln!(text, "// kernel {name} ({level} level)");
+                    text.push_str(&built.text);
+                    text.push('\n');
+                    Ok(CudaKernel {
+                        name: name.clone(),
+                        level: seg.level,
+                        inputs: built.inputs,
+                        sites: built.sites,
+                        accumulators: built.accumulators,
+                        combine: built.combine,
+                        shared_slots: built.shared_slots,
+                        allocates: built.allocates,
+                    })
+                }
+                Err(Unsupported(why)) => {
+                    let _ = writeln!(
+                        text,
+                        "// kernel {name}: not generated ({why}); the runtime evaluates it\n"
+                    );
+                    Err(Unsupported(why))
+                }
+            };
+            segs.push(GeneratedSeg {
+                function: fi,
+                stmt,
+                name,
+                kernel,
+            });
+        }
+    }
+    CudaProgram {
+        kernels_text: text,
+        segs,
+    }
+}
+
+/// The kernels' CUDA C (deterministic; `snapshot { cuda }` and, after the prelude,
+/// `ogham dev --print cuda`).
+pub fn print_cuda(program: &Program) -> String {
+    generate(program).kernels_text
+}

@@ -1,0 +1,193 @@
+// ---- Ogham CUDA prelude: types and the interpreter's scalar semantics ----
+// NVRTC has no standard headers: the fixed-width types are declared here.
+typedef signed char i8;
+typedef short i16;
+typedef int i32;
+typedef long long i64;
+typedef unsigned char u8;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+// The record a failed check writes: the number of the check plus one (0: no failure), then the
+// values its message needs. The first failing thread wins.
+struct OgCtx {
+  u64 site;
+  i64 details[16];
+};
+
+__device__ __noinline__ void og_fail(OgCtx* ctx, i64 site, int n, const i64* details) {
+  if (atomicCAS(&ctx->site, 0ULL, (u64)(site + 1)) == 0ULL) {
+    for (int k = 0; k < n; k++) ctx->details[k] = details[k];
+    __threadfence();
+  }
+}
+
+// An array: element pointer, extents and strides (in elements), outermost first.
+template <class T, int R> struct View {
+  T* p;
+  i64 d[R];
+  i64 s[R];
+};
+
+// Row `i` of a view of rank R >= 2.
+template <class T, int R> __device__ __forceinline__ View<T, R - 1> og_row(const View<T, R>& v, i64 i) {
+  View<T, R - 1> r;
+  r.p = v.p + i * v.s[0];
+  for (int k = 1; k < R; k++) {
+    r.d[k - 1] = v.d[k];
+    r.s[k - 1] = v.s[k];
+  }
+  return r;
+}
+
+// A contiguous row-major view of `p` with the extents `d`.
+template <class T, int R> __device__ __forceinline__ View<T, R> og_view(T* p, const i64 (&d)[R]) {
+  View<T, R> v;
+  v.p = p;
+  i64 stride = 1;
+  for (int k = R - 1; k >= 0; k--) {
+    v.d[k] = d[k];
+    v.s[k] = stride;
+    stride *= d[k];
+  }
+  return v;
+}
+
+template <class T, int R> __device__ __forceinline__ i64 og_count(const View<T, R>& v) {
+  i64 n = 1;
+  for (int k = 0; k < R; k++) n *= v.d[k];
+  return n;
+}
+
+template <class T, int R> __device__ bool og_same_shape(const View<T, R>& a, const View<T, R>& b) {
+  for (int k = 0; k < R; k++)
+    if (a.d[k] != b.d[k]) return false;
+  return true;
+}
+
+// Copies `src` into `dst` (same extents). With `step` > 1 the outermost dimension is shared by
+// `step` threads, thread `first` taking rows first, first+step, ...
+template <class T, int R>
+__device__ void og_copy(View<T, R> dst, View<T, R> src, i64 first = 0, i64 step = 1) {
+  for (i64 i = first; i < src.d[0]; i += step) {
+    if constexpr (R == 1) {
+      dst.p[i * dst.s[0]] = src.p[i * src.s[0]];
+    } else {
+      og_copy(og_row(dst, i), og_row(src, i));
+    }
+  }
+}
+
+// Sets every row of `dst` to the scalar or array `x`.
+template <class T> __device__ void og_fill(View<T, 1> dst, T x, i64 first = 0, i64 step = 1) {
+  for (i64 i = first; i < dst.d[0]; i += step) dst.p[i * dst.s[0]] = x;
+}
+template <class T, int R>
+__device__ void og_fill(View<T, R + 1> dst, View<T, R> x, i64 first = 0, i64 step = 1) {
+  for (i64 i = first; i < dst.d[0]; i += step) og_copy(og_row(dst, i), x);
+}
+
+// Values as 64-bit slots (partial results of reductions and scans).
+template <class T> __device__ __forceinline__ u64 og_bits(T x) {
+  u64 b = 0;
+  memcpy(&b, &x, sizeof(T));
+  return b;
+}
+template <class T> __device__ __forceinline__ T og_unbits(u64 b) {
+  T x;
+  memcpy(&x, &b, sizeof(T));
+  return x;
+}
+
+// ---- integers: two's complement wrapping, Futhark's floored `/` and `%` ----
+template <class T> __device__ __forceinline__ T og_add(T x, T y) { return (T)((u64)x + (u64)y); }
+template <class T> __device__ __forceinline__ T og_sub(T x, T y) { return (T)((u64)x - (u64)y); }
+template <class T> __device__ __forceinline__ T og_mul(T x, T y) { return (T)((u64)x * (u64)y); }
+template <class T> __device__ __forceinline__ T og_neg(T x) { return (T)(0ULL - (u64)x); }
+template <class T> __device__ __forceinline__ bool og_is_neg(T x) { return x < (T)0; }
+
+// Truncated quotient and remainder; `lowest / -1` wraps to `lowest` (remainder 0).
+template <class T> __device__ __forceinline__ T og_quot(T x, T y) {
+  return (og_is_neg(y) && y == (T)-1) ? og_neg(x) : (T)(x / y);
+}
+template <class T> __device__ __forceinline__ T og_rem(T x, T y) {
+  return (og_is_neg(y) && y == (T)-1) ? (T)0 : (T)(x % y);
+}
+template <class T> __device__ __forceinline__ T og_div(T x, T y) {
+  T q = og_quot(x, y);
+  return (og_rem(x, y) != (T)0 && og_is_neg(x) != og_is_neg(y)) ? og_sub(q, (T)1) : q;
+}
+template <class T> __device__ __forceinline__ T og_mod(T x, T y) {
+  T r = og_rem(x, y);
+  return (r != (T)0 && og_is_neg(r) != og_is_neg(y)) ? og_add(r, y) : r;
+}
+template <class T> __device__ T og_ipow(T x, T y) {
+  if (og_is_neg(y)) {
+    if (x == (T)1) return (T)1;
+    if (og_is_neg(x) && x == (T)-1) return og_rem(y, (T)2) == (T)0 ? (T)1 : x;
+    return (T)0;
+  }
+  T acc = (T)1, base = x;
+  while (y > (T)0) {
+    if ((y & (T)1) == (T)1) acc = og_mul(acc, base);
+    base = og_mul(base, base);
+    y = (T)(y >> 1);
+  }
+  return acc;
+}
+// Shifts by a negative amount or at least the width shift everything out.
+template <class T> __device__ __forceinline__ T og_shl(T x, T y) {
+  return (og_is_neg(y) || (u64)y >= 8 * sizeof(T)) ? (T)0 : (T)((u64)x << (u64)y);
+}
+template <class T> __device__ __forceinline__ T og_shr(T x, T y) {
+  if (og_is_neg(y) || (u64)y >= 8 * sizeof(T)) return og_is_neg(x) ? (T)-1 : (T)0;
+  return (T)(x >> y);
+}
+template <class T> __device__ __forceinline__ T og_iabs(T x) { return og_is_neg(x) ? og_neg(x) : x; }
+template <class T> __device__ __forceinline__ T og_isgn(T x) { return (T)((x > (T)0) - og_is_neg(x)); }
+
+// ---- floats: `%` floored, `%%` C's fmod, `//` truncated quotient, sgn keeps NaN and +-0 ----
+__device__ __forceinline__ float og_fmod_floor(float x, float y) {
+  float r = fmodf(x, y);
+  return (r != 0.0f && (r < 0.0f) != (y < 0.0f)) ? r + y : r;
+}
+__device__ __forceinline__ double og_fmod_floor(double x, double y) {
+  double r = fmod(x, y);
+  return (r != 0.0 && (r < 0.0) != (y < 0.0)) ? r + y : r;
+}
+__device__ __forceinline__ float og_fsgn(float x) { return (isnan(x) || x == 0.0f) ? x : copysignf(1.0f, x); }
+__device__ __forceinline__ double og_fsgn(double x) { return (isnan(x) || x == 0.0) ? x : copysign(1.0, x); }
+
+// Float to integer: truncates, saturates at the type's bounds, NaN gives 0.
+template <class T, class F> __device__ __forceinline__ T og_f2i(F x, T lo, T hi) {
+  if (isnan(x)) return (T)0;
+  if (x <= (F)lo) return lo;
+  if (x >= (F)hi) return hi;
+  return (T)x;
+}
+
+// A slice `start, start+stride, ... (len elements)` of a dimension of extent `n` is valid as the
+// interpreter defines it.
+__device__ __forceinline__ bool og_slice_ok(i64 n, i64 start, i64 len, i64 stride) {
+  if (stride == 0) return false;
+  i64 sgn = stride > 0 ? 1 : -1;
+  i64 end = len > 0 ? og_add(og_add(start, og_mul(len - 1, stride)), sgn) : og_add(start, og_mul(len, stride));
+  if (stride > 0) return 0 <= start && start <= end && end <= n;
+  return (start == end && -1 <= start && start <= n) || (-1 <= end && end < start && start < n);
+}
+
+// ---- memory made inside a kernel: a bump allocator over this thread's part of the arena ----
+struct OgArena {
+  char* base;
+  i64 used;
+  i64 cap;
+};
+
+// `bytes` from the arena (16-byte aligned), or null when it is full.
+__device__ __forceinline__ void* og_alloc(OgArena& a, i64 bytes) {
+  if (bytes > a.cap - a.used) return 0;
+  void* p = a.base + a.used;
+  a.used += (bytes + 15) & ~15LL;
+  return p;
+}
+// ---- end of prelude ----

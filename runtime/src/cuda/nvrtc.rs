@@ -1,0 +1,81 @@
+//! NVRTC: CUDA C source to a CUBIN for one GPU architecture (`sm_80`, `sm_90`, ...), with the
+//! compiler's log (ptxas's register and shared-memory report when `verbose`). The library is
+//! loaded at run time (`libnvrtc.so.12`, found through `LD_LIBRARY_PATH`); without it
+//! [`available`] is false and nothing here may be called (cudarc panics on a missing library).
+//!
+//! Options: C++17, and the warnings about unused variables silenced (generated kernels declare
+//! every output and arena even when a body does not use them).
+
+use cudarc::nvrtc::{result, sys};
+use std::ffi::{CStr, CString};
+
+/// Whether the NVRTC library can be loaded.
+pub fn available() -> bool {
+    // SAFETY: only tries to open the library.
+    unsafe { sys::is_culib_present() }
+}
+
+/// A compiled translation unit.
+pub struct Compiled {
+    /// The CUBIN image.
+    pub cubin: Vec<u8>,
+    /// NVRTC's log (ptxas's report per kernel when compiled with `verbose`).
+    pub log: String,
+}
+
+/// The NVRTC version, e.g. `(12, 9)`.
+pub fn version() -> Result<(i32, i32), String> {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: NVRTC is loaded (callers check `available`); the pointers are valid.
+    unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .map_err(|e| format!("{e:?}"))?;
+    Ok((major, minor))
+}
+
+/// Compiles `source` for architecture `arch` (`sm_90`). The error is NVRTC's log.
+pub fn compile(source: &str, arch: &str, verbose: bool) -> Result<Compiled, String> {
+    let src = CString::new(source).map_err(|_| "the source contains a NUL byte".to_string())?;
+    let name = CString::new("ogham.cu").expect("no NUL");
+    let prog = result::create_program(&src, Some(&name)).map_err(|e| format!("{e:?}"))?;
+    let mut options = vec![
+        format!("--gpu-architecture={arch}"),
+        "--std=c++17".to_string(),
+        "-diag-suppress=177,550".to_string(),
+    ];
+    if verbose {
+        options.push("--ptxas-options=-v".to_string());
+    }
+    // SAFETY: `prog` was created above and is destroyed once below.
+    let compiled = unsafe { result::compile_program(prog, &options) };
+    let log = unsafe { result::get_program_log(prog) }
+        .map(|raw| {
+            // SAFETY: NVRTC returns a NUL-terminated log.
+            unsafe { CStr::from_ptr(raw.as_ptr()) }
+                .to_string_lossy()
+                .into_owned()
+        })
+        .unwrap_or_default();
+    let out = match compiled {
+        Err(e) => Err(format!("NVRTC failed ({e:?}):\n{log}")),
+        Ok(()) => cubin(prog).map(|cubin| Compiled { cubin, log }),
+    };
+    // SAFETY: created above, not used afterwards.
+    let _ = unsafe { result::destroy_program(prog) };
+    out
+}
+
+fn cubin(prog: sys::nvrtcProgram) -> Result<Vec<u8>, String> {
+    let mut size = 0usize;
+    // SAFETY: `prog` compiled successfully; the buffer has the size NVRTC reported.
+    unsafe {
+        sys::nvrtcGetCUBINSize(prog, &mut size)
+            .result()
+            .map_err(|e| format!("{e:?}"))?;
+        let mut image = vec![0u8; size];
+        sys::nvrtcGetCUBIN(prog, image.as_mut_ptr().cast())
+            .result()
+            .map_err(|e| format!("{e:?}"))?;
+        Ok(image)
+    }
+}

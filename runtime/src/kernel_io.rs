@@ -1,0 +1,309 @@
+//! What the compiled executors (CPU, CUDA) share around a kernel launch: the kernel's operands
+//! taken from the evaluator (scalars as 64-bit slots, arrays as contiguous host buffers with
+//! their shapes; histogram destinations consumed and made unique so that the kernel may update
+//! them in place), its result arrays allocated on the host, and the interpreter's error rebuilt
+//! from a failed check of generated code ([`ErrorSite`] plus the recorded details).
+
+use crate::interp::index::{IdxArg, check_index};
+use crate::interp::value::{Array, Store};
+use crate::interp::{R_INTERNAL, R_NEG_SIZE, R_OUT_OF_MEMORY, R_SIZE, error};
+use crate::ireval::eval::{Evaluator, Val, assert_failed, div_by_zero, slice_arg};
+use crate::value::ArrayData;
+use ogham_compiler::back::{ErrorSite, Failure, MAX_DETAILS};
+use ogham_compiler::diag::Diagnostic;
+use ogham_compiler::ir::VarId;
+use ogham_compiler::kir::{SegKind, SegOp};
+use ogham_compiler::types::PrimType;
+use std::collections::HashMap;
+
+type Res<T> = Result<T, Box<Diagnostic>>;
+
+/// A failed check of compiled code: its site number and the values describing it.
+pub(crate) struct KernelFailure {
+    pub site: i64,
+    pub details: [i64; MAX_DETAILS],
+}
+
+/// One kernel input.
+pub(crate) enum Operand {
+    /// A scalar's bits (zero-extended).
+    Scalar(u64),
+    /// A contiguous row-major host array: its first element, size in bytes and extents.
+    /// `dest`: a histogram destination, updated in place.
+    Array {
+        ptr: u64,
+        bytes: usize,
+        shape: Vec<usize>,
+        dest: bool,
+    },
+}
+
+/// A kernel launch's operands and results on the host.
+pub(crate) struct Io {
+    pub operands: Vec<Operand>,
+    /// Every result but a histogram's: its shape and (zeroed) data.
+    pub outputs: Vec<(Vec<usize>, ArrayData)>,
+    /// Per output, the number of elements of one point's value.
+    pub rows: Vec<u64>,
+    pub segments: i64,
+    pub inner: i64,
+    /// Reduced components (outputs with one value per segment).
+    pub n_reduced: usize,
+    alive: Vec<Array<'static>>,
+    consumed: HashMap<VarId, Array<'static>>,
+    hist_dests: Vec<VarId>,
+}
+
+fn data_ptr(a: &Array<'static>) -> Res<u64> {
+    match a.store() {
+        Store::Prim(d) => {
+            let size = d.prim_type_size();
+            Ok(d.as_ptr() as u64 + (a.range().start * size) as u64)
+        }
+        Store::Boxed(_) => Err(error(
+            R_INTERNAL,
+            Default::default(),
+            "a kernel operand is not an array of scalars",
+        )),
+    }
+}
+
+fn array_bytes(a: &Array<'static>) -> usize {
+    let size = match a.store() {
+        Store::Prim(d) => d.prim_type_size(),
+        Store::Boxed(_) => 0,
+    };
+    a.shape().iter().product::<usize>() * size
+}
+
+impl Io {
+    /// The operands `inputs` of kernel `seg` (bound to `pat`) and its result buffers.
+    pub fn prepare(ev: &mut Evaluator, seg: &SegOp, pat: &[VarId], inputs: &[VarId]) -> Res<Io> {
+        let hist_dests: Vec<VarId> = match &seg.kind {
+            SegKind::Hist(hists) => hists.iter().flat_map(|h| h.dests.clone()).collect(),
+            _ => Vec::new(),
+        };
+        // Operands stay alive (and unshared, for consumed destinations) during the launch.
+        let mut operands = Vec::new();
+        let mut alive: Vec<Array<'static>> = Vec::new();
+        let mut consumed: HashMap<VarId, Array<'static>> = HashMap::new();
+        for v in inputs {
+            if hist_dests.contains(v) {
+                let mut a = ev.consume(*v)?;
+                let bytes = array_bytes(&a);
+                let ptr = match a.make_mut() {
+                    Store::Prim(d) => d.as_mut_ptr() as u64,
+                    Store::Boxed(_) => return Err(internal(ev, "a destination of boxed values")),
+                };
+                operands.push(Operand::Array {
+                    ptr,
+                    bytes,
+                    shape: a.shape().to_vec(),
+                    dest: true,
+                });
+                consumed.insert(*v, a);
+                continue;
+            }
+            let array = match ev.var(*v)? {
+                Val::Prim(s) => {
+                    operands.push(Operand::Scalar(crate::cpu::scalar_bits(s)));
+                    continue;
+                }
+                Val::Array(a) => a,
+                _ => return Err(internal(ev, "a kernel operand is neither scalar nor array")),
+            };
+            operands.push(Operand::Array {
+                ptr: data_ptr(&array)?,
+                bytes: array_bytes(&array),
+                shape: array.shape().to_vec(),
+                dest: false,
+            });
+            alive.push(array);
+        }
+        let extents: Vec<usize> = seg
+            .space
+            .iter()
+            .map(|(_, e)| ev.size(*e, "kernel space"))
+            .collect::<Res<_>>()?;
+        let rank = extents.len();
+        let inner = extents[rank - 1] as i64;
+        let segments = extents[..rank - 1].iter().product::<usize>() as i64;
+        let total = segments * inner;
+        let n_reduced = match &seg.kind {
+            SegKind::Red(reds) => reds.iter().map(|r| r.neutral.len()).sum(),
+            _ => 0,
+        };
+        let mut outputs = Vec::new();
+        let mut rows = Vec::new();
+        if !matches!(seg.kind, SegKind::Hist(_)) {
+            for (j, v) in pat.iter().enumerate() {
+                let ty = ev.function.ty(*v).clone();
+                let shape: Vec<usize> = ty
+                    .shape()
+                    .iter()
+                    .map(|d| {
+                        if total == 0 {
+                            Ok(usize::try_from(ev.int(*d)?).unwrap_or(0))
+                        } else {
+                            ev.size(*d, "kernel result")
+                        }
+                    })
+                    .collect::<Res<_>>()?;
+                let space_dims = if j < n_reduced { rank - 1 } else { rank };
+                let row: usize = shape.iter().skip(space_dims).product();
+                let count: usize = shape.iter().product();
+                let data = ArrayData::zeroed(ty.elem(), count).ok_or_else(|| {
+                    error(
+                        R_OUT_OF_MEMORY,
+                        ev.loc,
+                        format!(
+                            "out of memory: cannot allocate a kernel result of {count} elements"
+                        ),
+                    )
+                })?;
+                rows.push(row as u64);
+                outputs.push((shape, data));
+            }
+        }
+        Ok(Io {
+            operands,
+            outputs,
+            rows,
+            segments,
+            inner,
+            n_reduced,
+            alive,
+            consumed,
+            hist_dests,
+        })
+    }
+
+    /// Whether the kernel has points to run (a reduction over empty segments still writes
+    /// their neutral elements).
+    pub fn runs(&self) -> bool {
+        self.segments > 0 && (self.inner > 0 || self.n_reduced > 0)
+    }
+
+    /// The statement's values: the updated destinations of a histogram, else the results.
+    pub fn finish(mut self) -> Vec<Val> {
+        drop(std::mem::take(&mut self.alive));
+        if !self.hist_dests.is_empty() {
+            return self
+                .hist_dests
+                .iter()
+                .map(|d| {
+                    Val::Array(
+                        self.consumed
+                            .remove(d)
+                            .expect("every destination is an input"),
+                    )
+                })
+                .collect();
+        }
+        self.outputs
+            .into_iter()
+            .map(|(shape, data)| {
+                if shape.is_empty() {
+                    Val::Prim(data.get(0))
+                } else {
+                    Val::Array(Array::new(shape, Store::Prim(data)))
+                }
+            })
+            .collect()
+    }
+}
+
+pub(crate) fn internal(ev: &Evaluator, what: &str) -> Box<Diagnostic> {
+    error(R_INTERNAL, ev.loc, what.to_string())
+}
+
+fn shape_text(shape: &[i64]) -> String {
+    shape.iter().map(|d| format!("[{d}]")).collect()
+}
+
+/// The interpreter's error for a failed check of compiled code.
+pub(crate) fn failure_diagnostic(
+    ev: &mut Evaluator,
+    kernel: &str,
+    sites: &[ErrorSite],
+    site: i64,
+    details: &[i64],
+) -> Box<Diagnostic> {
+    let Some(ErrorSite { loc, failure }) = usize::try_from(site).ok().and_then(|s| sites.get(s))
+    else {
+        return internal(
+            ev,
+            &format!("kernel {kernel} failed at unknown check {site}"),
+        );
+    };
+    let loc = *loc;
+    ev.loc = loc;
+    match failure {
+        Failure::Index { rank, idx, .. } => {
+            let shape: Vec<usize> = details[..*rank].iter().map(|d| *d as usize).collect();
+            let mut k = *rank;
+            let mut args = Vec::new();
+            for d in idx {
+                match d {
+                    ogham_compiler::ir::DimIndex::Fix(_) => {
+                        args.push(IdxArg::At(details[k]));
+                        k += 1;
+                    }
+                    ogham_compiler::ir::DimIndex::Slice { .. } => {
+                        args.push(slice_arg(details[k], details[k + 1], details[k + 2]));
+                        k += 3;
+                    }
+                }
+            }
+            match check_index(&shape, &args) {
+                Err(e) => error(e.code, loc, e.message),
+                Ok(()) => internal(ev, "a bounds check failed on a valid index"),
+            }
+        }
+        Failure::DivByZero { symbol } => div_by_zero(loc, symbol),
+        Failure::Assert { message, kind } => assert_failed(loc, message, *kind),
+        Failure::NegativeSize { what } => error(
+            R_NEG_SIZE,
+            loc,
+            format!("{what}: negative size {}", details[0]),
+        ),
+        Failure::Reshape { array, dims } => {
+            let r = ev.function.ty(*array).rank();
+            let from: Vec<usize> = details[..r].iter().map(|d| *d as usize).collect();
+            let to: Vec<usize> = details[r..r + dims.len()]
+                .iter()
+                .map(|d| *d as usize)
+                .collect();
+            match ev.check_reshape(&from, dims, &to) {
+                Err(e) => e,
+                Ok(()) => internal(ev, "a reshape check failed on a valid shape"),
+            }
+        }
+        Failure::ShapeMismatch { what, rank } => error(
+            R_SIZE,
+            loc,
+            format!(
+                "{what} of shape {} where shape {} was expected",
+                shape_text(&details[..*rank]),
+                shape_text(&details[*rank..2 * rank])
+            ),
+        ),
+        Failure::OutOfMemory => error(
+            R_OUT_OF_MEMORY,
+            loc,
+            format!("out of memory: cannot allocate {} bytes", details[0]),
+        ),
+    }
+}
+
+impl ArrayData {
+    /// The size in bytes of one element.
+    pub(crate) fn prim_type_size(&self) -> usize {
+        match self.prim_type() {
+            PrimType::Bool | PrimType::I8 | PrimType::U8 => 1,
+            PrimType::I16 => 2,
+            PrimType::I32 | PrimType::F32 => 4,
+            PrimType::I64 | PrimType::F64 => 8,
+        }
+    }
+}
