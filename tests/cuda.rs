@@ -59,7 +59,12 @@ fn units(root: &Path) -> Vec<Unit> {
         let not_generated = program
             .segs
             .iter()
-            .filter_map(|s| s.kernel.as_ref().err().map(|e| format!("{}: {}", s.name, e.0)))
+            .filter_map(|s| {
+                s.kernel
+                    .as_ref()
+                    .err()
+                    .map(|e| format!("{}: {}", s.name, e.0))
+            })
             .collect();
         out.push(Unit {
             path: path.strip_prefix(root).unwrap_or(&path).to_path_buf(),
@@ -86,7 +91,10 @@ fn report(log: &str) -> Vec<String> {
         } else if let Some(name) = quoted("Function properties for ") {
             props_for = name;
         } else if line.contains("bytes stack frame") && props_for == entry {
-            frame = line.trim_start_matches("ptxas").trim_start_matches([' ', '.']).to_string();
+            frame = line
+                .trim_start_matches("ptxas")
+                .trim_start_matches([' ', '.'])
+                .to_string();
         } else if let Some(used) = line.split("Used ").nth(1) {
             out.push(format!("{entry}: {used}; {frame}"));
         }
