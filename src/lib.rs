@@ -5,6 +5,7 @@
 //! runs its entry points.
 
 pub mod args;
+pub mod autotune;
 pub mod demo;
 pub mod testing;
 
@@ -147,6 +148,8 @@ pub enum Tuning<'a> {
     /// Every threshold set to one value: `0` selects the first version of all multi-versioned
     /// code (outer parallelism), `i64::MAX` the last one.
     Uniform(i64),
+    /// Values by name (the autotuner's candidates); defaults for the others.
+    Named(&'a std::collections::BTreeMap<String, i64>),
 }
 
 /// The executors of entry points. All of them implement the semantics of the reference
@@ -243,6 +246,10 @@ impl Backend {
                         others: None,
                     },
                     Tuning::Uniform(value) => Thresholds::uniform(value),
+                    Tuning::Named(values) => Thresholds {
+                        named: values.clone(),
+                        others: None,
+                    },
                 };
                 match self {
                     Backend::Cpu => ogham_runtime::cpu::run(&ir, entry, args, &thresholds),

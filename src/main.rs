@@ -68,6 +68,27 @@ enum Command {
         #[arg(short = 'o', long = "output", value_name = "LIB")]
         output: Option<PathBuf>,
     },
+    /// Choose the thresholds of multi-versioned kernels by timing an entry point on a data set;
+    /// writes a tuning file for `--tuning`.
+    Autotune {
+        /// The program (`.og`).
+        file: PathBuf,
+        /// The entry point to time.
+        #[arg(long, default_value = "main")]
+        entry: String,
+        /// The executor to tune for.
+        #[arg(long, value_enum, default_value_t = BackendArg::Cpu)]
+        backend: BackendArg,
+        /// Runs per candidate (the median counts).
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// The tuning file to write (default: the program's name with `.tuning`).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// The data set: the entry point's arguments, as for `ogham run`.
+        #[arg(allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Run the `-- ==` test blocks of programs (default: tests/cases).
     Test {
         /// `.og` files or directories searched recursively.
@@ -216,6 +237,14 @@ fn run_command(command: Command) -> Result<(), Failure> {
             &args,
         ),
         Command::Build { file, output } => build(&file, output),
+        Command::Autotune {
+            file,
+            entry,
+            backend,
+            runs,
+            output,
+            args,
+        } => autotune(&file, &entry, backend.into(), runs, output, &args),
         Command::Test { paths, backend } => test(&paths, backend.into()),
         Command::Demo {
             backend,
@@ -375,6 +404,44 @@ fn run(
         Failure::Reported
     })?;
     write_outputs(ogham::output_components(outputs), output_dir)
+}
+
+fn autotune(
+    file: &Path,
+    entry: &str,
+    backend: Backend,
+    runs: usize,
+    output: Option<PathBuf>,
+    raw_args: &[String],
+) -> Result<(), Failure> {
+    let fe = load(file)?;
+    let entry_point = fe.entry(entry)?;
+    let mut args = Vec::new();
+    for raw in raw_args {
+        args.extend(parse_arg(raw)?);
+    }
+    let args = args::bind(entry_point, args)?;
+    let tuned = ogham::autotune::autotune(&fe, backend, entry, args, runs).map_err(|diag| {
+        emit_to_stderr(&fe.sources, &[*diag]);
+        Failure::Reported
+    })?;
+    let path = output.unwrap_or_else(|| file.with_extension("tuning"));
+    std::fs::write(&path, tuned.file())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    for c in &tuned.choices {
+        outln!("{}={} (default {})", c.name, c.value, c.default);
+    }
+    for r in &tuned.rejected {
+        eprintln!("warning: {r} changes the outputs; not used");
+    }
+    eprintln!(
+        "wrote {}: {:.3} ms with the defaults, {:.3} ms tuned ({} backend)",
+        path.display(),
+        tuned.default_seconds * 1e3,
+        tuned.tuned_seconds * 1e3,
+        backend.name()
+    );
+    Ok(())
 }
 
 /// Prints the outputs, or saves them as `.npy` files in `output_dir`.

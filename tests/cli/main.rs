@@ -238,3 +238,54 @@ fn build_then_run_a_library() {
     ]);
     assert_user_error(&out, "runs on the CPU backend");
 }
+
+#[test]
+fn autotune_writes_a_tuning_file_that_runs() {
+    let dir = scratch("autotune");
+    let program = write(
+        &dir,
+        "rows.og",
+        "entry main [n] [m] (a: [n][m]i32) : [n][m]i32 = map (\\row -> scan (+) 0 row) a\n",
+    );
+    let data = "[[1i32, 2i32, 3i32], [4i32, 5i32, 6i32]]";
+    let tuning = dir.join("rows.tuning");
+    let out = ogham(&["autotune", "--runs", "1", program.to_str().unwrap(), data]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = std::fs::read_to_string(&tuning).expect("the tuning file is written");
+    // Every threshold of the program is named, with the times tried as comments.
+    for name in ["suff_outer_par_0=", "suff_intra_par_0="] {
+        assert!(text.contains(name), "{text}");
+    }
+    assert!(text.contains("# default "), "{text}");
+    let out = ogham(&[
+        "run",
+        "--backend",
+        "cpu",
+        "--tuning",
+        tuning.to_str().unwrap(),
+        program.to_str().unwrap(),
+        data,
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).trim(),
+        "[[1i32, 3i32, 6i32], [4i32, 9i32, 15i32]]"
+    );
+}
+
+#[test]
+fn the_cuda_backend_without_a_gpu_is_a_clear_error() {
+    if ogham::Backend::Cuda.unavailable().is_none() {
+        return; // A GPU is present: the corpus runs the CUDA cases.
+    }
+    let dir = scratch("cuda");
+    let program = write(&dir, "double.og", "entry main (xs: []f32) = map (*2) xs\n");
+    let out = ogham(&[
+        "run",
+        "--backend",
+        "cuda",
+        program.to_str().unwrap(),
+        "[1f32]",
+    ]);
+    assert_user_error(&out, "error[R0711]");
+}
