@@ -393,17 +393,26 @@ fn run(
         return run_library(file, entry, backend, output_dir, tuning, raw_args);
     }
     let fe = load(file)?;
-    let entry_point = fe.entry(entry)?;
-    let mut args = Vec::new();
-    for raw in raw_args {
-        args.extend(parse_arg(raw)?);
-    }
-    let args = args::bind(entry_point, args)?;
+    let args = entry_args(&fe, entry, raw_args)?;
     let outputs = backend.run(&fe, entry, args, tuning).map_err(|diag| {
         emit_to_stderr(&fe.sources, &[*diag]);
         Failure::Reported
     })?;
     write_outputs(ogham::output_components(outputs), output_dir)
+}
+
+/// The arguments of entry point `entry` from the command line, checked against its parameters.
+fn entry_args(
+    fe: &Frontend,
+    entry: &str,
+    raw_args: &[String],
+) -> Result<Vec<ogham_runtime::value::Value>, Failure> {
+    let entry_point = fe.entry(entry)?;
+    let mut args = Vec::new();
+    for raw in raw_args {
+        args.extend(parse_arg(raw)?);
+    }
+    Ok(args::bind(entry_point, args)?)
 }
 
 fn autotune(
@@ -415,12 +424,7 @@ fn autotune(
     raw_args: &[String],
 ) -> Result<(), Failure> {
     let fe = load(file)?;
-    let entry_point = fe.entry(entry)?;
-    let mut args = Vec::new();
-    for raw in raw_args {
-        args.extend(parse_arg(raw)?);
-    }
-    let args = args::bind(entry_point, args)?;
+    let args = entry_args(&fe, entry, raw_args)?;
     let tuned = ogham::autotune::autotune(&fe, backend, entry, args, runs).map_err(|diag| {
         emit_to_stderr(&fe.sources, &[*diag]);
         Failure::Reported
