@@ -170,15 +170,20 @@ pub enum Backend {
     /// GPU; the host program runs in the IR evaluator (`ogham_runtime::cuda`). Fails with
     /// `R0711` on a machine without a GPU, its driver or NVRTC.
     Cuda,
+    /// The CUDA backend's code and launch plans compiled for the host by `g++` and run with one
+    /// OS thread per GPU thread (`ogham_runtime::cuda::emulator`): tests the CUDA backend
+    /// without a GPU; slow.
+    CudaEmu,
 }
 
 impl Backend {
-    pub const ALL: [Backend; 5] = [
+    pub const ALL: [Backend; 6] = [
         Backend::Interp,
         Backend::Core,
         Backend::Kir,
         Backend::Cpu,
         Backend::Cuda,
+        Backend::CudaEmu,
     ];
 
     pub fn name(self) -> &'static str {
@@ -188,6 +193,7 @@ impl Backend {
             Backend::Kir => "kir",
             Backend::Cpu => "cpu",
             Backend::Cuda => "cuda",
+            Backend::CudaEmu => "cuda-emu",
         }
     }
 
@@ -195,6 +201,7 @@ impl Backend {
     pub fn unavailable(self) -> Option<String> {
         match self {
             Backend::Cuda => ogham_runtime::cuda::unavailable(),
+            Backend::CudaEmu => ogham_runtime::cuda::emulator::unavailable(),
             _ => None,
         }
     }
@@ -231,7 +238,7 @@ impl Backend {
                 ogham_runtime::interp::run_entry(&fe.sources, &fe.program, &fe.checked, entry, args)
                     .map_err(Box::new)
             }
-            Backend::Core | Backend::Kir | Backend::Cpu | Backend::Cuda => {
+            Backend::Core | Backend::Kir | Backend::Cpu | Backend::Cuda | Backend::CudaEmu => {
                 let options = if self == Backend::Core {
                     pipeline::Options::CORE
                 } else {
@@ -254,6 +261,9 @@ impl Backend {
                 match self {
                     Backend::Cpu => ogham_runtime::cpu::run(&ir, entry, args, &thresholds),
                     Backend::Cuda => ogham_runtime::cuda::run(&ir, entry, args, &thresholds),
+                    Backend::CudaEmu => {
+                        ogham_runtime::cuda::run_emulated(&ir, entry, args, &thresholds)
+                    }
                     _ => ogham_runtime::ireval::run(&ir, entry, args, &thresholds),
                 }
             }

@@ -157,6 +157,8 @@ enum BackendArg {
     Cpu,
     /// Compiled kernels (CUDA C, NVRTC) on the first NVIDIA GPU.
     Cuda,
+    /// The CUDA kernels compiled for the host and emulated (tests the CUDA backend; slow).
+    CudaEmu,
 }
 
 impl From<BackendArg> for Backend {
@@ -167,6 +169,7 @@ impl From<BackendArg> for Backend {
             BackendArg::Kir => Backend::Kir,
             BackendArg::Cpu => Backend::Cpu,
             BackendArg::Cuda => Backend::Cuda,
+            BackendArg::CudaEmu => Backend::CudaEmu,
         }
     }
 }

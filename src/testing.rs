@@ -439,9 +439,13 @@ pub const KIR_TUNINGS: [(&str, Tuning); 3] = [
     ("no threshold met", Tuning::Uniform(i64::MAX)),
 ];
 
-/// Runs one case and judges its result (on `kir` and `cpu`, under each of [`KIR_TUNINGS`]).
+/// Runs one case and judges its result (on the backends of kernel IR, under each of
+/// [`KIR_TUNINGS`]).
 pub fn run_case(fe: &Frontend, case: &Case, tolerance: Option<f64>, backend: Backend) -> Outcome {
-    if !matches!(backend, Backend::Kir | Backend::Cpu) {
+    if !matches!(
+        backend,
+        Backend::Kir | Backend::Cpu | Backend::Cuda | Backend::CudaEmu
+    ) {
         return run_case_tuned(fe, case, tolerance, backend, Tuning::Defaults);
     }
     for (setting, tuning) in KIR_TUNINGS {

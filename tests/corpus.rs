@@ -22,7 +22,7 @@ use ogham_tests::{case_name, cases_dir, snapshot_name, workspace_root};
 use std::sync::Arc;
 
 /// Every backend a case runs on, available or not.
-const BACKENDS: [&str; 5] = ["interp", "core", "kir", "cpu", "cuda"];
+const BACKENDS: [&str; 6] = ["interp", "core", "kir", "cpu", "cuda", "cuda-emu"];
 
 fn main() {
     let args = Arguments::from_args();

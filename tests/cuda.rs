@@ -3,6 +3,9 @@
 //! shared-memory report of the bundled programs' kernels is printed (`cargo test --test cuda --
 //! --nocapture`).
 //!
+//! (The generated code's behaviour is tested by the corpus and the property tests on the
+//! `cuda-emu` backend, which compiles it for the host.)
+//!
 //! NVRTC is loaded at run time (`libnvrtc.so.12` on `LD_LIBRARY_PATH`; `.ci/run` installs the
 //! `nvidia-cuda-nvrtc-cu12` wheel). Without it the test reports itself skipped — except under
 //! CI (`CI` set), where a missing NVRTC is a failure.
@@ -100,6 +103,15 @@ fn report(log: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// CI runs the corpus and the property tests on the CUDA emulator (`cuda-emu`): it must not
+/// be skipped there for want of `g++`.
+#[test]
+fn the_emulator_is_available_under_ci() {
+    if std::env::var_os("CI").is_some() {
+        assert_eq!(ogham::Backend::CudaEmu.unavailable(), None);
+    }
 }
 
 #[test]

@@ -185,15 +185,26 @@ fn check_program(source: &str, seed: u64) -> Result<(), String> {
                 ..Options::KERNEL
             },
         ),
+        (
+            "cuda-emu",
+            Options {
+                verify: true,
+                ..Options::KERNEL
+            },
+        ),
     ];
     for (name, options) in variants {
         let ir = fe
             .compile(options)
             .map_err(|d| format!("{name}: {}", d.message))?;
-        let run = if name == "cpu" {
-            ogham_runtime::cpu::run
-        } else {
-            ireval::run
+        let run = match name {
+            "cpu" => ogham_runtime::cpu::run,
+            // The CUDA backend's generated code, emulated on the host (needs g++).
+            "cuda-emu" if ogham::Backend::CudaEmu.unavailable().is_none() => {
+                ogham_runtime::cuda::run_emulated
+            }
+            "cuda-emu" => continue,
+            _ => ireval::run,
         };
         let got = outcome(run(&ir, "main", args.clone(), &Default::default()).map_err(code));
         match (&reference, &got) {

@@ -20,28 +20,50 @@
 //! Without a driver, a GPU or NVRTC, [`unavailable`] says why and [`run`] fails with `R0711`
 //! before touching the driver (cudarc panics when its libraries are missing).
 
+mod driver;
+pub mod emulator;
 pub mod nvrtc;
 
-use crate::interp::{R_CUDA, R_CUDA_UNAVAILABLE, R_OUT_OF_MEMORY};
+use crate::interp::{R_CUDA, R_CUDA_UNAVAILABLE};
 use crate::ireval::eval::{Evaluator, Launcher, Val};
 use crate::ireval::{self, Thresholds};
 use crate::kernel_io::{Io, KernelFailure, Operand, failure_diagnostic};
 use crate::value::Value;
-use cudarc::driver::{CudaContext, result, sys};
+use cudarc::driver::{CudaContext, sys};
 use ogham_compiler::back::cuda::{self as back, CudaKernel, Failure, GeneratedSeg, MAX_DETAILS};
 use ogham_compiler::diag::Diagnostic;
 use ogham_compiler::ir::{Program, VarId};
 use ogham_compiler::kir::{SegKind, SegLevel, SegOp};
 use std::collections::HashMap;
-use std::ffi::{CString, c_void};
 use std::sync::Arc;
 
 type Res<T> = Result<T, Box<Diagnostic>>;
 
-/// Threads per block of every launch.
-const BLOCK: i64 = 256;
 /// Arena bytes per thread at the first launch of a kernel that allocates.
 const ARENA_PER_THREAD: i64 = 64 << 10;
+
+/// What the executor needs of a device: memory, copies, modules and synchronous launches. The
+/// GPU ([`driver::Driver`]) and the host emulator ([`emulator::Emulator`]) implement it.
+/// Addresses and kernel handles are 64-bit values.
+trait Device: Send + Sync {
+    /// `cuda` or `cuda-emu`, for profiles.
+    fn name(&self) -> &'static str;
+    /// Makes the device current on the calling thread.
+    fn bind(&self) -> Res<()>;
+    /// Threads per block of every launch.
+    fn block_size(&self) -> i64;
+    fn multiprocessors(&self) -> i64;
+    /// Compiles and loads a translation unit; the handles of the kernels `names`.
+    fn load(&mut self, source: &str, names: &[String]) -> Res<HashMap<String, u64>>;
+    fn alloc(&self, bytes: usize) -> Res<u64>;
+    fn free(&self, ptr: u64);
+    fn upload(&self, dst: u64, src: &[u8]) -> Res<()>;
+    fn download(&self, dst: &mut [u8], src: u64) -> Res<()>;
+    fn zero(&self, ptr: u64, bytes: usize) -> Res<()>;
+    fn free_memory(&self) -> Res<usize>;
+    /// Launches `grid` blocks with `shared` bytes of dynamic shared memory and waits.
+    fn launch(&self, function: u64, grid: u32, shared: u32, params: &mut [u64]) -> Res<()>;
+}
 
 /// Why the CUDA backend cannot run on this machine, or `None` when it can.
 pub fn unavailable() -> Option<String> {
@@ -86,40 +108,46 @@ pub fn run(
     if let Some(why) = unavailable() {
         return Err(machine_error(R_CUDA_UNAVAILABLE, why));
     }
+    run_on(program, entry, args, thresholds, || {
+        driver::Driver::open().map(|d| Box::new(d) as Box<dyn Device>)
+    })
+}
+
+/// Runs entry point `entry` of kernel-IR `program` in the CUDA emulator (`--backend cuda-emu`).
+pub fn run_emulated(
+    program: &Program,
+    entry: &str,
+    args: Vec<Value>,
+    thresholds: &Thresholds,
+) -> Res<Vec<Value>> {
+    run_on(program, entry, args, thresholds, || {
+        emulator::Emulator::new().map(|d| Box::new(d) as Box<dyn Device>)
+    })
+}
+
+fn run_on(
+    program: &Program,
+    entry: &str,
+    args: Vec<Value>,
+    thresholds: &Thresholds,
+    open: impl FnOnce() -> Res<Box<dyn Device>> + Send,
+) -> Res<Vec<Value>> {
     let function = program.functions.iter().position(|f| f.name == entry);
     ireval::run_with(program, entry, args, thresholds, move || {
-        let ctx = CudaContext::new(0).map_err(|e| driver_error("opening device 0", e))?;
-        let (major, minor) = ctx
-            .compute_capability()
-            .map_err(|e| driver_error("compute capability", e))?;
-        let sms = ctx
-            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-            .map_err(|e| driver_error("multiprocessor count", e))? as i64;
+        let mut dev = open()?;
         let generated = back::generate(program);
-        let arch = format!("sm_{major}{minor}");
-        let cubin = cached_cubin(&generated.source(), &arch)?;
-        // SAFETY: the image is a CUBIN NVRTC made for this device; the context is current.
-        let module = unsafe {
-            ctx.bind_to_thread()
-                .map_err(|e| driver_error("binding the context", e))?;
-            result::module::load_data(cubin.as_ptr().cast())
-        }
-        .map_err(|e| driver_error("loading the module", e))?;
-        let mut functions = HashMap::new();
+        let source = generated.source();
         let segs: Vec<GeneratedSeg> = generated
             .segs
             .into_iter()
             .filter(|s| Some(s.function) == function)
             .collect();
-        for kernel in segs.iter().filter_map(|s| s.kernel.as_ref().ok()) {
-            for name in std::iter::once(&kernel.name).chain(&kernel.combine) {
-                let c_name = CString::new(name.as_str()).expect("kernel names have no NUL");
-                // SAFETY: the module is loaded and holds the generated kernels.
-                let f = unsafe { result::module::get_function(module, c_name) }
-                    .map_err(|e| driver_error(&format!("kernel {name}"), e))?;
-                functions.insert(name.clone(), f);
-            }
-        }
+        let names: Vec<String> = segs
+            .iter()
+            .filter_map(|s| s.kernel.as_ref().ok())
+            .flat_map(|k| std::iter::once(k.name.clone()).chain(k.combine.clone()))
+            .collect();
+        let functions = dev.load(&source, &names)?;
         let by_seg = segs
             .iter()
             .enumerate()
@@ -129,8 +157,7 @@ pub fn run(
             })
             .collect();
         Ok(Some(Box::new(CudaLauncher {
-            ctx,
-            sms,
+            dev: Arc::from(dev),
             profile: std::env::var_os("OGHAM_PROFILE").is_some(),
             segs,
             functions,
@@ -139,31 +166,8 @@ pub fn run(
     })
 }
 
-/// The CUBIN of `source` for `arch`, from the on-disk cache or NVRTC.
-fn cached_cubin(source: &str, arch: &str) -> Res<Vec<u8>> {
-    let (major, minor) = nvrtc::version().map_err(|e| driver_error("NVRTC version", e))?;
-    let key = format!(
-        "{:016x}-{arch}-nvrtc{major}.{minor}",
-        fnv1a(source.as_bytes())
-    );
-    let path = cache_dir().map(|d| d.join(format!("{key}.cubin")));
-    if let Some(image) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
-        return Ok(image);
-    }
-    let compiled = nvrtc::compile(source, arch, false)
-        .map_err(|log| machine_error(R_CUDA, format!("CUDA: {log}")))?;
-    if let Some(p) = &path {
-        // The cache is an optimisation: a failure to write it is not an error.
-        let _ = p
-            .parent()
-            .map(std::fs::create_dir_all)
-            .and_then(|_| std::fs::write(p, &compiled.cubin).ok());
-    }
-    Ok(compiled.cubin)
-}
-
-/// `$OGHAM_CACHE_DIR`, else `$XDG_CACHE_HOME/ogham`, else `~/.cache/ogham`; then `cuda/`.
-fn cache_dir() -> Option<std::path::PathBuf> {
+/// `$OGHAM_CACHE_DIR`, else `$XDG_CACHE_HOME/ogham`, else `~/.cache/ogham`; then `sub`.
+fn cache_dir(sub: &str) -> Option<std::path::PathBuf> {
     let base = std::env::var_os("OGHAM_CACHE_DIR")
         .map(std::path::PathBuf::from)
         .or_else(|| {
@@ -172,7 +176,7 @@ fn cache_dir() -> Option<std::path::PathBuf> {
         .or_else(|| {
             std::env::var_os("HOME").map(|d| std::path::Path::new(&d).join(".cache/ogham"))
         })?;
-    Some(base.join("cuda"))
+    Some(base.join(sub))
 }
 
 /// FNV-1a, 64 bits (a stable hash for cache keys).
@@ -183,37 +187,34 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 struct CudaLauncher<'p> {
-    ctx: Arc<CudaContext>,
-    sms: i64,
+    dev: Arc<dyn Device>,
     profile: bool,
     segs: Vec<GeneratedSeg<'p>>,
-    functions: HashMap<String, sys::CUfunction>,
+    functions: HashMap<String, u64>,
     by_seg: HashMap<*const SegOp, usize>,
 }
 
 /// A device allocation, freed when dropped.
-struct Buffer(sys::CUdeviceptr);
+struct Buffer {
+    ptr: u64,
+    dev: Arc<dyn Device>,
+}
 
 impl Buffer {
-    fn alloc(bytes: usize) -> Res<Buffer> {
-        // SAFETY: a plain allocation in the current context.
-        let ptr = unsafe { result::malloc_sync(bytes.max(1)) }.map_err(|e| {
-            machine_error(
-                R_OUT_OF_MEMORY,
-                format!("out of GPU memory: cannot allocate {bytes} bytes ({e:?})"),
-            )
-        })?;
-        Ok(Buffer(ptr))
+    fn alloc(dev: &Arc<dyn Device>, bytes: usize) -> Res<Buffer> {
+        Ok(Buffer {
+            ptr: dev.alloc(bytes)?,
+            dev: Arc::clone(dev),
+        })
     }
 
     /// A device copy of `bytes` bytes at host address `ptr`.
-    fn upload(ptr: u64, bytes: usize) -> Res<Buffer> {
-        let buf = Buffer::alloc(bytes)?;
+    fn upload(dev: &Arc<dyn Device>, ptr: u64, bytes: usize) -> Res<Buffer> {
+        let buf = Buffer::alloc(dev, bytes)?;
         if bytes > 0 {
             // SAFETY: `ptr` points to `bytes` readable bytes (a live host array).
             let host = unsafe { std::slice::from_raw_parts(ptr as *const u8, bytes) };
-            unsafe { result::memcpy_htod_sync(buf.0, host) }
-                .map_err(|e| driver_error("copy to the device", e))?;
+            dev.upload(buf.ptr, host)?;
         }
         Ok(buf)
     }
@@ -223,8 +224,7 @@ impl Buffer {
         if bytes > 0 {
             // SAFETY: `ptr` points to `bytes` writable bytes that nothing else uses now.
             let host = unsafe { std::slice::from_raw_parts_mut(ptr as *mut u8, bytes) };
-            unsafe { result::memcpy_dtoh_sync(host, self.0) }
-                .map_err(|e| driver_error("copy to the host", e))?;
+            self.dev.download(host, self.ptr)?;
         }
         Ok(())
     }
@@ -232,8 +232,7 @@ impl Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        // SAFETY: allocated by `malloc_sync`, freed once.
-        let _ = unsafe { result::free_sync(self.0) };
+        self.dev.free(self.ptr);
     }
 }
 
@@ -246,14 +245,14 @@ impl Launcher for CudaLauncher<'_> {
         let kernel = self.segs[i].kernel.as_ref().ok()?;
         let start = std::time::Instant::now();
         let result = self
-            .ctx
-            .bind_to_thread()
-            .map_err(|e| driver_error("binding the context", e))
+            .dev
+            .bind()
             .and_then(|()| self.launch_kernel(ev, seg, pat, kernel));
         if self.profile {
             eprintln!(
-                "ogham-profile: kernel {} (cuda) {:.3} ms",
+                "ogham-profile: kernel {} ({}) {:.3} ms",
                 kernel.name,
+                self.dev.name(),
                 start.elapsed().as_secs_f64() * 1e3
             );
         }
@@ -263,7 +262,7 @@ impl Launcher for CudaLauncher<'_> {
 
 /// The values of one launch's parameters (see the backend's `kernel.rs`).
 struct Launch {
-    function: sys::CUfunction,
+    function: u64,
     grid: i64,
     shared: u32,
     params: Vec<u64>,
@@ -290,8 +289,8 @@ impl CudaLauncher<'_> {
                     shape,
                     dest,
                 } => {
-                    let buf = Buffer::upload(*ptr, *bytes)?;
-                    slots.push(buf.0);
+                    let buf = Buffer::upload(&self.dev, *ptr, *bytes)?;
+                    slots.push(buf.ptr);
                     slots.extend(shape.iter().map(|d| *d as u64));
                     if *dest {
                         dests.push((keep.len(), *ptr, *bytes));
@@ -303,11 +302,11 @@ impl CudaLauncher<'_> {
         let mut outputs = Vec::new();
         for (j, (_, data)) in io.outputs.iter().enumerate() {
             let bytes = data.len() * data.prim_type_size();
-            let buf = Buffer::alloc(bytes)?;
-            slots.extend([buf.0, io.rows[j]]);
+            let buf = Buffer::alloc(&self.dev, bytes)?;
+            slots.extend([buf.ptr, io.rows[j]]);
             outputs.push((buf, bytes));
         }
-        let args = Buffer::upload(slots.as_ptr() as u64, 8 * slots.len())?;
+        let args = Buffer::upload(&self.dev, slots.as_ptr() as u64, 8 * slots.len())?;
         if io.runs() {
             self.execute(ev, seg, kernel, &args, io.segments, io.inner)?;
         }
@@ -329,23 +328,30 @@ impl CudaLauncher<'_> {
         segments: i64,
         inner: i64,
     ) -> Res<()> {
-        let ctx_record = Buffer::alloc(CTX_BYTES)?;
+        let (block, sms) = (self.dev.block_size(), self.dev.multiprocessors());
+        let ctx_record = Buffer::alloc(&self.dev, CTX_BYTES)?;
         let function = self.functions[&kernel.name];
         if kernel.level == SegLevel::Block {
             let n_items = segments * inner;
-            let shared = (8 * BLOCK as usize * kernel.shared_slots) as u32;
-            let blocks = n_items.clamp(1, self.sms * 16);
+            let shared = (8 * block as usize * kernel.shared_slots) as u32;
+            let blocks = n_items.clamp(1, sms * 16);
             return self.run_with_arena(
                 ev,
                 kernel,
                 &ctx_record,
                 true,
-                blocks * (BLOCK + 1),
+                blocks * (block + 1),
                 &mut |arena, stride, threads| Launch {
                     function,
-                    grid: (threads / (BLOCK + 1)).clamp(1, blocks),
+                    grid: (threads / (block + 1)).clamp(1, blocks),
                     shared,
-                    params: vec![ctx_record.0, args.0, arena, stride as u64, n_items as u64],
+                    params: vec![
+                        ctx_record.ptr,
+                        args.ptr,
+                        arena,
+                        stride as u64,
+                        n_items as u64,
+                    ],
                 },
             );
         }
@@ -354,7 +360,7 @@ impl CudaLauncher<'_> {
             SegKind::Map => inner.max(1),
             SegKind::Hist(_) => 1,
             SegKind::Red(_) | SegKind::Scan(_) => {
-                let target = self.sms * 2048;
+                let target = sms * 2048;
                 if segments >= target / 4 {
                     1
                 } else {
@@ -365,7 +371,7 @@ impl CudaLauncher<'_> {
         let n_items = segments * chunks;
         // Histograms update their destinations in place: never launched twice.
         let relaunchable = !matches!(seg.kind, SegKind::Hist(_));
-        let wanted = n_items.clamp(1, self.sms * 32 * BLOCK);
+        let wanted = n_items.clamp(1, sms * 32 * block);
         let pass = |ev: &mut Evaluator, partial: u64, carry: u64| {
             self.run_with_arena(
                 ev,
@@ -375,11 +381,11 @@ impl CudaLauncher<'_> {
                 wanted,
                 &mut |arena, stride, threads| Launch {
                     function,
-                    grid: ((threads + BLOCK - 1) / BLOCK).max(1),
+                    grid: ((threads + block - 1) / block).max(1),
                     shared: 0,
                     params: vec![
-                        ctx_record.0,
-                        args.0,
+                        ctx_record.ptr,
+                        args.ptr,
                         arena,
                         stride as u64,
                         n_items as u64,
@@ -393,24 +399,24 @@ impl CudaLauncher<'_> {
         if chunks == 1 || width == 0 {
             return pass(ev, 0, 0);
         }
-        let partial = Buffer::alloc(8 * (n_items * width) as usize)?;
-        pass(ev, partial.0, 0)?;
+        let partial = Buffer::alloc(&self.dev, 8 * (n_items * width) as usize)?;
+        pass(ev, partial.ptr, 0)?;
         let combine = Launch {
             function: self.functions[kernel.combine.as_ref().expect("reductions combine")],
-            grid: ((segments + BLOCK - 1) / BLOCK).max(1),
+            grid: ((segments + block - 1) / block).max(1),
             shared: 0,
             params: vec![
-                ctx_record.0,
-                args.0,
+                ctx_record.ptr,
+                args.ptr,
                 segments as u64,
                 chunks as u64,
-                partial.0,
+                partial.ptr,
             ],
         };
         self.run_launch(ev, kernel, &ctx_record, combine)?;
         if let SegKind::Scan(_) = seg.kind {
             // Second pass: every chunk from its carry-in.
-            pass(ev, 0, partial.0)?;
+            pass(ev, 0, partial.ptr)?;
         }
         Ok(())
     }
@@ -430,13 +436,12 @@ impl CudaLauncher<'_> {
         if !kernel.allocates {
             return self.run_launch(ev, kernel, ctx_record, make(0, 0, wanted));
         }
-        let (free, _) = result::mem_get_info().map_err(|e| driver_error("memory info", e))?;
-        let budget = (free / 2) as i64;
+        let budget = (self.dev.free_memory()? / 2) as i64;
         let mut stride = ARENA_PER_THREAD;
         for attempt in 0..3 {
             let threads = wanted.min(budget / stride).max(1);
-            let arena = Buffer::alloc((threads * stride) as usize)?;
-            match self.try_launch(ctx_record, make(arena.0, stride, threads))? {
+            let arena = Buffer::alloc(&self.dev, (threads * stride) as usize)?;
+            match self.try_launch(ctx_record, make(arena.ptr, stride, threads))? {
                 None => return Ok(()),
                 Some(f) => {
                     let oom = usize::try_from(f.site)
@@ -482,39 +487,26 @@ impl CudaLauncher<'_> {
     /// Launches, waits, and reads the failure record.
     fn try_launch(&self, ctx_record: &Buffer, launch: Launch) -> Res<Option<KernelFailure>> {
         let mut params = launch.params;
-        let mut pointers: Vec<*mut c_void> = params
-            .iter_mut()
-            .map(|p| (p as *mut u64).cast::<c_void>())
-            .collect();
-        // SAFETY: the parameters match the generated kernel's signature (64-bit values and
-        // device pointers that stay alive until the synchronisation below).
-        unsafe {
-            result::memset_d8_sync(ctx_record.0, 0, CTX_BYTES)
-                .map_err(|e| driver_error("clearing the failure record", e))?;
-            result::launch_kernel(
-                launch.function,
-                (launch.grid as u32, 1, 1),
-                (BLOCK as u32, 1, 1),
-                launch.shared,
-                std::ptr::null_mut(),
-                &mut pointers,
-            )
-            .map_err(|e| driver_error("kernel launch", e))?;
-            result::ctx::synchronize().map_err(|e| driver_error("kernel execution", e))?;
-        }
-        let mut record = [0u64; 1 + MAX_DETAILS];
-        // SAFETY: the record is `CTX_BYTES` long.
-        unsafe { result::memcpy_dtoh_sync(&mut record, ctx_record.0) }
-            .map_err(|e| driver_error("reading the failure record", e))?;
-        if record[0] == 0 {
+        self.dev.zero(ctx_record.ptr, CTX_BYTES)?;
+        self.dev.launch(
+            launch.function,
+            launch.grid as u32,
+            launch.shared,
+            &mut params,
+        )?;
+        let mut record = [0u8; CTX_BYTES];
+        self.dev.download(&mut record, ctx_record.ptr)?;
+        let word =
+            |k: usize| u64::from_le_bytes(record[8 * k..8 * k + 8].try_into().expect("8 bytes"));
+        if word(0) == 0 {
             return Ok(None);
         }
         let mut details = [0i64; MAX_DETAILS];
-        for (d, r) in details.iter_mut().zip(&record[1..]) {
-            *d = *r as i64;
+        for (k, d) in details.iter_mut().enumerate() {
+            *d = word(k + 1) as i64;
         }
         Ok(Some(KernelFailure {
-            site: record[0] as i64 - 1,
+            site: word(0) as i64 - 1,
             details,
         }))
     }

@@ -1,0 +1,153 @@
+//! The GPU: the CUDA driver through cudarc (context of device 0, raw allocations and copies,
+//! modules compiled by NVRTC and cached on disk, synchronous launches on the null stream).
+
+use super::{Device, Res, cache_dir, driver_error, fnv1a, machine_error, nvrtc};
+use crate::interp::{R_CUDA, R_OUT_OF_MEMORY};
+use cudarc::driver::{CudaContext, result, sys};
+use std::collections::HashMap;
+use std::ffi::{CString, c_void};
+use std::sync::Arc;
+
+pub struct Driver {
+    ctx: Arc<CudaContext>,
+    arch: String,
+    sms: i64,
+}
+
+impl Driver {
+    /// Opens device 0 (callers check [`super::unavailable`] first).
+    pub fn open() -> Res<Driver> {
+        let ctx = CudaContext::new(0).map_err(|e| driver_error("opening device 0", e))?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(|e| driver_error("compute capability", e))?;
+        let sms = ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(|e| driver_error("multiprocessor count", e))? as i64;
+        Ok(Driver {
+            ctx,
+            arch: format!("sm_{major}{minor}"),
+            sms,
+        })
+    }
+}
+
+/// The CUBIN of `source` for `arch`, from the on-disk cache or NVRTC.
+fn cached_cubin(source: &str, arch: &str) -> Res<Vec<u8>> {
+    let (major, minor) = nvrtc::version().map_err(|e| driver_error("NVRTC version", e))?;
+    let key = format!(
+        "{:016x}-{arch}-nvrtc{major}.{minor}",
+        fnv1a(source.as_bytes())
+    );
+    let path = cache_dir("cuda").map(|d| d.join(format!("{key}.cubin")));
+    if let Some(image) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
+        return Ok(image);
+    }
+    let compiled = nvrtc::compile(source, arch, false)
+        .map_err(|log| machine_error(R_CUDA, format!("CUDA: {log}")))?;
+    if let Some(p) = &path {
+        // The cache is an optimisation: a failure to write it is not an error.
+        let _ = p
+            .parent()
+            .map(std::fs::create_dir_all)
+            .and_then(|_| std::fs::write(p, &compiled.cubin).ok());
+    }
+    Ok(compiled.cubin)
+}
+
+impl Device for Driver {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn bind(&self) -> Res<()> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| driver_error("binding the context", e))
+    }
+
+    fn block_size(&self) -> i64 {
+        256
+    }
+
+    fn multiprocessors(&self) -> i64 {
+        self.sms
+    }
+
+    fn load(&mut self, source: &str, names: &[String]) -> Res<HashMap<String, u64>> {
+        let cubin = cached_cubin(source, &self.arch)?;
+        self.bind()?;
+        // SAFETY: the image is a CUBIN NVRTC made for this device; the context is current.
+        let module = unsafe { result::module::load_data(cubin.as_ptr().cast()) }
+            .map_err(|e| driver_error("loading the module", e))?;
+        let mut functions = HashMap::new();
+        for name in names {
+            let c_name = CString::new(name.as_str()).expect("kernel names have no NUL");
+            // SAFETY: the module is loaded and holds the generated kernels.
+            let f = unsafe { result::module::get_function(module, c_name) }
+                .map_err(|e| driver_error(&format!("kernel {name}"), e))?;
+            functions.insert(name.clone(), f as u64);
+        }
+        Ok(functions)
+    }
+
+    fn alloc(&self, bytes: usize) -> Res<u64> {
+        // SAFETY: a plain allocation in the current context.
+        unsafe { result::malloc_sync(bytes.max(1)) }.map_err(|e| {
+            machine_error(
+                R_OUT_OF_MEMORY,
+                format!("out of GPU memory: cannot allocate {bytes} bytes ({e:?})"),
+            )
+        })
+    }
+
+    fn free(&self, ptr: u64) {
+        // SAFETY: allocated by `alloc`, freed once.
+        let _ = unsafe { result::free_sync(ptr) };
+    }
+
+    fn upload(&self, dst: u64, src: &[u8]) -> Res<()> {
+        // SAFETY: `dst` is an allocation of at least `src.len()` bytes.
+        unsafe { result::memcpy_htod_sync(dst, src) }
+            .map_err(|e| driver_error("copy to the device", e))
+    }
+
+    fn download(&self, dst: &mut [u8], src: u64) -> Res<()> {
+        // SAFETY: `src` is an allocation of at least `dst.len()` bytes.
+        unsafe { result::memcpy_dtoh_sync(dst, src) }
+            .map_err(|e| driver_error("copy to the host", e))
+    }
+
+    fn zero(&self, ptr: u64, bytes: usize) -> Res<()> {
+        // SAFETY: `ptr` is an allocation of at least `bytes` bytes.
+        unsafe { result::memset_d8_sync(ptr, 0, bytes) }
+            .map_err(|e| driver_error("clearing memory", e))
+    }
+
+    fn free_memory(&self) -> Res<usize> {
+        result::mem_get_info()
+            .map(|(free, _)| free)
+            .map_err(|e| driver_error("memory info", e))
+    }
+
+    fn launch(&self, function: u64, grid: u32, shared: u32, params: &mut [u64]) -> Res<()> {
+        let mut pointers: Vec<*mut c_void> = params
+            .iter_mut()
+            .map(|p| (p as *mut u64).cast::<c_void>())
+            .collect();
+        // SAFETY: the parameters match the generated kernel's signature (64-bit values and
+        // device pointers that stay alive until the synchronisation below).
+        unsafe {
+            result::launch_kernel(
+                function as sys::CUfunction,
+                (grid, 1, 1),
+                (self.block_size() as u32, 1, 1),
+                shared,
+                std::ptr::null_mut(),
+                &mut pointers,
+            )
+            .map_err(|e| driver_error("kernel launch", e))?;
+            result::ctx::synchronize().map_err(|e| driver_error("kernel execution", e))
+        }
+    }
+}

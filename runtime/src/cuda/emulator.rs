@@ -1,0 +1,217 @@
+//! The CUDA emulator (`--backend cuda-emu`): the CUDA backend's translation unit compiled for
+//! the host by `g++` with `emulate.hpp` (every GPU thread an OS thread, blocks one after
+//! another, `__syncthreads` a barrier), loaded as a shared library and launched with the same
+//! plans, argument slots, arenas and failure records as on a GPU. It tests the generated code
+//! and the executor's launch logic on machines without a GPU (CI); it is not fast.
+//!
+//! Shared libraries are cached like CUBINs (`<cache>/cuda-emu/<hash>.so`). Blocks have 4
+//! threads, so block-level code really runs in parallel and its barriers matter.
+
+use super::{Device, Res, cache_dir, fnv1a, machine_error};
+use crate::interp::{R_CUDA, R_CUDA_UNAVAILABLE};
+use std::alloc::Layout;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+const EMULATE: &str = include_str!("emulate.hpp");
+
+/// Memory the emulator offers to arenas.
+const MEMORY: usize = 1 << 30;
+
+type Emulate = unsafe extern "C" fn(u64, u32, u32, *const u64);
+
+pub struct Emulator {
+    library: Option<libloading::Library>,
+    emulate: Option<Emulate>,
+    /// Live allocations and their layouts.
+    allocations: Mutex<HashMap<u64, Layout>>,
+}
+
+/// Why the emulator cannot run here (no `g++` with C++20), or `None`.
+pub fn unavailable() -> Option<String> {
+    static WHY: OnceLock<Option<String>> = OnceLock::new();
+    WHY.get_or_init(
+        || match std::process::Command::new("g++").arg("--version").output() {
+            Ok(out) if out.status.success() => None,
+            _ => Some("`g++` (C++20) was not found: the CUDA emulator compiles with it".into()),
+        },
+    )
+    .clone()
+}
+
+impl Emulator {
+    pub fn new() -> Res<Emulator> {
+        if let Some(why) = unavailable() {
+            return Err(machine_error(R_CUDA_UNAVAILABLE, why));
+        }
+        Ok(Emulator {
+            library: None,
+            emulate: None,
+            allocations: Mutex::new(HashMap::new()),
+        })
+    }
+}
+
+/// The shared library of `source` (compiled with `g++`, cached on disk).
+fn shared_library(source: &str) -> Res<std::path::PathBuf> {
+    let dir = cache_dir("cuda-emu").unwrap_or_else(|| std::env::temp_dir().join("ogham-cuda-emu"));
+    let path = dir.join(format!("{:016x}.so", fnv1a(source.as_bytes())));
+    if path.exists() {
+        return Ok(path);
+    }
+    let fail = |what: String| machine_error(R_CUDA, format!("CUDA emulator: {what}"));
+    std::fs::create_dir_all(&dir).map_err(|e| fail(format!("{}: {e}", dir.display())))?;
+    // Unique names while compiling: concurrent runs of the same program may race here.
+    let unique = format!("{}-{:?}", std::process::id(), std::thread::current().id())
+        .replace(|c: char| !c.is_ascii_alphanumeric(), "");
+    let cpp = path.with_extension(format!("{unique}.cpp"));
+    let tmp = path.with_extension(format!("{unique}.so"));
+    std::fs::write(&cpp, source).map_err(|e| fail(format!("{}: {e}", cpp.display())))?;
+    let out = std::process::Command::new("g++")
+        .args([
+            "-std=c++20",
+            "-O0",
+            "-shared",
+            "-fPIC",
+            "-pthread",
+            "-w",
+            "-o",
+        ])
+        .arg(&tmp)
+        .arg(&cpp)
+        .output()
+        .map_err(|e| fail(format!("running g++: {e}")))?;
+    let _ = std::fs::remove_file(&cpp);
+    if !out.status.success() {
+        return Err(fail(format!(
+            "g++ failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .take(30)
+                .collect::<Vec<_>>()
+                .join("\n")
+        )));
+    }
+    std::fs::rename(&tmp, &path).map_err(|e| fail(format!("{}: {e}", path.display())))?;
+    Ok(path)
+}
+
+impl Device for Emulator {
+    fn name(&self) -> &'static str {
+        "cuda-emu"
+    }
+
+    fn bind(&self) -> Res<()> {
+        Ok(())
+    }
+
+    fn block_size(&self) -> i64 {
+        4
+    }
+
+    fn multiprocessors(&self) -> i64 {
+        1
+    }
+
+    fn load(&mut self, source: &str, names: &[String]) -> Res<HashMap<String, u64>> {
+        let mut unit = format!("{EMULATE}\n{source}\n");
+        for name in names {
+            unit.push_str(&format!(
+                "extern \"C\" void og_call_{name}(const og_u64* p) {{ og_call({name}, p); }}\n"
+            ));
+        }
+        let path = shared_library(&unit)?;
+        let fail = |e: libloading::Error| machine_error(R_CUDA, format!("CUDA emulator: {e}"));
+        // SAFETY: the library is ours: its initialisers only set up the emulator's globals.
+        let library = unsafe { libloading::Library::new(&path) }.map_err(fail)?;
+        let mut functions = HashMap::new();
+        // SAFETY: the symbols have the types the emulation header declares.
+        unsafe {
+            let emulate: libloading::Symbol<Emulate> = library.get(b"og_emulate").map_err(fail)?;
+            self.emulate = Some(*emulate);
+            for name in names {
+                let call: libloading::Symbol<unsafe extern "C" fn(*const u64)> = library
+                    .get(format!("og_call_{name}").as_bytes())
+                    .map_err(fail)?;
+                functions.insert(name.clone(), *call as usize as u64);
+            }
+        }
+        self.library = Some(library);
+        Ok(functions)
+    }
+
+    fn alloc(&self, bytes: usize) -> Res<u64> {
+        let layout = Layout::from_size_align(bytes.max(1), 16)
+            .map_err(|e| machine_error(R_CUDA, format!("allocation of {bytes} bytes: {e}")))?;
+        // SAFETY: a non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as u64;
+        if ptr == 0 {
+            return Err(machine_error(
+                crate::interp::R_OUT_OF_MEMORY,
+                format!("out of memory: cannot allocate {bytes} bytes"),
+            ));
+        }
+        self.allocations
+            .lock()
+            .expect("no panics while locked")
+            .insert(ptr, layout);
+        Ok(ptr)
+    }
+
+    fn free(&self, ptr: u64) {
+        let layout = self
+            .allocations
+            .lock()
+            .expect("no panics while locked")
+            .remove(&ptr);
+        if let Some(layout) = layout {
+            // SAFETY: allocated by `alloc` with this layout, freed once.
+            unsafe { std::alloc::dealloc(ptr as *mut u8, layout) };
+        }
+    }
+
+    fn upload(&self, dst: u64, src: &[u8]) -> Res<()> {
+        // SAFETY: `dst` is an allocation of at least `src.len()` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
+        Ok(())
+    }
+
+    fn download(&self, dst: &mut [u8], src: u64) -> Res<()> {
+        // SAFETY: `src` is an allocation of at least `dst.len()` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst.as_mut_ptr(), dst.len()) };
+        Ok(())
+    }
+
+    fn zero(&self, ptr: u64, bytes: usize) -> Res<()> {
+        // SAFETY: `ptr` is an allocation of at least `bytes` bytes.
+        unsafe { std::ptr::write_bytes(ptr as *mut u8, 0, bytes) };
+        Ok(())
+    }
+
+    fn free_memory(&self) -> Res<usize> {
+        Ok(MEMORY)
+    }
+
+    fn launch(&self, function: u64, grid: u32, _shared: u32, params: &mut [u64]) -> Res<()> {
+        let emulate = self
+            .emulate
+            .ok_or_else(|| machine_error(R_CUDA, "the emulator has no program loaded".into()))?;
+        // SAFETY: `function` is a trampoline of the loaded library; `params` hold the kernel's
+        // parameters (device addresses are host allocations that outlive the call).
+        unsafe { emulate(function, grid, self.block_size() as u32, params.as_ptr()) };
+        Ok(())
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        let live: Vec<u64> = self
+            .allocations
+            .lock()
+            .map(|a| a.keys().copied().collect())
+            .unwrap_or_default();
+        for ptr in live {
+            self.free(ptr);
+        }
+    }
+}
