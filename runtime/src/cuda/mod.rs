@@ -331,6 +331,16 @@ impl CudaLauncher<'_> {
         let (block, sms) = (self.dev.block_size(), self.dev.multiprocessors());
         let ctx_record = Buffer::alloc(&self.dev, CTX_BYTES)?;
         let function = self.functions[&kernel.name];
+        // The parameters every kernel but a combine kernel starts with.
+        let leading = |arena: u64, stride: i64, n_items: i64| {
+            vec![
+                ctx_record.ptr,
+                args.ptr,
+                arena,
+                stride as u64,
+                n_items as u64,
+            ]
+        };
         if kernel.level == SegLevel::Block {
             let n_items = segments * inner;
             let shared = (8 * block as usize * kernel.shared_slots) as u32;
@@ -345,13 +355,7 @@ impl CudaLauncher<'_> {
                     function,
                     grid: (threads / (block + 1)).clamp(1, blocks),
                     shared,
-                    params: vec![
-                        ctx_record.ptr,
-                        args.ptr,
-                        arena,
-                        stride as u64,
-                        n_items as u64,
-                    ],
+                    params: leading(arena, stride, n_items),
                 },
             );
         }
@@ -383,16 +387,11 @@ impl CudaLauncher<'_> {
                     function,
                     grid: ((threads + block - 1) / block).max(1),
                     shared: 0,
-                    params: vec![
-                        ctx_record.ptr,
-                        args.ptr,
-                        arena,
-                        stride as u64,
-                        n_items as u64,
-                        chunks as u64,
-                        partial,
-                        carry,
-                    ],
+                    params: [
+                        leading(arena, stride, n_items),
+                        vec![chunks as u64, partial, carry],
+                    ]
+                    .concat(),
                 },
             )
         };
