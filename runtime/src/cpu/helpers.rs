@@ -5,7 +5,7 @@
 use crate::interp::index::{IdxArg, check_index};
 use crate::interp::ops;
 use crate::value::Scalar;
-use ogham_compiler::back::cpu::helpers::{BINOPS, HELPERS, MATH_FNS};
+use ogham_compiler::back::cpu::helpers::{BINOPS, MATH_FNS, all_helpers};
 use ogham_compiler::back::cpu::{CTX_GENERATED_BYTES, MAX_DETAILS};
 use ogham_compiler::builtins::MathFn;
 use ogham_compiler::types::PrimType;
@@ -177,7 +177,7 @@ extern "C" fn ogham_slice_ok(n: i64, start: i64, len: i64, stride: i64) -> i64 {
     check_index(&[n.max(0) as usize], &[arg]).is_ok() as i64
 }
 
-/// The address of every helper, in the order of [`HELPERS`].
+/// The address of every helper, in the order of [`all_helpers`].
 pub fn addresses() -> Vec<(&'static str, *const u8)> {
     let ptrs: [*const u8; 10] = [
         ogham_alloc as *const u8,
@@ -191,5 +191,69 @@ pub fn addresses() -> Vec<(&'static str, *const u8)> {
         ogham_convert as *const u8,
         ogham_slice_ok as *const u8,
     ];
-    HELPERS.iter().map(|h| h.name).zip(ptrs).collect()
+    let libm: [*const u8; 30] = [
+        ogham_exp_f32 as *const u8,
+        ogham_exp_f64 as *const u8,
+        ogham_log_f32 as *const u8,
+        ogham_log_f64 as *const u8,
+        ogham_log2_f32 as *const u8,
+        ogham_log2_f64 as *const u8,
+        ogham_log10_f32 as *const u8,
+        ogham_log10_f64 as *const u8,
+        ogham_sin_f32 as *const u8,
+        ogham_sin_f64 as *const u8,
+        ogham_cos_f32 as *const u8,
+        ogham_cos_f64 as *const u8,
+        ogham_tan_f32 as *const u8,
+        ogham_tan_f64 as *const u8,
+        ogham_asin_f32 as *const u8,
+        ogham_asin_f64 as *const u8,
+        ogham_acos_f32 as *const u8,
+        ogham_acos_f64 as *const u8,
+        ogham_atan_f32 as *const u8,
+        ogham_atan_f64 as *const u8,
+        ogham_sinh_f32 as *const u8,
+        ogham_sinh_f64 as *const u8,
+        ogham_cosh_f32 as *const u8,
+        ogham_cosh_f64 as *const u8,
+        ogham_tanh_f32 as *const u8,
+        ogham_tanh_f64 as *const u8,
+        ogham_atan2_f32 as *const u8,
+        ogham_atan2_f64 as *const u8,
+        ogham_pow_f32 as *const u8,
+        ogham_pow_f64 as *const u8,
+    ];
+    all_helpers()
+        .iter()
+        .map(|h| h.name)
+        .zip(ptrs.into_iter().chain(libm))
+        .collect()
+}
+
+/// The [`HelperId::Libm`] helpers: the methods `interp::ops` uses for each function.
+macro_rules! libm_helpers {
+    ($($f32:ident $f64:ident |$x:ident $(, $y:ident)?| $e:expr;)*) => {
+        $(
+            extern "C" fn $f32($x: f32 $(, $y: f32)?) -> f32 { $e }
+            extern "C" fn $f64($x: f64 $(, $y: f64)?) -> f64 { $e }
+        )*
+    };
+}
+
+libm_helpers! {
+    ogham_exp_f32 ogham_exp_f64 |x| x.exp();
+    ogham_log_f32 ogham_log_f64 |x| x.ln();
+    ogham_log2_f32 ogham_log2_f64 |x| x.log2();
+    ogham_log10_f32 ogham_log10_f64 |x| x.log10();
+    ogham_sin_f32 ogham_sin_f64 |x| x.sin();
+    ogham_cos_f32 ogham_cos_f64 |x| x.cos();
+    ogham_tan_f32 ogham_tan_f64 |x| x.tan();
+    ogham_asin_f32 ogham_asin_f64 |x| x.asin();
+    ogham_acos_f32 ogham_acos_f64 |x| x.acos();
+    ogham_atan_f32 ogham_atan_f64 |x| x.atan();
+    ogham_sinh_f32 ogham_sinh_f64 |x| x.sinh();
+    ogham_cosh_f32 ogham_cosh_f64 |x| x.cosh();
+    ogham_tanh_f32 ogham_tanh_f64 |x| x.tanh();
+    ogham_atan2_f32 ogham_atan2_f64 |y, x| y.atan2(x);
+    ogham_pow_f32 ogham_pow_f64 |x, y| x.powf(y);
 }

@@ -5,7 +5,7 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module};
 use ogham_compiler::back::cpu::CompiledSeg;
-use ogham_compiler::back::cpu::helpers::HELPERS;
+use ogham_compiler::back::cpu::helpers::all_helpers;
 
 /// `kernel(ctx, args, seg_start, seg_end, i_start, i_end, partial, carry) -> status`.
 pub type KernelFn = unsafe extern "C" fn(
@@ -70,8 +70,8 @@ pub fn compile(segs: &[CompiledSeg]) -> Result<(Jit, Vec<Option<Entry>>), String
         builder.symbol(name, ptr);
     }
     let mut module = JITModule::new(builder);
-    // Helpers first, so that their function ids are their positions in `HELPERS`.
-    for h in HELPERS.iter() {
+    // Helpers first, so that their function ids are their positions in `all_helpers()`.
+    for h in all_helpers() {
         let mut sig = h.signature();
         sig.call_conv = call_conv;
         module

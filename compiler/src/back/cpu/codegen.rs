@@ -7,7 +7,7 @@
 //! `ogham_alloc`). Run-time checks branch to a cold block that records an [`ErrorSite`] and the
 //! values its message needs in the context record, then returns 1.
 
-use super::helpers::{HelperId, binop_code, math_code, prim_code};
+use super::helpers::{HelperId, LIBM_FNS, binop_code, math_code, prim_code};
 use super::{CTX_DETAILS, CTX_SITE, ErrorSite, Failure, MAX_DETAILS, Unsupported};
 use crate::builtins::MathFn;
 use crate::ir::{self, Body, Const, DimIndex, Exp, Lambda, LoopForm, Soac, Stmt, SubExp, VarId};
@@ -115,7 +115,8 @@ pub struct Gen<'a> {
     pub sites: Vec<ErrorSite>,
     /// The number of the first site this function records (sites are numbered per kernel).
     pub first_site: usize,
-    helpers: BTreeMap<HelperId, FuncRef>,
+    /// Imported helpers by function id.
+    helpers: BTreeMap<usize, FuncRef>,
     loc: Span,
     /// Source ranges whose bounds checks are omitted (`#[unsafe]` definitions).
     unchecked: &'a [Span],
@@ -216,21 +217,21 @@ impl<'a> Gen<'a> {
     }
 
     fn helper(&mut self, id: HelperId) -> FuncRef {
-        if let Some(r) = self.helpers.get(&id) {
+        if let Some(r) = self.helpers.get(&id.index()) {
             return *r;
         }
         let sig = self.b.func.import_signature(id.helper().signature());
         let name = self
             .b
             .func
-            .declare_imported_user_function(UserExternalName::new(0, id as u32));
+            .declare_imported_user_function(UserExternalName::new(0, id.index() as u32));
         let r = self.b.func.import_function(ExtFuncData {
             name: ExternalName::user(name),
             signature: sig,
             colocated: false,
             patchable: false,
         });
-        self.helpers.insert(id, r);
+        self.helpers.insert(id.index(), r);
         r
     }
 
@@ -1050,6 +1051,9 @@ impl<'a> Gen<'a> {
                 BinOp::Sub => ins.fsub(x, y),
                 BinOp::Mul => ins.fmul(x, y),
                 BinOp::Div => ins.fdiv(x, y),
+                BinOp::Pow => self
+                    .call(HelperId::Libm(MathFn::Pow, t), &[x, y])
+                    .expect("pow returns"),
                 _ => {
                     let code = self.iconst(binop_code(op));
                     let id = if t == PrimType::F32 {
@@ -1214,6 +1218,11 @@ impl<'a> Gen<'a> {
                     return self.b.ins().fcmp(FloatCC::Equal, a, inf);
                 }
                 _ => {}
+            }
+            if LIBM_FNS.contains(&f) {
+                return self
+                    .call(HelperId::Libm(f, t), args)
+                    .expect("math functions return");
             }
             let y = args.get(1).copied().unwrap_or(x);
             let code = self.iconst(math_code(f));

@@ -18,6 +18,7 @@ use cranelift_codegen::ir::{AbiParam, Signature, Type};
 use cranelift_codegen::isa::CallConv;
 
 /// A helper: its symbol, parameter types and result types.
+#[derive(Clone)]
 pub struct Helper {
     pub name: &'static str,
     pub params: &'static [Type],
@@ -36,7 +37,7 @@ impl Helper {
 }
 
 /// Position of each helper in [`HELPERS`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HelperId {
     /// `(ctx, bytes) -> ptr`: memory from the calling worker's arena (0 when exhausted).
     Alloc,
@@ -56,9 +57,77 @@ pub enum HelperId {
     Convert,
     /// `(extent, start, len, stride) -> ok`: whether a slice is valid (1) or not (0).
     SliceOk,
+    /// `(x) -> r` or `(x, y) -> r`: a function of [`LIBM_FNS`] at `f32` or `f64`, called
+    /// directly (`ogham_exp_f64`, ...): the Rust method the interpreter uses, without dispatch.
+    Libm(MathFn, PrimType),
 }
 
-pub const HELPERS: [Helper; 10] = [
+/// The float functions with helpers of their own, per type (after [`FIXED_HELPERS`], `f32`
+/// then `f64` for each, in this order).
+pub const LIBM_FNS: [MathFn; 15] = [
+    MathFn::Exp,
+    MathFn::Log,
+    MathFn::Log2,
+    MathFn::Log10,
+    MathFn::Sin,
+    MathFn::Cos,
+    MathFn::Tan,
+    MathFn::Asin,
+    MathFn::Acos,
+    MathFn::Atan,
+    MathFn::Sinh,
+    MathFn::Cosh,
+    MathFn::Tanh,
+    MathFn::Atan2,
+    MathFn::Pow,
+];
+
+/// The symbols of the [`HelperId::Libm`] helpers, in order.
+pub const LIBM_NAMES: [&str; 30] = [
+    "ogham_exp_f32",
+    "ogham_exp_f64",
+    "ogham_log_f32",
+    "ogham_log_f64",
+    "ogham_log2_f32",
+    "ogham_log2_f64",
+    "ogham_log10_f32",
+    "ogham_log10_f64",
+    "ogham_sin_f32",
+    "ogham_sin_f64",
+    "ogham_cos_f32",
+    "ogham_cos_f64",
+    "ogham_tan_f32",
+    "ogham_tan_f64",
+    "ogham_asin_f32",
+    "ogham_asin_f64",
+    "ogham_acos_f32",
+    "ogham_acos_f64",
+    "ogham_atan_f32",
+    "ogham_atan_f64",
+    "ogham_sinh_f32",
+    "ogham_sinh_f64",
+    "ogham_cosh_f32",
+    "ogham_cosh_f64",
+    "ogham_tanh_f32",
+    "ogham_tanh_f64",
+    "ogham_atan2_f32",
+    "ogham_atan2_f64",
+    "ogham_pow_f32",
+    "ogham_pow_f64",
+];
+
+/// Every helper, in the order of their function ids.
+pub fn all_helpers() -> Vec<Helper> {
+    let mut all: Vec<Helper> = FIXED_HELPERS.to_vec();
+    for f in LIBM_FNS {
+        for t in [PrimType::F32, PrimType::F64] {
+            all.push(HelperId::Libm(f, t).helper());
+        }
+    }
+    all
+}
+
+const FIXED_HELPERS: [Helper; 10] = [
     Helper {
         name: "ogham_alloc",
         params: &[I64, I64],
@@ -112,8 +181,47 @@ pub const HELPERS: [Helper; 10] = [
 ];
 
 impl HelperId {
-    pub fn helper(self) -> &'static Helper {
-        &HELPERS[self as usize]
+    /// The helper's function id: its position in [`all_helpers`].
+    pub fn index(self) -> usize {
+        match self {
+            HelperId::Alloc => 0,
+            HelperId::ArenaReset => 1,
+            HelperId::IntOp => 2,
+            HelperId::F32Op => 3,
+            HelperId::F64Op => 4,
+            HelperId::F32Math => 5,
+            HelperId::F64Math => 6,
+            HelperId::IntMath => 7,
+            HelperId::Convert => 8,
+            HelperId::SliceOk => 9,
+            HelperId::Libm(f, t) => {
+                let k = LIBM_FNS
+                    .iter()
+                    .position(|g| *g == f)
+                    .expect("a function with a helper");
+                FIXED_HELPERS.len() + 2 * k + usize::from(t == PrimType::F64)
+            }
+        }
+    }
+
+    pub fn helper(self) -> Helper {
+        match self {
+            HelperId::Libm(f, t) => {
+                let ty = if t == PrimType::F64 { F64 } else { F32 };
+                let params: &'static [Type] = match (f, t == PrimType::F64) {
+                    (MathFn::Atan2 | MathFn::Pow, false) => &[F32, F32],
+                    (MathFn::Atan2 | MathFn::Pow, true) => &[F64, F64],
+                    (_, false) => &[F32],
+                    (_, true) => &[F64],
+                };
+                Helper {
+                    name: LIBM_NAMES[self.index() - FIXED_HELPERS.len()],
+                    params,
+                    results: if ty == F64 { &[F64] } else { &[F32] },
+                }
+            }
+            fixed => FIXED_HELPERS[fixed.index()].clone(),
+        }
     }
 }
 
