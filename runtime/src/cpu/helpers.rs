@@ -191,52 +191,21 @@ pub fn addresses() -> Vec<(&'static str, *const u8)> {
         ogham_convert as *const u8,
         ogham_slice_ok as *const u8,
     ];
-    let libm: [*const u8; 30] = [
-        ogham_exp_f32 as *const u8,
-        ogham_exp_f64 as *const u8,
-        ogham_log_f32 as *const u8,
-        ogham_log_f64 as *const u8,
-        ogham_log2_f32 as *const u8,
-        ogham_log2_f64 as *const u8,
-        ogham_log10_f32 as *const u8,
-        ogham_log10_f64 as *const u8,
-        ogham_sin_f32 as *const u8,
-        ogham_sin_f64 as *const u8,
-        ogham_cos_f32 as *const u8,
-        ogham_cos_f64 as *const u8,
-        ogham_tan_f32 as *const u8,
-        ogham_tan_f64 as *const u8,
-        ogham_asin_f32 as *const u8,
-        ogham_asin_f64 as *const u8,
-        ogham_acos_f32 as *const u8,
-        ogham_acos_f64 as *const u8,
-        ogham_atan_f32 as *const u8,
-        ogham_atan_f64 as *const u8,
-        ogham_sinh_f32 as *const u8,
-        ogham_sinh_f64 as *const u8,
-        ogham_cosh_f32 as *const u8,
-        ogham_cosh_f64 as *const u8,
-        ogham_tanh_f32 as *const u8,
-        ogham_tanh_f64 as *const u8,
-        ogham_atan2_f32 as *const u8,
-        ogham_atan2_f64 as *const u8,
-        ogham_pow_f32 as *const u8,
-        ogham_pow_f64 as *const u8,
-    ];
-    all_helpers()
-        .iter()
-        .map(|h| h.name)
-        .zip(ptrs.into_iter().chain(libm))
-        .collect()
+    let fixed = all_helpers().into_iter().map(|h| h.name).zip(ptrs);
+    fixed.chain(LIBM.iter().copied()).collect()
 }
 
 /// The [`HelperId::Libm`] helpers: the methods `interp::ops` uses for each function.
+/// `LIBM` lists them (name, address) in the order of their function ids.
 macro_rules! libm_helpers {
     ($($f32:ident $f64:ident |$x:ident $(, $y:ident)?| $e:expr;)*) => {
         $(
             extern "C" fn $f32($x: f32 $(, $y: f32)?) -> f32 { $e }
             extern "C" fn $f64($x: f64 $(, $y: f64)?) -> f64 { $e }
         )*
+        const LIBM: &[(&str, *const u8)] = &[
+            $((stringify!($f32), $f32 as *const u8), (stringify!($f64), $f64 as *const u8),)*
+        ];
     };
 }
 

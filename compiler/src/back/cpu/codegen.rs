@@ -7,7 +7,7 @@
 //! `ogham_alloc`). Run-time checks branch to a cold block that records an [`ErrorSite`] and the
 //! values its message needs in the context record, then returns 1.
 
-use super::helpers::{HelperId, LIBM_FNS, binop_code, math_code, prim_code};
+use super::helpers::{HelperId, binop_code, has_libm_helper, math_code, prim_code};
 use super::{CTX_DETAILS, CTX_SITE, ErrorSite, Failure, MAX_DETAILS, Unsupported};
 use crate::builtins::MathFn;
 use crate::ir::{self, Body, Const, DimIndex, Exp, Lambda, LoopForm, Soac, Stmt, SubExp, VarId};
@@ -1219,7 +1219,7 @@ impl<'a> Gen<'a> {
                 }
                 _ => {}
             }
-            if LIBM_FNS.contains(&f) {
+            if has_libm_helper(f) {
                 return self
                     .call(HelperId::Libm(f, t), args)
                     .expect("math functions return");

@@ -57,30 +57,32 @@ pub enum HelperId {
     Convert,
     /// `(extent, start, len, stride) -> ok`: whether a slice is valid (1) or not (0).
     SliceOk,
-    /// `(x) -> r` or `(x, y) -> r`: a function of [`LIBM_FNS`] at `f32` or `f64`, called
+    /// `(x) -> r` or `(x, y) -> r`: a function with [`has_libm_helper`] at `f32` or `f64`, called
     /// directly (`ogham_exp_f64`, ...): the Rust method the interpreter uses, without dispatch.
     Libm(MathFn, PrimType),
 }
 
-/// The float functions with helpers of their own, per type (after [`FIXED_HELPERS`], `f32`
-/// then `f64` for each, in this order).
-pub const LIBM_FNS: [MathFn; 15] = [
-    MathFn::Exp,
-    MathFn::Log,
-    MathFn::Log2,
-    MathFn::Log10,
-    MathFn::Sin,
-    MathFn::Cos,
-    MathFn::Tan,
-    MathFn::Asin,
-    MathFn::Acos,
-    MathFn::Atan,
-    MathFn::Sinh,
-    MathFn::Cosh,
-    MathFn::Tanh,
-    MathFn::Atan2,
-    MathFn::Pow,
-];
+/// Whether a float function has helpers of its own (`ogham_exp_f32`, ...): the transcendental
+/// functions and `pow`, which Cranelift has no instruction for. Their function ids follow the
+/// fixed helpers', in the order of [`MATH_FNS`], `f32` then `f64` for each.
+pub fn has_libm_helper(f: MathFn) -> bool {
+    f == MathFn::Pow
+        || (f.float_only()
+            && !matches!(
+                f,
+                MathFn::Sqrt
+                    | MathFn::Floor
+                    | MathFn::Ceil
+                    | MathFn::Round
+                    | MathFn::Trunc
+                    | MathFn::IsNan
+                    | MathFn::IsInf
+            ))
+}
+
+fn libm_fns() -> impl Iterator<Item = MathFn> {
+    MATH_FNS.into_iter().filter(|f| has_libm_helper(*f))
+}
 
 /// The symbols of the [`HelperId::Libm`] helpers, in order.
 pub const LIBM_NAMES: [&str; 30] = [
@@ -104,14 +106,14 @@ pub const LIBM_NAMES: [&str; 30] = [
     "ogham_acos_f64",
     "ogham_atan_f32",
     "ogham_atan_f64",
+    "ogham_atan2_f32",
+    "ogham_atan2_f64",
     "ogham_sinh_f32",
     "ogham_sinh_f64",
     "ogham_cosh_f32",
     "ogham_cosh_f64",
     "ogham_tanh_f32",
     "ogham_tanh_f64",
-    "ogham_atan2_f32",
-    "ogham_atan2_f64",
     "ogham_pow_f32",
     "ogham_pow_f64",
 ];
@@ -119,7 +121,7 @@ pub const LIBM_NAMES: [&str; 30] = [
 /// Every helper, in the order of their function ids.
 pub fn all_helpers() -> Vec<Helper> {
     let mut all: Vec<Helper> = FIXED_HELPERS.to_vec();
-    for f in LIBM_FNS {
+    for f in libm_fns() {
         for t in [PrimType::F32, PrimType::F64] {
             all.push(HelperId::Libm(f, t).helper());
         }
@@ -195,9 +197,8 @@ impl HelperId {
             HelperId::Convert => 8,
             HelperId::SliceOk => 9,
             HelperId::Libm(f, t) => {
-                let k = LIBM_FNS
-                    .iter()
-                    .position(|g| *g == f)
+                let k = libm_fns()
+                    .position(|g| g == f)
                     .expect("a function with a helper");
                 FIXED_HELPERS.len() + 2 * k + usize::from(t == PrimType::F64)
             }
@@ -302,4 +303,23 @@ pub fn prim_code(t: PrimType) -> i64 {
         .iter()
         .position(|p| *p == t)
         .expect("every type has a code") as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libm_helper_names_follow_their_functions() {
+        for (k, f) in libm_fns().enumerate() {
+            let name = format!("{f:?}").to_lowercase();
+            assert_eq!(LIBM_NAMES[2 * k], format!("ogham_{name}_f32"));
+            assert_eq!(LIBM_NAMES[2 * k + 1], format!("ogham_{name}_f64"));
+            assert_eq!(
+                HelperId::Libm(f, PrimType::F64).helper().name,
+                LIBM_NAMES[2 * k + 1]
+            );
+        }
+        assert_eq!(all_helpers().len(), FIXED_HELPERS.len() + LIBM_NAMES.len());
+    }
 }
