@@ -37,7 +37,8 @@ import bfast_reference as bref  # noqa: E402
 import ptsel_reference as pref  # noqa: E402
 import twdtw_reference as tref  # noqa: E402
 
-OGHAM = os.path.join(ROOT, "target", "release", "ogham")
+# `OGHAM_BIN` runs another build (e.g. an older commit's, for A/B comparisons).
+OGHAM = os.environ.get("OGHAM_BIN") or os.path.join(ROOT, "target", "release", "ogham")
 BASE = os.path.join(HERE, "baseline", "target", "release", "ogham-bench-baseline")
 PROFILE = re.compile(r"ogham-profile: kernel \S+ \([^)]*\) ([0-9.]+) ms")
 
