@@ -332,12 +332,13 @@ def bench_twdtw(args, work):
     yl, tyl, xl, txl, _, _ = tref.make_batch(4, 1, 1000, 1, 27, 2, step_ser=1)
     for label, entry, (Y, TY, X, TX), npairs in [
             ("(a) short pairs", "distances", (y, ty, x, tx), 20),
-            ("(b) long pair", "distances_wavefront", (yl, tyl, xl, txl), 1)]:
+            ("(b) long pair", "distances_wavefront", (yl, tyl, xl, txl), 1),
+            ("(b) long pair, column sweep", "distances", (yl, tyl, xl, txl), 1)]:
         paths = []
         for key, arr in zip(["y", "ty", "x", "tx"], [Y, TY, X, TX]):
-            paths.append(os.path.join(work, f"twdtw_{entry}_{key}.npy"))
+            paths.append(os.path.join(work, f"twdtw_{label[:3]}_{key}.npy"))
             np.save(paths[-1], arr)
-        out = os.path.join(work, f"out_twdtw_{entry}")
+        out = os.path.join(work, f"out_twdtw_{label[1]}_{entry}")
         os.makedirs(out, exist_ok=True)
         oargs = paths + [f"{a}f64", f"{mid}f64", f"{cycle}f64", "f64.inf"]
         ogham("programs/twdtw.og", oargs, out, 1, entry=entry)
