@@ -1,0 +1,116 @@
+//! A C program calls a compiled library through `include/ogham.h` and `libogham_c.so`: results,
+//! entry-point listing, and the errors of bad arguments and of a run-time check (with its
+//! source location). Needs a C compiler (`cc`); CI has one.
+
+use ogham::Frontend;
+use ogham_compiler::pipeline::Options;
+use ogham_runtime::library::Library;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const PROGRAM: &str = "\
+entry scale [n] (xs: [n]f32) (k: f32) : ([n]f32, f32) = (map (*k) xs, reduce (+) 0 xs)
+entry pick [n] (xs: [n]i64) (i: i64) : i64 = xs[i]
+";
+
+const C_PROGRAM: &str = r#"
+#include <stdio.h>
+#include <string.h>
+#include "ogham.h"
+
+int main(int argc, char **argv) {
+  ogham_library *lib = ogham_load(argv[1]);
+  if (!lib) { printf("load failed: %s\n", ogham_last_error()); return 1; }
+  for (size_t i = 0; i < ogham_entry_count(lib); i++) printf("entry %s\n", ogham_entry_name(lib, i));
+
+  float xs[3] = {1, 2, 3};
+  float k = 2;
+  int64_t n = 3;
+  ogham_array args[2] = {{OGHAM_F32, 1, &n, xs}, {OGHAM_F32, 0, NULL, &k}};
+  ogham_results *out = ogham_call(lib, "scale", args, 2);
+  if (!out) { printf("call failed: %s\n", ogham_last_error()); return 1; }
+  printf("results %zu\n", ogham_results_count(out));
+  ogham_array ys = ogham_result(out, 0);
+  ogham_array sum = ogham_result(out, 1);
+  printf("ys rank %d shape %lld type %d: %g %g %g\n", ys.rank, (long long)ys.shape[0], ys.type,
+         ((float *)ys.data)[0], ((float *)ys.data)[1], ((float *)ys.data)[2]);
+  printf("sum rank %d: %g\n", sum.rank, *(float *)sum.data);
+  ogham_results_free(out);
+
+  /* A run-time error: index 5 of a 3-element array. */
+  int64_t is[3] = {10, 20, 30};
+  int64_t at = 5;
+  ogham_array pargs[2] = {{OGHAM_I64, 1, &n, is}, {OGHAM_I64, 0, NULL, &at}};
+  out = ogham_call(lib, "pick", pargs, 2);
+  printf("pick 5: %s\n", out ? "ok?" : (strstr(ogham_last_error(), "R0702") ? "R0702" : ogham_last_error()));
+  at = 1;
+  out = ogham_call(lib, "pick", pargs, 2);
+  printf("pick 1: %lld\n", out ? (long long)*(int64_t *)ogham_result(out, 0).data : -1LL);
+  ogham_results_free(out);
+
+  /* A wrong argument type, an unknown entry point. */
+  ogham_array bad[2] = {{OGHAM_F64, 1, &n, is}, {OGHAM_I64, 0, NULL, &at}};
+  printf("bad type: %s\n", ogham_call(lib, "pick", bad, 2) ? "ok?" : "error");
+  printf("no entry: %s\n", ogham_call(lib, "nope", pargs, 2) ? "ok?" : ogham_last_error());
+  ogham_free(lib);
+  printf("missing file: %s\n", ogham_load("/nonexistent.ogl") ? "ok?" : "error");
+  return 0;
+}
+"#;
+
+/// The directory holding `libogham_c.so` (next to this test's executable).
+fn library_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test's path");
+    let deps = exe.parent().expect("target/<profile>/deps");
+    [deps, deps.parent().expect("target/<profile>")]
+        .into_iter()
+        .find(|d| d.join("libogham_c.so").exists())
+        .expect("cargo builds libogham_c.so before the tests")
+        .to_path_buf()
+}
+
+#[test]
+fn a_c_program_calls_a_compiled_library() {
+    let dir = std::env::temp_dir().join(format!("ogham-capi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fe = Frontend::load_source("capi.og", PROGRAM).unwrap_or_else(|e| panic!("{}", e.render()));
+    let ir = fe.compile(Options::KERNEL).expect("the program compiles");
+    let lib_path = dir.join("capi.ogl");
+    Library::new(fe.sources.clone(), ir)
+        .save(&lib_path)
+        .unwrap();
+    let c_file = dir.join("main.c");
+    std::fs::write(&c_file, C_PROGRAM).unwrap();
+    let exe = dir.join("main");
+    let libs = library_dir();
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+    let cc = Command::new("cc")
+        .arg("-o")
+        .arg(&exe)
+        .arg(&c_file)
+        .arg(format!("-I{}", include.display()))
+        .arg(format!("-L{}", libs.display()))
+        .arg(format!("-Wl,-rpath,{}", libs.display()))
+        .arg("-logham_c")
+        .output()
+        .expect("a C compiler (cc)");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let run = Command::new(&exe).arg(&lib_path).output().unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(
+        stdout,
+        "entry scale\nentry pick\nresults 2\nys rank 1 shape 3 type 6: 2 4 6\nsum rank 0: 6\n\
+         pick 5: R0702\npick 1: 20\nbad type: error\n\
+         no entry: the library has no entry point `nope` (it has: scale, pick)\n\
+         missing file: error\n"
+    );
+}
