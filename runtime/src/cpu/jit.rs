@@ -79,18 +79,20 @@ pub fn compile(segs: &[CompiledSeg]) -> Result<(Jit, Vec<Option<Entry>>), String
             .map_err(|e| format!("declaring {}: {e}", h.name))?;
     }
     let mut ids: Vec<Option<(FuncId, Option<FuncId>)>> = Vec::new();
+    let mut sizes = Vec::new();
     for seg in segs {
         let Ok(k) = &seg.kernel else {
             ids.push(None);
             continue;
         };
-        let main = define(&mut module, &k.func, &k.name, call_conv)?;
+        let main = define(&mut module, &k.func, &k.name, call_conv, &mut sizes)?;
         let combine = match &k.combine {
             Some(c) => Some(define(
                 &mut module,
                 c,
                 &format!("{}_combine", k.name),
                 call_conv,
+                &mut sizes,
             )?),
             None => None,
         };
@@ -99,6 +101,7 @@ pub fn compile(segs: &[CompiledSeg]) -> Result<(Jit, Vec<Option<Entry>>), String
     module
         .finalize_definitions()
         .map_err(|e| format!("linking kernels: {e}"))?;
+    write_perf_map(&module, &sizes);
     let entries = ids
         .into_iter()
         .map(|id| {
@@ -128,11 +131,33 @@ pub fn compile(segs: &[CompiledSeg]) -> Result<(Jit, Vec<Option<Entry>>), String
     ))
 }
 
+/// With `OGHAM_PERF_MAP` set, the kernels' addresses, sizes and names go to
+/// `/tmp/perf-<pid>.map`, so that `perf report` names JIT-compiled kernels.
+fn write_perf_map(module: &JITModule, functions: &[(FuncId, u32, String)]) {
+    if std::env::var_os("OGHAM_PERF_MAP").is_none() {
+        return;
+    }
+    use std::io::Write;
+    let path = format!("/tmp/perf-{}.map", std::process::id());
+    let Ok(mut file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    else {
+        return;
+    };
+    for (id, size, name) in functions {
+        let addr = module.get_finalized_function(*id) as usize;
+        let _ = writeln!(file, "{addr:x} {size:x} {name}");
+    }
+}
+
 fn define(
     module: &mut JITModule,
     func: &cranelift_codegen::ir::Function,
     name: &str,
     call_conv: cranelift_codegen::isa::CallConv,
+    sizes: &mut Vec<(FuncId, u32, String)>,
 ) -> Result<FuncId, String> {
     let mut func = func.clone();
     func.signature.call_conv = call_conv;
@@ -146,5 +171,9 @@ fn define(
     module
         .define_function(id, &mut ctx)
         .map_err(|e| format!("compiling {name}: {e:?}"))?;
+    let size = ctx
+        .compiled_code()
+        .map_or(0, |code| code.code_info().total_size);
+    sizes.push((id, size, name.to_string()));
     Ok(id)
 }
