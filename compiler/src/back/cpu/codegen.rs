@@ -342,6 +342,50 @@ impl<'a> Gen<'a> {
         self.b.ins().store(MemFlagsData::trusted(), v, addr, 0);
     }
 
+    /// Cursors over the rows of `inputs`: per input a variable holding its current row's
+    /// address (starting at row 0) and the bytes from one row to the next.
+    fn cursors(&mut self, inputs: &[View]) -> Vec<(View, Variable, Value)> {
+        inputs
+            .iter()
+            .map(|v| {
+                let var = self.b.declare_var(I64);
+                self.b.def_var(var, v.ptr);
+                let step = self.b.ins().imul_imm_s(v.strides[0], elem_size(v.elem));
+                (v.clone(), var, step)
+            })
+            .collect()
+    }
+
+    /// The current rows of the cursors: scalars for rank 1, else views.
+    fn cursor_rows(&mut self, cursors: &[(View, Variable, Value)]) -> Vec<Vec<Value>> {
+        cursors
+            .iter()
+            .map(|(v, var, _)| {
+                let addr = self.b.use_var(*var);
+                if v.rank() == 1 {
+                    vec![self.load(v.elem, addr)]
+                } else {
+                    View {
+                        ptr: addr,
+                        dims: v.dims[1..].to_vec(),
+                        strides: v.strides[1..].to_vec(),
+                        elem: v.elem,
+                    }
+                    .values()
+                }
+            })
+            .collect()
+    }
+
+    /// Moves every cursor to its next row.
+    fn advance(&mut self, cursors: &[(View, Variable, Value)]) {
+        for (_, var, step) in cursors {
+            let p = self.b.use_var(*var);
+            let next = self.b.ins().iadd(p, *step);
+            self.b.def_var(*var, next);
+        }
+    }
+
     /// Row `i` of `view` (unchecked): a scalar for rank 1, else a view.
     pub fn row(&mut self, view: &View, i: Value) -> Vec<Value> {
         let addr = self.elem_addr(view, &[i]);
@@ -872,9 +916,8 @@ impl<'a> Gen<'a> {
         for input in &inputs {
             self.check_same_shape(&input.dims[..1], &[width], "SOAC input")?;
         }
-        let rows = |g: &mut Gen, i: Value| -> Vec<Vec<Value>> {
-            inputs.iter().map(|input| g.row(input, i)).collect()
-        };
+        // The inputs' rows are walked by pointers advanced after each iteration.
+        let cursors = self.cursors(&inputs);
         match soac {
             Soac::Screma {
                 map, scans, reds, ..
@@ -897,7 +940,7 @@ impl<'a> Gen<'a> {
                     .collect();
                 let accs = self.accumulators(&ops)?;
                 self.for_loop(width, &mut |g, i| {
-                    let args = rows(g, i);
+                    let args = g.cursor_rows(&cursors);
                     let vals = g.apply(map, &args)?;
                     let mut k = 0;
                     for (j, (op, neutral)) in ops.iter().enumerate() {
@@ -916,6 +959,7 @@ impl<'a> Gen<'a> {
                         let dst = arrays[n_scan + c].clone();
                         g.write_row(&dst, i, val)?;
                     }
+                    g.advance(&cursors);
                     Ok(())
                 })?;
                 let mut out: Vec<Vec<Value>> = arrays[..n_scan].iter().map(View::values).collect();
@@ -929,14 +973,15 @@ impl<'a> Gen<'a> {
             }
             Soac::Scatter { map, dests, .. } => {
                 let dests: Vec<View> = dests.iter().map(|d| self.view(*d)).collect::<Res<_>>()?;
-                self.for_loop(width, &mut |g, i| {
-                    let args = rows(g, i);
+                self.for_loop(width, &mut |g, _| {
+                    let args = g.cursor_rows(&cursors);
                     let vals = g.apply(map, &args)?;
                     for (dest, pair) in dests.iter().zip(vals.chunks(2)) {
                         let at = pair[0][0];
                         let inside = g.in_bounds(at, dest.dims[0]);
                         g.when(inside, &mut |g| g.write_row(dest, at, &pair[1]))?;
                     }
+                    g.advance(&cursors);
                     Ok(())
                 })?;
                 Ok(dests.iter().map(View::values).collect())
@@ -946,8 +991,8 @@ impl<'a> Gen<'a> {
                     .iter()
                     .map(|h| h.dests.iter().map(|d| self.view(*d)).collect())
                     .collect::<Res<_>>()?;
-                self.for_loop(width, &mut |g, i| {
-                    let args = rows(g, i);
+                self.for_loop(width, &mut |g, _| {
+                    let args = g.cursor_rows(&cursors);
                     let vals = g.apply(map, &args)?;
                     let mut k = 0;
                     for (h, dest) in hists.iter().zip(&dests) {
@@ -958,6 +1003,7 @@ impl<'a> Gen<'a> {
                         g.when(inside, &mut |g| g.combine_into(&h.op, dest, bin, new))?;
                         k += 1 + dest.len();
                     }
+                    g.advance(&cursors);
                     Ok(())
                 })?;
                 Ok(dests.iter().flatten().map(View::values).collect())
