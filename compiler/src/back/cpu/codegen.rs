@@ -362,17 +362,7 @@ impl<'a> Gen<'a> {
             .iter()
             .map(|(v, var, _)| {
                 let addr = self.b.use_var(*var);
-                if v.rank() == 1 {
-                    vec![self.load(v.elem, addr)]
-                } else {
-                    View {
-                        ptr: addr,
-                        dims: v.dims[1..].to_vec(),
-                        strides: v.strides[1..].to_vec(),
-                        elem: v.elem,
-                    }
-                    .values()
-                }
+                self.row_at(v, addr)
             })
             .collect()
     }
@@ -389,6 +379,11 @@ impl<'a> Gen<'a> {
     /// Row `i` of `view` (unchecked): a scalar for rank 1, else a view.
     pub fn row(&mut self, view: &View, i: Value) -> Vec<Value> {
         let addr = self.elem_addr(view, &[i]);
+        self.row_at(view, addr)
+    }
+
+    /// The row of `view` that starts at `addr`: a scalar for rank 1, else a view.
+    fn row_at(&mut self, view: &View, addr: Value) -> Vec<Value> {
         if view.rank() == 1 {
             vec![self.load(view.elem, addr)]
         } else {
