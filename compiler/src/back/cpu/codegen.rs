@@ -120,6 +120,10 @@ pub struct Gen<'a> {
     loc: Span,
     /// Source ranges whose bounds checks are omitted (`#[unsafe]` definitions).
     unchecked: &'a [Span],
+    /// Arrays that are a map kernel's results at the current point: where their elements go in
+    /// the kernel's output and how many there must be. A SOAC making one of them writes there
+    /// directly (when the count fits) instead of into the arena, so no copy is needed.
+    pub result_slots: HashMap<VarId, (Value, Value)>,
 }
 
 impl<'a> Gen<'a> {
@@ -139,6 +143,7 @@ impl<'a> Gen<'a> {
             helpers: BTreeMap::new(),
             loc: Span::default(),
             unchecked,
+            result_slots: HashMap::new(),
         }
     }
 
@@ -434,6 +439,28 @@ impl<'a> Gen<'a> {
             .expect("alloc returns a pointer");
         let ok = self.b.ins().icmp_imm_s(IntCC::NotEqual, ptr, 0);
         self.check(ok, Failure::OutOfMemory, &[bytes])?;
+        Ok(self.contiguous(ptr, dims, elem))
+    }
+
+    /// An array of a kernel's result slot `(addr, count)`: at `addr` when it has `count`
+    /// elements, otherwise (the kernel's result check will then fail) from the arena.
+    fn result_array(
+        &mut self,
+        elem: PrimType,
+        dims: Vec<Value>,
+        slot: (Value, Value),
+    ) -> Res<View> {
+        let (addr, count) = slot;
+        let have = self.product(&dims);
+        let ptr = self.b.declare_var(I64);
+        self.b.def_var(ptr, addr);
+        let misfit = self.b.ins().icmp(IntCC::NotEqual, have, count);
+        self.when(misfit, &mut |g| {
+            let view = g.alloc_array(elem, dims.clone())?;
+            g.b.def_var(ptr, view.ptr);
+            Ok(())
+        })?;
+        let ptr = self.b.use_var(ptr);
         Ok(self.contiguous(ptr, dims, elem))
     }
 
@@ -926,7 +953,11 @@ impl<'a> Gen<'a> {
                     }
                     let ty = self.f.ty(*v).clone();
                     let dims = self.dims_of(&ty)?;
-                    arrays.push(self.alloc_array(ty.elem(), dims)?);
+                    let array = match self.result_slots.get(v).copied() {
+                        Some(slot) => self.result_array(ty.elem(), dims, slot)?,
+                        None => self.alloc_array(ty.elem(), dims)?,
+                    };
+                    arrays.push(array);
                 }
                 let ops: Vec<(&Lambda, &[SubExp])> = scans
                     .iter()

@@ -137,7 +137,13 @@ impl Output {
             },
             &[count, flat.dims[0]],
         )?;
-        g.copy_view(&src, &dst)
+        // A result made in place (see `Gen::result_slots`) is already there.
+        let elsewhere = g.b.ins().icmp(
+            cranelift_codegen::ir::condcodes::IntCC::NotEqual,
+            src.ptr,
+            addr,
+        );
+        g.when(elsewhere, &mut |g| g.copy_view(&src, &dst))
     }
 }
 
@@ -280,6 +286,22 @@ fn kernel_body(
             if resets {
                 g.call(HelperId::ArenaReset, &[ctx]);
             }
+            if let SegKind::Map = seg.kind {
+                // Arrays a top-level SOAC makes as this point's results go straight into the
+                // outputs.
+                g.result_slots.clear();
+                for (j, r) in seg.body.result.iter().enumerate() {
+                    let SubExp::Var(v) = r else { continue };
+                    if point_types[j].rank() == 0 || !made_by_soac(&seg.body, *v) {
+                        continue;
+                    }
+                    let size = elem_size(outputs[j].elem);
+                    let at = g.b.ins().imul(p, outputs[j].row);
+                    let bytes = g.b.ins().imul_imm_s(at, size);
+                    let addr = g.b.ins().iadd(outputs[j].ptr, bytes);
+                    g.result_slots.insert(*v, (addr, outputs[j].row));
+                }
+            }
             let vals = g.body(&seg.body)?;
             match &seg.kind {
                 SegKind::Map => {
@@ -367,6 +389,14 @@ fn kernel_body(
         }
         Ok(())
     })
+}
+
+/// Whether `v` is an array made by a SOAC statement directly in `body` (its scanned or mapped
+/// results; not a histogram's or scatter's destinations, which are existing arrays).
+fn made_by_soac(body: &ir::Body, v: VarId) -> bool {
+    body.stmts
+        .iter()
+        .any(|s| matches!(s.exp, ir::Exp::Soac(ir::Soac::Screma { .. })) && s.pat.contains(&v))
 }
 
 fn f_elem(g: &Gen, v: VarId) -> crate::types::PrimType {
