@@ -192,7 +192,28 @@ pub fn addresses() -> Vec<(&'static str, *const u8)> {
         ogham_slice_ok as *const u8,
     ];
     let fixed = all_helpers().into_iter().map(|h| h.name).zip(ptrs);
-    fixed.chain(LIBM.iter().copied()).collect()
+    let sin_cos = [
+        ("ogham_sincos_f32", ogham_sincos_f32 as *const u8),
+        ("ogham_sincos_f64", ogham_sincos_f64 as *const u8),
+    ];
+    fixed.chain(LIBM.iter().copied()).chain(sin_cos).collect()
+}
+
+/// `sin x` and `cos x` (the interpreter's methods) into the slots at `out`.
+extern "C" fn ogham_sincos_f32(x: f32, out: *mut f32) {
+    // SAFETY: generated code passes a 16-byte stack slot: slot 0 at `out`, slot 1 8 bytes on.
+    unsafe {
+        *out = x.sin();
+        *out.add(2) = x.cos();
+    }
+}
+
+extern "C" fn ogham_sincos_f64(x: f64, out: *mut f64) {
+    // SAFETY: as above.
+    unsafe {
+        *out = x.sin();
+        *out.add(1) = x.cos();
+    }
 }
 
 /// The [`HelperId::Libm`] helpers: the methods `interp::ops` uses for each function.

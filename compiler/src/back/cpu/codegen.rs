@@ -124,6 +124,9 @@ pub struct Gen<'a> {
     /// the kernel's output and how many there must be. A SOAC making one of them writes there
     /// directly (when the count fits) instead of into the arena, so no copy is needed.
     pub result_slots: HashMap<VarId, (Value, Value)>,
+    /// `(sin x, cos x)` computed in a block, by (block, x): `sin` and `cos` of one value (as in
+    /// `e^{jx}`) cost one helper call.
+    sin_cos: HashMap<(cranelift_codegen::ir::Block, Value), (Value, Value)>,
 }
 
 impl<'a> Gen<'a> {
@@ -144,6 +147,7 @@ impl<'a> Gen<'a> {
             loc: Span::default(),
             unchecked,
             result_slots: HashMap::new(),
+            sin_cos: HashMap::new(),
         }
     }
 
@@ -1291,6 +1295,10 @@ impl<'a> Gen<'a> {
                 }
                 _ => {}
             }
+            if let MathFn::Sin | MathFn::Cos = f {
+                let (sin, cos) = self.sin_cos(t, x);
+                return if f == MathFn::Sin { sin } else { cos };
+            }
             if has_libm_helper(f) {
                 return self
                     .call(HelperId::Libm(f, t), args)
@@ -1325,6 +1333,31 @@ impl<'a> Gen<'a> {
             .call(HelperId::IntMath, &[code, ty, wx, wy])
             .expect("math returns");
         self.narrow_int(t, r)
+    }
+
+    /// `sin x` and `cos x` by one helper call, reused within the current block.
+    fn sin_cos(&mut self, t: PrimType, x: Value) -> (Value, Value) {
+        let block = self
+            .b
+            .current_block()
+            .expect("code is emitted into a block");
+        if let Some(both) = self.sin_cos.get(&(block, x)) {
+            return *both;
+        }
+        let slot = self
+            .b
+            .create_sized_stack_slot(cranelift_codegen::ir::StackSlotData::new(
+                cranelift_codegen::ir::StackSlotKind::ExplicitSlot,
+                16,
+                3,
+            ));
+        let out = self.b.ins().stack_addr(I64, slot, 0);
+        self.call(HelperId::SinCos(t), &[x, out]);
+        let ty = clif_type(t);
+        let sin = self.b.ins().load(ty, MemFlagsData::trusted(), out, 0);
+        let cos = self.b.ins().load(ty, MemFlagsData::trusted(), out, 8);
+        self.sin_cos.insert((block, x), (sin, cos));
+        (sin, cos)
     }
 
     fn convert(&mut self, from: PrimType, to: PrimType, x: Value) -> Value {

@@ -60,6 +60,9 @@ pub enum HelperId {
     /// `(x) -> r` or `(x, y) -> r`: a function with [`has_libm_helper`] at `f32` or `f64`, called
     /// directly (`ogham_exp_f64`, ...): the Rust method the interpreter uses, without dispatch.
     Libm(MathFn, PrimType),
+    /// `(x, out)`: `sin x` and `cos x` at `f32` or `f64`, written to the two 8-byte slots at
+    /// `out` (generated code computes both once when a block needs both of one value).
+    SinCos(PrimType),
 }
 
 /// Whether a float function has helpers of its own (`ogham_exp_f32`, ...): the transcendental
@@ -125,6 +128,9 @@ pub fn all_helpers() -> Vec<Helper> {
         for t in [PrimType::F32, PrimType::F64] {
             all.push(HelperId::Libm(f, t).helper());
         }
+    }
+    for t in [PrimType::F32, PrimType::F64] {
+        all.push(HelperId::SinCos(t).helper());
     }
     all
 }
@@ -202,6 +208,9 @@ impl HelperId {
                     .expect("a function with a helper");
                 FIXED_HELPERS.len() + 2 * k + usize::from(t == PrimType::F64)
             }
+            HelperId::SinCos(t) => {
+                FIXED_HELPERS.len() + LIBM_NAMES.len() + usize::from(t == PrimType::F64)
+            }
         }
     }
 
@@ -221,6 +230,19 @@ impl HelperId {
                     results: if ty == F64 { &[F64] } else { &[F32] },
                 }
             }
+            HelperId::SinCos(t) => Helper {
+                name: if t == PrimType::F64 {
+                    "ogham_sincos_f64"
+                } else {
+                    "ogham_sincos_f32"
+                },
+                params: if t == PrimType::F64 {
+                    &[F64, I64]
+                } else {
+                    &[F32, I64]
+                },
+                results: &[],
+            },
             fixed => FIXED_HELPERS[fixed.index()].clone(),
         }
     }
@@ -320,6 +342,11 @@ mod tests {
                 LIBM_NAMES[2 * k + 1]
             );
         }
-        assert_eq!(all_helpers().len(), FIXED_HELPERS.len() + LIBM_NAMES.len());
+        assert_eq!(
+            all_helpers().len(),
+            FIXED_HELPERS.len() + LIBM_NAMES.len() + 2
+        );
+        let last = all_helpers().len() - 1;
+        assert_eq!(HelperId::SinCos(PrimType::F64).index(), last);
     }
 }
