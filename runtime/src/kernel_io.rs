@@ -18,6 +18,20 @@ use std::collections::HashMap;
 
 type Res<T> = Result<T, Box<Diagnostic>>;
 
+/// The position of each kernel statement (by the address of its `SegOp`, which is how a
+/// launcher recognises the kernel the evaluator asks it to run).
+pub(crate) fn kernel_index<'p>(
+    stmts: impl Iterator<Item = &'p ogham_compiler::ir::Stmt>,
+) -> HashMap<*const SegOp, usize> {
+    stmts
+        .enumerate()
+        .filter_map(|(i, s)| match &s.exp {
+            ogham_compiler::ir::Exp::Seg(seg) => Some((&**seg as *const SegOp, i)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A failed check of compiled code: its site number and the values describing it.
 pub(crate) struct KernelFailure {
     pub site: i64,

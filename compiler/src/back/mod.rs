@@ -5,7 +5,8 @@
 pub mod cpu;
 pub mod cuda;
 
-use crate::ir::{Body, DimIndex, Exp, Stmt, SubExp, VarId};
+use crate::ir::{Body, DimIndex, Exp, Program, Stmt, SubExp, VarId};
+use crate::kir::SegOp;
 use crate::source::Span;
 
 /// The most values a failed check records for its message.
@@ -58,9 +59,39 @@ pub enum Failure {
     OutOfMemory,
 }
 
+/// A kernel of a program as every backend names it: `<entry>_k<n>`, numbered in statement
+/// order within its entry point.
+pub struct KernelSite<'p> {
+    /// Index of the entry point in `Program::functions`.
+    pub function: usize,
+    pub stmt: &'p Stmt,
+    pub seg: &'p SegOp,
+    pub name: String,
+}
+
+/// Every kernel statement of a program, entry point by entry point.
+pub fn kernels(program: &Program) -> Vec<KernelSite<'_>> {
+    let mut out = Vec::new();
+    for (function, f) in program.functions.iter().enumerate() {
+        let mut stmts = Vec::new();
+        kernel_stmts(&f.body, &mut stmts);
+        for (n, stmt) in stmts.into_iter().enumerate() {
+            if let Exp::Seg(seg) = &stmt.exp {
+                out.push(KernelSite {
+                    function,
+                    stmt,
+                    seg,
+                    name: format!("{}_k{n}", f.name),
+                });
+            }
+        }
+    }
+    out
+}
+
 /// The kernel statements of a host body (kernels are only at host level: in the body and in
 /// the bodies of its `if`s and loops), in order.
-pub fn kernel_stmts<'p>(body: &'p Body, out: &mut Vec<&'p Stmt>) {
+fn kernel_stmts<'p>(body: &'p Body, out: &mut Vec<&'p Stmt>) {
     for stmt in &body.stmts {
         if let Exp::Seg(_) = stmt.exp {
             out.push(stmt);

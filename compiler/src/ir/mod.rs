@@ -444,6 +444,18 @@ pub struct RedOp {
     pub commutative: bool,
 }
 
+/// The operators of a Screma's scans then reductions, with their neutral elements.
+pub fn screma_operators<'a>(
+    scans: &'a [ScanOp],
+    reds: &'a [RedOp],
+) -> Vec<(&'a Lambda, &'a [SubExp])> {
+    scans
+        .iter()
+        .map(|s| (&s.lambda, s.neutral.as_slice()))
+        .chain(reds.iter().map(|r| (&r.lambda, r.neutral.as_slice())))
+        .collect()
+}
+
 /// One histogram of a [`Soac::Hist`]: `dests` are consumed arrays of `num_bins` rows each (one
 /// per value component), combined with `op` (`2k` parameters, `k` results).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

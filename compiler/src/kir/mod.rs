@@ -11,7 +11,7 @@
 
 pub mod tuning;
 
-use crate::ir::{Body, HistOp, RedOp, ScanOp, SubExp, Type, VarId};
+use crate::ir::{Body, HistOp, Lambda, RedOp, ScanOp, SubExp, Type, VarId};
 
 /// How the points of a kernel's space map onto the machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -57,6 +57,18 @@ pub enum SegKind {
     /// `neutral` is a placeholder zero), so a backend must apply it to the destination itself,
     /// never through privatised sub-histograms.
     Hist(Vec<HistOp>),
+}
+
+impl SegKind {
+    /// The reduction or scan operators with their neutral elements (none for maps and
+    /// histograms).
+    pub fn operators(&self) -> Vec<(&Lambda, &[SubExp])> {
+        match self {
+            SegKind::Red(reds) => crate::ir::screma_operators(&[], reds),
+            SegKind::Scan(scans) => crate::ir::screma_operators(scans, &[]),
+            SegKind::Map | SegKind::Hist(_) => Vec::new(),
+        }
+    }
 }
 
 /// A tunable parameter of the compiled program: multi-versioned code takes its first version

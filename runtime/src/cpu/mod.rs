@@ -27,7 +27,7 @@ mod jit;
 use crate::interp::{R_INTERNAL, error};
 use crate::ireval::eval::{Evaluator, Launcher, Val};
 use crate::ireval::{self, Thresholds};
-use crate::kernel_io::{Io, KernelFailure, Operand, failure_diagnostic};
+use crate::kernel_io::{Io, KernelFailure, Operand, failure_diagnostic, kernel_index};
 use crate::value::{ArrayData, Scalar, Value};
 use helpers::Ctx;
 use ogham_compiler::back::cpu::{self as back, CompiledSeg, Kernel};
@@ -81,14 +81,7 @@ pub fn run(
                 format!("CPU code generation: {e}"),
             )
         })?;
-        let by_seg = segs
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| match &s.stmt.exp {
-                ogham_compiler::ir::Exp::Seg(seg) => Some((&**seg as *const SegOp, i)),
-                _ => None,
-            })
-            .collect();
+        let by_seg = kernel_index(segs.iter().map(|s| s.stmt));
         Ok(Some(Box::new(CpuLauncher {
             profile: std::env::var_os("OGHAM_PROFILE").is_some(),
             segs,

@@ -27,7 +27,7 @@ pub mod nvrtc;
 use crate::interp::{R_CUDA, R_CUDA_UNAVAILABLE};
 use crate::ireval::eval::{Evaluator, Launcher, Val};
 use crate::ireval::{self, Thresholds};
-use crate::kernel_io::{Io, KernelFailure, Operand, failure_diagnostic};
+use crate::kernel_io::{Io, KernelFailure, Operand, failure_diagnostic, kernel_index};
 use crate::value::Value;
 use cudarc::driver::{CudaContext, sys};
 use ogham_compiler::back::cuda::{self as back, CudaKernel, Failure, GeneratedSeg, MAX_DETAILS};
@@ -148,14 +148,7 @@ fn run_on(
             .flat_map(|k| std::iter::once(k.name.clone()).chain(k.combine.clone()))
             .collect();
         let functions = dev.load(&source, &names)?;
-        let by_seg = segs
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| match &s.stmt.exp {
-                ogham_compiler::ir::Exp::Seg(seg) => Some((&**seg as *const SegOp, i)),
-                _ => None,
-            })
-            .collect();
+        let by_seg = kernel_index(segs.iter().map(|s| s.stmt));
         Ok(Some(Box::new(CudaLauncher {
             dev: Arc::from(dev),
             profile: std::env::var_os("OGHAM_PROFILE").is_some(),

@@ -963,11 +963,7 @@ impl<'a> Gen<'a> {
                     };
                     arrays.push(array);
                 }
-                let ops: Vec<(&Lambda, &[SubExp])> = scans
-                    .iter()
-                    .map(|s| (&s.lambda, s.neutral.as_slice()))
-                    .chain(reds.iter().map(|r| (&r.lambda, r.neutral.as_slice())))
-                    .collect();
+                let ops = ir::screma_operators(scans, reds);
                 let accs = self.accumulators(&ops)?;
                 self.for_loop(width, &mut |g, i| {
                     let args = g.cursor_rows(&cursors);

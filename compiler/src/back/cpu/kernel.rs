@@ -10,7 +10,7 @@
 use super::codegen::{Gen, Res, View, allocates, clif_type, elem_size};
 use super::helpers::HelperId;
 use super::{ErrorSite, Unsupported};
-use crate::ir::{self, Lambda, Stmt, SubExp, VarId};
+use crate::ir::{self, Stmt, SubExp, VarId};
 use crate::kir::{SegKind, SegOp};
 use crate::source::Span;
 use cranelift_codegen::ir::types::{I32, I64};
@@ -70,21 +70,6 @@ fn load_inputs(g: &mut Gen, args: Value, inputs: &[VarId]) -> i32 {
         }
     }
     slot
-}
-
-/// The reduction or scan operators of a kernel with their neutral elements.
-fn operators(kind: &SegKind) -> Vec<(&Lambda, &[SubExp])> {
-    match kind {
-        SegKind::Red(reds) => reds
-            .iter()
-            .map(|r| (&r.lambda, r.neutral.as_slice()))
-            .collect(),
-        SegKind::Scan(scans) => scans
-            .iter()
-            .map(|s| (&s.lambda, s.neutral.as_slice()))
-            .collect(),
-        SegKind::Map | SegKind::Hist(_) => Vec::new(),
-    }
 }
 
 /// An output array: its element pointer and the number of elements of one point's value.
@@ -202,7 +187,7 @@ fn kernel_body(
     );
     let mut slot = load_inputs(g, args, inputs);
     let flags = MemFlagsData::trusted();
-    let n_ops: usize = operators(&seg.kind).iter().map(|(_, n)| n.len()).sum();
+    let n_ops: usize = seg.kind.operators().iter().map(|(_, n)| n.len()).sum();
     let mut outputs = Vec::new();
     if !matches!(seg.kind, SegKind::Hist(_)) {
         for v in &stmt.pat {
@@ -223,7 +208,7 @@ fn kernel_body(
         .collect::<Res<_>>()?;
     let rank = extents.len();
     let inner = extents[rank - 1];
-    let ops = operators(&seg.kind);
+    let ops = seg.kind.operators();
     let resets = allocates(&seg.body);
     let hist_dests: Vec<Vec<View>> = match &seg.kind {
         SegKind::Hist(hists) => {
@@ -429,7 +414,7 @@ fn build_combine(
     load_inputs(&mut g, params[1], inputs);
     let flags = MemFlagsData::trusted();
     let mut k = 0i32;
-    for (op, neutral) in operators(&seg.kind) {
+    for (op, neutral) in seg.kind.operators() {
         let m = neutral.len();
         let mut args = Vec::new();
         for (from, base) in [(params[2], k), (params[3], k)] {

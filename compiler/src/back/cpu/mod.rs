@@ -37,9 +37,8 @@ mod codegen;
 pub mod helpers;
 mod kernel;
 
-use super::kernel_stmts;
 pub use super::{ErrorSite, Failure, MAX_DETAILS, Unsupported};
-use crate::ir::{Exp, Program, Stmt, VarId};
+use crate::ir::{Program, Stmt, VarId};
 use std::fmt::Write;
 
 /// Offset in the context record of the number of the failed check.
@@ -73,30 +72,26 @@ pub struct CompiledSeg<'p> {
 
 /// Compiles every kernel of a kernel-IR program.
 pub fn compile(program: &Program) -> Vec<CompiledSeg<'_>> {
-    let mut out = Vec::new();
-    for (fi, f) in program.functions.iter().enumerate() {
-        let mut stmts = Vec::new();
-        kernel_stmts(&f.body, &mut stmts);
-        for (n, stmt) in stmts.into_iter().enumerate() {
-            let Exp::Seg(seg) = &stmt.exp else { continue };
-            let name = format!("{}_k{n}", f.name);
+    super::kernels(program)
+        .into_iter()
+        .map(|k| {
+            let f = &program.functions[k.function];
             let kernel =
-                kernel::build(f, stmt, seg, &name, &program.unchecked).map(|built| Kernel {
-                    name: name.clone(),
+                kernel::build(f, k.stmt, k.seg, &k.name, &program.unchecked).map(|built| Kernel {
+                    name: k.name.clone(),
                     func: built.func,
                     combine: built.combine,
                     inputs: built.inputs,
                     sites: built.sites,
                 });
-            out.push(CompiledSeg {
-                function: fi,
-                stmt,
-                name,
+            CompiledSeg {
+                function: k.function,
+                stmt: k.stmt,
+                name: k.name,
                 kernel,
-            });
-        }
-    }
-    out
+            }
+        })
+        .collect()
 }
 
 /// The CLIF text of every kernel (deterministic; `ogham dev --print clif`, `snapshot { clif }`).

@@ -844,11 +844,7 @@ impl<'f> Emit<'f> {
                 let n_scan: usize = scans.iter().map(|s| s.neutral.len()).sum();
                 let n_red: usize = reds.iter().map(|r| r.neutral.len()).sum();
                 let arrays = self.screma_arrays(pat, n_scan, n_red)?;
-                let ops: Vec<(&Lambda, &[SubExp])> = scans
-                    .iter()
-                    .map(|s| (&s.lambda, s.neutral.as_slice()))
-                    .chain(reds.iter().map(|r| (&r.lambda, r.neutral.as_slice())))
-                    .collect();
+                let ops = ir::screma_operators(scans, reds);
                 let neutrals: Vec<&[SubExp]> = ops.iter().map(|(_, n)| *n).collect();
                 let accs = self.accumulators(&neutrals)?;
                 self.open(format!("for (i64 {i} = 0; {i} < {width}; {i}++)"));
@@ -983,11 +979,7 @@ impl<'f> Emit<'f> {
         self.line(format!(
             "const i64 {lo} = threadIdx.x * {width} / blockDim.x, {hi} = (threadIdx.x + 1) * {width} / blockDim.x;"
         ));
-        let ops: Vec<(&Lambda, &[SubExp])> = scans
-            .iter()
-            .map(|s| (&s.lambda, s.neutral.as_slice()))
-            .chain(reds.iter().map(|r| (&r.lambda, r.neutral.as_slice())))
-            .collect();
+        let ops = ir::screma_operators(scans, reds);
         let neutrals: Vec<&[SubExp]> = ops.iter().map(|(_, n)| *n).collect();
         let accs = self.accumulators(&neutrals)?;
         let types: Vec<PrimType> = neutrals

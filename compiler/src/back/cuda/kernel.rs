@@ -27,7 +27,7 @@
 
 use super::emit::{Emit, Res, ctype, var};
 use super::{Failure, Unsupported};
-use crate::ir::{self, Lambda, Stmt, SubExp, VarId};
+use crate::ir::{self, Stmt, VarId};
 use crate::kir::{SegKind, SegLevel, SegOp};
 use crate::source::Span;
 
@@ -40,21 +40,6 @@ pub struct Built {
     pub combine: Option<String>,
     pub shared_slots: usize,
     pub allocates: bool,
-}
-
-/// The reduction or scan operators of a kernel with their neutral elements.
-fn operators(kind: &SegKind) -> Vec<(&Lambda, &[SubExp])> {
-    match kind {
-        SegKind::Red(reds) => reds
-            .iter()
-            .map(|r| (&r.lambda, r.neutral.as_slice()))
-            .collect(),
-        SegKind::Scan(scans) => scans
-            .iter()
-            .map(|s| (&s.lambda, s.neutral.as_slice()))
-            .collect(),
-        SegKind::Map | SegKind::Hist(_) => Vec::new(),
-    }
 }
 
 /// Declares the kernel's inputs from the argument slots; returns the number of slots used.
@@ -177,7 +162,7 @@ fn thread_kernel(
     }
     let rank = seg.space.len();
     let inner = e.operand(seg.space[rank - 1].1);
-    let ops = operators(&seg.kind);
+    let ops = seg.kind.operators();
     let width: usize = ops.iter().map(|(_, n)| n.len()).sum();
     let commutative = matches!(&seg.kind, SegKind::Red(reds) if reds.iter().all(|r| r.commutative));
     // Histogram destinations as `[segments * bins]row...` views.
@@ -367,7 +352,7 @@ fn combine_kernel(
     if !scan {
         load_outputs(&mut e, &stmt.pat, slots);
     }
-    let ops = operators(&seg.kind);
+    let ops = seg.kind.operators();
     let width: usize = ops.iter().map(|(_, n)| n.len()).sum();
     e.line("const i64 og_s = blockIdx.x * (i64)blockDim.x + threadIdx.x;");
     e.line("if (og_s >= segments) return;");

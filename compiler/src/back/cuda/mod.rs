@@ -21,9 +21,8 @@
 mod emit;
 mod kernel;
 
-use super::kernel_stmts;
 pub use super::{ErrorSite, Failure, MAX_DETAILS, Unsupported};
-use crate::ir::{Exp, Program, Stmt, VarId};
+use crate::ir::{Program, Stmt, VarId};
 use crate::kir::SegLevel;
 use std::fmt::Write;
 
@@ -76,47 +75,43 @@ impl CudaProgram<'_> {
 pub fn generate(program: &Program) -> CudaProgram<'_> {
     let mut text = String::new();
     let mut segs = Vec::new();
-    for (fi, f) in program.functions.iter().enumerate() {
-        let mut stmts = Vec::new();
-        kernel_stmts(&f.body, &mut stmts);
-        for (n, stmt) in stmts.into_iter().enumerate() {
-            let Exp::Seg(seg) = &stmt.exp else { continue };
-            let name = format!("{}_k{n}", f.name);
-            let kernel = match kernel::build(f, stmt, seg, &name, &program.unchecked) {
-                Ok(built) => {
-                    let level = match seg.level {
-                        SegLevel::Thread => "thread",
-                        SegLevel::Block => "block",
-                    };
-                    let _ = writeln!(text, "// kernel {name} ({level} level)");
-                    text.push_str(&built.text);
-                    text.push('\n');
-                    Ok(CudaKernel {
-                        name: name.clone(),
-                        level: seg.level,
-                        inputs: built.inputs,
-                        sites: built.sites,
-                        accumulators: built.accumulators,
-                        combine: built.combine,
-                        shared_slots: built.shared_slots,
-                        allocates: built.allocates,
-                    })
-                }
-                Err(Unsupported(why)) => {
-                    let _ = writeln!(
-                        text,
-                        "// kernel {name}: not generated ({why}); the runtime evaluates it\n"
-                    );
-                    Err(Unsupported(why))
-                }
-            };
-            segs.push(GeneratedSeg {
-                function: fi,
-                stmt,
-                name,
-                kernel,
-            });
-        }
+    for k in super::kernels(program) {
+        let (fi, stmt, seg, name) = (k.function, k.stmt, k.seg, k.name);
+        let f = &program.functions[fi];
+        let kernel = match kernel::build(f, stmt, seg, &name, &program.unchecked) {
+            Ok(built) => {
+                let level = match seg.level {
+                    SegLevel::Thread => "thread",
+                    SegLevel::Block => "block",
+                };
+                let _ = writeln!(text, "// kernel {name} ({level} level)");
+                text.push_str(&built.text);
+                text.push('\n');
+                Ok(CudaKernel {
+                    name: name.clone(),
+                    level: seg.level,
+                    inputs: built.inputs,
+                    sites: built.sites,
+                    accumulators: built.accumulators,
+                    combine: built.combine,
+                    shared_slots: built.shared_slots,
+                    allocates: built.allocates,
+                })
+            }
+            Err(Unsupported(why)) => {
+                let _ = writeln!(
+                    text,
+                    "// kernel {name}: not generated ({why}); the runtime evaluates it\n"
+                );
+                Err(Unsupported(why))
+            }
+        };
+        segs.push(GeneratedSeg {
+            function: fi,
+            stmt,
+            name,
+            kernel,
+        });
     }
     CudaProgram {
         kernels_text: text,
