@@ -6,11 +6,13 @@ baseline, in one run (see benches/README.md).
     cargo build --release --manifest-path benches/baseline/Cargo.toml  # the Rust baseline
     python3 benches/run.py [--reps 5] [--only bfast,micro,twdtw,ptsel] [--scale 1.0]
                            [--zeit-core PATH/zeit/_core.cpython-311-x86_64-linux-gnu.so]
+                           [--pypi-python PATH/bfastenv/bin/python]
 
 Needs Python 3.11 and NumPy; installs nothing. Optional references, skipped with a note when
 absent: dtw-python (`pip install dtw-python`, TWDTW), zeit-cdts `_core` (`--zeit-core`, see
-tests/oracles/bfast_zeit.py for how to unpack it), PyPI `bfast` 0.7 (python backend, see
-tests/oracles/bfast_pypi.py for its pinned environment).
+tests/oracles/bfast_zeit.py for how to unpack it), PyPI `bfast` 0.7 (python backend, `--pypi-python`:
+the interpreter of the pinned environment described in tests/oracles/bfast_pypi.py, run as a
+subprocess).
 
 Every figure is the median of `--reps` runs. For Ogham, `process` is the whole `ogham run`
 process (parsing, compiling, JIT, reading the .npy inputs, writing outputs) and `kernels` the
@@ -141,14 +143,15 @@ def zeit_run(core, Y, n, jobs):
     return np.where(out[6] == 0, -2, np.where(np.isnan(out[1]), -1, out[1])).astype(np.int64)
 
 
-def pypi_bfast():
-    try:
-        import bfast_pypi  # imports PyPI bfast
-        return bfast_pypi.pypi
-    except Exception:
-        print("note: PyPI bfast skipped (not importable; its pinned environment is in "
-              "tests/oracles/bfast_pypi.py)")
-        return None
+def pypi_bfast_ms(python, path, n, pixels, reps):
+    """PyPI `bfast` 0.7, python backend, in its own pinned environment (`python`, see
+    tests/oracles/bfast_pypi.py): median ms for the first `pixels` pixels of the stack."""
+    script = os.path.join(ROOT, "tests", "oracles", "bfast_pypi.py")
+    p = subprocess.run([python, script, "--time", path, str(n), str(pixels), str(reps)],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"PyPI bfast failed:\n{p.stderr[-2000:]}")
+    return float(re.search(r"ms=([0-9.]+)", p.stdout).group(1))
 
 
 def break_agreement(name, got, ref_brk, margin):
@@ -166,7 +169,9 @@ def break_agreement(name, got, ref_brk, margin):
 def bench_bfast(args, work):
     lam = bref.mosum_lambda(BFAST_H, 10, 0.05)
     core = load_zeit(args.zeit_core)
-    pypi = pypi_bfast()
+    if not args.pypi_python:
+        print("note: PyPI bfast skipped (pass --pypi-python PATH/bin/python of the environment "
+              "in tests/oracles/bfast_pypi.py)")
     rows, ok = [], True
     for name, M0, N, n in BFAST_SETS:
         M = max(256, int(M0 * args.scale) // BFAST_M_DIV)
@@ -216,25 +221,32 @@ def bench_bfast(args, work):
             z1, _ = timed_py(lambda: zeit_run(core, Y, n, 1), args.reps)
             z2, _ = timed_py(lambda: zeit_run(core, Y, n, 2), args.reps)
         py_ms = math.nan
-        if pypi is not None:  # python backend, seed convention: timed on the first pixels
-            Yi = np.where(np.isnan(Y[:ref_n]), -32768, Y[:ref_n]).astype(np.int16)
-            py_ms, _ = timed_py(lambda: pypi(Yi, n), 1)
+        if args.pypi_python:  # python backend, seed convention: timed on the first pixels
+            py_ms = pypi_bfast_ms(args.pypi_python, path, n, ref_n, max(1, args.reps // 2))
             py_ms *= M / ref_n
         gf = spec_flops(M, N, n) / 1e9
         rows.append([name, f"{M}×{N}", f"{n}", f"{nan_frac * 100:.0f}", f(p_ms), f(k_ms),
                      f(M / k_ms * 1e3 / 1e3, 0), f(gf / (k_ms / 1e3), 2), f(b_ms),
                      f(k_ms / b_ms, 1), f(np_ms, 0), f(k_ms / np_ms, 2), f(z1), f(z2),
-                     f(k_ms / z2, 1), f(py_ms, 0)])
+                     f(k_ms / z2, 1), f(py_ms, 0), f(py_ms / k_ms, 0)])
     table("BFAST-Monitor, r profile, f32 stack (cloudy_set, f = 23, k = 3, h = 0.25)",
           ["set", "M×N", "n", "NaN %", "ogham process ms", "ogham kernels ms",
            "kpixels/s (kernels)", "GFLOP/s^Sp (kernels)", "Rust baseline ms", "ogham/Rust",
            "NumPy f64 ms (extrap.)", "ogham/NumPy", "zeit 1 thr ms", "zeit 2 thr ms",
-           "ogham/zeit 2 thr", "PyPI bfast ms (extrap.)"], rows)
+           "ogham/zeit 2 thr", "PyPI bfast ms (extrap.)", "PyPI bfast/ogham"], rows)
     return ok
 
 
 # ---------------------------------------------------------------------------------------------
 # Micro programs (issue 4 item 6)
+
+def poly_f32(x):
+    """`benches/micro/poly.og` in f32, operation by operation (`a - c` is `a + (-c)` exactly)."""
+    p = np.float32(0.01) * x
+    for c in (-0.02, 0.03, -0.05, 0.08, -0.13, 0.21, -0.34):
+        p = (p + np.float32(c)) * x
+    return p + np.float32(0.55)
+
 
 def bench_micro(args, work):
     rng = np.random.default_rng(1)
@@ -252,6 +264,7 @@ def bench_micro(args, work):
         np.save(files[key], arr)
     # name, inputs, bytes moved, flops, reference result
     progs = [("map", ["x"], 8 * big, 0, lambda: 2 * x + 1),
+             ("poly", ["x"], 0, 16 * big, lambda: np.clip(poly_f32(x), -1, 1)),
              ("reduce", ["x"], 4 * big, 0, lambda: np.sum(x, dtype=np.float64)),
              ("scan", ["x"], 8 * big, 0, lambda: np.cumsum(x, dtype=np.float64)),
              ("scatter", ["x", "perm"], 16 * big, 0, None),
@@ -441,6 +454,8 @@ def main():
     ap.add_argument("--scale", type=float, default=1.0,
                     help="multiplies every problem size (default: the sizes of BENCHMARKS.md)")
     ap.add_argument("--zeit-core", default=os.environ.get("ZEIT_CORE"))
+    ap.add_argument("--pypi-python", default=os.environ.get("PYPI_BFAST_PYTHON"),
+                    help="python of the PyPI bfast 0.7 environment (tests/oracles/bfast_pypi.py)")
     ap.add_argument("--work", default=None, help="data and output folder (default: a temp dir)")
     args = ap.parse_args()
     if not os.path.exists(OGHAM):

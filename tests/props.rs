@@ -55,6 +55,15 @@ const PROGRAMS: &[&str] = &[
     "entry main (xs: []i32) (d: i32) = map (\\x -> x / d) xs",
     "entry main (xss: [][]f32) = map (\\row -> let m = reduce f32.max (-f32.inf) row in \
        map (\\x -> x - m) row) xss",
+    // Straight-line f32/i32 maps, which the CPU backend runs four points per vector instruction
+    // (sizes up to 10: vector iterations and scalar remainders; NaN, infinities, saturating
+    // conversions, min/max with NaN, lane selects for `if`s, uniform operands, a 2-D space).
+    "entry main [n] (xs: [n]f32) (ys: [n]i32) (c: f32) = unzip (map2 (\\x y -> \
+       let z = if x > c then f32.sqrt x else f32.min x (f32.i32 y) \
+       in (2 * z + 1, i32.max y (i32.f32 (x * 3e9)) * 3 - (y & 5))) xs ys)",
+    "entry main (xss: [][]f32) (b: bool) = map (\\row -> map (\\x -> \
+       if b || f32.isnan x then f32.floor (x / 0.3) - f32.abs x \
+       else f32.round (x * 1.7) + f32.max x (x / 0)) row) xss",
 ];
 
 /// A tiny deterministic generator (xorshift) driven by proptest's seed.
@@ -100,8 +109,8 @@ fn value(t: &Type, rng: &mut Rng, sizes: &mut HashMap<String, usize>) -> Value {
                     Size::Const(n) => *n as usize,
                     Size::Var(name) => *sizes
                         .entry(name.clone())
-                        .or_insert_with(|| rng.below(5) as usize),
-                    Size::Unknown(_) => rng.below(5) as usize,
+                        .or_insert_with(|| rng.below(11) as usize),
+                    Size::Unknown(_) => rng.below(11) as usize,
                 });
                 elem = inner;
             }

@@ -12,6 +12,10 @@ pyopencl 2023.1.x, Python 3.11):
                 "scikit-learn<1.4" wget wheel
     pip install --no-build-isolation --no-deps bfast==0.7
     python3 tests/oracles/bfast_pypi.py [PIXELS]
+
+`benches/run.py --pypi-python bfastenv/bin/python` times it in that environment through
+`python3 tests/oracles/bfast_pypi.py --time Y.npy n PIXELS REPS` (the first PIXELS rows of the
+f32 stack Y.npy, NaN as -32768 int16; prints the median ms of REPS calls and the breaks' file).
 """
 
 import datetime
@@ -35,7 +39,24 @@ def pypi(Yi, n, f=23):
             model.valids.reshape(M))
 
 
+def time_stack(path, n, pixels, reps):
+    """The benchmark mode: median wall ms of `reps` fits of the first `pixels` rows."""
+    import time
+    Y = np.load(path)[:pixels]
+    Yi = np.where(np.isnan(Y), -32768, Y).astype(np.int16)
+    ms = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        brk, _, _, _ = pypi(Yi, n)
+        ms.append((time.perf_counter() - t) * 1e3)
+    print(f"pypi-bfast ms={float(np.median(ms)):.3f} pixels={len(Y)} "
+          f"breaks={np.sum(brk >= 0)}")
+
+
 def main():
+    if len(sys.argv) == 6 and sys.argv[1] == "--time":
+        time_stack(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
+        return
     M = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     for seed, n in ((0, 128), (7, 64)):
         Yi, Y, _ = ref.spec_set(seed, n=n)

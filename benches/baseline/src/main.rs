@@ -78,6 +78,10 @@ fn run_micro(args: &[String]) -> Result<(), String> {
             .iter()
             .map(|&v| v as f64)
             .sum(),
+        "poly" => timed(reps, || micro::poly(&xs))
+            .iter()
+            .map(|&v| v as f64)
+            .sum(),
         "reduce" => timed(reps, || micro::reduce(&xs)) as f64,
         "scan" => *timed(reps, || micro::scan(&xs)).last().unwrap_or(&0.0) as f64,
         "scatter" => {

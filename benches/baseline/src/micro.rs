@@ -1,5 +1,5 @@
 //! Micro programs of issue 4 item 6, hand-written with rayon, each the counterpart of a
-//! `benches/micro/*.og` program: map, reduce, scan, scatter, matmul, batched small inverse and
+//! `benches/micro/*.og` program: map, poly, reduce, scan, scatter, matmul, batched small inverse and
 //! filter. Inputs are read from the same `.npy` files the Ogham programs get.
 
 use rayon::prelude::*;
@@ -9,6 +9,20 @@ pub fn map(xs: &[f32]) -> Vec<f32> {
     xs.par_iter()
         .with_min_len(1 << 14)
         .map(|x| 2.0 * x + 1.0)
+        .collect()
+}
+
+/// The degree-8 polynomial of `benches/micro/poly.og` by Horner's rule, clamped to [-1, 1].
+pub fn poly(xs: &[f32]) -> Vec<f32> {
+    let horner = |x: f32| {
+        (((((((0.01 * x - 0.02) * x + 0.03) * x - 0.05) * x + 0.08) * x - 0.13) * x + 0.21) * x
+            - 0.34)
+            * x
+            + 0.55
+    };
+    xs.par_iter()
+        .with_min_len(1 << 14)
+        .map(|&x| horner(x).min(1.0).max(-1.0))
         .collect()
 }
 

@@ -36,6 +36,27 @@ pub fn clif_type(p: PrimType) -> Type {
     }
 }
 
+/// Float `min`/`max` (`f`) with Rust's semantics, the interpreter's: a NaN operand yields the
+/// other one. `select(g, c, a, b)` is `c ? a : b` for the comparison results `c` (scalars or
+/// lane masks).
+pub fn float_min_max(
+    g: &mut Gen,
+    f: MathFn,
+    x: Value,
+    y: Value,
+    select: fn(&mut Gen, Value, Value, Value) -> Value,
+) -> Value {
+    let cc = if f == MathFn::Min {
+        FloatCC::LessThan
+    } else {
+        FloatCC::GreaterThan
+    };
+    let y_wins = g.b.ins().fcmp(cc, y, x);
+    let picked = select(g, y_wins, y, x);
+    let x_nan = g.b.ins().fcmp(FloatCC::Unordered, x, x);
+    select(g, x_nan, y, picked)
+}
+
 pub fn elem_size(p: PrimType) -> i64 {
     clif_type(p).bytes() as i64
 }
@@ -1267,18 +1288,10 @@ impl<'a> Gen<'a> {
                 MathFn::Trunc => return ins.trunc(x),
                 MathFn::Round => return ins.nearest(x),
                 MathFn::IsNan => return ins.fcmp(FloatCC::Unordered, x, x),
-                // Rust's `min`/`max` (the interpreter's): a NaN operand yields the other one.
                 MathFn::Min | MathFn::Max => {
-                    let y = args[1];
-                    let cc = if f == MathFn::Min {
-                        FloatCC::LessThan
-                    } else {
-                        FloatCC::GreaterThan
-                    };
-                    let y_wins = ins.fcmp(cc, y, x);
-                    let picked = self.b.ins().select(y_wins, y, x);
-                    let x_nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
-                    return self.b.ins().select(x_nan, y, picked);
+                    return float_min_max(self, f, x, args[1], |g, c, a, b| {
+                        g.b.ins().select(c, a, b)
+                    });
                 }
                 MathFn::IsInf => {
                     let a = ins.fabs(x);

@@ -9,6 +9,7 @@
 
 use super::codegen::{Gen, Res, View, allocates, clif_type, elem_size};
 use super::helpers::HelperId;
+use super::simd;
 use super::{ErrorSite, Unsupported};
 use crate::ir::{self, Stmt, SubExp, VarId};
 use crate::kir::{SegKind, SegOp};
@@ -241,6 +242,7 @@ fn kernel_body(
         _ => Vec::new(),
     };
     let point_types: Vec<ir::Type> = seg.ret.clone();
+    let vectorised = simd::plan(g.f, seg);
     g.for_range(seg_start, seg_end, &mut |g, s| {
         let mut rest = s;
         for d in (0..rank - 1).rev() {
@@ -264,7 +266,15 @@ fn kernel_body(
                 Ok(())
             })?;
         }
-        g.for_range(i_start, i_end, &mut |g, i| {
+        // Four points at a time where the point's code allows it, the rest one by one.
+        let first = match &vectorised {
+            Some(plan) => {
+                let ptrs: Vec<Value> = outputs.iter().map(|o| o.ptr).collect();
+                simd::vector_points(g, plan, seg, (s, inner), (i_start, i_end), &ptrs)?
+            }
+            None => i_start,
+        };
+        g.for_range(first, i_end, &mut |g, i| {
             g.bind(seg.space[rank - 1].0, &[i]);
             let row_start = g.b.ins().imul(s, inner);
             let p = g.b.ins().iadd(row_start, i);

@@ -36,6 +36,7 @@
 mod codegen;
 pub mod helpers;
 mod kernel;
+mod simd;
 
 pub use super::{ErrorSite, Failure, MAX_DETAILS, Unsupported};
 use crate::ir::{Program, Stmt, VarId};
