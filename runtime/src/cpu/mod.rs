@@ -32,7 +32,7 @@ use crate::value::{ArrayData, Scalar, Value};
 use helpers::Ctx;
 use ogham_compiler::back::cpu::{self as back, CompiledSeg, Kernel};
 use ogham_compiler::diag::Diagnostic;
-use ogham_compiler::ir::{Program, VarId};
+use ogham_compiler::ir::{Body, Exp, Program, VarId};
 use ogham_compiler::kir::{SegKind, SegLevel, SegOp};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -146,8 +146,18 @@ fn ranges(n: i64, parts: i64) -> Vec<(i64, i64)> {
         .collect()
 }
 
-/// Below this many points a kernel runs as one task.
+/// Below this many points a kernel whose points are straight-line code runs as one task.
 const SERIAL_POINTS: i64 = 4096;
+
+/// Whether a point's code loops (a sequential `loop` or SOAC, as BFAST's per-pixel kernel
+/// does): then even a few points are worth spreading over the workers.
+fn loops_per_point(body: &Body) -> bool {
+    let mut found = false;
+    ogham_compiler::ir::traverse::for_each_stmt(body, &mut |stmt| {
+        found |= matches!(stmt.exp, Exp::Loop { .. } | Exp::Soac(_));
+    });
+    found
+}
 
 fn launch(
     ev: &mut Evaluator,
@@ -202,8 +212,13 @@ fn execute(
     // A histogram's segments update disjoint rows of its destinations, so tasks may take whole
     // segments; within a segment points are applied in order (one task).
     let hist = matches!(seg.kind, SegKind::Hist(_));
-    let serial = total < SERIAL_POINTS || (hist && segments < 4 * workers);
-    let by_segments = serial || segments >= 4 * workers || inner < SERIAL_POINTS;
+    let min_points = if loops_per_point(&seg.body) {
+        2
+    } else {
+        SERIAL_POINTS
+    };
+    let serial = total < min_points || (hist && segments < 4 * workers);
+    let by_segments = serial || segments >= 4 * workers || inner < min_points;
     let args = Shared(slots.as_ptr() as usize);
     let run = |task: Task, partial: usize, carry: usize| -> Result<(), Box<KernelFailure>> {
         let mut ctx = Ctx::new();
