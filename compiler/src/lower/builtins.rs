@@ -478,8 +478,10 @@ impl<'p> Lowerer<'p> {
         Ok(Self::rebuild(&dest, &mut results.into_iter()))
     }
 
-    /// `filter p xs` (or `filter (not . p) xs` when `negate`): flags, their inclusive scan (the
-    /// target positions) and sum (the count) in one Screma, then a scatter into a fresh array.
+    /// `filter p xs` (or `filter (not . p) xs` when `negate`): the inclusive scan of 0/1 flags
+    /// (the target positions; the last one is the count), then a scatter into a fresh array.
+    /// Element `i` is kept when its position exceeds the one before it, so the flags themselves
+    /// are never stored.
     fn filter(&mut self, p: &LVal<'p>, xs: &LVal<'p>, negate: bool) -> Res<LVal<'p>> {
         let inputs = self.arrays(xs)?;
         let width = self.outer_size(&inputs)?;
@@ -490,8 +492,7 @@ impl<'p> Lowerer<'p> {
             std::slice::from_ref(xs),
             std::slice::from_ref(&types),
         )?;
-        // Turn the predicate's bool into a 0/1 flag, returned for the scan, the sum and as an
-        // array.
+        // Turn the predicate's bool into a 0/1 flag for the scan.
         let mut map = pred;
         let keep = map.body.result[0];
         let keep = if negate {
@@ -511,13 +512,12 @@ impl<'p> Lowerer<'p> {
             exp: Exp::Convert(PrimType::I64, keep),
             loc: self.loc,
         });
-        map.body.result = vec![SubExp::Var(flag); 3];
-        map.ret = vec![I64; 3];
+        map.body.result = vec![SubExp::Var(flag)];
+        map.ret = vec![I64];
         let plus = self.plus_lambda();
-        let plus2 = self.plus_lambda();
         let zero = SubExp::i64(0);
-        let results = self.emit_soac(
-            vec![I64.array_of(width), I64, I64.array_of(width)],
+        let offsets = self.emit_soac(
+            vec![I64.array_of(width)],
             Soac::Screma {
                 width,
                 inputs: inputs.clone(),
@@ -526,14 +526,32 @@ impl<'p> Lowerer<'p> {
                     lambda: plus,
                     neutral: vec![zero],
                 }],
-                reds: vec![RedOp {
-                    lambda: plus2,
-                    neutral: vec![zero],
-                    commutative: true,
-                }],
+                reds: vec![],
+            },
+        )[0];
+        let offsets_var = offsets.as_var().expect("a fresh variable");
+        // The count: the last position, 0 when there are no elements.
+        let empty = self.binop(BinOp::Eq, width, zero);
+        let (last, last_stmts) = self.nested(|l| {
+            let i = l.binop(BinOp::Sub, width, SubExp::i64(1));
+            Ok(l.bind("last", I64, Exp::Index(offsets_var, vec![DimIndex::Fix(i)])))
+        })?;
+        let count = self.bind(
+            "count",
+            I64,
+            Exp::If {
+                cond: empty,
+                then_body: crate::ir::Body {
+                    stmts: vec![],
+                    result: vec![zero],
+                },
+                else_body: crate::ir::Body {
+                    stmts: last_stmts,
+                    result: vec![last],
+                },
+                ret: vec![I64],
             },
         );
-        let (offsets, count, flags) = (results[0], results[1], results[2]);
         // Destinations: arrays of `count` rows of zeros.
         let mut dests = Vec::new();
         for t in &types {
@@ -548,35 +566,53 @@ impl<'p> Lowerer<'p> {
             let dest = self.bind("dest", ty, Exp::Replicate(count, value));
             dests.push(dest.as_var().expect("a fresh variable"));
         }
-        // Each kept row goes to its offset - 1; the others to -1 (ignored).
+        // Each kept row goes to its position - 1; the others to -1 (ignored).
         let o = self.new_var("o", I64);
-        let f = self.new_var("f", I64);
+        let i = self.new_var("i", I64);
         let rows: Vec<VarId> = types.iter().map(|t| self.new_var("x", t.clone())).collect();
-        let of = self.new_var("of", I64);
-        let idx = self.new_var("idx", I64);
-        let stmts = vec![
-            crate::ir::Stmt {
-                pat: vec![of],
-                exp: Exp::BinOp(BinOp::Mul, SubExp::Var(o), SubExp::Var(f)),
-                loc: self.loc,
-            },
-            crate::ir::Stmt {
-                pat: vec![idx],
-                exp: Exp::BinOp(BinOp::Sub, SubExp::Var(of), SubExp::i64(1)),
-                loc: self.loc,
-            },
-        ];
+        let (idx, stmts) = self.nested(|l| {
+            let first = l.binop(BinOp::Eq, SubExp::Var(i), zero);
+            let (before, before_stmts) = l.nested(|l| {
+                let j = l.binop(BinOp::Sub, SubExp::Var(i), SubExp::i64(1));
+                Ok(l.bind(
+                    "before",
+                    I64,
+                    Exp::Index(offsets_var, vec![DimIndex::Fix(j)]),
+                ))
+            })?;
+            let before = l.bind(
+                "before",
+                I64,
+                Exp::If {
+                    cond: first,
+                    then_body: crate::ir::Body {
+                        stmts: vec![],
+                        result: vec![zero],
+                    },
+                    else_body: crate::ir::Body {
+                        stmts: before_stmts,
+                        result: vec![before],
+                    },
+                    ret: vec![I64],
+                },
+            );
+            let kept = l.binop(BinOp::Gt, SubExp::Var(o), before);
+            let f = l.bind("f", I64, Exp::Convert(PrimType::I64, kept));
+            let of = l.binop(BinOp::Mul, SubExp::Var(o), f);
+            Ok(l.binop(BinOp::Sub, of, SubExp::i64(1)))
+        })?;
         let mut result = Vec::new();
         let mut ret = Vec::new();
         for (r, t) in rows.iter().zip(&types) {
-            result.push(SubExp::Var(idx));
+            result.push(idx);
             result.push(SubExp::Var(*r));
             ret.push(I64);
             ret.push(t.clone());
         }
-        let mut params = vec![o, f];
+        let mut params = vec![o, i];
         params.extend(&rows);
-        let mut scatter_inputs = vec![offsets.as_var().expect("var"), flags.as_var().expect("var")];
+        let indices = self.bind("iota", I64.array_of(width), Exp::Iota(width));
+        let mut scatter_inputs = vec![offsets_var, indices.as_var().expect("a fresh variable")];
         scatter_inputs.extend(inputs);
         let result_types = dests.iter().map(|d| self.function.ty(*d).clone()).collect();
         let results = self.emit_soac(
