@@ -531,27 +531,7 @@ impl<'p> Lowerer<'p> {
         )[0];
         let offsets_var = offsets.as_var().expect("a fresh variable");
         // The count: the last position, 0 when there are no elements.
-        let empty = self.binop(BinOp::Eq, width, zero);
-        let (last, last_stmts) = self.nested(|l| {
-            let i = l.binop(BinOp::Sub, width, SubExp::i64(1));
-            Ok(l.bind("last", I64, Exp::Index(offsets_var, vec![DimIndex::Fix(i)])))
-        })?;
-        let count = self.bind(
-            "count",
-            I64,
-            Exp::If {
-                cond: empty,
-                then_body: crate::ir::Body {
-                    stmts: vec![],
-                    result: vec![zero],
-                },
-                else_body: crate::ir::Body {
-                    stmts: last_stmts,
-                    result: vec![last],
-                },
-                ret: vec![I64],
-            },
-        );
+        let count = self.inclusive_before("count", offsets_var, width)?;
         // Destinations: arrays of `count` rows of zeros.
         let mut dests = Vec::new();
         for t in &types {
@@ -571,31 +551,7 @@ impl<'p> Lowerer<'p> {
         let i = self.new_var("i", I64);
         let rows: Vec<VarId> = types.iter().map(|t| self.new_var("x", t.clone())).collect();
         let (idx, stmts) = self.nested(|l| {
-            let first = l.binop(BinOp::Eq, SubExp::Var(i), zero);
-            let (before, before_stmts) = l.nested(|l| {
-                let j = l.binop(BinOp::Sub, SubExp::Var(i), SubExp::i64(1));
-                Ok(l.bind(
-                    "before",
-                    I64,
-                    Exp::Index(offsets_var, vec![DimIndex::Fix(j)]),
-                ))
-            })?;
-            let before = l.bind(
-                "before",
-                I64,
-                Exp::If {
-                    cond: first,
-                    then_body: crate::ir::Body {
-                        stmts: vec![],
-                        result: vec![zero],
-                    },
-                    else_body: crate::ir::Body {
-                        stmts: before_stmts,
-                        result: vec![before],
-                    },
-                    ret: vec![I64],
-                },
-            );
+            let before = l.inclusive_before("before", offsets_var, SubExp::Var(i))?;
             let kept = l.binop(BinOp::Gt, SubExp::Var(o), before);
             let f = l.bind("f", I64, Exp::Convert(PrimType::I64, kept));
             let of = l.binop(BinOp::Mul, SubExp::Var(o), f);
@@ -629,6 +585,33 @@ impl<'p> Lowerer<'p> {
             },
         );
         Ok(Self::rebuild(xs, &mut results.into_iter()))
+    }
+
+    /// `offsets[pos - 1]`, or 0 when `pos` is 0: the inclusive prefix sum of the elements before
+    /// position `pos`, bound to a variable called `name`.
+    fn inclusive_before(&mut self, name: &str, offsets: VarId, pos: SubExp) -> Res<SubExp> {
+        let zero = SubExp::i64(0);
+        let first = self.binop(BinOp::Eq, pos, zero);
+        let (before, before_stmts) = self.nested(|l| {
+            let j = l.binop(BinOp::Sub, pos, SubExp::i64(1));
+            Ok(l.bind("prev", I64, Exp::Index(offsets, vec![DimIndex::Fix(j)])))
+        })?;
+        Ok(self.bind(
+            name,
+            I64,
+            Exp::If {
+                cond: first,
+                then_body: crate::ir::Body {
+                    stmts: vec![],
+                    result: vec![zero],
+                },
+                else_body: crate::ir::Body {
+                    stmts: before_stmts,
+                    result: vec![before],
+                },
+                ret: vec![I64],
+            },
+        ))
     }
 
     /// `\a b -> a + b` on `i64`.
