@@ -104,6 +104,14 @@ impl View {
     }
 }
 
+/// Whether `v` is bound by a `Screma` statement of `body` (not nested deeper): an array such a
+/// SOAC makes can be placed where its consumer wants it (`Gen::result_slots`).
+pub fn made_by_soac(body: &Body, v: VarId) -> bool {
+    body.stmts
+        .iter()
+        .any(|s| matches!(s.exp, Exp::Soac(Soac::Screma { .. })) && s.pat.contains(&v))
+}
+
 /// Whether running `body` may allocate arena memory (then each point resets the arena).
 pub fn allocates(body: &Body) -> bool {
     let mut found = false;
@@ -141,9 +149,10 @@ pub struct Gen<'a> {
     loc: Span,
     /// Source ranges whose bounds checks are omitted (`#[unsafe]` definitions).
     unchecked: &'a [Span],
-    /// Arrays that are a map kernel's results at the current point: where their elements go in
-    /// the kernel's output and how many there must be. A SOAC making one of them writes there
-    /// directly (when the count fits) instead of into the arena, so no copy is needed.
+    /// Arrays that are a map kernel's results at the current point, or the rows a sequential
+    /// map's lambda returns at the current iteration: where their elements go (in the kernel's
+    /// output, or the map's result) and how many there must be. A SOAC making one of them writes
+    /// there directly (when the count fits) instead of into the arena, so no copy is needed.
     pub result_slots: HashMap<VarId, (Value, Value)>,
     /// `(sin x, cos x)` computed in a block, by (block, x): `sin` and `cos` of one value (as in
     /// `e^{jx}`) cost one helper call.
@@ -593,7 +602,9 @@ impl<'a> Gen<'a> {
             elem: dst.elem,
         };
         self.check_same_shape(&src.dims, &row.dims, "row")?;
-        self.copy_view(&src, &row)
+        // A row made in place (see `result_slots`) is already there.
+        let elsewhere = self.b.ins().icmp(IntCC::NotEqual, src.ptr, row.ptr);
+        self.when(elsewhere, &mut |g| g.copy_view(&src, &row))
     }
 
     /// The extents of a type (its dimensions evaluated).
@@ -988,7 +999,24 @@ impl<'a> Gen<'a> {
                 let accs = self.accumulators(&ops)?;
                 self.for_loop(width, &mut |g, i| {
                     let args = g.cursor_rows(&cursors);
+                    // Array rows a SOAC of the lambda makes go straight into their row of the
+                    // result (see `result_slots`); `write_row` then finds them in place.
+                    let mut slotted = Vec::new();
+                    let mapped = &map.body.result[n_scan + n_red..];
+                    for (r, dst) in mapped.iter().zip(&arrays[n_scan..]) {
+                        let SubExp::Var(v) = r else { continue };
+                        if dst.rank() < 2 || !made_by_soac(&map.body, *v) {
+                            continue;
+                        }
+                        let addr = g.elem_addr(dst, &[i]);
+                        let count = g.product(&dst.dims[1..]);
+                        g.result_slots.insert(*v, (addr, count));
+                        slotted.push(*v);
+                    }
                     let vals = g.apply(map, &args)?;
+                    for v in slotted {
+                        g.result_slots.remove(&v);
+                    }
                     let mut k = 0;
                     for (j, (op, neutral)) in ops.iter().enumerate() {
                         let m = neutral.len();

@@ -7,7 +7,7 @@
 //! across workers by segments or, when there are few segments, by ranges of `i` (reductions
 //! then write partial results to `partial` and are combined by the combine function).
 
-use super::codegen::{Gen, Res, View, allocates, clif_type, elem_size};
+use super::codegen::{Gen, Res, View, allocates, clif_type, elem_size, made_by_soac};
 use super::helpers::HelperId;
 use super::simd;
 use super::{ErrorSite, Unsupported};
@@ -388,12 +388,6 @@ fn kernel_body(
 
 /// Whether `v` is an array made by a SOAC statement directly in `body` (its scanned or mapped
 /// results; not a histogram's or scatter's destinations, which are existing arrays).
-fn made_by_soac(body: &ir::Body, v: VarId) -> bool {
-    body.stmts
-        .iter()
-        .any(|s| matches!(s.exp, ir::Exp::Soac(ir::Soac::Screma { .. })) && s.pat.contains(&v))
-}
-
 fn f_elem(g: &Gen, v: VarId) -> crate::types::PrimType {
     g.f.ty(v).elem()
 }
