@@ -24,6 +24,10 @@ use std::collections::{BTreeMap, HashMap};
 
 pub type Res<T> = Result<T, Unsupported>;
 
+/// The most statements an `if` branch may have to be computed unconditionally (see
+/// `Gen::speculable`).
+const SPECULATION_BUDGET: usize = 6;
+
 /// The machine type of a scalar (`bool` is a byte holding 0 or 1).
 pub fn clif_type(p: PrimType) -> Type {
     match p {
@@ -812,6 +816,23 @@ impl<'a> Gen<'a> {
                 cond,
                 then_body,
                 else_body,
+                ret,
+            } if ret.iter().all(|t| t.rank() == 0) && self.selectable(then_body, else_body) => {
+                // Both branches are a few cheap operations that cannot fail: computed both and
+                // selected, with no branch to mispredict on data-dependent conditions.
+                let c = self.scalar(*cond)?;
+                let then_vals = self.body(then_body)?;
+                let else_vals = self.body(else_body)?;
+                Ok(then_vals
+                    .iter()
+                    .zip(&else_vals)
+                    .map(|(t, e)| vec![self.b.ins().select(c, t[0], e[0])])
+                    .collect())
+            }
+            Exp::If {
+                cond,
+                then_body,
+                else_body,
                 ..
             } => {
                 let c = self.scalar(*cond)?;
@@ -837,6 +858,78 @@ impl<'a> Gen<'a> {
             Exp::Seg(_) => Err(Unsupported("a kernel inside a kernel".to_string())),
             Exp::Threshold { .. } => Err(Unsupported("a threshold inside a kernel".to_string())),
         }
+    }
+
+    /// Whether both branches of an `if` may run whatever the condition (see `speculable`):
+    /// together at most `SPECULATION_BUDGET` statements.
+    fn selectable(&self, then_body: &Body, else_body: &Body) -> bool {
+        let mut budget = SPECULATION_BUDGET;
+        self.speculable(then_body, &mut budget) && self.speculable(else_body, &mut budget)
+    }
+
+    /// Whether `body` may run although its branch is not taken: at most `budget` statements
+    /// (nested `if`s included) of scalar operations that Cranelift does inline and that can
+    /// neither fail nor have an effect (no indexing, integer division, helper calls or loops).
+    fn speculable(&self, body: &Body, budget: &mut usize) -> bool {
+        body.stmts.iter().all(|stmt| {
+            if *budget == 0 {
+                return false;
+            }
+            *budget -= 1;
+            match &stmt.exp {
+                Exp::SubExp(_) | Exp::UnOp(..) => true,
+                Exp::BinOp(op, a, _) => {
+                    let t = self.prim_of(*a);
+                    match op {
+                        BinOp::Add
+                        | BinOp::Sub
+                        | BinOp::Mul
+                        | BinOp::Eq
+                        | BinOp::Ne
+                        | BinOp::Lt
+                        | BinOp::Le
+                        | BinOp::Gt
+                        | BinOp::Ge => true,
+                        BinOp::Div => is_float(t),
+                        BinOp::And | BinOp::Or | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+                            !is_float(t)
+                        }
+                        _ => false,
+                    }
+                }
+                Exp::Math(f, t, _) => {
+                    is_float(*t)
+                        && matches!(
+                            f,
+                            MathFn::Sqrt
+                                | MathFn::Abs
+                                | MathFn::Floor
+                                | MathFn::Ceil
+                                | MathFn::Trunc
+                                | MathFn::Round
+                                | MathFn::IsNan
+                                | MathFn::IsInf
+                                | MathFn::Min
+                                | MathFn::Max
+                        )
+                }
+                Exp::Convert(to, a) => {
+                    let from = self.prim_of(*a);
+                    !is_float(from) || is_float(*to) || matches!(to, PrimType::I32 | PrimType::I64)
+                }
+                Exp::If {
+                    then_body,
+                    else_body,
+                    ret,
+                    ..
+                } => {
+                    ret.iter().all(|t| t.rank() == 0)
+                        && self.speculable(then_body, budget)
+                        && self.speculable(else_body, budget)
+                }
+                _ => false,
+            }
+        })
     }
 
     /// An index: the element (or, for an update, its address) when every dimension is fixed,
