@@ -7,7 +7,9 @@
 //! `ogham_alloc`). Run-time checks branch to a cold block that records an [`ErrorSite`] and the
 //! values its message needs in the context record, then returns 1.
 
-use super::helpers::{HelperId, binop_code, has_libm_helper, math_code, prim_code};
+use super::helpers::{
+    HelperId, binop_code, has_libm_helper, is_inline_float_math, math_code, prim_code,
+};
 use super::{CTX_DETAILS, CTX_SITE, ErrorSite, Failure, MAX_DETAILS, Unsupported};
 use crate::builtins::MathFn;
 use crate::ir::{self, Body, Const, DimIndex, Exp, Lambda, LoopForm, Soac, Stmt, SubExp, VarId};
@@ -897,22 +899,7 @@ impl<'a> Gen<'a> {
                         _ => false,
                     }
                 }
-                Exp::Math(f, t, _) => {
-                    is_float(*t)
-                        && matches!(
-                            f,
-                            MathFn::Sqrt
-                                | MathFn::Abs
-                                | MathFn::Floor
-                                | MathFn::Ceil
-                                | MathFn::Trunc
-                                | MathFn::Round
-                                | MathFn::IsNan
-                                | MathFn::IsInf
-                                | MathFn::Min
-                                | MathFn::Max
-                        )
-                }
+                Exp::Math(f, t, _) => is_float(*t) && is_inline_float_math(*f),
                 Exp::Convert(to, a) => {
                     let from = self.prim_of(*a);
                     !is_float(from) || is_float(*to) || matches!(to, PrimType::I32 | PrimType::I64)

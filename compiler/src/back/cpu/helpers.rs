@@ -65,6 +65,23 @@ pub enum HelperId {
     SinCos(PrimType),
 }
 
+/// The float math functions the CPU backend emits as instructions (no helper call).
+pub fn is_inline_float_math(f: MathFn) -> bool {
+    matches!(
+        f,
+        MathFn::Sqrt
+            | MathFn::Abs
+            | MathFn::Floor
+            | MathFn::Ceil
+            | MathFn::Trunc
+            | MathFn::Round
+            | MathFn::IsNan
+            | MathFn::IsInf
+            | MathFn::Min
+            | MathFn::Max
+    )
+}
+
 /// Whether a float function has helpers of its own (`ogham_exp_f32`, ...): the transcendental
 /// functions and `pow`, which Cranelift has no instruction for. Their function ids follow the
 /// fixed helpers', in the order of [`MATH_FNS`], `f32` then `f64` for each.

@@ -21,6 +21,7 @@
 //! measurements).
 
 use super::codegen::{Gen, Res, elem_size, float_min_max};
+use super::helpers::is_inline_float_math;
 use crate::builtins::MathFn;
 use crate::ir::{self, Body, Const, DimIndex, Exp, SubExp, VarId};
 use crate::kir::{SegKind, SegLevel, SegOp};
@@ -192,18 +193,8 @@ impl Check<'_> {
             }
             Exp::Math(f, t, args) => {
                 let ok = match t {
-                    P::F32 => matches!(
-                        f,
-                        MathFn::Sqrt
-                            | MathFn::Abs
-                            | MathFn::Floor
-                            | MathFn::Ceil
-                            | MathFn::Trunc
-                            | MathFn::Round
-                            | MathFn::Min
-                            | MathFn::Max
-                            | MathFn::IsNan
-                    ),
+                    // No vector `isinf` is emitted (yet).
+                    P::F32 => is_inline_float_math(*f) && *f != MathFn::IsInf,
                     P::I32 => matches!(f, MathFn::Min | MathFn::Max),
                     _ => false,
                 };
