@@ -64,6 +64,13 @@ const PROGRAMS: &[&str] = &[
     "entry main (xss: [][]f32) (b: bool) = map (\\row -> map (\\x -> \
        if b || f32.isnan x then f32.floor (x / 0.3) - f32.abs x \
        else f32.round (x * 1.7) + f32.max x (x / 0)) row) xss",
+    // Maps of reductions inside a kernel, which the CPU backend runs four iterations at a time
+    // (remainders, a statement before and after the reduction, an index that may fail).
+    "entry main [m] [n] (as: [m][n][n]f32) (vs: [m][n]f32) (s: i64) = map2 (\\a v -> \
+       loop v for _i < s do map (\\row -> reduce (+) 0 (map2 (*) row v)) a) as vs",
+    "entry main [m] [n] (as: [m][n][n]f32) (vs: [m][n]f32) (k: i64) = map2 (\\a v -> \
+       loop acc = v for _i < 2 do map (\\row -> let c = row[0] * 2 in \
+       reduce (+) 0 (map (\\j -> row[j] * acc[j + k]) (iota n)) - c) a) as vs",
 ];
 
 /// A tiny deterministic generator (xorshift) driven by proptest's seed.
@@ -215,15 +222,25 @@ fn check_program(source: &str, seed: u64) -> Result<(), String> {
             "cuda-emu" => continue,
             _ => ireval::run,
         };
-        let got = outcome(run(&ir, "main", args.clone(), &Default::default()).map_err(code));
-        match (&reference, &got) {
-            (Ok(want), Ok(got)) => compare_outputs(want, got, Some(1e-6))
-                .map_err(|e| format!("{name} differs from interp on {args:?}: {e}"))?,
-            (Err(a), Err(b)) if a == b => {}
-            (want, got) => {
-                return Err(format!(
-                    "{name}: interp gave {want:?}, got {got:?} on {args:?}"
-                ));
+        // Kernel IR under the defaults and with every threshold met (one thread per outer
+        // point: the sequential code inside kernels).
+        let settings = if options.stop_after == Options::KERNEL.stop_after {
+            vec![Default::default(), ireval::Thresholds::uniform(0)]
+        } else {
+            vec![Default::default()]
+        };
+        for thresholds in &settings {
+            let got = outcome(run(&ir, "main", args.clone(), thresholds).map_err(code));
+            match (&reference, &got) {
+                (Ok(want), Ok(got)) => compare_outputs(want, got, Some(1e-6)).map_err(|e| {
+                    format!("{name} ({thresholds:?}) differs from interp on {args:?}: {e}")
+                })?,
+                (Err(a), Err(b)) if a == b => {}
+                (want, got) => {
+                    return Err(format!(
+                        "{name} ({thresholds:?}): interp gave {want:?}, got {got:?} on {args:?}"
+                    ));
+                }
             }
         }
     }

@@ -10,6 +10,7 @@
 use super::helpers::{
     HelperId, binop_code, has_libm_helper, is_inline_float_math, math_code, prim_code,
 };
+use super::interleave;
 use super::{CTX_DETAILS, CTX_SITE, ErrorSite, Failure, MAX_DETAILS, Unsupported};
 use crate::builtins::MathFn;
 use crate::ir::{self, Body, Const, DimIndex, Exp, Lambda, LoopForm, Soac, Stmt, SubExp, VarId};
@@ -152,7 +153,8 @@ pub struct Gen<'a> {
     pub first_site: usize,
     /// Imported helpers by function id.
     helpers: BTreeMap<usize, FuncRef>,
-    loc: Span,
+    /// The source location of the statement being emitted (for error sites).
+    pub(super) loc: Span,
     /// Source ranges whose bounds checks are omitted (`#[unsafe]` definitions).
     unchecked: &'a [Span],
     /// Arrays that are a map kernel's results at the current point, or the rows a sequential
@@ -212,7 +214,7 @@ impl<'a> Gen<'a> {
         }
     }
 
-    fn use_var(&mut self, v: VarId) -> Res<Vec<Value>> {
+    pub(super) fn use_var(&mut self, v: VarId) -> Res<Vec<Value>> {
         let vs = self.vars.get(&v).cloned().ok_or_else(|| {
             Unsupported(format!(
                 "variable {}_{} is used before it is bound",
@@ -389,7 +391,7 @@ impl<'a> Gen<'a> {
 
     /// Cursors over the rows of `inputs`: per input a variable holding its current row's
     /// address (starting at row 0) and the bytes from one row to the next.
-    fn cursors(&mut self, inputs: &[View]) -> Vec<(View, Variable, Value)> {
+    pub(super) fn cursors(&mut self, inputs: &[View]) -> Vec<(View, Variable, Value)> {
         inputs
             .iter()
             .map(|v| {
@@ -402,7 +404,7 @@ impl<'a> Gen<'a> {
     }
 
     /// The current rows of the cursors: scalars for rank 1, else views.
-    fn cursor_rows(&mut self, cursors: &[(View, Variable, Value)]) -> Vec<Vec<Value>> {
+    pub(super) fn cursor_rows(&mut self, cursors: &[(View, Variable, Value)]) -> Vec<Vec<Value>> {
         cursors
             .iter()
             .map(|(v, var, _)| {
@@ -413,7 +415,7 @@ impl<'a> Gen<'a> {
     }
 
     /// Moves every cursor to its next row.
-    fn advance(&mut self, cursors: &[(View, Variable, Value)]) {
+    pub(super) fn advance(&mut self, cursors: &[(View, Variable, Value)]) {
         for (_, var, step) in cursors {
             let p = self.b.use_var(*var);
             let next = self.b.ins().iadd(p, *step);
@@ -575,7 +577,12 @@ impl<'a> Gen<'a> {
     }
 
     /// Checks that `actual` has the extents `expected` (a result or row of a known shape).
-    fn check_same_shape(&mut self, actual: &[Value], expected: &[Value], what: &str) -> Res<()> {
+    pub(super) fn check_same_shape(
+        &mut self,
+        actual: &[Value],
+        expected: &[Value],
+        what: &str,
+    ) -> Res<()> {
         let mut ok = self.b.ins().iconst(I8, 1);
         for (a, e) in actual.iter().zip(expected) {
             let eq = self.b.ins().icmp(IntCC::Equal, *a, *e);
@@ -634,7 +641,7 @@ impl<'a> Gen<'a> {
         self.body(&lambda.body)
     }
 
-    fn stmt(&mut self, stmt: &Stmt) -> Res<()> {
+    pub(super) fn stmt(&mut self, stmt: &Stmt) -> Res<()> {
         self.loc = stmt.loc;
         let vals = self.exp(&stmt.exp, &stmt.pat)?;
         for (v, val) in stmt.pat.iter().zip(vals) {
@@ -1077,7 +1084,12 @@ impl<'a> Gen<'a> {
                 }
                 let ops = ir::screma_operators(scans, reds);
                 let accs = self.accumulators(&ops)?;
-                self.for_loop(width, &mut |g, i| {
+                // Maps of reductions run several iterations together first (`interleave.rs`).
+                let start = match interleave::plan(self, map, n_scan, n_red) {
+                    Some(plan) => interleave::emit(self, &plan, map, width, &cursors, &arrays)?,
+                    None => self.iconst(0),
+                };
+                self.for_range(start, width, &mut |g, i| {
                     let args = g.cursor_rows(&cursors);
                     // Array rows a SOAC of the lambda makes go straight into their row of the
                     // result (see `result_slots`); `write_row` then finds them in place.

@@ -35,6 +35,7 @@
 
 mod codegen;
 pub mod helpers;
+mod interleave;
 mod kernel;
 mod simd;
 

@@ -1,0 +1,211 @@
+//! Interleaved reductions: a sequential map (inside a kernel) whose lambda computes one reduction
+//! per element — `map (\c -> dot r c) cs`: matrix–vector products, Gram matrices, the residuals
+//! of a fit — runs [`LANES`] of its iterations together. Their statements before the reduction
+//! are emitted once per iteration, then a single loop over the reduction's width carries one
+//! accumulator per iteration, then their statements after it. The additions of different
+//! iterations overlap in the processor instead of forming one dependency chain per iteration,
+//! and each accumulator still adds its own terms in order, so the results are bit-identical.
+//! The iterations left over (`width % LANES`) run one by one (`codegen.rs`).
+//!
+//! Applies when ([`plan`]) the map has no scans or reductions of its own and returns scalars,
+//! and its lambda's body is: statements without nested bodies, one `Screma` with reductions
+//! only (no scans, no mapped outputs, scalar accumulators, a lambda that allocates nothing)
+//! whose width does not depend on the iteration, and more statements without nested bodies.
+//!
+//! Invariants relied on: every variable is bound once, so the statements of the interleaved
+//! iterations can be emitted one after the other, each iteration's values captured (as
+//! Cranelift values, which dominate the shared loop) and bound again before its part of the
+//! shared loop and its statements after it. Checks of the interleaved iterations run in a
+//! different order than one iteration after the other: when several fail, the one reported may
+//! differ from the interpreter's first (each is a real failure, reported with its location).
+
+use super::codegen::{Gen, Res, View, allocates};
+use crate::ir::traverse::free_vars_stmt;
+use crate::ir::{self, Exp, Lambda, Soac, Stmt, SubExp, VarId};
+use cranelift_codegen::ir::{InstBuilder, Value};
+use cranelift_frontend::Variable;
+use std::collections::BTreeSet;
+
+/// How many iterations run together (enough to cover the latency of a float addition).
+pub const LANES: i64 = 4;
+
+/// The most statements the lambda may have around its reduction (they are emitted once per
+/// interleaved iteration).
+const MAX_STATEMENTS: usize = 16;
+
+/// A map lambda split around its reduction.
+pub struct Plan<'a> {
+    before: &'a [Stmt],
+    reduction: &'a Stmt,
+    after: &'a [Stmt],
+    /// The variables the iterations bind before the reduction (parameters included): captured
+    /// per iteration.
+    bound: Vec<VarId>,
+    /// Those the reduction's lambda reads: bound again before each iteration's part of the loop.
+    read_in_loop: Vec<VarId>,
+}
+
+/// The split of `map`'s lambda, when the map (with `n_scan` scan and `n_red` reduction
+/// components of its own) can be interleaved.
+pub fn plan<'a>(g: &Gen, map: &'a Lambda, n_scan: usize, n_red: usize) -> Option<Plan<'a>> {
+    if n_scan + n_red > 0 || map.ret.iter().any(|t| t.rank() > 0) {
+        return None;
+    }
+    let stmts = &map.body.stmts;
+    let at = stmts.iter().position(|s| matches!(s.exp, Exp::Soac(_)))?;
+    let (before, rest) = stmts.split_at(at);
+    let (reduction, after) = rest.split_first()?;
+    let flat = |s: &Stmt| {
+        !matches!(
+            s.exp,
+            Exp::Soac(_) | Exp::Loop { .. } | Exp::If { .. } | Exp::Seg(_)
+        )
+    };
+    if before.len() + after.len() > MAX_STATEMENTS || !before.iter().chain(after).all(flat) {
+        return None;
+    }
+    let Exp::Soac(Soac::Screma {
+        width,
+        map: inner,
+        scans,
+        reds,
+        ..
+    }) = &reduction.exp
+    else {
+        return None;
+    };
+    let components: usize = reds.iter().map(|r| r.neutral.len()).sum();
+    let scalar_accumulators = reds
+        .iter()
+        .flat_map(|r| &r.neutral)
+        .all(|n| g.f.subexp_type(*n).rank() == 0);
+    if !scans.is_empty()
+        || reds.is_empty()
+        || inner.ret.len() != components
+        || !scalar_accumulators
+        || allocates(&inner.body)
+    {
+        return None;
+    }
+    let mut bound: Vec<VarId> = map.params.clone();
+    bound.extend(before.iter().flat_map(|s| s.pat.iter().copied()));
+    if let SubExp::Var(w) = width
+        && bound.contains(w)
+    {
+        return None;
+    }
+    let free: BTreeSet<VarId> = free_vars_stmt(g.f, reduction);
+    let read_in_loop = bound.iter().copied().filter(|v| free.contains(v)).collect();
+    Some(Plan {
+        before,
+        reduction,
+        after,
+        bound,
+        read_in_loop,
+    })
+}
+
+/// Emits the map's iterations `0 .. LANES·⌊width/LANES⌋` interleaved, writing each
+/// iteration's results to row `i` of `arrays`, with the map's `cursors` advanced past them.
+/// Returns the first iteration left to run.
+pub fn emit(
+    g: &mut Gen,
+    plan: &Plan,
+    map: &Lambda,
+    width: Value,
+    cursors: &[(View, Variable, Value)],
+    arrays: &[View],
+) -> Res<Value> {
+    let Exp::Soac(Soac::Screma {
+        width: inner_width,
+        inputs,
+        map: inner,
+        reds,
+        ..
+    }) = &plan.reduction.exp
+    else {
+        unreachable!("the plan's reduction is a Screma");
+    };
+    let ops = ir::screma_operators(&[], reds);
+    let lanes = g.iconst(LANES);
+    let blocks = g.b.ins().udiv(width, lanes);
+    let zero = g.iconst(0);
+    g.for_range(zero, blocks, &mut |g, block| {
+        let first = g.b.ins().imul_imm_s(block, LANES);
+        let mut captured = Vec::new();
+        let mut inner_cursors = Vec::new();
+        let mut accs = Vec::new();
+        // The statements before the reduction, one iteration after the other.
+        for _ in 0..LANES {
+            let args = g.cursor_rows(cursors);
+            g.advance(cursors);
+            for (p, a) in map.params.iter().zip(&args) {
+                g.bind(*p, a);
+            }
+            for stmt in plan.before {
+                g.stmt(stmt)?;
+            }
+            g.loc = plan.reduction.loc;
+            let k = g.scalar(*inner_width)?;
+            let views: Vec<View> = inputs.iter().map(|v| g.view(*v)).collect::<Res<_>>()?;
+            for view in &views {
+                g.check_same_shape(&view.dims[..1], &[k], "SOAC input")?;
+            }
+            inner_cursors.push(g.cursors(&views));
+            accs.push(g.accumulators(&ops)?);
+            let values = plan
+                .bound
+                .iter()
+                .map(|v| Ok((*v, g.use_var(*v)?)))
+                .collect::<Res<Vec<_>>>()?;
+            captured.push(values);
+        }
+        // One loop over the reduction's width, an accumulator per iteration.
+        let k = g.scalar(*inner_width)?;
+        g.for_loop(k, &mut |g, _| {
+            for (lane, cursors) in inner_cursors.iter().enumerate() {
+                for (v, values) in &captured[lane] {
+                    if plan.read_in_loop.contains(v) {
+                        g.bind(*v, values);
+                    }
+                }
+                let args = g.cursor_rows(cursors);
+                let vals = g.apply(inner, &args)?;
+                let mut c = 0;
+                for (j, (op, neutral)) in ops.iter().enumerate() {
+                    let m = neutral.len();
+                    g.accumulate(op, &accs[lane][j], &vals[c..c + m])?;
+                    c += m;
+                }
+            }
+            for cursors in &inner_cursors {
+                g.advance(cursors);
+            }
+            Ok(())
+        })?;
+        // The statements after the reduction and the results, one iteration after the other.
+        for lane in 0..LANES as usize {
+            for (v, values) in &captured[lane] {
+                g.bind(*v, values);
+            }
+            let totals: Vec<Value> = accs[lane]
+                .iter()
+                .flatten()
+                .map(|var| g.b.use_var(*var))
+                .collect();
+            for (v, total) in plan.reduction.pat.iter().zip(totals) {
+                g.bind(*v, &[total]);
+            }
+            for stmt in plan.after {
+                g.stmt(stmt)?;
+            }
+            let i = g.b.ins().iadd_imm_s(first, lane as i64);
+            for (r, dst) in map.body.result.iter().zip(arrays) {
+                let val = g.operand(*r)?;
+                g.write_row(dst, i, &val)?;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(g.b.ins().imul_imm_s(blocks, LANES))
+}
