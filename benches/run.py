@@ -4,7 +4,8 @@ baseline, in one run (see benches/README.md).
 
     cargo build --release                                              # target/release/ogham
     cargo build --release --manifest-path benches/baseline/Cargo.toml  # the Rust baseline
-    python3 benches/run.py [--reps 5] [--only bfast,micro,twdtw,ptsel] [--scale 1.0]
+    cargo build --release -p ogham-capi                                # libogham_c.so (aot group)
+    python3 benches/run.py [--reps 5] [--only bfast,aot,micro,twdtw,ptsel] [--scale 1.0]
                            [--zeit-core PATH/zeit/_core.cpython-311-x86_64-linux-gnu.so]
                            [--pypi-python PATH/bfastenv/bin/python]
 
@@ -18,7 +19,9 @@ Every figure is the median of `--reps` runs. For Ogham, `process` is the whole `
 process (parsing, compiling, JIT, reading the .npy inputs, writing outputs) and `kernels` the
 sum of the kernel times printed with OGHAM_PROFILE=1; for the Rust baseline the compute time
 measured inside the process (input and output excluded); for Python references the call's
-time. Outputs are checked against each other before anything is timed.
+time. Outputs are checked against each other before anything is timed. The `aot` group calls
+BFAST from C (benches/aot/bfast_call.c, linked with libogham_c) with the library compiled ahead
+of time into an object file and, for comparison, as a `.ogl` file JIT-compiled at each call.
 """
 import argparse
 import math
@@ -42,6 +45,7 @@ import twdtw_reference as tref  # noqa: E402
 # `OGHAM_BIN` runs another build (e.g. an older commit's, for A/B comparisons).
 OGHAM = os.environ.get("OGHAM_BIN") or os.path.join(ROOT, "target", "release", "ogham")
 BASE = os.path.join(HERE, "baseline", "target", "release", "ogham-bench-baseline")
+LIBOGHAM_C = os.path.join(os.path.dirname(OGHAM), "libogham_c.so")
 PROFILE = re.compile(r"ogham-profile: kernel \S+ \([^)]*\) ([0-9.]+) ms")
 
 # Machine limits quoted in issue 4 (2 cores): memory bandwidth and f32 peak.
@@ -166,6 +170,22 @@ def break_agreement(name, got, ref_brk, margin):
     return ok
 
 
+def bfast_stack(args, work, i):
+    """The stack of `BFAST_SETS[i]` (generated once into `work`): M and its path."""
+    name, M0, N, n = BFAST_SETS[i]
+    M = max(256, int(M0 * args.scale) // BFAST_M_DIV)
+    path = os.path.join(work, f"bfast_{name}_{M}x{N}.npy")
+    if not os.path.exists(path):
+        Y, _ = bref.cloudy_set(10 + i, M, N, n, BFAST_F)
+        np.save(path, Y)
+    return M, path
+
+
+def bfast_args(path, n):
+    return [path, f"{n}i64", f"{BFAST_F}f64", "2000f64", f"{BFAST_K}i64", "true",
+            f"{BFAST_H}f64", "10i64", "0.05f64", "f64.nan"]
+
+
 def bench_bfast(args, work):
     lam = bref.mosum_lambda(BFAST_H, 10, 0.05)
     core = load_zeit(args.zeit_core)
@@ -173,20 +193,15 @@ def bench_bfast(args, work):
         print("note: PyPI bfast skipped (pass --pypi-python PATH/bin/python of the environment "
               "in tests/oracles/bfast_pypi.py)")
     rows, ok = [], True
-    for name, M0, N, n in BFAST_SETS:
-        M = max(256, int(M0 * args.scale) // BFAST_M_DIV)
-        path = os.path.join(work, f"bfast_{name}_{M}x{N}.npy")
-        if not os.path.exists(path):
-            Y, _ = bref.cloudy_set(10 + len(rows), M, N, n, BFAST_F)
-            np.save(path, Y)
+    for i, (name, M0, N, n) in enumerate(BFAST_SETS):
+        M, path = bfast_stack(args, work, i)
         Y = np.load(path)
         nan_frac = float(np.mean(np.isnan(Y)))
         out = os.path.join(work, f"out_bfast_{name}")
         os.makedirs(out, exist_ok=True)
         print(f"BFAST {name}: M={M} (spec {M0}/{BFAST_M_DIV}), N={N}, n={n}, "
               f"NaN {nan_frac * 100:.0f} %", flush=True)
-        oargs = [path, f"{n}i64", f"{BFAST_F}f64", "2000f64", f"{BFAST_K}i64", "true",
-                 f"{BFAST_H}f64", "10i64", "0.05f64", "f64.nan"]
+        oargs = bfast_args(path, n)
         # correctness first: one run of each, compared with the f64 reference
         ogham("programs/bfast.og", oargs, out, 1)
         o_brk = np.load(os.path.join(out, "out0.npy")).astype(np.int64)
@@ -234,6 +249,59 @@ def bench_bfast(args, work):
            "kpixels/s (kernels)", "GFLOP/s^Sp (kernels)", "Rust baseline ms", "ogham/Rust",
            "NumPy f64 ms (extrap.)", "ogham/NumPy", "zeit 1 thr ms", "zeit 2 thr ms",
            "ogham/zeit 2 thr", "PyPI bfast ms (extrap.)", "PyPI bfast/ogham"], rows)
+    return ok
+
+
+# ---------------------------------------------------------------------------------------------
+# BFAST from C: an object compiled ahead of time against a .ogl library (JIT at each call)
+
+def bfast_call(exe, path, n, reps, lib=None):
+    """Runs benches/aot/bfast_call.c's program: (open ms, median call ms, breaks)."""
+    brk = path + ".brk.i32"
+    p = subprocess.run([exe, path, str(n), str(reps), brk] + ([lib] if lib else []),
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{exe} failed:\n{p.stderr[-2000:]}")
+    times = re.findall(r"^(open|call) ([0-9.]+)$", p.stdout, re.M)
+    calls = [float(ms) for what, ms in times if what == "call"]
+    opened = [float(ms) for what, ms in times if what == "open"][0]
+    return opened, median(calls[1:] if len(calls) > 1 else calls), np.fromfile(brk, np.int32)
+
+
+def bench_aot(args, work):
+    if not os.path.exists(LIBOGHAM_C):
+        print(f"note: aot skipped ({LIBOGHAM_C} is missing: cargo build --release -p ogham-capi)")
+        return True
+    obj, ogl = os.path.join(work, "bfast.o"), os.path.join(work, "bfast.ogl")
+    for out in (obj, ogl):
+        subprocess.run([OGHAM, "build", os.path.join(ROOT, "programs", "bfast.og"), "-o", out],
+                       check=True, capture_output=True)
+    exe = os.path.join(work, "bfast_call")
+    libdir = os.path.dirname(LIBOGHAM_C)
+    subprocess.run(["cc", "-O2", "-o", exe, os.path.join(HERE, "aot", "bfast_call.c"), obj,
+                    f"-I{work}", f"-I{os.path.join(ROOT, 'capi', 'include')}", f"-L{libdir}",
+                    f"-Wl,-rpath,{libdir}", "-logham_c", "-lm"], check=True)
+    rows, ok = [], True
+    for i, (name, _, N, n) in enumerate(BFAST_SETS):
+        if name not in ("D2", "Peru"):
+            continue
+        M, path = bfast_stack(args, work, i)
+        out = os.path.join(work, f"out_aot_{name}")
+        os.makedirs(out, exist_ok=True)
+        p_ms, k_ms = ogham("programs/bfast.og", bfast_args(path, n), out, args.reps)
+        want = np.load(os.path.join(out, "out0.npy"))
+        a_open, a_call, a_brk = bfast_call(exe, path, n, args.reps + 1)
+        j_open, j_call, j_brk = bfast_call(exe, path, n, args.reps + 1, ogl)
+        same = np.array_equal(a_brk, want) and np.array_equal(j_brk, want)
+        ok &= same
+        print(f"  check {name}: C with the object and with the .ogl give `ogham run`'s breaks "
+              f"{'OK' if same else 'FAILED'}")
+        rows.append([name, f"{M}×{N}", f(p_ms), f(k_ms), f(j_open), f(j_call), f(a_open),
+                     f(a_call), f(j_call / a_call, 1)])
+    table("BFAST-Monitor called from C: object file (ahead of time) vs .ogl (JIT at each call); "
+          "calls after the first, median",
+          ["set", "M×N", "ogham run process ms", "ogham kernels ms", ".ogl open ms",
+           ".ogl call ms", "object open ms", "object call ms", "call .ogl/object"], rows)
     return ok
 
 
@@ -450,7 +518,7 @@ def bench_ptsel(args, work):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--only", default="bfast,micro,twdtw,ptsel")
+    ap.add_argument("--only", default="bfast,aot,micro,twdtw,ptsel")
     ap.add_argument("--scale", type=float, default=1.0,
                     help="multiplies every problem size (default: the sizes of BENCHMARKS.md)")
     ap.add_argument("--zeit-core", default=os.environ.get("ZEIT_CORE"))
@@ -467,8 +535,8 @@ def main():
     work = args.work or tempfile.mkdtemp(prefix="ogham-bench-")
     os.makedirs(work, exist_ok=True)
     ok = True
-    for name, fn in [("bfast", bench_bfast), ("micro", bench_micro), ("twdtw", bench_twdtw),
-                     ("ptsel", bench_ptsel)]:
+    for name, fn in [("bfast", bench_bfast), ("aot", bench_aot), ("micro", bench_micro),
+                     ("twdtw", bench_twdtw), ("ptsel", bench_ptsel)]:
         if name in args.only.split(","):
             ok &= fn(args, work)
     print("\nall output checks passed" if ok else "\nSOME OUTPUT CHECKS FAILED")

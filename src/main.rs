@@ -12,6 +12,8 @@ use ogham_compiler::diag::emit_to_stderr;
 use ogham_compiler::ir::print::print_program;
 use ogham_compiler::pipeline;
 use ogham_compiler::typeck::EntryPoint;
+use ogham_runtime::cpu::aot;
+use ogham_runtime::library::Library;
 use ogham_runtime::{npy, text};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -60,11 +62,14 @@ enum Command {
         args: Vec<String>,
     },
     /// Compile a program to a library (`.ogl`) that `ogham run` and the runtime's
-    /// `Library::load` run on the CPU backend without compiling again.
+    /// `Library::load` run on the CPU backend without compiling again; or, with an output
+    /// ending in `.o`, to an object file with the kernels' machine code and a C header, to link
+    /// into a program with `libogham_c` (see `capi/include/ogham.h`).
     Build {
         /// The program (`.og`).
         file: PathBuf,
-        /// The library to write (default: the program's name with `.ogl`).
+        /// The library to write (default: the program's name with `.ogl`); `NAME.o` writes an
+        /// object file and `NAME.h` next to it, whose symbol `NAME_image` is the library.
         #[arg(short = 'o', long = "output", value_name = "LIB")]
         output: Option<PathBuf>,
     },
@@ -485,7 +490,7 @@ fn run_library(
     tuning: Option<&Path>,
     raw_args: &[String],
 ) -> Result<(), Failure> {
-    let lib = ogham_runtime::library::Library::load(file)?;
+    let lib = Library::load(file)?;
     if !matches!(backend, Backend::Interp | Backend::Cpu) {
         return Err(Failure::Message(format!(
             "a compiled library runs on the CPU backend, not `{}`",
@@ -536,13 +541,47 @@ fn build(file: &Path, output: Option<PathBuf>) -> Result<(), Failure> {
     })?;
     let output = output.unwrap_or_else(|| file.with_extension("ogl"));
     let entries: Vec<String> = program.functions.iter().map(|f| f.name.clone()).collect();
-    ogham_runtime::library::Library::new(fe.sources.clone(), program).save(&output)?;
+    let library = Library::new(fe.sources.clone(), program);
+    if output.extension().is_some_and(|e| e == "o") {
+        let name = symbol_name(&output);
+        let object = library.object(&name)?;
+        let header = output.with_extension("h");
+        std::fs::write(&output, object)
+            .map_err(|e| format!("cannot write {}: {e}", output.display()))?;
+        let signatures: Vec<String> = fe.checked.entries.iter().map(signature).collect();
+        let origin = file.display().to_string();
+        std::fs::write(&header, aot::c_header(&name, &origin, &signatures))
+            .map_err(|e| format!("cannot write {}: {e}", header.display()))?;
+        outln!(
+            "wrote {} and {} (entry points: {}; open with ogham_open_image(&{name}_image))",
+            output.display(),
+            header.display(),
+            entries.join(", ")
+        );
+        return Ok(());
+    }
+    library.save(&output)?;
     outln!(
         "wrote {} (entry points: {})",
         output.display(),
         entries.join(", ")
     );
     Ok(())
+}
+
+/// The C name of an object file's library: its file stem, other characters than letters,
+/// digits and `_` replaced by `_` (and `_` before a leading digit).
+fn symbol_name(output: &Path) -> String {
+    let stem = output.file_stem().map(|s| s.to_string_lossy().to_string());
+    let mut name: String = stem
+        .unwrap_or_default()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        name.insert(0, '_');
+    }
+    name
 }
 
 /// One command-line argument: a `.npy` file, `@FILE` of textual values, or literal values.

@@ -13,6 +13,13 @@
  *     ogham_results_free(out);
  *     ogham_free(lib);
  *
+ * A library compiled ahead of time, `ogham build FILE -o NAME.o`, is an object file with the
+ * kernels' machine code (for the CPU of the machine that built it) and a header NAME.h; link
+ * it into the program (`cc main.c NAME.o -logham_c`) and open it without the JIT:
+ *
+ *     #include "NAME.h"
+ *     ogham_library *lib = ogham_open_image(&NAME_image);
+ *
  * Arguments are one `ogham_array` per parameter of the entry point (rank 0 for a scalar; data
  * is row-major and copied by the call). Parameters that are tuples or records are not
  * supported through this interface. Results are the entry point's outputs with tuples spread
@@ -53,8 +60,23 @@ typedef struct {
 typedef struct ogham_library ogham_library;
 typedef struct ogham_results ogham_results;
 
-/* Loads a compiled library; NULL on error. */
+/* What an object made by `ogham build FILE -o NAME.o` exports as `NAME_image` (its fields are
+ * for the runtime; the layout is checked when the image is opened). */
+typedef struct {
+  uint64_t version;
+  uint64_t fingerprint;
+  const unsigned char *library;
+  uint64_t library_len;
+  const char *cpu_features;
+  uint64_t kernel_count;
+  const void *const *kernels;
+} ogham_image;
+
+/* Loads a compiled library (a `.ogl` file); NULL on error. */
 ogham_library *ogham_load(const char *path);
+/* Opens a library compiled ahead of time and linked into the program; NULL on error (an
+ * object made by another version of Ogham, or for a CPU with features this one lacks). */
+ogham_library *ogham_open_image(const ogham_image *image);
 void ogham_free(ogham_library *lib);
 
 /* The number of entry points and the name of entry point `i` (valid while `lib` lives). */

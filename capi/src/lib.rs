@@ -1,5 +1,6 @@
 //! The C interface of the Ogham runtime (`include/ogham.h`, built as `libogham_c.so`): load a
-//! library compiled by `ogham build` and call its entry points on the CPU backend from C.
+//! library compiled by `ogham build` (a `.ogl` file, or an object file linked into the program)
+//! and call its entry points on the CPU backend from C.
 //!
 //! Every function is `extern "C"` and never unwinds into C: errors (and panics, which would be
 //! bugs) become a NULL return and a per-thread message (`ogham_last_error`). Arguments are
@@ -8,6 +9,7 @@
 //! `ogham_array`s describe `rank` extents and the row-major data they claim.
 
 use ogham_compiler::types::{PrimType, Type};
+use ogham_runtime::cpu::aot::Image;
 use ogham_runtime::library::Library;
 use ogham_runtime::value::{Array, ArrayData, Value};
 use std::cell::RefCell;
@@ -80,17 +82,35 @@ pub unsafe extern "C" fn ogham_load(path: *const c_char) -> *mut OghamLibrary {
     guarded(|| {
         // SAFETY: the caller's contract.
         let path = unsafe { text(path, "the path") }?;
-        let library = Library::load(Path::new(path))?;
-        let names = library
-            .entries()
-            .map(|(name, _)| CString::new(name).expect("entry names have no NUL"))
-            .collect();
-        Ok(Box::new(OghamLibrary { library, names }))
+        Ok(handle(Library::load(Path::new(path))?))
     })
 }
 
+/// Opens a library compiled ahead of time (`ogham build FILE -o NAME.o`) and linked into the
+/// program: `ogham_open_image(&NAME_image)`; NULL on error.
+///
 /// # Safety
-/// `lib` is null or a library from `ogham_load`, not used afterwards.
+/// `image` is null or the `<name>_image` symbol of such an object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ogham_open_image(image: *const Image) -> *mut OghamLibrary {
+    guarded(|| {
+        // SAFETY: the caller's contract.
+        let image = unsafe { image.as_ref() }.ok_or("the image is NULL")?;
+        // SAFETY: the caller's contract; the object's code is part of the program.
+        Ok(handle(unsafe { Library::from_image(image) }?))
+    })
+}
+
+fn handle(library: Library) -> Box<OghamLibrary> {
+    let names = library
+        .entries()
+        .map(|(name, _)| CString::new(name).expect("entry names have no NUL"))
+        .collect();
+    Box::new(OghamLibrary { library, names })
+}
+
+/// # Safety
+/// `lib` is null or a library from `ogham_load` or `ogham_open_image`, not used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ogham_free(lib: *mut OghamLibrary) {
     if !lib.is_null() {

@@ -1,9 +1,12 @@
 //! A C program calls a compiled library through `include/ogham.h` and `libogham_c.so`: results,
 //! entry-point listing, and the errors of bad arguments and of a run-time check (with its
-//! source location). Needs a C compiler (`cc`); CI has one.
+//! source location); once with the library as a `.ogl` file (JIT), once compiled ahead of time
+//! into an object file linked into the program, whose damaged images are refused. Needs a C
+//! compiler (`cc`); CI has one.
 
 use ogham::Frontend;
 use ogham_compiler::pipeline::Options;
+use ogham_runtime::cpu::aot;
 use ogham_runtime::library::Library;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,9 +20,15 @@ const C_PROGRAM: &str = r#"
 #include <stdio.h>
 #include <string.h>
 #include "ogham.h"
+#ifdef IMAGE
+#include "capi.h"
+#define OPEN(path) ogham_open_image(&capi_image)
+#else
+#define OPEN(path) ogham_load(path)
+#endif
 
 int main(int argc, char **argv) {
-  ogham_library *lib = ogham_load(argv[1]);
+  ogham_library *lib = OPEN(argv[1]);
   if (!lib) { printf("load failed: %s\n", ogham_last_error()); return 1; }
   for (size_t i = 0; i < ogham_entry_count(lib); i++) printf("entry %s\n", ogham_entry_name(lib, i));
 
@@ -54,6 +63,21 @@ int main(int argc, char **argv) {
   printf("no entry: %s\n", ogham_call(lib, "nope", pargs, 2) ? "ok?" : ogham_last_error());
   ogham_free(lib);
   printf("missing file: %s\n", ogham_load("/nonexistent.ogl") ? "ok?" : "error");
+#ifdef IMAGE
+  printf("null: %s\n", ogham_open_image(NULL) ? "ok?" : ogham_last_error());
+  ogham_image damaged = capi_image;
+  damaged.fingerprint ^= 1;
+  printf("fingerprint: %s\n", ogham_open_image(&damaged) ? "ok?" : ogham_last_error());
+  damaged = capi_image;
+  damaged.version = 99;
+  printf("version: %s\n", ogham_open_image(&damaged) ? "ok?" : ogham_last_error());
+  damaged = capi_image;
+  damaged.cpu_features = "has_sse3,has_imaginary";
+  printf("features: %s\n", ogham_open_image(&damaged) ? "ok?" : ogham_last_error());
+  damaged = capi_image;
+  damaged.kernel_count = 0;
+  printf("count: %s\n", ogham_open_image(&damaged) ? "ok?" : ogham_last_error());
+#endif
   return 0;
 }
 "#;
@@ -69,16 +93,14 @@ fn library_dir() -> PathBuf {
         .to_path_buf()
 }
 
-#[test]
-fn a_c_program_calls_a_compiled_library() {
-    let dir = std::env::temp_dir().join(format!("ogham-capi-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let fe = Frontend::load_source("capi.og", PROGRAM).unwrap_or_else(|e| panic!("{}", e.render()));
-    let ir = fe.compile(Options::KERNEL).expect("the program compiles");
-    let lib_path = dir.join("capi.ogl");
-    Library::new(fe.sources.clone(), ir)
-        .save(&lib_path)
-        .unwrap();
+/// The C program's output with either library.
+const OUTPUT: &str = "entry scale\nentry pick\nresults 2\nys rank 1 shape 3 type 6: 2 4 6\n\
+                      sum rank 0: 6\npick 5: R0702\npick 1: 20\nbad type: error\n\
+                      no entry: the library has no entry point `nope` (it has: scale, pick)\n\
+                      missing file: error\n";
+
+/// Compiles `main.c` in `dir` with `defines` and `objects`, runs it with `arg`; its output.
+fn compile_and_run(dir: &Path, defines: &[&str], objects: &[PathBuf], arg: &Path) -> String {
     let c_file = dir.join("main.c");
     std::fs::write(&c_file, C_PROGRAM).unwrap();
     let exe = dir.join("main");
@@ -87,11 +109,15 @@ fn a_c_program_calls_a_compiled_library() {
     let cc = Command::new("cc")
         .arg("-o")
         .arg(&exe)
+        .args(defines.iter().map(|d| format!("-D{d}")))
         .arg(&c_file)
+        .args(objects)
         .arg(format!("-I{}", include.display()))
+        .arg(format!("-I{}", dir.display()))
         .arg(format!("-L{}", libs.display()))
         .arg(format!("-Wl,-rpath,{}", libs.display()))
         .arg("-logham_c")
+        .arg("-lm")
         .output()
         .expect("a C compiler (cc)");
     assert!(
@@ -99,18 +125,59 @@ fn a_c_program_calls_a_compiled_library() {
         "{}",
         String::from_utf8_lossy(&cc.stderr)
     );
-    let run = Command::new(&exe).arg(&lib_path).output().unwrap();
-    let stdout = String::from_utf8_lossy(&run.stdout);
+    let run = Command::new(&exe).arg(arg).output().unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout).to_string();
     assert!(
         run.status.success(),
         "{stdout}\n{}",
         String::from_utf8_lossy(&run.stderr)
     );
+    stdout
+}
+
+fn library(dir: &Path) -> Library {
+    std::fs::create_dir_all(dir).unwrap();
+    let fe = Frontend::load_source("capi.og", PROGRAM).unwrap_or_else(|e| panic!("{}", e.render()));
+    let ir = fe.compile(Options::KERNEL).expect("the program compiles");
+    Library::new(fe.sources.clone(), ir)
+}
+
+#[test]
+fn a_c_program_calls_a_compiled_library() {
+    let dir = std::env::temp_dir().join(format!("ogham-capi-{}", std::process::id()));
+    let lib_path = dir.join("capi.ogl");
+    library(&dir).save(&lib_path).unwrap();
+    assert_eq!(compile_and_run(&dir, &[], &[], &lib_path), OUTPUT);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_c_program_calls_a_library_compiled_ahead_of_time() {
+    let dir = std::env::temp_dir().join(format!("ogham-capi-aot-{}", std::process::id()));
+    let object = dir.join("capi.o");
+    std::fs::write(&object, library(&dir).object("capi").unwrap()).unwrap();
+    let signatures = ["entry scale ...".to_string(), "entry pick ...".to_string()];
+    std::fs::write(
+        dir.join("capi.h"),
+        aot::c_header("capi", "capi.og", &signatures),
+    )
+    .unwrap();
+    let stdout = compile_and_run(&dir, &["IMAGE"], &[object], Path::new("unused"));
+    let rebuild = "rebuild the object with this runtime's version of `ogham build`";
     assert_eq!(
         stdout,
-        "entry scale\nentry pick\nresults 2\nys rank 1 shape 3 type 6: 2 4 6\nsum rank 0: 6\n\
-         pick 5: R0702\npick 1: 20\nbad type: error\n\
-         no entry: the library has no entry point `nope` (it has: scale, pick)\n\
-         missing file: error\n"
+        format!(
+            "{OUTPUT}null: the image is NULL\n\
+             fingerprint: the image's kernels do not match its program (made by another \
+             version of the compiler): {rebuild}\n\
+             version: the image is of version 99; this runtime reads version 1 (rebuild the \
+             object with this version's `ogham build`)\n\
+             features: the object was compiled for a CPU with features this one lacks \
+             (has_imaginary); build it on this machine\n\
+             count: the image's kernels do not match its program (made by another version of \
+             the compiler): {rebuild}\n"
+        )
     );
+    assert!(library(&dir).object("9lives").is_err());
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -15,3 +15,10 @@ pub mod text;
 pub mod value;
 
 pub use value::{Array, ArrayData, Scalar, Value};
+
+/// FNV-1a, 64 bits: a hash that is the same in every build (cache keys, fingerprints).
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf29ce484222325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x100000001b3)
+    })
+}

@@ -17,7 +17,12 @@
 //! with source locations) and its kernel IR (`ogham_compiler::ir::Program`, after flattening and
 //! optimisation). Loading verifies the IR, so a damaged or hand-edited file is rejected with an
 //! error instead of misbehaving. Kernels are JIT-compiled at each call (milliseconds).
+//!
+//! A library compiled ahead of time (`ogham build FILE -o NAME.o`, `cpu::aot`) is an object
+//! file that carries the same JSON and the kernels' machine code; linked into a program, it is
+//! opened with [`Library::from_image`] and runs without the JIT.
 
+use crate::cpu::aot::{self, Image, Precompiled};
 use crate::ireval::Thresholds;
 use crate::value::Value;
 use ogham_compiler::diag::{Diagnostic, render};
@@ -38,6 +43,9 @@ pub struct Library {
     version: u32,
     sources: SourceMap,
     program: Program,
+    /// The kernels' machine code when the library was compiled ahead of time.
+    #[serde(skip)]
+    precompiled: Option<Precompiled>,
 }
 
 impl Library {
@@ -48,6 +56,7 @@ impl Library {
             version: VERSION,
             sources,
             program,
+            precompiled: None,
         }
     }
 
@@ -59,25 +68,49 @@ impl Library {
     pub fn load(path: &Path) -> Result<Library, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let lib: Library = serde_json::from_str(&text)
-            .map_err(|e| format!("{} is not an Ogham library: {e}", path.display()))?;
+        Library::from_json(&text, &path.display().to_string())
+    }
+
+    /// Opens a library compiled ahead of time and linked into this process (`<name>_image` of
+    /// an object made by `ogham build FILE -o NAME.o`); its kernels then run as that code.
+    ///
+    /// # Safety
+    /// `image` is the image of such an object, whose code stays loaded while the library lives.
+    pub unsafe fn from_image(image: &Image) -> Result<Library, String> {
+        // SAFETY: the caller's contract.
+        let text = unsafe { aot::library_text(image) }?;
+        let mut library = Library::from_json(text, "the object's library")?;
+        // SAFETY: the caller's contract.
+        library.precompiled = Some(unsafe { aot::entries(image, &library.program) }?);
+        Ok(library)
+    }
+
+    /// The library of JSON `text` read from `origin` (a file name, for messages).
+    fn from_json(text: &str, origin: &str) -> Result<Library, String> {
+        let lib: Library = serde_json::from_str(text)
+            .map_err(|e| format!("{origin} is not an Ogham library: {e}"))?;
         if lib.format != FORMAT || lib.version != VERSION {
             return Err(format!(
-                "{} is a `{}` file of version {}; this runtime reads `{FORMAT}` version {VERSION} \
-                 (rebuild it with `ogham build`)",
-                path.display(),
-                lib.format,
-                lib.version
+                "{origin} is a `{}` file of version {}; this runtime reads `{FORMAT}` version \
+                 {VERSION} (rebuild it with `ogham build`)",
+                lib.format, lib.version
             ));
         }
         verify(&lib.program, Form::Kernel).map_err(|errors| {
             format!(
-                "{} holds an invalid program ({}); rebuild it with `ogham build`",
-                path.display(),
+                "{origin} holds an invalid program ({}); rebuild it with `ogham build`",
                 errors.join("; ")
             )
         })?;
         Ok(lib)
+    }
+
+    /// This library as an object file whose symbol `<name>_image` is its image for
+    /// [`Library::from_image`]: the JSON of a `.ogl` file and the kernels compiled for this
+    /// machine's CPU.
+    pub fn object(&self, name: &str) -> Result<Vec<u8>, String> {
+        let text = serde_json::to_string(self).map_err(|e| format!("cannot encode: {e}"))?;
+        aot::object(&text, &self.program, name)
     }
 
     /// The entry points and their signatures.
@@ -90,7 +123,7 @@ impl Library {
 
     /// Runs entry point `entry` on the CPU backend (thresholds at their CPU defaults).
     pub fn call(&self, entry: &str, args: Vec<Value>) -> Result<Vec<Value>, Box<Diagnostic>> {
-        crate::cpu::run(&self.program, entry, args, &Thresholds::default())
+        self.call_tuned(entry, args, &Thresholds::default())
     }
 
     /// Runs entry point `entry` with the given thresholds (see `ogham_compiler::kir::tuning`).
@@ -100,7 +133,13 @@ impl Library {
         args: Vec<Value>,
         thresholds: &Thresholds,
     ) -> Result<Vec<Value>, Box<Diagnostic>> {
-        crate::cpu::run(&self.program, entry, args, thresholds)
+        crate::cpu::run_kernels(
+            &self.program,
+            self.precompiled.as_ref(),
+            entry,
+            args,
+            thresholds,
+        )
     }
 
     /// A diagnostic of this library's program, rendered with its source lines.

@@ -237,6 +237,28 @@ fn build_then_run_a_library() {
         "3f32",
     ]);
     assert_user_error(&out, "runs on the CPU backend");
+
+    // Ahead of time: an object file and its header (linked and run by capi/tests/c_api.rs).
+    let object = dir.join("2-scale.o");
+    let out = ogham(&[
+        "build",
+        program.to_str().unwrap(),
+        "-o",
+        object.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("ogham_open_image(&_2_scale_image)"));
+    let bytes = std::fs::read(&object).expect("the object file");
+    assert_eq!(&bytes[..4], b"\x7fELF");
+    let header = std::fs::read_to_string(dir.join("2-scale.h")).expect("the header");
+    assert!(
+        header.contains("extern const ogham_image _2_scale_image;"),
+        "{header}"
+    );
+    assert!(
+        header.contains(" *   entry main (xs: [n]f32) (k: f32) : [n]f32\n"),
+        "{header}"
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The run-time helpers that generated CPU code calls (`ogham_compiler::back::cpu::helpers`),
 //! implemented with the reference interpreter's own operations, and the per-worker context
-//! record with its arena.
+//! record with its arena. The helpers are exported C symbols of their own names, which the
+//! kernels of ahead-of-time objects (`aot.rs`) link against; the JIT binds them by address.
 
 use crate::interp::index::{IdxArg, check_index};
 use crate::interp::ops;
@@ -108,6 +109,7 @@ pub fn bits(s: Scalar) -> i64 {
     }
 }
 
+#[unsafe(no_mangle)]
 extern "C" fn ogham_alloc(ctx: *mut Ctx, bytes: i64) -> i64 {
     // SAFETY: generated code passes the context record its worker owns.
     let ctx = unsafe { &mut *ctx };
@@ -117,16 +119,19 @@ extern "C" fn ogham_alloc(ctx: *mut Ctx, bytes: i64) -> i64 {
     }
 }
 
+#[unsafe(no_mangle)]
 extern "C" fn ogham_arena_reset(ctx: *mut Ctx) {
     // SAFETY: as in `ogham_alloc`.
     unsafe { &mut *ctx }.arena.reset();
 }
 
+#[unsafe(no_mangle)]
 extern "C" fn ogham_int_op(op: i64, ty: i64, x: i64, y: i64) -> i64 {
     // Division by zero is checked by the generated code before the call.
     ops::binop(BINOPS[op as usize], scalar(ty, x), scalar(ty, y)).map_or(0, bits)
 }
 
+#[unsafe(no_mangle)]
 extern "C" fn ogham_f32_op(op: i64, x: f32, y: f32) -> f32 {
     match ops::binop(BINOPS[op as usize], Scalar::F32(x), Scalar::F32(y)) {
         Ok(Scalar::F32(r)) => r,
@@ -134,6 +139,7 @@ extern "C" fn ogham_f32_op(op: i64, x: f32, y: f32) -> f32 {
     }
 }
 
+#[unsafe(no_mangle)]
 extern "C" fn ogham_f64_op(op: i64, x: f64, y: f64) -> f64 {
     match ops::binop(BINOPS[op as usize], Scalar::F64(x), Scalar::F64(y)) {
         Ok(Scalar::F64(r)) => r,
@@ -150,6 +156,7 @@ fn math(f: i64, x: Scalar, y: Scalar) -> Option<Scalar> {
     .ok()
 }
 
+#[unsafe(no_mangle)]
 extern "C" fn ogham_f32_math(f: i64, x: f32, y: f32) -> f32 {
     match math(f, Scalar::F32(x), Scalar::F32(y)) {
         Some(Scalar::F32(r)) => r,
@@ -157,6 +164,7 @@ extern "C" fn ogham_f32_math(f: i64, x: f32, y: f32) -> f32 {
     }
 }
 
+#[unsafe(no_mangle)]
 extern "C" fn ogham_f64_math(f: i64, x: f64, y: f64) -> f64 {
     match math(f, Scalar::F64(x), Scalar::F64(y)) {
         Some(Scalar::F64(r)) => r,
@@ -164,14 +172,17 @@ extern "C" fn ogham_f64_math(f: i64, x: f64, y: f64) -> f64 {
     }
 }
 
+#[unsafe(no_mangle)]
 extern "C" fn ogham_int_math(f: i64, ty: i64, x: i64, y: i64) -> i64 {
     math(f, scalar(ty, x), scalar(ty, y)).map_or(0, bits)
 }
 
+#[unsafe(no_mangle)]
 extern "C" fn ogham_convert(from: i64, to: i64, x: i64) -> i64 {
     bits(ops::convert(scalar(from, x), PrimType::ALL[to as usize]))
 }
 
+#[unsafe(no_mangle)]
 extern "C" fn ogham_slice_ok(n: i64, start: i64, len: i64, stride: i64) -> i64 {
     let arg: IdxArg = crate::ireval::eval::slice_arg(start, len, stride);
     check_index(&[n.max(0) as usize], &[arg]).is_ok() as i64
@@ -200,6 +211,7 @@ pub fn addresses() -> Vec<(&'static str, *const u8)> {
 }
 
 /// `sin x` and `cos x` (the interpreter's methods) into the slots at `out`.
+#[unsafe(no_mangle)]
 extern "C" fn ogham_sincos_f32(x: f32, out: *mut f32) {
     // SAFETY: generated code passes a 16-byte stack slot: slot 0 at `out`, slot 1 8 bytes on.
     unsafe {
@@ -208,6 +220,7 @@ extern "C" fn ogham_sincos_f32(x: f32, out: *mut f32) {
     }
 }
 
+#[unsafe(no_mangle)]
 extern "C" fn ogham_sincos_f64(x: f64, out: *mut f64) {
     // SAFETY: as above.
     unsafe {
@@ -221,7 +234,9 @@ extern "C" fn ogham_sincos_f64(x: f64, out: *mut f64) {
 macro_rules! libm_helpers {
     ($($f32:ident $f64:ident |$x:ident $(, $y:ident)?| $e:expr;)*) => {
         $(
+            #[unsafe(no_mangle)]
             extern "C" fn $f32($x: f32 $(, $y: f32)?) -> f32 { $e }
+            #[unsafe(no_mangle)]
             extern "C" fn $f64($x: f64 $(, $y: f64)?) -> f64 { $e }
         )*
         const LIBM: &[(&str, *const u8)] = &[

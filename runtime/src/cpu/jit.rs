@@ -1,11 +1,15 @@
-//! JIT compilation of a program's kernels with Cranelift for the host CPU.
+//! JIT compilation of a program's kernels with Cranelift for the host CPU, and the pieces that
+//! ahead-of-time compilation (`aot.rs`) shares with it: the target, the helpers' declarations
+//! and the definition of one kernel in a Cranelift module.
 
 use super::helpers;
+use cranelift_codegen::isa::{CallConv, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module};
 use ogham_compiler::back::cpu::CompiledSeg;
 use ogham_compiler::back::cpu::helpers::all_helpers;
+use std::sync::Arc;
 
 /// `kernel(ctx, args, seg_start, seg_end, i_start, i_end, partial, carry) -> status`.
 pub type KernelFn = unsafe extern "C" fn(
@@ -43,11 +47,31 @@ pub struct Entry {
     pub combine: Option<CombineFn>,
 }
 
-fn isa() -> Result<std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa>, String> {
+impl Entry {
+    /// The entry points at `kernel` and `combine` (null: none).
+    ///
+    /// # Safety
+    /// `kernel` and a non-null `combine` are the machine code of a kernel's functions generated
+    /// by `ogham_compiler::back::cpu` (whose signatures are [`KernelFn`] and [`CombineFn`]),
+    /// valid for as long as the entry is used.
+    pub unsafe fn from_code(kernel: *const u8, combine: *const u8) -> Entry {
+        // SAFETY: the caller's contract.
+        unsafe {
+            Entry {
+                kernel: std::mem::transmute::<*const u8, KernelFn>(kernel),
+                combine: (!combine.is_null())
+                    .then(|| std::mem::transmute::<*const u8, CombineFn>(combine)),
+            }
+        }
+    }
+}
+
+/// The host CPU with all its features; position-independent code for object files.
+pub(super) fn isa(pic: bool) -> Result<Arc<dyn TargetIsa>, String> {
     let mut flags = settings::builder();
     for (name, value) in [
         ("opt_level", "speed"),
-        ("is_pic", "false"),
+        ("is_pic", if pic { "true" } else { "false" }),
         ("use_colocated_libcalls", "false"),
     ] {
         flags
@@ -63,63 +87,24 @@ fn isa() -> Result<std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa>, String
 /// Compiles the kernels that were generated (`Ok`) into machine code; returns their entry
 /// points in the order of `segs` (`None` for the others).
 pub fn compile(segs: &[CompiledSeg]) -> Result<(Jit, Vec<Option<Entry>>), String> {
-    let isa = isa()?;
-    let call_conv = isa.default_call_conv();
+    let isa = isa(false)?;
     let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
     for (name, ptr) in helpers::addresses() {
         builder.symbol(name, ptr);
     }
     let mut module = JITModule::new(builder);
-    // Helpers first, so that their function ids are their positions in `all_helpers()`.
-    for h in all_helpers() {
-        let mut sig = h.signature();
-        sig.call_conv = call_conv;
-        module
-            .declare_function(h.name, Linkage::Import, &sig)
-            .map_err(|e| format!("declaring {}: {e}", h.name))?;
-    }
-    let mut ids: Vec<Option<(FuncId, Option<FuncId>)>> = Vec::new();
-    let mut sizes = Vec::new();
-    for seg in segs {
-        let Ok(k) = &seg.kernel else {
-            ids.push(None);
-            continue;
-        };
-        let main = define(&mut module, &k.func, &k.name, call_conv, &mut sizes)?;
-        let combine = match &k.combine {
-            Some(c) => Some(define(
-                &mut module,
-                c,
-                &format!("{}_combine", k.name),
-                call_conv,
-                &mut sizes,
-            )?),
-            None => None,
-        };
-        ids.push(Some((main, combine)));
-    }
+    let (ids, sizes) = define_kernels(&mut module, segs, "")?;
     module
         .finalize_definitions()
         .map_err(|e| format!("linking kernels: {e}"))?;
     write_perf_map(&module, &sizes);
+    let code = |id: FuncId| module.get_finalized_function(id);
     let entries = ids
         .into_iter()
         .map(|id| {
             id.map(|(main, combine)| {
-                // SAFETY: the functions were generated with these signatures (see
-                // `ogham_compiler::back::cpu`).
-                unsafe {
-                    Entry {
-                        kernel: std::mem::transmute::<*const u8, KernelFn>(
-                            module.get_finalized_function(main),
-                        ),
-                        combine: combine.map(|c| {
-                            std::mem::transmute::<*const u8, CombineFn>(
-                                module.get_finalized_function(c),
-                            )
-                        }),
-                    }
-                }
+                // SAFETY: the functions were generated for one kernel.
+                unsafe { Entry::from_code(code(main), combine.map_or(std::ptr::null(), code)) }
             })
         })
         .collect();
@@ -152,11 +137,57 @@ fn write_perf_map(module: &JITModule, functions: &[(FuncId, u32, String)]) {
     }
 }
 
+/// The function ids of a kernel and of its combine function.
+pub(super) type KernelIds = (FuncId, Option<FuncId>);
+
+/// Defines the generated kernels of `segs` (and their combine functions) in `module`, named
+/// `<symbol_prefix><kernel>`, local to the module; returns their ids in the order of `segs`
+/// (`None` where no kernel was generated) and every function's id, code size and name. The
+/// helpers are declared first (imports), so that their function ids are their positions in
+/// `all_helpers()`, as generated code refers to them.
+#[allow(clippy::type_complexity)]
+pub(super) fn define_kernels(
+    module: &mut impl Module,
+    segs: &[CompiledSeg],
+    symbol_prefix: &str,
+) -> Result<(Vec<Option<KernelIds>>, Vec<(FuncId, u32, String)>), String> {
+    let call_conv = module.isa().default_call_conv();
+    for h in all_helpers() {
+        let mut sig = h.signature();
+        sig.call_conv = call_conv;
+        module
+            .declare_function(h.name, Linkage::Import, &sig)
+            .map_err(|e| format!("declaring {}: {e}", h.name))?;
+    }
+    let mut ids = Vec::new();
+    let mut sizes = Vec::new();
+    for seg in segs {
+        let Ok(k) = &seg.kernel else {
+            ids.push(None);
+            continue;
+        };
+        let name = format!("{symbol_prefix}{}", k.name);
+        let main = define(module, &k.func, &name, call_conv, &mut sizes)?;
+        let combine = match &k.combine {
+            Some(c) => Some(define(
+                module,
+                c,
+                &format!("{name}_combine"),
+                call_conv,
+                &mut sizes,
+            )?),
+            None => None,
+        };
+        ids.push(Some((main, combine)));
+    }
+    Ok((ids, sizes))
+}
+
 fn define(
-    module: &mut JITModule,
+    module: &mut impl Module,
     func: &cranelift_codegen::ir::Function,
     name: &str,
-    call_conv: cranelift_codegen::isa::CallConv,
+    call_conv: CallConv,
     sizes: &mut Vec<(FuncId, u32, String)>,
 ) -> Result<FuncId, String> {
     let mut func = func.clone();

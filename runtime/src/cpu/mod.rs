@@ -21,6 +21,7 @@
 //! failed check's [`ErrorSite`] with the interpreter's codes and messages; of several failing
 //! points, the first in row-major order is reported.
 
+pub mod aot;
 mod helpers;
 mod jit;
 
@@ -31,8 +32,9 @@ use crate::kernel_io::{Io, KernelFailure, Operand, failure_diagnostic, kernel_in
 use crate::value::{ArrayData, Scalar, Value};
 use helpers::Ctx;
 use ogham_compiler::back::cpu::{self as back, CompiledSeg, Kernel};
+use ogham_compiler::back::{ErrorSite, Unsupported};
 use ogham_compiler::diag::Diagnostic;
-use ogham_compiler::ir::{Body, Exp, Program, VarId};
+use ogham_compiler::ir::{Body, Exp, Program, Stmt, VarId};
 use ogham_compiler::kir::{SegKind, SegLevel, SegOp};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -60,6 +62,18 @@ pub fn run(
     args: Vec<Value>,
     thresholds: &Thresholds,
 ) -> Res<Vec<Value>> {
+    run_kernels(program, None, entry, args, thresholds)
+}
+
+/// [`run`] with the kernels' machine code compiled ahead of time (`precompiled`, in the order
+/// of `back::compile(program)`; see `aot.rs`) or, without it, by the JIT.
+pub(crate) fn run_kernels(
+    program: &Program,
+    precompiled: Option<&aot::Precompiled>,
+    entry: &str,
+    args: Vec<Value>,
+    thresholds: &Thresholds,
+) -> Res<Vec<Value>> {
     let mut thresholds = thresholds.clone();
     if thresholds.others.is_none() {
         for t in &program.thresholds {
@@ -70,45 +84,90 @@ pub fn run(
     }
     let function = program.functions.iter().position(|f| f.name == entry);
     ireval::run_with(program, entry, args, &thresholds, move || {
-        let segs: Vec<CompiledSeg> = back::compile(program)
-            .into_iter()
-            .filter(|s| Some(s.function) == function)
-            .collect();
-        let (jit, entries) = jit::compile(&segs).map_err(|e| {
-            error(
-                R_INTERNAL,
-                Default::default(),
-                format!("CPU code generation: {e}"),
-            )
-        })?;
-        let by_seg = kernel_index(segs.iter().map(|s| s.stmt));
+        let (stmts, kernels, jit) = match precompiled {
+            Some(table) => {
+                let (stmts, kernels) = ogham_compiler::back::kernels(program)
+                    .into_iter()
+                    .zip(&table.0)
+                    .filter(|(site, _)| Some(site.function) == function)
+                    .map(|(site, kernel)| (site.stmt, kernel.clone()))
+                    .unzip();
+                (stmts, kernels, None)
+            }
+            None => {
+                let segs: Vec<CompiledSeg> = back::compile(program)
+                    .into_iter()
+                    .filter(|s| Some(s.function) == function)
+                    .collect();
+                let (jit, entries) = jit::compile(&segs).map_err(|e| {
+                    error(
+                        R_INTERNAL,
+                        Default::default(),
+                        format!("CPU code generation: {e}"),
+                    )
+                })?;
+                let (stmts, kernels) = segs
+                    .into_iter()
+                    .zip(entries)
+                    .map(|(seg, entry)| (seg.stmt, Launchable::new(seg.kernel, entry)))
+                    .unzip();
+                (stmts, kernels, Some(jit))
+            }
+        };
+        let stmts: Vec<&Stmt> = stmts;
         Ok(Some(Box::new(CpuLauncher {
             profile: std::env::var_os("OGHAM_PROFILE").is_some(),
-            segs,
-            entries,
-            by_seg,
+            by_seg: kernel_index(stmts.into_iter()),
+            kernels,
             _jit: jit,
         }) as Box<dyn Launcher>))
     })
 }
 
-struct CpuLauncher<'p> {
-    /// `OGHAM_PROFILE` is set: print each launch's time on standard error.
-    profile: bool,
-    segs: Vec<CompiledSeg<'p>>,
-    entries: Vec<Option<jit::Entry>>,
-    by_seg: HashMap<*const SegOp, usize>,
-    /// Owns the machine code of `entries`.
-    _jit: jit::Jit,
+/// What the executor needs of a compiled kernel: its name, the variables of its argument
+/// slots, its checks, and its machine code.
+#[derive(Clone)]
+pub(crate) struct Launchable {
+    name: String,
+    inputs: Vec<VarId>,
+    sites: Vec<ErrorSite>,
+    entry: jit::Entry,
 }
 
-impl Launcher for CpuLauncher<'_> {
+impl Launchable {
+    /// The launchable form of a kernel that was generated and compiled.
+    pub(crate) fn new(
+        kernel: Result<Kernel, Unsupported>,
+        entry: Option<jit::Entry>,
+    ) -> Option<Launchable> {
+        let (Ok(kernel), Some(entry)) = (kernel, entry) else {
+            return None;
+        };
+        Some(Launchable {
+            name: kernel.name,
+            inputs: kernel.inputs,
+            sites: kernel.sites,
+            entry,
+        })
+    }
+}
+
+struct CpuLauncher {
+    /// `OGHAM_PROFILE` is set: print each launch's time on standard error.
+    profile: bool,
+    /// The kernel statements of the entry point, in order (`None`: evaluated).
+    kernels: Vec<Option<Launchable>>,
+    by_seg: HashMap<*const SegOp, usize>,
+    /// Owns the machine code of `kernels` when the JIT made it.
+    _jit: Option<jit::Jit>,
+}
+
+impl Launcher for CpuLauncher {
     fn launch(&self, ev: &mut Evaluator, seg: &SegOp, pat: &[VarId]) -> Option<Res<Vec<Val>>> {
         let &i = self.by_seg.get(&(seg as *const SegOp))?;
-        let entry = self.entries[i]?;
-        let kernel = self.segs[i].kernel.as_ref().ok()?;
+        let kernel = self.kernels[i].as_ref()?;
         let start = std::time::Instant::now();
-        let result = launch(ev, seg, pat, kernel, entry);
+        let result = launch(ev, seg, pat, kernel);
         if self.profile {
             let level = match seg.level {
                 SegLevel::Thread => "thread",
@@ -159,13 +218,7 @@ fn loops_per_point(body: &Body) -> bool {
     found
 }
 
-fn launch(
-    ev: &mut Evaluator,
-    seg: &SegOp,
-    pat: &[VarId],
-    kernel: &Kernel,
-    entry: jit::Entry,
-) -> Res<Vec<Val>> {
+fn launch(ev: &mut Evaluator, seg: &SegOp, pat: &[VarId], kernel: &Launchable) -> Res<Vec<Val>> {
     let mut io = Io::prepare(ev, seg, pat, &kernel.inputs)?;
     let mut slots: Vec<u64> = Vec::new();
     for operand in &io.operands {
@@ -181,16 +234,7 @@ fn launch(
         slots.extend([data.as_mut_ptr() as u64, io.rows[j]]);
     }
     if io.runs() {
-        execute(
-            ev,
-            seg,
-            kernel,
-            entry,
-            &slots,
-            io.segments,
-            io.inner,
-            &io.outputs,
-        )?;
+        execute(ev, seg, kernel, &slots, io.segments, io.inner, &io.outputs)?;
     }
     Ok(io.finish())
 }
@@ -200,13 +244,13 @@ fn launch(
 fn execute(
     ev: &mut Evaluator,
     seg: &SegOp,
-    kernel: &Kernel,
-    entry: jit::Entry,
+    kernel: &Launchable,
     slots: &[u64],
     segments: i64,
     inner: i64,
     outputs: &[(Vec<usize>, ArrayData)],
 ) -> Res<()> {
+    let entry = &kernel.entry;
     let workers = rayon::current_num_threads() as i64;
     let total = segments * inner;
     // A histogram's segments update disjoint rows of its destinations, so tasks may take whole
@@ -275,8 +319,8 @@ fn execute(
                 break;
             }
             let merged = match seg.kind {
-                SegKind::Red(_) => combine_partials(&entry, slots, &partials, width, s, outputs),
-                SegKind::Scan(_) => match scan_carries(&entry, slots, &partials, width) {
+                SegKind::Red(_) => combine_partials(entry, slots, &partials, width, s, outputs),
+                SegKind::Scan(_) => match scan_carries(entry, slots, &partials, width) {
                     Err(f) => Some(f),
                     // Second pass: every range but the first again, from the totals before it.
                     Ok(carries) => first_failure(

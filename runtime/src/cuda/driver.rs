@@ -1,7 +1,7 @@
 //! The GPU: the CUDA driver through cudarc (context of device 0, raw allocations and copies,
 //! modules compiled by NVRTC and cached on disk, synchronous launches on the null stream).
 
-use super::{Device, Res, cache_dir, driver_error, fnv1a, machine_error, nvrtc};
+use super::{Device, Res, cache_dir, driver_error, machine_error, nvrtc};
 use crate::interp::{R_CUDA, R_OUT_OF_MEMORY};
 use cudarc::driver::{CudaContext, result, sys};
 use std::collections::HashMap;
@@ -37,7 +37,7 @@ fn cached_cubin(source: &str, arch: &str) -> Res<Vec<u8>> {
     let (major, minor) = nvrtc::version().map_err(|e| driver_error("NVRTC version", e))?;
     let key = format!(
         "{:016x}-{arch}-nvrtc{major}.{minor}",
-        fnv1a(source.as_bytes())
+        crate::fnv1a(source.as_bytes())
     );
     let path = cache_dir("cuda").map(|d| d.join(format!("{key}.cubin")));
     if let Some(image) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {

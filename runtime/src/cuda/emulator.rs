@@ -7,7 +7,7 @@
 //! Shared libraries are cached like CUBINs (`<cache>/cuda-emu/<hash>.so`). Blocks have 4
 //! threads, so block-level code really runs in parallel and its barriers matter.
 
-use super::{Device, Res, cache_dir, fnv1a, machine_error};
+use super::{Device, Res, cache_dir, machine_error};
 use crate::interp::{R_CUDA, R_CUDA_UNAVAILABLE};
 use std::alloc::Layout;
 use std::collections::HashMap;
@@ -55,7 +55,7 @@ impl Emulator {
 /// The shared library of `source` (compiled with `g++`, cached on disk).
 fn shared_library(source: &str) -> Res<std::path::PathBuf> {
     let dir = cache_dir("cuda-emu").unwrap_or_else(|| std::env::temp_dir().join("ogham-cuda-emu"));
-    let path = dir.join(format!("{:016x}.so", fnv1a(source.as_bytes())));
+    let path = dir.join(format!("{:016x}.so", crate::fnv1a(source.as_bytes())));
     if path.exists() {
         return Ok(path);
     }

@@ -172,13 +172,6 @@ fn cache_dir(sub: &str) -> Option<std::path::PathBuf> {
     Some(base.join(sub))
 }
 
-/// FNV-1a, 64 bits (a stable hash for cache keys).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf29ce484222325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x100000001b3)
-    })
-}
-
 struct CudaLauncher<'p> {
     dev: Arc<dyn Device>,
     profile: bool,
