@@ -5,7 +5,7 @@
 //! `~/.cache/ogham/cpu`; `OGHAM_CACHE=0` turns it off ([`Disk::from_env`]). One file per
 //! program, `<key>.ogc` (the key of `cache.rs`, 16 hex digits), laid out as a header of eight
 //! little-endian `u64`s — magic `OGHAMCPU`, [`FORMAT`], the build id, the key, a hash
-//! (FNV-1a) of everything after the header, and the lengths of the first two parts — then the
+//! (FNV-1a) of everything after the header, and the lengths of the three parts — then the
 //! library's JSON text (as in a `.ogl` file), the kernel table (JSON) and the kernels' machine
 //! code as a relocatable ELF object (`ogham_runtime::cpu::native`).
 //!
@@ -136,6 +136,7 @@ fn encode(key: u64, text: &str, native: &Native) -> Vec<u8> {
         ogham_runtime::fnv1a(&body),
         text.len() as u64,
         native.table.len() as u64,
+        native.object.len() as u64,
     ] {
         bytes.extend(field.to_le_bytes());
     }
@@ -192,4 +193,103 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&temp);
     }
     written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Frontend;
+    use ogham_runtime::value::{Array, Value};
+
+    const PROGRAM: &str = "\
+entry main [n] (xs: [n]f32) : ([n]f32, f32) =
+  let ys = map (\\x -> f32.exp x * 2 + f32.floor x) xs
+  in (ys, reduce (+) 0 ys)
+";
+
+    fn library() -> Library {
+        let fe = Frontend::load_source("disk-test.og", PROGRAM)
+            .unwrap_or_else(|e| panic!("{}", e.render()));
+        let program = fe
+            .compile(ogham_compiler::pipeline::Options::KERNEL)
+            .expect("compiles");
+        Library::new(fe.sources.clone(), program)
+    }
+
+    fn outputs(library: &Library) -> String {
+        let xs = Array::from_f32(vec![5], vec![0.5, -1.25, 2.0, 3.5, f32::NAN]).expect("shape");
+        format!(
+            "{:?}",
+            library.call("main", vec![Value::Array(xs)]).expect("runs")
+        )
+    }
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("ogham-disk-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn a_stored_program_loads_and_runs_the_same() {
+        let dir = temp_dir("hit");
+        let disk = Disk::Dir(dir.clone());
+        let expected = outputs(&library());
+        assert!(disk.load(1, |_| true).is_none(), "an empty cache misses");
+        let stored = disk.store(1, library());
+        assert_eq!(outputs(&stored), expected);
+        let loaded = disk.load(1, |_| true).expect("a hit");
+        assert_eq!(outputs(&loaded), expected);
+        assert!(disk.load(1, |_| false).is_none(), "changed sources miss");
+        assert!(disk.load(2, |_| true).is_none(), "another key misses");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn damaged_entries_are_refused_and_removed() {
+        let dir = temp_dir("damaged");
+        let disk = Disk::Dir(dir.clone());
+        disk.store(7, library());
+        let path = disk.path(7).expect("a path");
+        let good = std::fs::read(&path).expect("written");
+        let mut flipped = good.clone();
+        let last = flipped.len() - 100;
+        flipped[last] ^= 0x40;
+        let mut foreign = good.clone();
+        foreign[24] ^= 1; // the key
+        for bad in [
+            flipped,
+            good[..good.len() / 2].to_vec(),
+            foreign,
+            b"OGHAMCPU".to_vec(),
+        ] {
+            std::fs::write(&path, bad).expect("written");
+            assert!(disk.load(7, |_| true).is_none());
+            assert!(!path.exists(), "the damaged entry is removed");
+        }
+        // The program is compiled and stored again.
+        let expected = outputs(&library());
+        assert_eq!(outputs(&disk.store(7, library())), expected);
+        assert_eq!(outputs(&disk.load(7, |_| true).expect("a hit")), expected);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn concurrent_writers_leave_a_whole_entry() {
+        let dir = temp_dir("writers");
+        let disk = Disk::Dir(dir.clone());
+        let expected = outputs(&library());
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| assert_eq!(outputs(&disk.store(3, library())), expected));
+            }
+        });
+        assert_eq!(outputs(&disk.load(3, |_| true).expect("a hit")), expected);
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .expect("the directory")
+            .map(|e| e.expect("an entry").file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "no temporary files are left: {names:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
