@@ -160,8 +160,6 @@ pub enum Tuning<'a> {
     /// Every threshold set to one value: `0` selects the first version of all multi-versioned
     /// code (outer parallelism), `i64::MAX` the last one.
     Uniform(i64),
-    /// Values by name (the autotuner's candidates); defaults for the others.
-    Named(&'a std::collections::BTreeMap<String, i64>),
 }
 
 /// The executors of entry points. All of them implement the semantics of the reference
@@ -297,9 +295,5 @@ pub fn thresholds(tuning: Tuning, ir: &ir::Program) -> Result<Thresholds, Box<Di
             others: None,
         },
         Tuning::Uniform(value) => Thresholds::uniform(value),
-        Tuning::Named(values) => Thresholds {
-            named: values.clone(),
-            others: None,
-        },
     })
 }
