@@ -199,7 +199,11 @@ impl From<String> for Failure {
     }
 }
 
+/// When the process started (for `OGHAM_PROFILE`).
+static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
 fn main() -> ExitCode {
+    ogham_runtime::cpu::profile_from(*START.get_or_init(std::time::Instant::now));
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -425,6 +429,15 @@ fn run(
     })?;
     let info = compiled.entry(entry)?;
     let args = args::bind_params(&info.name, &info.params, command_line_args(raw_args)?)?;
+    if std::env::var_os("OGHAM_PROFILE").is_some()
+        && let Some(start) = START.get()
+    {
+        eprintln!(
+            "ogham-profile: program compiled (or taken from the cache) and arguments read {:.3} ms \
+             after start",
+            start.elapsed().as_secs_f64() * 1e3
+        );
+    }
     let outputs = compiled.call(entry, args).map_err(|diag| {
         emit_to_stderr(compiled.sources(), &[*diag]);
         Failure::Reported

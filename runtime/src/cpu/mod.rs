@@ -15,7 +15,8 @@
 //! defines them: in one task when there are few segments, by ranges of segments otherwise.
 //!
 //! With the environment variable `OGHAM_PROFILE` set, every compiled kernel's launch prints its
-//! wall time on standard error (`ogham-profile: kernel main_k6 (thread) 409.7 ms`).
+//! wall time on standard error (`ogham-profile: kernel main_k6 (thread) 409.7 ms`), and a call's
+//! first launch when it starts, counted from the process's start ([`profile_from`]).
 //!
 //! Run-time errors of compiled code (bounds, division by zero, sizes) are rebuilt from the
 //! failed check's [`ErrorSite`] with the interpreter's codes and messages; of several failing
@@ -336,6 +337,7 @@ fn run_kernels<'p>(
             profile: std::env::var_os("OGHAM_PROFILE").is_some(),
             by_seg: kernel_index(stmts),
             code,
+            first: true.into(),
         }) as Box<dyn Launcher>))
     })
 }
@@ -393,9 +395,20 @@ impl Launchable {
     }
 }
 
+/// When the process started, if its `main` said so ([`profile_from`]): with `OGHAM_PROFILE`, a
+/// call's first kernel launch is reported relative to it.
+static PROFILE_START: OnceLock<std::time::Instant> = OnceLock::new();
+
+/// Sets the process's start for `OGHAM_PROFILE`'s "first kernel" line.
+pub fn profile_from(start: std::time::Instant) {
+    let _ = PROFILE_START.set(start);
+}
+
 struct CpuLauncher<'p> {
     /// `OGHAM_PROFILE` is set: print each launch's time on standard error.
     profile: bool,
+    /// No kernel has been launched yet.
+    first: std::sync::atomic::AtomicBool,
     /// The kernel statements of the entry point, in order (`None`: evaluated).
     code: KernelCode<'p>,
     by_seg: HashMap<*const SegOp, usize>,
@@ -406,6 +419,15 @@ impl Launcher for CpuLauncher<'_> {
         let &i = self.by_seg.get(&(seg as *const SegOp))?;
         let kernel = self.code.kernels()[i].as_ref()?;
         let start = std::time::Instant::now();
+        if self.profile
+            && self.first.swap(false, std::sync::atomic::Ordering::Relaxed)
+            && let Some(process) = PROFILE_START.get()
+        {
+            eprintln!(
+                "ogham-profile: first kernel starts {:.3} ms after the process started",
+                (start - *process).as_secs_f64() * 1e3
+            );
+        }
         let result = launch(ev, seg, pat, kernel);
         if self.profile {
             let level = match seg.level {
