@@ -508,6 +508,30 @@ entry total [n] (xs: [n]f32) : f32 = reduce (+) 0 xs
     }
 
     #[test]
+    fn calls_from_many_threads_share_the_code() {
+        let source = Source::Text {
+            name: "threads-test.og",
+            text: PROGRAM,
+        };
+        let compiled = compile_in(source, &options(Backend::Cpu), &Disk::Off).expect("compiles");
+        let results: Vec<String> = std::thread::scope(|s| {
+            let calls: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| format!("{:?}", compiled.call("total", vec![xs()]))))
+                .collect();
+            calls
+                .into_iter()
+                .map(|c| c.join().expect("no panic"))
+                .collect()
+        });
+        assert!(
+            results
+                .iter()
+                .all(|r| *r == results[0] && r.contains("6.0")),
+            "{results:?}"
+        );
+    }
+
+    #[test]
     fn entries_have_their_docs_and_types_in_source_order() {
         for backend in [Backend::Cpu, Backend::Interp] {
             let source = Source::Text {
