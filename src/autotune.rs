@@ -103,8 +103,7 @@ pub fn autotune(
     args: Vec<Value>,
     runs: usize,
 ) -> Result<Tuned, Box<Diagnostic>> {
-    // The interpreter has no thresholds (no kernel IR).
-    let thresholds = compiled.program().map_or(&[][..], |ir| &ir.thresholds);
+    let thresholds = compiled.tunable();
     let mut values: BTreeMap<String, i64> = thresholds
         .iter()
         .map(|t| (t.name.clone(), t.default))

@@ -133,21 +133,9 @@ impl Library {
         })
     }
 
-    /// The library of JSON `text` (as [`Library::to_json`] writes it, by this build) whose
-    /// entry points' native code comes from `store`, or is compiled and put there at an entry
-    /// point's first call (see `cpu::Executable::with_store`). The program is not verified
-    /// again: callers check that the text is intact (the cache verifies its hash).
-    pub fn from_trusted_json(text: &str, store: Box<dyn NativeStore>) -> Result<Library, String> {
-        let (sources, docs, program) = Library::parse(text, "the cached library", false)?;
-        Ok(Library {
-            sources,
-            docs,
-            executable: Executable::with_store(program, store),
-        })
-    }
-
-    /// This library with its entry points' native code kept in `store` (see
-    /// [`Library::from_trusted_json`]).
+    /// This library with its entry points' native code kept in `store`: taken from there, or
+    /// compiled and put there at an entry point's first call (see
+    /// `cpu::Executable::with_store`).
     pub fn with_store(self, store: Box<dyn NativeStore>) -> Library {
         Library {
             sources: self.sources,
@@ -196,6 +184,11 @@ impl Library {
             .functions
             .iter()
             .map(|f| (f.name.as_str(), &f.signature))
+    }
+
+    /// The doc comments of the entry points that have one, by name.
+    pub fn docs(&self) -> &BTreeMap<String, String> {
+        &self.docs
     }
 
     /// The doc comment (`-- |` lines) of entry point `entry`, if it has one.

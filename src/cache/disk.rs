@@ -3,9 +3,11 @@
 //!
 //! Location: `$OGHAM_CACHE_DIR/cpu`, else `$XDG_CACHE_HOME/ogham/cpu`, else
 //! `~/.cache/ogham/cpu`; `OGHAM_CACHE=0` turns it off ([`Disk::from_env`]). A program is one
-//! file `<key>.ogc` (the key of `cache.rs`, 16 hex digits) holding the library's JSON text (as
-//! in a `.ogl` file: sources, doc comments, kernel IR), and one file `<key>-<entry>.ogk` per
-//! entry point that has run (`<entry>`: a hash of the program's text and the entry's name)
+//! file `<key>.ogc` (the key of `cache.rs`, 16 hex digits) holding, as JSON, its sources, doc
+//! comments, thresholds and entry points' signatures ([`Skeleton`]), then each entry point's
+//! kernel IR (read only when that entry point first runs: [`Cached`]); and one file
+//! `<key>-<entry>.ogk` per entry point that has run (`<entry>`: a hash of the program file's
+//! contents and the entry's name)
 //! holding its kernel table (JSON) and its kernels' machine code as a relocatable ELF object
 //! (`ogham_runtime::cpu::native`), made at the entry point's first call. Writing a program
 //! removes the code files of the program it replaces. Every file starts with a header of eight little-endian
@@ -21,13 +23,19 @@
 //! The cache is an optimisation: when it cannot be written the program still runs (the failure
 //! is reported once).
 
-use ogham_compiler::source::SourceMap;
-use ogham_runtime::cpu::NativeStore;
+use ogham_compiler::diag::Diagnostic;
+use ogham_compiler::ir::{Program, Signature};
+use ogham_compiler::kir::Threshold;
+use ogham_compiler::source::{SourceMap, Span};
 use ogham_runtime::cpu::native::{self, Native};
+use ogham_runtime::cpu::{Executable, NativeStore};
+use ogham_runtime::ireval::Thresholds;
 use ogham_runtime::library::Library;
-use std::collections::HashSet;
+use ogham_runtime::value::Value;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 /// Bumped whenever the layout of the files changes.
 pub const FORMAT: u64 = 2;
@@ -57,21 +65,33 @@ impl Disk {
         }
     }
 
-    /// The library cached under `key`, if there is an intact file whose sources pass
-    /// `current`; its entry points' code comes from the cache too.
-    pub(super) fn load(&self, key: u64, current: impl Fn(&SourceMap) -> bool) -> Option<Library> {
+    /// The program cached under `key`, if there is an intact file whose sources pass
+    /// `current`.
+    pub(super) fn load(&self, key: u64, current: impl Fn(&SourceMap) -> bool) -> Option<Cached> {
         let Disk::Dir(dir) = self else {
             return None;
         };
         let path = program_path(dir, key);
         let bytes = std::fs::read(&path).ok()?;
-        let library = decode(&bytes, PROGRAM, key, 0).and_then(|(text, _)| {
-            let text = std::str::from_utf8(text).map_err(|_| "not UTF-8 text".to_string())?;
-            let store = EntryStore::new(dir, key, text);
-            Library::from_trusted_json(text, Box::new(store))
+        let cached = decode(&bytes, PROGRAM, key, 0).and_then(|(skeleton, functions)| {
+            let skeleton: Skeleton = serde_json::from_slice(skeleton).map_err(|e| e.to_string())?;
+            let text_len = functions.len() as u64;
+            if skeleton
+                .functions
+                .iter()
+                .any(|f| f.start.checked_add(f.len).is_none_or(|end| end > text_len))
+            {
+                return Err("a function outside the file".to_string());
+            }
+            Ok(Cached {
+                executables: skeleton.functions.iter().map(|_| OnceLock::new()).collect(),
+                skeleton,
+                functions: functions.to_vec(),
+                store: EntryStore::new(dir, key, &bytes[HEADER..]),
+            })
         });
-        match library {
-            Ok(library) => current(library.sources()).then_some(library),
+        match cached {
+            Ok(cached) => current(&cached.skeleton.sources).then_some(cached),
             Err(why) => {
                 damaged(&path, &why);
                 None
@@ -86,8 +106,8 @@ impl Disk {
             return library;
         };
         let path = program_path(dir, key);
-        let text = match library.to_json() {
-            Ok(text) => text,
+        let (skeleton, functions) = match split(&library) {
+            Ok(parts) => parts,
             Err(e) => {
                 report(&path, &format!("cannot cache the program ({e})"));
                 return library;
@@ -100,9 +120,126 @@ impl Disk {
                 let _ = std::fs::remove_file(file.path());
             }
         }
-        write(&path, &encode(PROGRAM, key, 0, text.as_bytes(), &[]));
-        let store = EntryStore::new(dir, key, &text);
-        library.with_store(Box::new(store))
+        let bytes = encode(PROGRAM, key, 0, skeleton.as_bytes(), &functions);
+        write(&path, &bytes);
+        library.with_store(Box::new(EntryStore::new(dir, key, &bytes[HEADER..])))
+    }
+}
+
+/// What a program file holds besides its functions' kernel IR: everything needed before an
+/// entry point runs.
+#[derive(Serialize, Deserialize)]
+struct Skeleton {
+    sources: SourceMap,
+    docs: BTreeMap<String, String>,
+    thresholds: Vec<Threshold>,
+    unchecked: Vec<Span>,
+    /// The functions (entry points) in order, and where their JSON text is in the file's
+    /// second part.
+    functions: Vec<FunctionAt>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FunctionAt {
+    name: String,
+    signature: Signature,
+    start: u64,
+    len: u64,
+}
+
+/// The skeleton's JSON text and the functions' JSON texts, one after the other, of `library`.
+fn split(library: &Library) -> Result<(String, Vec<u8>), String> {
+    let program = library.program();
+    let mut texts = Vec::new();
+    let mut functions = Vec::new();
+    for f in &program.functions {
+        let text = serde_json::to_vec(f).map_err(|e| e.to_string())?;
+        functions.push(FunctionAt {
+            name: f.name.clone(),
+            signature: f.signature.clone(),
+            start: texts.len() as u64,
+            len: text.len() as u64,
+        });
+        texts.extend(text);
+    }
+    let skeleton = Skeleton {
+        sources: library.sources().clone(),
+        docs: library.docs().clone(),
+        thresholds: program.thresholds.clone(),
+        unchecked: program.unchecked.clone(),
+        functions,
+    };
+    let skeleton = serde_json::to_string(&skeleton).map_err(|e| e.to_string())?;
+    Ok((skeleton, texts))
+}
+
+/// A program from the disk cache: an entry point's kernel IR is read, and its code loaded (or
+/// compiled and stored), at its first call; the others' are never read.
+pub struct Cached {
+    skeleton: Skeleton,
+    /// The functions' JSON texts.
+    functions: Vec<u8>,
+    store: EntryStore,
+    /// Per function: the executable of a program of that function alone.
+    executables: Vec<OnceLock<Result<Executable, String>>>,
+}
+
+impl Cached {
+    pub fn sources(&self) -> &SourceMap {
+        &self.skeleton.sources
+    }
+
+    pub fn doc(&self, entry: &str) -> Option<&str> {
+        self.skeleton.docs.get(entry).map(String::as_str)
+    }
+
+    /// The entry points and their signatures, in source order.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &Signature)> {
+        self.skeleton
+            .functions
+            .iter()
+            .map(|f| (f.name.as_str(), &f.signature))
+    }
+
+    pub fn thresholds(&self) -> &[Threshold] {
+        &self.skeleton.thresholds
+    }
+
+    /// Runs entry point `entry` (see `ogham_runtime::library::Library::call_tuned`).
+    pub fn call(
+        &self,
+        entry: &str,
+        args: Vec<Value>,
+        thresholds: &Thresholds,
+    ) -> Result<Vec<Value>, Box<Diagnostic>> {
+        let Some(i) = self.skeleton.functions.iter().position(|f| f.name == entry) else {
+            return Err(ogham_runtime::ireval::no_entry(
+                entry,
+                self.entries().map(|(name, _)| name),
+            ));
+        };
+        let executable = self.executables[i].get_or_init(|| {
+            let at = &self.skeleton.functions[i];
+            let text = &self.functions[at.start as usize..(at.start + at.len) as usize];
+            let function = serde_json::from_slice(text)
+                .map_err(|e| format!("the cached program's entry point `{entry}`: {e}"))?;
+            let program = Program {
+                functions: vec![function],
+                thresholds: self.skeleton.thresholds.clone(),
+                unchecked: self.skeleton.unchecked.clone(),
+            };
+            Ok(Executable::with_store(
+                program,
+                Box::new(self.store.clone()),
+            ))
+        });
+        match executable {
+            Ok(executable) => executable.call(entry, args, thresholds),
+            Err(message) => Err(Box::new(Diagnostic::error(
+                ogham_runtime::interp::R_INTERNAL,
+                message.clone(),
+            ))),
+        }
     }
 }
 
@@ -110,8 +247,9 @@ fn program_path(dir: &Path, key: u64) -> PathBuf {
     dir.join(format!("{key:016x}.ogc"))
 }
 
-/// The entry points' code of the program cached under `key` in `dir`, whose library text
-/// hashes to `program`.
+/// The entry points' code of the program cached under `key` in `dir`, whose program file's
+/// contents hash to `program`.
+#[derive(Clone)]
 struct EntryStore {
     dir: PathBuf,
     key: u64,
@@ -119,11 +257,11 @@ struct EntryStore {
 }
 
 impl EntryStore {
-    fn new(dir: &Path, key: u64, text: &str) -> EntryStore {
+    fn new(dir: &Path, key: u64, program: &[u8]) -> EntryStore {
         EntryStore {
             dir: dir.to_path_buf(),
             key,
-            program: ogham_runtime::fnv1a(text.as_bytes()),
+            program: ogham_runtime::fnv1a(program),
         }
     }
 
@@ -292,12 +430,18 @@ entry main [n] (xs: [n]f32) : ([n]f32, f32) =
         Library::new(fe.sources.clone(), program)
     }
 
-    fn outputs(library: &Library) -> String {
+    fn args() -> Vec<Value> {
         let xs = Array::from_f32(vec![5], vec![0.5, -1.25, 2.0, 3.5, f32::NAN]).expect("shape");
-        format!(
-            "{:?}",
-            library.call("main", vec![Value::Array(xs)]).expect("runs")
-        )
+        vec![Value::Array(xs)]
+    }
+
+    fn outputs(library: &Library) -> String {
+        format!("{:?}", library.call("main", args()).expect("runs"))
+    }
+
+    fn cached_outputs(cached: &Cached) -> String {
+        let out = cached.call("main", args(), &Thresholds::default());
+        format!("{:?}", out.expect("runs"))
     }
 
     fn temp_dir(name: &str) -> PathBuf {
@@ -330,7 +474,9 @@ entry main [n] (xs: [n]f32) : ([n]f32, f32) =
             .and_then(|m| m.modified())
             .expect("a time");
         let loaded = disk.load(1, |_| true).expect("a hit");
-        assert_eq!(outputs(&loaded), expected);
+        assert_eq!(cached_outputs(&loaded), expected);
+        let other = loaded.call("other", args(), &Thresholds::default());
+        assert_eq!(other.expect_err("no such entry").code, "E0610");
         assert_eq!(files(&dir), written);
         let again = std::fs::metadata(&written[1])
             .and_then(|m| m.modified())
@@ -363,8 +509,8 @@ entry main [n] (xs: [n]f32) : ([n]f32, f32) =
             ] {
                 std::fs::write(path, bad).expect("written");
                 // A damaged program misses; a damaged entry point's code is compiled again.
-                if let Some(library) = disk.load(7, |_| true) {
-                    assert_eq!(outputs(&library), expected);
+                if let Some(cached) = disk.load(7, |_| true) {
+                    assert_eq!(cached_outputs(&cached), expected);
                     assert_eq!(std::fs::read(path).expect("rewritten"), good);
                 } else {
                     assert!(!path.exists(), "the damaged file is removed");
@@ -386,7 +532,10 @@ entry main [n] (xs: [n]f32) : ([n]f32, f32) =
                 s.spawn(|| assert_eq!(outputs(&disk.store(3, library())), expected));
             }
         });
-        assert_eq!(outputs(&disk.load(3, |_| true).expect("a hit")), expected);
+        assert_eq!(
+            cached_outputs(&disk.load(3, |_| true).expect("a hit")),
+            expected
+        );
         let files = files(&dir);
         assert_eq!(files.len(), 2, "no temporary files are left: {files:?}");
         let _ = std::fs::remove_dir_all(&dir);
