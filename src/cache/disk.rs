@@ -12,7 +12,7 @@
 //! (`ogham_runtime::cpu::native`), made at the entry point's first call. Writing a program
 //! removes the code files of the program it replaces. Every file starts with a header of eight little-endian
 //! `u64`s: magic (`OGHAMPRG` or `OGHAMKER`), [`FORMAT`], the build id, the key, the entry's
-//! hash (0 for the program), a hash (FNV-1a) of everything after the header, and the lengths of
+//! hash (0 for the program), a hash (`ogham_runtime::content_hash`) of everything after the header, and the lengths of
 //! its two parts.
 //!
 //! Invariants: a file is written to a temporary file in the same directory and renamed into
@@ -73,7 +73,7 @@ impl Disk {
         };
         let path = program_path(dir, key);
         let bytes = std::fs::read(&path).ok()?;
-        let cached = decode(&bytes, PROGRAM, key, 0).and_then(|(skeleton, functions)| {
+        let parts = decode(&bytes, PROGRAM, key, 0).and_then(|(skeleton, functions, hash)| {
             let skeleton: Skeleton = serde_json::from_slice(skeleton).map_err(|e| e.to_string())?;
             let text_len = functions.len() as u64;
             if skeleton
@@ -83,12 +83,18 @@ impl Disk {
             {
                 return Err("a function outside the file".to_string());
             }
-            Ok(Cached {
-                executables: skeleton.functions.iter().map(|_| OnceLock::new()).collect(),
-                skeleton,
-                functions: functions.to_vec(),
-                store: EntryStore::new(dir, key, &bytes[HEADER..]),
-            })
+            Ok((skeleton, bytes.len() - functions.len(), hash))
+        });
+        let cached = parts.map(|(skeleton, functions_at, hash)| Cached {
+            executables: skeleton.functions.iter().map(|_| OnceLock::new()).collect(),
+            skeleton,
+            functions_at,
+            store: EntryStore {
+                dir: dir.clone(),
+                key,
+                program: hash,
+            },
+            bytes,
         });
         match cached {
             Ok(cached) => current(&cached.skeleton.sources).then_some(cached),
@@ -122,7 +128,12 @@ impl Disk {
         }
         let bytes = encode(PROGRAM, key, 0, skeleton.as_bytes(), &functions);
         write(&path, &bytes);
-        library.with_store(Box::new(EntryStore::new(dir, key, &bytes[HEADER..])))
+        let hash = decode(&bytes, PROGRAM, key, 0).map_or(0, |(_, _, hash)| hash);
+        library.with_store(Box::new(EntryStore {
+            dir: dir.clone(),
+            key,
+            program: hash,
+        }))
     }
 }
 
@@ -177,8 +188,9 @@ fn split(library: &Library) -> Result<(String, Vec<u8>), String> {
 /// compiled and stored), at its first call; the others' are never read.
 pub struct Cached {
     skeleton: Skeleton,
-    /// The functions' JSON texts.
-    functions: Vec<u8>,
+    /// The program file; the functions' JSON texts start at `functions_at`.
+    bytes: Vec<u8>,
+    functions_at: usize,
     store: EntryStore,
     /// Per function: the executable of a program of that function alone.
     executables: Vec<OnceLock<Result<Executable, String>>>,
@@ -220,7 +232,8 @@ impl Cached {
         };
         let executable = self.executables[i].get_or_init(|| {
             let at = &self.skeleton.functions[i];
-            let text = &self.functions[at.start as usize..(at.start + at.len) as usize];
+            let start = self.functions_at + at.start as usize;
+            let text = &self.bytes[start..start + at.len as usize];
             let function = serde_json::from_slice(text)
                 .map_err(|e| format!("the cached program's entry point `{entry}`: {e}"))?;
             let program = Program {
@@ -248,7 +261,7 @@ fn program_path(dir: &Path, key: u64) -> PathBuf {
 }
 
 /// The entry points' code of the program cached under `key` in `dir`, whose program file's
-/// contents hash to `program`.
+/// contents hash to `program` (the hash in its header).
 #[derive(Clone)]
 struct EntryStore {
     dir: PathBuf,
@@ -257,14 +270,6 @@ struct EntryStore {
 }
 
 impl EntryStore {
-    fn new(dir: &Path, key: u64, program: &[u8]) -> EntryStore {
-        EntryStore {
-            dir: dir.to_path_buf(),
-            key,
-            program: ogham_runtime::fnv1a(program),
-        }
-    }
-
     fn path(&self, entry: &str) -> PathBuf {
         self.dir.join(format!(
             "{:016x}-{:016x}.ogk",
@@ -286,14 +291,15 @@ impl NativeStore for EntryStore {
     fn load(&self, entry: &str) -> Option<Native> {
         let path = self.path(entry);
         let bytes = std::fs::read(&path).ok()?;
-        let code =
-            decode(&bytes, KERNELS, self.key, self.entry_id(entry)).and_then(|(table, object)| {
+        let code = decode(&bytes, KERNELS, self.key, self.entry_id(entry)).and_then(
+            |(table, object, _)| {
                 Ok(Native {
                     table: String::from_utf8(table.to_vec())
                         .map_err(|_| "not UTF-8 text".to_string())?,
                     object: object.to_vec(),
                 })
-            });
+            },
+        );
         code.map_err(|why| damaged(&path, &why)).ok()
     }
 
@@ -346,7 +352,7 @@ fn encode(magic: &[u8; 8], key: u64, entry: u64, a: &[u8], b: &[u8]) -> Vec<u8> 
         ogham_runtime::build_id(),
         key,
         entry,
-        ogham_runtime::fnv1a(&body),
+        ogham_runtime::content_hash(&body),
         a.len() as u64,
         b.len() as u64,
     ] {
@@ -356,14 +362,14 @@ fn encode(magic: &[u8; 8], key: u64, entry: u64, a: &[u8], b: &[u8]) -> Vec<u8> 
     bytes
 }
 
-/// The two parts of file `bytes` of kind `magic` for `key` and `entry`, or why it cannot be
-/// used.
+/// The two parts of file `bytes` of kind `magic` for `key` and `entry`, and the hash of its
+/// contents, or why it cannot be used.
 fn decode<'b>(
     bytes: &'b [u8],
     magic: &[u8; 8],
     key: u64,
     entry: u64,
-) -> Result<(&'b [u8], &'b [u8]), String> {
+) -> Result<(&'b [u8], &'b [u8], u64), String> {
     if bytes.len() < HEADER || &bytes[..8] != magic {
         return Err("not a cache file of this kind".to_string());
     }
@@ -378,10 +384,11 @@ fn decode<'b>(
     if field(6).checked_add(field(7)) != Some(body.len() as u64) {
         return Err("truncated".to_string());
     }
-    if ogham_runtime::fnv1a(body) != field(5) {
+    if ogham_runtime::content_hash(body) != field(5) {
         return Err("its contents do not match their hash".to_string());
     }
-    Ok(body.split_at(field(6) as usize))
+    let (a, b) = body.split_at(field(6) as usize);
+    Ok((a, b, field(5)))
 }
 
 /// Writes `bytes` to a temporary file next to `path` and renames it to `path`; a failure is
