@@ -248,12 +248,28 @@ impl Root {
     }
 
     /// Whether `sources` are those this root compiles from now: the root's text is this one,
-    /// every other file on disk still has the recorded text.
+    /// every other file on disk still has the recorded text, and no file on disk now shadows a
+    /// standard library module the program imports (the loader looks for `x/y.og` next to the
+    /// importing file before the embedded `x/y`; checked next to every file, conservatively).
     fn current(&self, sources: &SourceMap) -> bool {
+        let prelude = format!("{}.og", ogham_compiler::stdlib::PRELUDE);
+        let library: Vec<&str> = sources
+            .files()
+            .filter(|(_, file)| file.path.is_none())
+            .filter_map(|(_, file)| file.name.strip_prefix("<stdlib>/"))
+            .filter(|module| *module != prelude)
+            .collect();
         sources.files().all(|(_, file)| match &file.path {
             None => true,
-            Some(path) if *path == self.path => file.text == self.text,
-            Some(path) => std::fs::read_to_string(path).is_ok_and(|text| text == file.text),
+            Some(path) => {
+                let text_current = if *path == self.path {
+                    file.text == self.text
+                } else {
+                    std::fs::read_to_string(path).is_ok_and(|text| text == file.text)
+                };
+                let dir = path.parent().unwrap_or(Path::new(""));
+                text_current && library.iter().all(|module| !dir.join(module).is_file())
+            }
         })
     }
 }
@@ -586,6 +602,39 @@ entry total [n] (xs: [n]f32) : f32 = reduce (+) 0 xs
                 format!("{:?}", [Value::Scalar(Scalar::F32(6.0))])
             );
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn changed_imports_and_shadowed_library_modules_compile_again() {
+        let dir = std::env::temp_dir().join(format!("ogham-cache-imports-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a directory");
+        let main = dir.join("main.og");
+        let helper = dir.join("helper.og");
+        std::fs::write(
+            &main,
+            "import \"helper\"\nimport \"lib/linalg\"\nentry main (x: i32) : i32 = bump x\n",
+        )
+        .expect("written");
+        std::fs::write(&helper, "def bump (x: i32) : i32 = x + 1\n").expect("written");
+        let compile = || {
+            compile_in(Source::File(&main), &options(Backend::Cpu), &Disk::Off).expect("compiles")
+        };
+        let run =
+            |c: &Compiled| format!("{:?}", c.call("main", vec![Value::Scalar(Scalar::I32(1))]));
+        let first = compile();
+        assert!(Arc::ptr_eq(&first, &compile()));
+        std::fs::write(&helper, "def bump (x: i32) : i32 = x + 2\n").expect("written");
+        let changed = compile();
+        assert!(!Arc::ptr_eq(&first, &changed));
+        assert_ne!(run(&first), run(&changed));
+        std::fs::create_dir_all(dir.join("lib")).expect("a directory");
+        std::fs::write(dir.join("lib/linalg.og"), "def unused = 0i32\n").expect("written");
+        assert!(
+            !Arc::ptr_eq(&changed, &compile()),
+            "a shadowed library module"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
