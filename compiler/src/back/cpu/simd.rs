@@ -44,18 +44,67 @@
 use super::codegen::{Gen, Res, clif_type, elem_size, float_min_max};
 use super::helpers::is_inline_float_math;
 use crate::builtins::MathFn;
-use crate::ir::{self, Body, Const, DimIndex, Exp, LoopForm, Stmt, SubExp, VarId};
+use crate::ir::{self, Body, Const, DimIndex, Exp, LoopForm, SubExp, VarId};
 use crate::kir::{SegKind, SegLevel, SegOp};
 use crate::syntax::ast::{BinOp, UnOp};
 use crate::types::PrimType;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32X4, I8, I32, I32X4, I64};
+use cranelift_codegen::ir::types::{F32X4, F64X2, I8, I32X4, I64, I64X2};
 use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::Variable;
 use std::collections::{HashMap, HashSet};
 
-/// Points per vector iteration.
-pub const LANES: i64 = 4;
+/// The lanes of a kernel's vectors: four 32-bit lanes (`f32`, `i32`; a `bool` is an `i32x4`
+/// lane mask) or two 64-bit lanes (`f64`, `i64`; a `bool` is an `i64x2` mask), chosen by the
+/// kernel's result types.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Width {
+    Four,
+    Two,
+}
+
+impl Width {
+    /// Points per vector iteration.
+    fn lanes(self) -> i64 {
+        match self {
+            Width::Four => 4,
+            Width::Two => 2,
+        }
+    }
+
+    fn float(self) -> PrimType {
+        match self {
+            Width::Four => PrimType::F32,
+            Width::Two => PrimType::F64,
+        }
+    }
+
+    fn int(self) -> PrimType {
+        match self {
+            Width::Four => PrimType::I32,
+            Width::Two => PrimType::I64,
+        }
+    }
+
+    /// Whether a scalar type has lanes here.
+    fn laned(self, t: PrimType) -> bool {
+        t == self.float() || t == self.int() || t == PrimType::Bool
+    }
+
+    /// The vector of a laned type (a `bool` as its mask).
+    fn vector(self, t: PrimType) -> Type {
+        match (self, t == self.float()) {
+            (Width::Four, true) => F32X4,
+            (Width::Four, false) => I32X4,
+            (Width::Two, true) => F64X2,
+            (Width::Two, false) => I64X2,
+        }
+    }
+
+    fn mask(self) -> Type {
+        self.vector(self.int())
+    }
+}
 
 /// One index component of a read: a uniform scalar or the lane index.
 #[derive(Clone, Copy, PartialEq)]
@@ -75,6 +124,9 @@ pub struct Plan {
     reads: Vec<(VarId, Vec<Comp>)>,
     /// The first variable bound by each statement computed as uniform scalar code.
     uniform: HashSet<VarId>,
+    /// The first variable bound by each `if` whose branches run under execution masks.
+    masked: HashSet<VarId>,
+    width: Width,
 }
 
 /// The plan for kernel `seg` of function `f`, or `None` when its point's code is not in the
@@ -86,13 +138,21 @@ pub fn plan(f: &ir::Function, seg: &SegOp) -> Option<Plan> {
     if seg.kind != SegKind::Map || seg.level != SegLevel::Thread {
         return None;
     }
-    if !seg
+    let width = if seg
         .ret
         .iter()
         .all(|t| matches!(t, ir::Type::Prim(PrimType::F32 | PrimType::I32)))
     {
+        Width::Four
+    } else if seg
+        .ret
+        .iter()
+        .all(|t| matches!(t, ir::Type::Prim(PrimType::F64 | PrimType::I64)))
+    {
+        Width::Two
+    } else {
         return None;
-    }
+    };
     let mut check = Check {
         f,
         inner: seg.space.last()?.0,
@@ -102,27 +162,19 @@ pub fn plan(f: &ir::Function, seg: &SegOp) -> Option<Plan> {
         rows: HashMap::new(),
         reads: Vec::new(),
         uniform: HashSet::new(),
+        masked: HashSet::new(),
+        checked: 0,
+        width,
     };
     check.body(&seg.body).then_some(Plan {
         rows: check.rows,
         reads: check.reads,
         uniform: check.uniform,
+        masked: check.masked,
+        width,
     })
 }
 
-/// Whether a scalar type has lanes here.
-fn laned(t: PrimType) -> bool {
-    matches!(t, PrimType::F32 | PrimType::I32 | PrimType::Bool)
-}
-
-/// Whether `body` has a loop (then an `if` around it runs its branches under masks).
-fn has_loop(body: &Body) -> bool {
-    let mut found = false;
-    ir::traverse::for_each_stmt(body, &mut |stmt: &Stmt| {
-        found |= matches!(stmt.exp, Exp::Loop { .. });
-    });
-    found
-}
 
 struct Check<'a> {
     f: &'a ir::Function,
@@ -136,9 +188,18 @@ struct Check<'a> {
     rows: HashMap<VarId, (VarId, Vec<Comp>)>,
     reads: Vec<(VarId, Vec<Comp>)>,
     uniform: HashSet<VarId>,
+    masked: HashSet<VarId>,
+    /// Loops and reads that check their indices seen so far (an `if` around one runs its
+    /// branches under masks: they must not run for lanes that do not take the branch).
+    checked: usize,
+    width: Width,
 }
 
 impl Check<'_> {
+    fn laned(&self, t: PrimType) -> bool {
+        self.width.laned(t)
+    }
+
     fn prim(&self, se: SubExp) -> Option<PrimType> {
         match self.f.subexp_type(se) {
             ir::Type::Prim(p) => Some(p),
@@ -149,9 +210,10 @@ impl Check<'_> {
     /// An operand of a lane operation: a lane value or a uniform scalar (splatted).
     fn operand(&self, se: SubExp) -> bool {
         match se {
-            SubExp::Const(_) => self.prim(se).is_some_and(laned),
+            SubExp::Const(_) => self.prim(se).is_some_and(|t| self.laned(t)),
             SubExp::Var(v) => {
-                v != self.inner && (self.defined.contains(&v) || self.prim(se).is_some_and(laned))
+                v != self.inner
+                    && (self.defined.contains(&v) || self.prim(se).is_some_and(|t| self.laned(t)))
             }
         }
     }
@@ -234,12 +296,14 @@ impl Check<'_> {
             let Some(prims) = prims else {
                 return false;
             };
-            if !stmt.pat.is_empty() && (self.uniform_exp(&stmt.exp) || self.uniform_read(&stmt.exp)) {
+            let read = self.uniform_read(&stmt.exp);
+            if !stmt.pat.is_empty() && (self.uniform_exp(&stmt.exp) || read) {
+                self.checked += read as usize;
                 self.uniform.insert(stmt.pat[0]);
                 self.local.extend(stmt.pat.iter().copied());
                 continue;
             }
-            if !prims.iter().all(|p| laned(*p)) || !self.exp(&stmt.exp) {
+            if !prims.iter().all(|p| self.laned(*p)) || !self.exp(&stmt.exp, &stmt.pat) {
                 return false;
             }
             self.defined.extend(stmt.pat.iter().copied());
@@ -273,23 +337,26 @@ impl Check<'_> {
         }
     }
 
-    fn exp(&mut self, exp: &Exp) -> bool {
-        use PrimType as P;
+    fn exp(&mut self, exp: &Exp, pat: &[VarId]) -> bool {
+        let (float, int) = (self.width.float(), self.width.int());
         match exp {
             Exp::SubExp(se) => self.operand(*se),
             Exp::BinOp(op, a, b) => {
                 use BinOp as B;
                 let compare = matches!(op, B::Eq | B::Ne | B::Lt | B::Le | B::Gt | B::Ge);
                 let ok = match self.prim(*a) {
-                    Some(P::F32) => compare || matches!(op, B::Add | B::Sub | B::Mul | B::Div),
-                    Some(P::I32) => {
+                    Some(t) if t == float => {
+                        compare || matches!(op, B::Add | B::Sub | B::Mul | B::Div)
+                    }
+                    Some(t) if t == int => {
                         compare
                             || matches!(
                                 op,
                                 B::Add | B::Sub | B::Mul | B::BitAnd | B::BitOr | B::BitXor
                             )
+                            || (matches!(op, B::Div | B::Mod) && power_of_two(*b).is_some())
                     }
-                    Some(P::Bool) => matches!(
+                    Some(PrimType::Bool) => matches!(
                         op,
                         B::And | B::Or | B::BitAnd | B::BitOr | B::BitXor | B::Eq | B::Ne
                     ),
@@ -298,36 +365,40 @@ impl Check<'_> {
                 ok && self.operand(*a) && self.operand(*b)
             }
             Exp::UnOp(op, a) => {
-                let ok = matches!(
-                    (op, self.prim(*a)),
-                    (UnOp::Neg, Some(P::F32 | P::I32)) | (UnOp::Not, Some(P::I32 | P::Bool))
-                );
+                let t = self.prim(*a);
+                let ok = match op {
+                    UnOp::Neg => t == Some(float) || t == Some(int),
+                    UnOp::Not => t == Some(int) || t == Some(PrimType::Bool),
+                };
                 ok && self.operand(*a)
             }
             Exp::Math(f, t, args) => {
-                let ok = match t {
-                    // No vector `isinf` is emitted (yet).
-                    P::F32 => is_inline_float_math(*f) && *f != MathFn::IsInf,
-                    P::I32 => matches!(f, MathFn::Min | MathFn::Max),
-                    _ => false,
+                let ok = if *t == float {
+                    is_inline_float_math(*f)
+                } else {
+                    *t == int && matches!(f, MathFn::Min | MathFn::Max | MathFn::Abs)
                 };
                 ok && args.iter().all(|a| self.operand(*a))
             }
             Exp::Convert(to, a) => {
-                matches!(
-                    (self.prim(*a), to),
-                    (Some(P::I32), P::F32 | P::I32) | (Some(P::F32), P::I32 | P::F32)
-                ) && self.operand(*a)
+                let from = self.prim(*a);
+                (from == Some(float) || from == Some(int))
+                    && (*to == float || *to == int)
+                    && self.operand(*a)
             }
             Exp::Index(arr, idx) => {
                 let Some((base, comps, rank)) = self.components(*arr, idx) else {
                     return false;
                 };
                 let elem = self.f.ty(base).elem();
-                matches!(elem, P::F32 | P::I32)
-                    && comps.len() == rank
-                    && comps.contains(&Comp::Lane)
-                    && self.lane_read(base, &comps)
+                let Some(lane) = comps.iter().position(|c| *c == Comp::Lane) else {
+                    return false;
+                };
+                // Components after the lane's are checked where the read is.
+                if lane + 1 < comps.len() {
+                    self.checked += 1;
+                }
+                (elem == float || elem == int) && comps.len() == rank && self.lane_read(base, &comps)
             }
             Exp::If {
                 cond,
@@ -337,22 +408,36 @@ impl Check<'_> {
             } => {
                 let ok = ret
                     .iter()
-                    .all(|t| matches!(t, ir::Type::Prim(p) if laned(*p)))
+                    .all(|t| matches!(t, ir::Type::Prim(p) if self.laned(*p)))
                     && self.operand(*cond);
-                ok && self.body(then_body) && self.body(else_body)
+                let before = self.checked;
+                let ok = ok && self.body(then_body) && self.body(else_body);
+                if self.checked > before
+                    && let Some(first) = pat.first()
+                {
+                    self.masked.insert(*first);
+                }
+                ok
             }
             Exp::Loop { params, form, body } => {
+                self.checked += 1;
                 let lane_params = params.iter().all(|(p, init)| {
-                    matches!(self.f.ty(*p), ir::Type::Prim(t) if laned(*t)) && self.operand(*init)
+                    matches!(self.f.ty(*p), ir::Type::Prim(t) if self.laned(*t))
+                        && self.operand(*init)
                 });
                 if !lane_params {
                     return false;
                 }
                 self.defined.extend(params.iter().map(|(p, _)| *p));
                 let form_ok = match form {
-                    LoopForm::For { index, bound } => {
+                    LoopForm::For { index, bound } if self.uniform(*bound) => {
                         self.local.insert(*index);
-                        self.uniform(*bound)
+                        true
+                    }
+                    // A per-lane trip count: the counter is a lane value.
+                    LoopForm::For { index, bound } => {
+                        self.defined.insert(*index);
+                        self.prim(*bound) == Some(int) && self.operand(*bound)
                     }
                     LoopForm::While { cond } => params.iter().any(|(p, _)| p == cond),
                 };
@@ -363,10 +448,20 @@ impl Check<'_> {
     }
 }
 
-/// Runs the points `i_start..` of the current segment (`s`, whose coordinates are bound) four
-/// at a time while at least four remain and every read's lane component is in bounds; returns
-/// the first point left for the scalar code. `outputs` are the element pointers of the
-/// kernel's results.
+/// `k` when `se` is the integer constant `2^k` with `k >= 1`.
+fn power_of_two(se: SubExp) -> Option<u32> {
+    let n = match se {
+        SubExp::Const(Const::I32(n)) => n as i64,
+        SubExp::Const(Const::I64(n)) => n,
+        _ => return None,
+    };
+    (n >= 2 && n.count_ones() == 1).then(|| n.trailing_zeros())
+}
+
+/// Runs the points `i_start..` of the current segment (`s`, whose coordinates are bound) a
+/// group of lanes at a time while a whole group remains and every read's lane component is in
+/// bounds; returns the first point left for the scalar code. `outputs` are the element
+/// pointers of the kernel's results.
 pub fn vector_points(
     g: &mut Gen,
     plan: &Plan,
@@ -391,6 +486,7 @@ pub fn vector_points(
             ok = g.b.ins().band(ok, inside);
         }
     }
+    let lanes = plan.width.lanes();
     let cursor = g.b.declare_var(I64);
     g.b.def_var(cursor, i_start);
     let (header, body, exit) = (g.b.create_block(), g.b.create_block(), g.b.create_block());
@@ -400,19 +496,20 @@ pub fn vector_points(
     let left = g.b.ins().isub(i_end, i);
     let more =
         g.b.ins()
-            .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, left, LANES);
+            .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, left, lanes);
     g.b.ins().brif(more, body, &[], exit, &[]);
     g.b.switch_to_block(body);
     g.b.seal_block(body);
-    let mut lanes = Lanes {
+    let mut group = Lanes {
         i,
         inner: seg.space[seg.space.len() - 1].0,
         plan,
+        width: plan.width,
         vals: HashMap::new(),
         mask: None,
         bail: exit,
     };
-    let results = lanes.body(g, &seg.body)?;
+    let results = group.body(g, &seg.body)?;
     let row_start = g.b.ins().imul(s, inner);
     let p = g.b.ins().iadd(row_start, i);
     for ((out, val), ty) in outputs.iter().zip(results).zip(&seg.ret) {
@@ -421,7 +518,7 @@ pub fn vector_points(
         g.b.ins()
             .store(MemFlagsData::new().with_notrap(), val, addr, 0);
     }
-    let next = g.b.ins().iadd_imm_s(i, LANES);
+    let next = g.b.ins().iadd_imm_s(i, lanes);
     g.b.def_var(cursor, next);
     g.b.ins().jump(header, &[]);
     g.b.seal_block(header);
@@ -430,22 +527,20 @@ pub fn vector_points(
     Ok(g.b.use_var(cursor))
 }
 
-fn vector_type(t: PrimType) -> Type {
-    if t == PrimType::F32 { F32X4 } else { I32X4 }
-}
-
-/// The lane values of the current four points.
+/// The lane values of the current group of points.
 struct Lanes<'p> {
     /// The first point's innermost index.
     i: Value,
     /// The innermost space variable (the lane index).
     inner: VarId,
     plan: &'p Plan,
+    width: Width,
     vals: HashMap<VarId, Value>,
-    /// The lanes the code being emitted runs for (`None`: all four).
+    /// The lanes the code being emitted runs for (`None`: all of them). Code under a mask
+    /// runs only when one of its lanes is active.
     mask: Option<Value>,
-    /// Where a group goes when a read at a uniform index is out of bounds: the scalar code,
-    /// from the group's first point (nothing of the group is stored yet).
+    /// Where a group goes when a read would be out of bounds: the scalar code, from the
+    /// group's first point (nothing of the group is stored yet).
     bail: Block,
 }
 
@@ -477,8 +572,8 @@ impl Lanes<'_> {
         g.f.subexp_type(se).elem()
     }
 
-    /// The four lanes of an operand: its vector, or a uniform scalar splatted (a `bool` as a
-    /// lane mask).
+    /// The lanes of an operand: its vector, or a uniform scalar splatted (a `bool` as a lane
+    /// mask).
     fn operand(&mut self, g: &mut Gen, se: SubExp) -> Res<Value> {
         if let SubExp::Var(v) = se
             && let Some(val) = self.vals.get(&v)
@@ -486,22 +581,23 @@ impl Lanes<'_> {
             return Ok(*val);
         }
         let t = Self::prim(g, se);
+        let int = clif_type(self.width.int());
         let x = match se {
-            SubExp::Const(Const::Bool(b)) => g.b.ins().iconst(I32, -(b as i64)),
+            SubExp::Const(Const::Bool(b)) => g.b.ins().iconst(int, -(b as i64)),
             _ if t == PrimType::Bool => {
                 let x = g.scalar(se)?;
-                let wide = g.b.ins().uextend(I32, x);
+                let wide = g.b.ins().uextend(int, x);
                 g.b.ins().ineg(wide)
             }
             _ => g.scalar(se)?,
         };
-        Ok(g.b.ins().splat(vector_type(t), x))
+        Ok(g.b.ins().splat(self.width.vector(t), x))
     }
 
-    /// `mask ? x : y` lane by lane (`mask` an `i32x4` of all-ones or zero lanes).
+    /// `mask ? x : y` lane by lane (`mask` a vector of all-ones or zero lanes).
     fn select(g: &mut Gen, mask: Value, x: Value, y: Value) -> Value {
         let ty = g.b.func.dfg.value_type(x);
-        let mask = if ty == I32X4 {
+        let mask = if g.b.func.dfg.value_type(mask) == ty {
             mask
         } else {
             g.b.ins().bitcast(ty, MemFlagsData::new(), mask)
@@ -518,8 +614,40 @@ impl Lanes<'_> {
     }
 
     /// The vector type of an IR scalar variable.
-    fn var_type(g: &Gen, v: VarId) -> Type {
-        vector_type(g.f.ty(v).elem())
+    fn var_type(&self, g: &Gen, v: VarId) -> Type {
+        self.width.vector(g.f.ty(v).elem())
+    }
+
+    /// A vector of zero lanes of type `ty`.
+    fn zeros(&self, g: &mut Gen, ty: Type) -> Value {
+        let int = self.width.mask();
+        let zero = g.b.ins().iconst(clif_type(self.width.int()), 0);
+        let zeros = g.b.ins().splat(int, zero);
+        if ty == int {
+            zeros
+        } else {
+            g.b.ins().bitcast(ty, MemFlagsData::new(), zeros)
+        }
+    }
+
+    /// `op` on each lane of `x` as scalar code (conversions with no vector instruction here).
+    fn per_lane(
+        &self,
+        g: &mut Gen,
+        x: Value,
+        to: Type,
+        op: &dyn Fn(&mut Gen, Value) -> Value,
+    ) -> Value {
+        let mut out = None;
+        for l in 0..self.width.lanes() as u8 {
+            let e = g.b.ins().extractlane(x, l);
+            let r = op(g, e);
+            out = Some(match out {
+                None => g.b.ins().splat(to, r),
+                Some(v) => g.b.ins().insertlane(v, r, l),
+            });
+        }
+        out.expect("a group has lanes")
     }
 
     fn exp(&mut self, g: &mut Gen, exp: &Exp, pat: &[VarId]) -> Res<Vec<Value>> {
@@ -527,14 +655,25 @@ impl Lanes<'_> {
             Exp::SubExp(se) => vec![self.operand(g, *se)?],
             Exp::BinOp(op, a, b) => {
                 let t = Self::prim(g, *a);
-                let (x, y) = (self.operand(g, *a)?, self.operand(g, *b)?);
+                let x = self.operand(g, *a)?;
+                if let (BinOp::Div | BinOp::Mod, Some(k)) = (op, power_of_two(*b)) {
+                    // Floored division and modulo by `2^k`: an arithmetic shift, the low bits.
+                    return Ok(vec![if *op == BinOp::Div {
+                        g.b.ins().sshr_imm_s(x, k as i64)
+                    } else {
+                        let low = g.b.ins().iconst(clif_type(t), (1i64 << k) - 1);
+                        let low = g.b.ins().splat(self.width.vector(t), low);
+                        g.b.ins().band(x, low)
+                    }]);
+                }
+                let y = self.operand(g, *b)?;
                 vec![Self::binop(g, *op, t, x, y)]
             }
             Exp::UnOp(op, a) => {
                 let t = Self::prim(g, *a);
                 let x = self.operand(g, *a)?;
                 vec![match (op, t) {
-                    (UnOp::Neg, PrimType::F32) => g.b.ins().fneg(x),
+                    (UnOp::Neg, PrimType::F32 | PrimType::F64) => g.b.ins().fneg(x),
                     (UnOp::Neg, _) => g.b.ins().ineg(x),
                     (UnOp::Not, _) => g.b.ins().bnot(x),
                 }]
@@ -544,15 +683,21 @@ impl Lanes<'_> {
                     .iter()
                     .map(|a| self.operand(g, *a))
                     .collect::<Res<_>>()?;
-                vec![Self::math(g, *f, *t, &args)]
+                vec![self.math(g, *f, *t, &args)]
             }
             Exp::Convert(to, a) => {
                 let from = Self::prim(g, *a);
                 let x = self.operand(g, *a)?;
-                vec![match (from, to) {
+                let vto = self.width.vector(*to);
+                let sto = clif_type(*to);
+                vec![match (from, *to) {
+                    _ if from == *to => x,
                     (PrimType::I32, PrimType::F32) => g.b.ins().fcvt_from_sint(F32X4, x),
                     (PrimType::F32, PrimType::I32) => g.b.ins().fcvt_to_sint_sat(I32X4, x),
-                    _ => x,
+                    (PrimType::I64, _) => {
+                        self.per_lane(g, x, vto, &|g, e| g.b.ins().fcvt_from_sint(sto, e))
+                    }
+                    _ => self.per_lane(g, x, vto, &|g, e| g.b.ins().fcvt_to_sint_sat(sto, e)),
                 }]
             }
             Exp::Index(arr, idx) => vec![self.read(g, *arr, idx)?],
@@ -563,24 +708,21 @@ impl Lanes<'_> {
                 ..
             } => {
                 let cond = self.operand(g, *cond)?;
-                if has_loop(then_body) || has_loop(else_body) {
-                    let not = g.b.ins().bnot(cond);
-                    let then_vals = self.masked(g, cond, then_body, pat)?;
-                    let else_vals = self.masked(g, not, else_body, pat)?;
-                    then_vals
-                        .into_iter()
-                        .zip(else_vals)
-                        .map(|(x, y)| Self::select(g, cond, x, y))
-                        .collect()
-                } else {
-                    let then_vals = self.body(g, then_body)?;
-                    let else_vals = self.body(g, else_body)?;
-                    then_vals
-                        .into_iter()
-                        .zip(else_vals)
-                        .map(|(x, y)| Self::select(g, cond, x, y))
-                        .collect()
-                }
+                let (then_vals, else_vals) =
+                    if pat.first().is_some_and(|v| self.plan.masked.contains(v)) {
+                        let not = g.b.ins().bnot(cond);
+                        (
+                            self.masked(g, cond, then_body, pat)?,
+                            self.masked(g, not, else_body, pat)?,
+                        )
+                    } else {
+                        (self.body(g, then_body)?, self.body(g, else_body)?)
+                    };
+                then_vals
+                    .into_iter()
+                    .zip(else_vals)
+                    .map(|(x, y)| Self::select(g, cond, x, y))
+                    .collect()
             }
             Exp::Loop { params, form, body } => self.run_loop(g, params, form, body, pat)?,
             _ => unreachable!("plan: only the subset in the module header is vectorised"),
@@ -602,15 +744,9 @@ impl Lanes<'_> {
         let results: Vec<Variable> = pat
             .iter()
             .map(|v| {
-                let ty = Self::var_type(g, *v);
+                let ty = self.var_type(g, *v);
                 let var = g.b.declare_var(ty);
-                let zero = g.b.ins().iconst(I32, 0);
-                let zeros = g.b.ins().splat(I32X4, zero);
-                let zeros = if ty == I32X4 {
-                    zeros
-                } else {
-                    g.b.ins().bitcast(ty, MemFlagsData::new(), zeros)
-                };
+                let zeros = self.zeros(g, ty);
                 g.b.def_var(var, zeros);
                 var
             })
@@ -632,8 +768,8 @@ impl Lanes<'_> {
     }
 
     /// A loop whose parameters are lane values: a `for` over a uniform range (all lanes
-    /// iterate together), or a `while` that runs until no lane of the execution mask has its
-    /// condition true (finished lanes keep their parameters).
+    /// iterate together), or a `for` with a per-lane bound or a `while`, which run until no
+    /// lane of the execution mask goes on (finished lanes keep their parameters).
     fn run_loop(
         &mut self,
         g: &mut Gen,
@@ -645,13 +781,25 @@ impl Lanes<'_> {
         let mut vars = Vec::new();
         for (p, init) in params {
             let x = self.operand(g, *init)?;
-            let var = g.b.declare_var(Self::var_type(g, *p));
+            let var = g.b.declare_var(self.var_type(g, *p));
             g.b.def_var(var, x);
             vars.push(var);
         }
-        let counter = g.b.declare_var(I64);
-        let zero = g.iconst(0);
-        g.b.def_var(counter, zero);
+        // The counter of a `for`: a scalar for a uniform bound, a vector for a per-lane one.
+        let per_lane = matches!(form, LoopForm::For { bound: SubExp::Var(b), .. }
+            if self.vals.contains_key(b));
+        let counter = if per_lane {
+            let ty = self.width.mask();
+            let var = g.b.declare_var(ty);
+            let zeros = self.zeros(g, ty);
+            g.b.def_var(var, zeros);
+            var
+        } else {
+            let var = g.b.declare_var(I64);
+            let zero = g.iconst(0);
+            g.b.def_var(var, zero);
+            var
+        };
         let (header, inner, exit) = (g.b.create_block(), g.b.create_block(), g.b.create_block());
         g.b.ins().jump(header, &[]);
         g.b.switch_to_block(header);
@@ -660,9 +808,15 @@ impl Lanes<'_> {
             self.vals.insert(*p, x);
         }
         let outer = self.mask;
+        let j = g.b.use_var(counter);
         let live = match form {
+            LoopForm::For { index, bound } if per_lane => {
+                self.vals.insert(*index, j);
+                let bound = self.operand(g, *bound)?;
+                let go = g.b.ins().icmp(IntCC::SignedLessThan, j, bound);
+                Some(self.and_mask(g, go))
+            }
             LoopForm::For { index, bound } => {
-                let j = g.b.use_var(counter);
                 g.bind(*index, &[j]);
                 let bound = g.scalar(*bound)?;
                 let go = g.b.ins().icmp(IntCC::SignedLessThan, j, bound);
@@ -671,17 +825,16 @@ impl Lanes<'_> {
             }
             LoopForm::While { cond } => {
                 let c = self.vals[cond];
-                let live = self.and_mask(g, c);
-                let any = g.b.ins().vany_true(live);
-                g.b.ins().brif(any, inner, &[], exit, &[]);
-                Some(live)
+                Some(self.and_mask(g, c))
             }
         };
-        g.b.switch_to_block(inner);
-        g.b.seal_block(inner);
         if let Some(live) = live {
+            let any = g.b.ins().vany_true(live);
+            g.b.ins().brif(any, inner, &[], exit, &[]);
             self.mask = Some(live);
         }
+        g.b.switch_to_block(inner);
+        g.b.seal_block(inner);
         let results = self.body(g, body)?;
         for (((p, _), var), new) in params.iter().zip(&vars).zip(results) {
             let new = match live {
@@ -693,8 +846,13 @@ impl Lanes<'_> {
             };
             g.b.def_var(*var, new);
         }
-        let j = g.b.use_var(counter);
-        let next = g.b.ins().iadd_imm_s(j, 1);
+        let next = if per_lane {
+            let one = g.b.ins().iconst(clif_type(self.width.int()), 1);
+            let ones = g.b.ins().splat(self.width.mask(), one);
+            g.b.ins().iadd(j, ones)
+        } else {
+            g.b.ins().iadd_imm_s(j, 1)
+        };
         g.b.def_var(counter, next);
         g.b.ins().jump(header, &[]);
         g.b.seal_block(header);
@@ -708,10 +866,10 @@ impl Lanes<'_> {
         Ok(finals)
     }
 
-    /// A read of an input: with a lane component, four consecutive elements when it is the
-    /// last, else one element of each lane's row (at the stride of the lane's dimension);
-    /// without one, a uniform scalar. Uniform components after the lane's (all of them for a
-    /// uniform read) are checked here: out of bounds, the group runs as scalar code.
+    /// A read of an input: with a lane component, consecutive elements when it is the last,
+    /// else one element of each lane's row (a gather at the stride of the lane's dimension);
+    /// without one, a uniform scalar. Components after the lane's (all of them for a uniform
+    /// read) are checked here: out of bounds, the group runs as scalar code.
     fn read(&mut self, g: &mut Gen, arr: VarId, idx: &[DimIndex]) -> Res<Value> {
         let (base, mut comps) = self
             .plan
@@ -731,12 +889,10 @@ impl Lanes<'_> {
         }
         let view = g.view(base)?;
         let size = elem_size(view.elem);
-        // The lane's component, if any, is checked before the segment runs; the others after
-        // it (all of them for a uniform read) here.
+        // The lane's component, if any, is checked before the segment runs.
         let at = comps.iter().position(|c| *c == Comp::Lane);
-        let checked_from = at.map_or(0, |a| a + 1);
         let mut ok = None;
-        for (k, c) in comps.iter().enumerate().skip(checked_from) {
+        for (k, c) in comps.iter().enumerate().skip(at.map_or(0, |a| a + 1)) {
             let Comp::Uniform(c) = c else { continue };
             let c = g.scalar(*c)?;
             let inside = g.b.ins().icmp(IntCC::UnsignedLessThan, c, view.dims[k]);
@@ -746,10 +902,7 @@ impl Lanes<'_> {
             });
         }
         if let Some(ok) = ok {
-            let next = g.b.create_block();
-            g.b.ins().brif(ok, next, &[], self.bail, &[]);
-            g.b.switch_to_block(next);
-            g.b.seal_block(next);
+            self.bail_unless(g, ok);
         }
         // The element offset of the first lane's element.
         let mut offset = at.map(|a| g.b.ins().imul(self.i, view.strides[a]));
@@ -763,24 +916,22 @@ impl Lanes<'_> {
             });
         }
         let offset = offset.expect("plan: a read has an index");
-        let flags = MemFlagsData::new().with_notrap();
-        let Some(at) = at else {
-            let bytes = g.b.ins().imul_imm_s(offset, size);
-            let addr = g.b.ins().iadd(view.ptr, bytes);
-            return Ok(g.b.ins().load(clif_type(view.elem), flags, addr, 0));
-        };
         let bytes = g.b.ins().imul_imm_s(offset, size);
         let addr = g.b.ins().iadd(view.ptr, bytes);
-        let vty = vector_type(view.elem);
+        let flags = MemFlagsData::new().with_notrap();
+        let ety = clif_type(view.elem);
+        let Some(at) = at else {
+            return Ok(g.b.ins().load(ety, flags, addr, 0));
+        };
+        let vty = self.width.vector(view.elem);
         if at + 1 == comps.len() {
             return Ok(g.b.ins().load(vty, flags, addr, 0));
         }
         let step = g.b.ins().imul_imm_s(view.strides[at], size);
-        let ety = clif_type(view.elem);
         let x = g.b.ins().load(ety, flags, addr, 0);
         let mut v = g.b.ins().splat(vty, x);
         let mut a = addr;
-        for l in 1..LANES as u8 {
+        for l in 1..self.width.lanes() as u8 {
             a = g.b.ins().iadd(a, step);
             let x = g.b.ins().load(ety, flags, a, 0);
             v = g.b.ins().insertlane(v, x, l);
@@ -788,9 +939,17 @@ impl Lanes<'_> {
         Ok(v)
     }
 
+    /// Goes on when `ok` (a scalar truth value) holds, else leaves the group to the scalar code.
+    fn bail_unless(&self, g: &mut Gen, ok: Value) {
+        let next = g.b.create_block();
+        g.b.ins().brif(ok, next, &[], self.bail, &[]);
+        g.b.switch_to_block(next);
+        g.b.seal_block(next);
+    }
+
     fn binop(g: &mut Gen, op: BinOp, t: PrimType, x: Value, y: Value) -> Value {
         let ins = g.b.ins();
-        if t == PrimType::F32 {
+        if matches!(t, PrimType::F32 | PrimType::F64) {
             let cc = match op {
                 BinOp::Add => return ins.fadd(x, y),
                 BinOp::Sub => return ins.fsub(x, y),
@@ -805,7 +964,7 @@ impl Lanes<'_> {
             };
             return ins.fcmp(cc, x, y);
         }
-        // i32 and bool masks.
+        // Integers and bool masks.
         let cc = match op {
             BinOp::Add => return ins.iadd(x, y),
             BinOp::Sub => return ins.isub(x, y),
@@ -823,9 +982,16 @@ impl Lanes<'_> {
         ins.icmp(cc, x, y)
     }
 
-    fn math(g: &mut Gen, f: MathFn, t: PrimType, args: &[Value]) -> Value {
+    fn math(&self, g: &mut Gen, f: MathFn, t: PrimType, args: &[Value]) -> Value {
         let x = args[0];
-        if t == PrimType::I32 {
+        if matches!(t, PrimType::I32 | PrimType::I64) {
+            if f == MathFn::Abs {
+                // Wrapping, as the interpreter's (`abs MIN = MIN`).
+                let zeros = self.zeros(g, self.width.mask());
+                let negative = g.b.ins().icmp(IntCC::SignedLessThan, x, zeros);
+                let minus = g.b.ins().ineg(x);
+                return Self::select(g, negative, minus, x);
+            }
             // The interpreter's: `x` when `x <= y` (min) or `x >= y` (max), else `y`.
             let cc = if f == MathFn::Min {
                 IntCC::SignedLessThanOrEqual
@@ -844,6 +1010,16 @@ impl Lanes<'_> {
             MathFn::Trunc => ins.trunc(x),
             MathFn::Round => ins.nearest(x),
             MathFn::IsNan => ins.fcmp(FloatCC::Unordered, x, x),
+            MathFn::IsInf => {
+                let a = ins.fabs(x);
+                let inf = if t == PrimType::F32 {
+                    g.b.ins().f32const(f32::INFINITY)
+                } else {
+                    g.b.ins().f64const(f64::INFINITY)
+                };
+                let inf = g.b.ins().splat(self.width.vector(t), inf);
+                g.b.ins().fcmp(FloatCC::Equal, a, inf)
+            }
             _ => float_min_max(g, f, x, args[1], Self::select),
         }
     }
