@@ -1,38 +1,44 @@
-//! Four-lane SIMD code for map kernels: one point per lane, the point's sequential code once for
-//! four points (issue 4 item 4, issue 22 item 1).
+//! SIMD code for map kernels: one point per lane, the point's sequential code once for a group
+//! of points (issue 4 item 4, issue 22 item 1).
 //!
-//! A `Thread`-level `SegMap` with `f32`/`i32` results runs four consecutive points per
-//! iteration in 128-bit vectors (`f32x4`, `i32x4`; a `bool` is an `i32x4` lane mask), as ISPC
+//! A `Thread`-level `SegMap` runs consecutive points in the lanes of 128-bit vectors, as ISPC
 //! maps program instances to lanes: the outer parallel dimension is vectorised, the point's code
-//! is unchanged. What the point's code may contain:
+//! is unchanged. The kernel's result types choose the lanes ([`Width`]): four for `f32`/`i32`
+//! results (`f32x4`, `i32x4`; a `bool` is an `i32x4` lane mask), two for `f64`/`i64` results
+//! (`f64x2`, `i64x2`; a `bool` is an `i64x2` mask). What the point's code may contain:
 //!
-//! - *Lane values*: `f32`, `i32` and `bool` scalars computed by arithmetic, comparisons,
-//!   `sqrt`, `abs`, rounding, `min`/`max`, `isnan` and `i32`↔`f32` conversions.
+//! - *Lane values*: scalars of the width's float and integer types and `bool`s, computed by
+//!   arithmetic, comparisons, `sqrt`, `abs`, rounding, `min`/`max`, `isnan`, `isinf`,
+//!   float↔integer conversions (lane by lane for 64-bit ones), and integer `/` and `%` by a
+//!   constant power of two (an arithmetic shift, a mask: floored, as the interpreter's).
 //! - *Uniform values*: scalars of any type that depend only on the kernel's inputs, on uniform
 //!   values and on counters of uniform loops, computed by operations that cannot fail (any
-//!   arithmetic but integer division, math functions, conversions). They are computed once per
-//!   group, as scalar code, and splatted where lanes use them.
+//!   arithmetic but integer division, math functions, conversions) or read from an input at
+//!   uniform indices. They are computed once per group, as scalar code, and splatted where
+//!   lanes use them.
 //! - *Reads* of the kernel's inputs (or of rows of them) with one index component the lane
 //!   index and the others uniform: a vector load when the lane index is the last component, a
-//!   gather (four loads at the row stride) otherwise (`let row = xss[i]` then `row[j]`).
-//! - `if`s with scalar results. When neither branch has a loop both branches are computed and
-//!   the lanes selected (they cannot fail or have effects); otherwise each branch runs under its
-//!   execution mask (the enclosing mask and the condition, or its negation) and only when at
-//!   least one lane is active in it, so a branch all lanes agree on is the only one run.
+//!   gather (one load per lane at the row stride) otherwise (`let row = xss[i]` then `row[j]`).
+//! - `if`s with scalar results. When no branch has a loop or a read that checks its index here,
+//!   both branches are computed and the lanes selected (they cannot fail or have effects);
+//!   otherwise each branch runs under its execution mask (the enclosing mask and the condition,
+//!   or its negation) and only when a lane is active in it, so a branch no lane takes is
+//!   skipped and a uniform condition runs one branch.
 //! - Loops with scalar lane parameters: `for j < n` with a uniform `n` (every lane iterates
-//!   together; `j` is uniform), and `while` loops, whose lanes finish at their own trip counts:
-//!   the loop runs while a lane of its execution mask has its condition true, and the lanes that
-//!   are done keep their parameters (a lane select after each iteration).
+//!   together; `j` is uniform), `for j < n` with a lane value `n` and `while` loops, whose lanes
+//!   finish at their own trip counts: the loop runs while a lane of its execution mask goes on,
+//!   and the lanes that are done keep their parameters (a lane select after each iteration).
 //!
 //! Results are bit-identical to the scalar code: each lane performs the same IEEE operations in
 //! the same order (no reassociation, no fused multiply-add), and `min`/`max`, comparisons and
 //! conversions have the scalar code's semantics (NaN cases included). The points left over
-//! (fewer than four at the end of a range), every segment whose rows at the lane index are not
-//! all in bounds, and every group in which a read at a uniform index would be out of bounds
+//! (fewer than a group at the end of a range), every segment whose rows at the lane index are
+//! not all in bounds, and every group in which a read at a uniform index would be out of bounds
 //! (the group bails out before it stores anything) run the scalar code, which also reports any
-//! error exactly as before. Anything else (reductions and scans in the point's code, arrays
-//! made per point, `f64`/`i64` lane values, transcendental functions of lane values, reads at
-//! lane-dependent indices) keeps the whole kernel scalar.
+//! error exactly as before. Anything else keeps the whole kernel scalar: reductions, scans and
+//! arrays in the point's code, transcendental functions of lane values (helper calls), lane
+//! values of another width than the results', and reads at lane-dependent indices (per-lane
+//! gathers: tried for STL's LOESS kernels, two lanes of `f64`, and slower than the scalar code).
 //!
 //! Invariants relied on: kernel inputs are contiguous and row-major (so the innermost index
 //! addresses consecutive elements), a scalar result of a map kernel occupies one element of its
@@ -175,7 +181,6 @@ pub fn plan(f: &ir::Function, seg: &SegOp) -> Option<Plan> {
     })
 }
 
-
 struct Check<'a> {
     f: &'a ir::Function,
     /// The innermost space variable (the lane index).
@@ -264,9 +269,9 @@ impl Check<'_> {
             return true;
         };
         let prefix = comps[..=at].to_vec();
-        let ok = prefix
-            .iter()
-            .all(|c| matches!(c, Comp::Lane) || matches!(c, Comp::Uniform(se) if self.kernel_uniform(*se)));
+        let ok = prefix.iter().all(|c| {
+            matches!(c, Comp::Lane) || matches!(c, Comp::Uniform(se) if self.kernel_uniform(*se))
+        });
         if ok {
             self.reads.push((base, prefix));
         }
@@ -398,7 +403,9 @@ impl Check<'_> {
                 if lane + 1 < comps.len() {
                     self.checked += 1;
                 }
-                (elem == float || elem == int) && comps.len() == rank && self.lane_read(base, &comps)
+                (elem == float || elem == int)
+                    && comps.len() == rank
+                    && self.lane_read(base, &comps)
             }
             Exp::If {
                 cond,
@@ -550,7 +557,11 @@ impl Lanes<'_> {
             if stmt.pat.len() == 1 && self.plan.rows.contains_key(&stmt.pat[0]) {
                 continue; // a row: its reads are addressed from the input
             }
-            if stmt.pat.first().is_some_and(|v| self.plan.uniform.contains(v)) {
+            if stmt
+                .pat
+                .first()
+                .is_some_and(|v| self.plan.uniform.contains(v))
+            {
                 match &stmt.exp {
                     Exp::Index(arr, idx) => {
                         let x = self.read(g, *arr, idx)?;
@@ -732,13 +743,7 @@ impl Lanes<'_> {
     /// `body` (a branch of an `if` whose results are `pat`) for the lanes of `mask and cond`,
     /// run only when one of them is active; the lanes' results (zero when it does not run: no
     /// lane selects them).
-    fn masked(
-        &mut self,
-        g: &mut Gen,
-        cond: Value,
-        body: &Body,
-        pat: &[VarId],
-    ) -> Res<Vec<Value>> {
+    fn masked(&mut self, g: &mut Gen, cond: Value, body: &Body, pat: &[VarId]) -> Res<Vec<Value>> {
         let mask = self.and_mask(g, cond);
         let outer = self.mask.replace(mask);
         let results: Vec<Variable> = pat
