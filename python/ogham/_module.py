@@ -12,6 +12,7 @@ process; the compiler's own cache makes that a cache hit) instead of receiving c
 
 import hashlib
 import inspect
+import keyword
 import os
 import threading
 
@@ -111,11 +112,19 @@ class Param:
     """One parameter of an entry point: name, Ogham type text, dims (size names, numbers or
     None, outermost first; None for tuples and records) and NumPy dtype name."""
 
-    __slots__ = ("name", "type", "dims", "dtype")
+    __slots__ = ("name", "pyname", "type", "dims", "dtype")
 
-    def __init__(self, name, typ):
+    def __init__(self, name, typ, index=0):
         self.name = name
         self.type, self.dims, self.dtype = typ
+        # Its name in Python: keywords get a trailing underscore (`lambda_`); patterns that are
+        # not names (`(a, b)`) are positional `arg<i>`.
+        if keyword.iskeyword(name):
+            self.pyname = name + "_"
+        elif name.isidentifier():
+            self.pyname = name
+        else:
+            self.pyname = f"arg{index}"
 
     def __repr__(self):
         return f"{self.name}: {self.type}"
@@ -128,10 +137,11 @@ class Entry:
         self.module = module
         self.__name__ = name
         self.__qualname__ = name
-        self.params = [Param(n, t) for n, t in params]
+        self.params = [Param(n, t, i) for i, (n, t) in enumerate(params)]
         self.results = [Param(f"result{i}", t) for i, t in enumerate(results)]
         self.__signature__ = inspect.Signature(
-            [inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=p.type)
+            [inspect.Parameter(p.pyname, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                               annotation=p.type)
              for p in self.params],
             return_annotation=(self.results[0].type if len(self.results) == 1 else
                                "(" + ", ".join(r.type for r in self.results) + ")"))

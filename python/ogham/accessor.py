@@ -65,7 +65,7 @@ class _Plan:
         if not isinstance(entry, Entry):
             raise TypeError(f"apply(): expects an entry point of a module loaded with ogham.load "
                             f"(e.g. `module.main`), given {type(entry).__name__}")
-        names = [p.name for p in entry.params]
+        names = [p.pyname for p in entry.params]
         if cube_param is None:
             cube_param = names[0] if names else None
         if cube_param not in names:
@@ -129,7 +129,7 @@ class OghamAccessor:
         Dataset with one variable per result (named by `names`, default `result0`, ...): `[m]`
         results as maps over the non-time dims, `[m][N]` results as cubes."""
         plan = _Plan(entry, cube_param)
-        others = [p.name for i, p in enumerate(entry.params) if i != plan.index]
+        others = [p.pyname for i, p in enumerate(entry.params) if i != plan.index]
         if len(args) > len(others):
             raise TypeError(f"apply(): {entry.__name__} takes {len(others)} arguments besides "
                             f"the cube ({', '.join(others)}), given {len(args)}")

@@ -113,3 +113,32 @@ def test_pickle_round_trip(mod):
 
     assert pickle.loads(pickle.dumps(mod)) is mod
     assert pickle.loads(pickle.dumps(mod.stats)).__name__ == "stats"
+
+
+def test_gil_released_while_running():
+    """A Python thread keeps counting while an entry runs in another one."""
+    import threading
+    import time
+
+    mod = ogham.load("entry spin (n: i64) : f64 =\n"
+                     "  reduce (+) 0f64 (map (\\i -> f64.sqrt (f64.i64 i)) (iota n))\n")
+    mod.spin(10)
+    count = 0
+    stop = threading.Event()
+
+    def counter():
+        nonlocal count
+        while not stop.is_set():
+            count += 1
+
+    thread = threading.Thread(target=counter)
+    thread.start()
+    time.sleep(0.05)
+    start_count, t0 = count, time.perf_counter()
+    mod.spin(100_000_000)
+    during, elapsed = count - start_count, time.perf_counter() - t0
+    stop.set()
+    thread.join()
+    assert elapsed > 0.1, "the call was too short to tell"
+    # with the GIL held for the whole call the counter could not advance at all
+    assert during > 10_000, f"{during} increments in {elapsed:.2f} s"
