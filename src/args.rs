@@ -8,6 +8,7 @@
 //! checked by the backend when it runs the entry point, with `E06xx` diagnostics.
 
 use ogham_compiler::typeck::EntryPoint;
+use ogham_compiler::types::Type;
 use ogham_runtime::boundary::BoundaryType;
 use ogham_runtime::text::TextValue;
 use ogham_runtime::value::Value;
@@ -28,15 +29,20 @@ pub struct Arg {
 
 /// The argument values for `entry`: textual values at their parameters' types, data as given.
 pub fn bind(entry: &EntryPoint, args: Vec<Arg>) -> Result<Vec<Value>, String> {
-    if args.len() != entry.params.len() {
-        let params: Vec<String> = entry
-            .params
-            .iter()
-            .map(|(n, t)| format!("{n}: {t}"))
-            .collect();
+    bind_params(&entry.name, &entry.params, args)
+}
+
+/// [`bind`] for entry point `name` with parameters `params` (names and types).
+pub fn bind_params(
+    name: &str,
+    params: &[(String, Type)],
+    args: Vec<Arg>,
+) -> Result<Vec<Value>, String> {
+    if args.len() != params.len() {
+        let params: Vec<String> = params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
         return Err(format!(
             "entry point `{}` takes {} argument{} ({}), but {} {} given",
-            entry.name,
+            name,
             params.len(),
             if params.len() == 1 { "" } else { "s" },
             params.join(", "),
@@ -44,8 +50,7 @@ pub fn bind(entry: &EntryPoint, args: Vec<Arg>) -> Result<Vec<Value>, String> {
             if args.len() == 1 { "was" } else { "were" },
         ));
     }
-    entry
-        .params
+    params
         .iter()
         .zip(args)
         .enumerate()

@@ -6,6 +6,7 @@
 
 pub mod args;
 pub mod autotune;
+pub mod cache;
 pub mod demo;
 pub mod testing;
 
@@ -14,7 +15,7 @@ pub use ogham_runtime as runtime;
 
 use ogham_compiler::diag::Diagnostic;
 use ogham_compiler::source::SourceMap;
-use ogham_compiler::syntax::ast::Program;
+use ogham_compiler::syntax::ast::{Decl, Program};
 use ogham_compiler::typeck::{Checked, EntryPoint};
 use ogham_compiler::{ir, pipeline};
 pub use ogham_runtime::ireval::Thresholds;
@@ -101,23 +102,34 @@ impl Frontend {
             .entries
             .iter()
             .find(|e| e.name == name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = self
-                    .checked
-                    .entries
-                    .iter()
-                    .map(|e| e.name.as_str())
-                    .collect();
-                match names.as_slice() {
-                    [] => {
-                        format!("there is no entry point `{name}`: the program has no entry points")
-                    }
-                    _ => format!(
-                        "there is no entry point `{name}` (entry points: {})",
-                        names.join(", ")
-                    ),
-                }
+            .ok_or_else(|| no_entry(name, self.checked.entries.iter().map(|e| e.name.as_str())))
+    }
+
+    /// The doc comments (`-- |` lines) of the entry points that have one, by name.
+    pub fn entry_docs(&self) -> std::collections::BTreeMap<String, String> {
+        let Some(root) = self.program.modules.last() else {
+            return Default::default();
+        };
+        self.checked
+            .entries
+            .iter()
+            .filter_map(|e| match root.decls.get(e.decl) {
+                Some(Decl::Def(def)) => Some((e.name.clone(), def.doc.clone()?)),
+                _ => None,
             })
+            .collect()
+    }
+}
+
+/// The message for a missing entry point `name` of a program whose entry points are `names`.
+pub fn no_entry<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> String {
+    let names: Vec<&str> = names.collect();
+    match names.as_slice() {
+        [] => format!("there is no entry point `{name}`: the program has no entry points"),
+        _ => format!(
+            "there is no entry point `{name}` (entry points: {})",
+            names.join(", ")
+        ),
     }
 }
 
@@ -239,34 +251,55 @@ impl Backend {
                     .map_err(Box::new)
             }
             Backend::Core | Backend::Kir | Backend::Cpu | Backend::Cuda | Backend::CudaEmu => {
-                let options = if self == Backend::Core {
-                    pipeline::Options::CORE
-                } else {
-                    pipeline::Options::KERNEL
-                };
-                let ir = fe.compile(options)?;
-                let thresholds = match tuning {
-                    Tuning::Defaults => Thresholds::default(),
-                    Tuning::File(path) => Thresholds {
-                        named: ogham_compiler::kir::tuning::read_tuning(path, &ir.thresholds)
-                            .map_err(|e| Box::new(Diagnostic::error(E_TUNING, e.to_string())))?,
-                        others: None,
-                    },
-                    Tuning::Uniform(value) => Thresholds::uniform(value),
-                    Tuning::Named(values) => Thresholds {
-                        named: values.clone(),
-                        others: None,
-                    },
-                };
-                match self {
-                    Backend::Cpu => ogham_runtime::cpu::run(&ir, entry, args, &thresholds),
-                    Backend::Cuda => ogham_runtime::cuda::run(&ir, entry, args, &thresholds),
-                    Backend::CudaEmu => {
-                        ogham_runtime::cuda::run_emulated(&ir, entry, args, &thresholds)
-                    }
-                    _ => ogham_runtime::ireval::run(&ir, entry, args, &thresholds),
-                }
+                let ir = fe.compile(self.pipeline_options())?;
+                let thresholds = thresholds(tuning, &ir)?;
+                self.run_ir(&ir, entry, args, &thresholds)
             }
         }
     }
+
+    /// Runs entry point `entry` of `ir` (core IR for [`Backend::Core`], kernel IR for the
+    /// others; [`Backend::Interp`] runs the IR evaluator like [`Backend::Kir`]).
+    pub fn run_ir(
+        self,
+        ir: &ir::Program,
+        entry: &str,
+        args: Vec<Value>,
+        thresholds: &Thresholds,
+    ) -> Result<Vec<Value>, Box<Diagnostic>> {
+        match self {
+            Backend::Cpu => ogham_runtime::cpu::run(ir, entry, args, thresholds),
+            Backend::Cuda => ogham_runtime::cuda::run(ir, entry, args, thresholds),
+            Backend::CudaEmu => ogham_runtime::cuda::run_emulated(ir, entry, args, thresholds),
+            Backend::Interp | Backend::Core | Backend::Kir => {
+                ogham_runtime::ireval::run(ir, entry, args, thresholds)
+            }
+        }
+    }
+
+    /// The middle end's options for this backend's IR.
+    pub fn pipeline_options(self) -> pipeline::Options {
+        if self == Backend::Core {
+            pipeline::Options::CORE
+        } else {
+            pipeline::Options::KERNEL
+        }
+    }
+}
+
+/// The thresholds `tuning` sets for program `ir`.
+pub fn thresholds(tuning: Tuning, ir: &ir::Program) -> Result<Thresholds, Box<Diagnostic>> {
+    Ok(match tuning {
+        Tuning::Defaults => Thresholds::default(),
+        Tuning::File(path) => Thresholds {
+            named: ogham_compiler::kir::tuning::read_tuning(path, &ir.thresholds)
+                .map_err(|e| Box::new(Diagnostic::error(E_TUNING, e.to_string())))?,
+            others: None,
+        },
+        Tuning::Uniform(value) => Thresholds::uniform(value),
+        Tuning::Named(values) => Thresholds {
+            named: values.clone(),
+            others: None,
+        },
+    })
 }

@@ -7,7 +7,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use ogham::args::{self, Arg, ArgValue};
 use ogham::testing::{Outcome, TestFile, collect_og_files};
-use ogham::{Backend, Frontend, FrontendErrors};
+use ogham::{Backend, Frontend, FrontendErrors, cache};
 use ogham_compiler::diag::emit_to_stderr;
 use ogham_compiler::ir::print::print_program;
 use ogham_compiler::pipeline;
@@ -56,6 +56,10 @@ enum Command {
         /// `ogham dev --print kir` for the names and defaults). Used by `--backend kir|cpu`.
         #[arg(long, value_name = "FILE")]
         tuning: Option<PathBuf>,
+        /// Compile the program even if the cache of compiled programs has it, and do not store
+        /// it there (as `OGHAM_CACHE=0` does).
+        #[arg(long)]
+        no_cache: bool,
         /// The arguments: `.npy` files, literal values (`[1, 2.5]`, `3i64`), or `@FILE` for
         /// textual values read from FILE. Give options before the arguments.
         #[arg(allow_hyphen_values = true)]
@@ -235,6 +239,7 @@ fn run_command(command: Command) -> Result<(), Failure> {
             backend,
             output_dir,
             tuning,
+            no_cache,
             args,
         } => run(
             &file,
@@ -242,6 +247,7 @@ fn run_command(command: Command) -> Result<(), Failure> {
             backend.into(),
             output_dir.as_deref(),
             tuning.as_deref(),
+            no_cache,
             &args,
         ),
         Command::Build { file, output } => build(&file, output),
@@ -389,24 +395,50 @@ fn check(file: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `ogham run FILE`: compiled (or taken from the cache of compiled programs, see
+/// `ogham::cache`) and run.
+#[allow(clippy::too_many_arguments)]
 fn run(
     file: &Path,
     entry: &str,
     backend: Backend,
     output_dir: Option<&Path>,
     tuning: Option<&Path>,
+    no_cache: bool,
     raw_args: &[String],
 ) -> Result<(), Failure> {
     if file.extension().is_some_and(|e| e == "ogl") {
         return run_library(file, entry, backend, output_dir, tuning, raw_args);
     }
-    let fe = load(file)?;
-    let args = entry_args(&fe, entry, raw_args)?;
-    let outputs = backend.run(&fe, entry, args, tuning).map_err(|diag| {
-        emit_to_stderr(&fe.sources, &[*diag]);
+    let options = cache::Options {
+        backend,
+        tuning: tuning.map(Path::to_path_buf),
+    };
+    let disk = if no_cache {
+        cache::Disk::Off
+    } else {
+        cache::Disk::from_env()
+    };
+    let compiled = cache::compile_in(cache::Source::File(file), &options, &disk).map_err(|e| {
+        e.emit_to_stderr();
+        Failure::Reported
+    })?;
+    let info = compiled.entry(entry)?;
+    let args = args::bind_params(&info.name, &info.params, command_line_args(raw_args)?)?;
+    let outputs = compiled.call(entry, args).map_err(|diag| {
+        emit_to_stderr(compiled.sources(), &[*diag]);
         Failure::Reported
     })?;
     write_outputs(ogham::output_components(outputs), output_dir)
+}
+
+/// The arguments given on the command line.
+fn command_line_args(raw_args: &[String]) -> Result<Vec<Arg>, Failure> {
+    let mut args = Vec::new();
+    for raw in raw_args {
+        args.extend(parse_arg(raw)?);
+    }
+    Ok(args)
 }
 
 /// The arguments of entry point `entry` from the command line, checked against its parameters.
@@ -416,11 +448,7 @@ fn entry_args(
     raw_args: &[String],
 ) -> Result<Vec<ogham_runtime::value::Value>, Failure> {
     let entry_point = fe.entry(entry)?;
-    let mut args = Vec::new();
-    for raw in raw_args {
-        args.extend(parse_arg(raw)?);
-    }
-    Ok(args::bind(entry_point, args)?)
+    Ok(args::bind(entry_point, command_line_args(raw_args)?)?)
 }
 
 fn autotune(
@@ -505,18 +533,7 @@ fn run_library(
             names.join(", ")
         )));
     };
-    let entry_point = ogham_compiler::typeck::EntryPoint {
-        name: entry.to_string(),
-        decl: 0,
-        params: signature.params.clone(),
-        results: signature.results.clone(),
-        span: Default::default(),
-    };
-    let mut args = Vec::new();
-    for raw in raw_args {
-        args.extend(parse_arg(raw)?);
-    }
-    let args = args::bind(&entry_point, args)?;
+    let args = args::bind_params(entry, &signature.params, command_line_args(raw_args)?)?;
     let mut thresholds = ogham_runtime::ireval::Thresholds::default();
     if let Some(path) = tuning {
         thresholds.named =
@@ -541,7 +558,7 @@ fn build(file: &Path, output: Option<PathBuf>) -> Result<(), Failure> {
     })?;
     let output = output.unwrap_or_else(|| file.with_extension("ogl"));
     let entries: Vec<String> = program.functions.iter().map(|f| f.name.clone()).collect();
-    let library = Library::new(fe.sources.clone(), program);
+    let library = Library::new(fe.sources.clone(), program).with_docs(fe.entry_docs());
     if output.extension().is_some_and(|e| e == "o") {
         let name = symbol_name(&output);
         let object = library.object(&name)?;

@@ -85,7 +85,8 @@ entry main [n] (xs: [n]f32) : ([n]f32, f32) =
     assert_eq!(format!("{from_lib:?}"), format!("{from_source:?}"));
     assert!(format!("{from_lib:?}").contains("NaN"), "{from_lib:?}");
     let text = std::fs::read_to_string(&path).expect("readable");
-    std::fs::write(&path, text.replace("\"version\":1", "\"version\":99")).expect("written");
+    let version = format!("\"version\":{}", ogham_runtime::library::VERSION);
+    std::fs::write(&path, text.replace(&version, "\"version\":99")).expect("written");
     let err = Library::load(&path)
         .err()
         .expect("a newer version is rejected");

@@ -64,9 +64,12 @@ typedef struct ogham_results ogham_results;
  * for the runtime; the layout is checked when the image is opened). */
 typedef struct {
   uint64_t version;
-  uint64_t fingerprint;
+  uint64_t build;
+  uint64_t checksum;
   const unsigned char *library;
   uint64_t library_len;
+  const unsigned char *kernel_table;
+  uint64_t kernel_table_len;
   const char *cpu_features;
   uint64_t kernel_count;
   const void *const *kernels;

@@ -1,7 +1,9 @@
 //! A C program calls a compiled library through `include/ogham.h` and `libogham_c.so`: results,
 //! entry-point listing, and the errors of bad arguments and of a run-time check (with its
 //! source location); once with the library as a `.ogl` file (JIT), once compiled ahead of time
-//! into an object file linked into the program, whose damaged images are refused. Needs a C
+//! into an object file linked into the program, whose damaged images (another build of the compiler, a
+//! wrong checksum or length, another format version, missing CPU features, a wrong kernel count)
+//! are refused. Needs a C
 //! compiler (`cc`); CI has one.
 
 use ogham::Frontend;
@@ -66,8 +68,14 @@ int main(int argc, char **argv) {
 #ifdef IMAGE
   printf("null: %s\n", ogham_open_image(NULL) ? "ok?" : ogham_last_error());
   ogham_image damaged = capi_image;
-  damaged.fingerprint ^= 1;
-  printf("fingerprint: %s\n", ogham_open_image(&damaged) ? "ok?" : ogham_last_error());
+  damaged.build ^= 1;
+  printf("build: %s\n", ogham_open_image(&damaged) ? "ok?" : ogham_last_error());
+  damaged = capi_image;
+  damaged.checksum ^= 1;
+  printf("checksum: %s\n", ogham_open_image(&damaged) ? "ok?" : ogham_last_error());
+  damaged = capi_image;
+  damaged.library_len -= 1;
+  printf("truncated: %s\n", ogham_open_image(&damaged) ? "ok?" : ogham_last_error());
   damaged = capi_image;
   damaged.version = 99;
   printf("version: %s\n", ogham_open_image(&damaged) ? "ok?" : ogham_last_error());
@@ -164,18 +172,23 @@ fn a_c_program_calls_a_library_compiled_ahead_of_time() {
     .unwrap();
     let stdout = compile_and_run(&dir, &["IMAGE"], &[object], Path::new("unused"));
     let rebuild = "rebuild the object with this runtime's version of `ogham build`";
+    let damaged =
+        format!("the image is damaged (its contents do not match their checksum): {rebuild}");
+    let build = ogham_runtime::build_id();
+    let other = build ^ 1;
     assert_eq!(
         stdout,
         format!(
             "{OUTPUT}null: the image is NULL\n\
-             fingerprint: the image's kernels do not match its program (made by another \
-             version of the compiler): {rebuild}\n\
-             version: the image is of version 99; this runtime reads version 1 (rebuild the \
+             build: the object was made by another build of the compiler ({other:016x}; this \
+             runtime is {build:016x}): {rebuild}\n\
+             checksum: {damaged}\n\
+             truncated: {damaged}\n\
+             version: the image is of version 99; this runtime reads version 2 (rebuild the \
              object with this version's `ogham build`)\n\
              features: the object was compiled for a CPU with features this one lacks \
              (has_imaginary); build it on this machine\n\
-             count: the image's kernels do not match its program (made by another version of \
-             the compiler): {rebuild}\n"
+             count: the image's kernel table does not match its program: {rebuild}\n"
         )
     );
     assert!(library(&dir).object("9lives").is_err());

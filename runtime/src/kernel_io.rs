@@ -274,7 +274,7 @@ pub(crate) fn failure_diagnostic(
                 Ok(()) => internal(ev, "a bounds check failed on a valid index"),
             }
         }
-        Failure::DivByZero { symbol } => div_by_zero(loc, symbol),
+        Failure::DivByZero { op } => div_by_zero(loc, op.symbol()),
         Failure::Assert { message, kind } => assert_failed(loc, message, *kind),
         Failure::NegativeSize { what } => error(
             R_NEG_SIZE,

@@ -15,14 +15,17 @@
 //!
 //! The file is JSON: a format tag and version, the program's source files (for error messages
 //! with source locations) and its kernel IR (`ogham_compiler::ir::Program`, after flattening and
-//! optimisation). Loading verifies the IR, so a damaged or hand-edited file is rejected with an
-//! error instead of misbehaving. Kernels are JIT-compiled at each call (milliseconds).
+//! optimisation) and its entry points' doc comments. Loading verifies the IR, so a damaged or
+//! hand-edited file is rejected with an error instead of misbehaving. An entry point's kernels
+//! are JIT-compiled at its first call (milliseconds) and the machine code is reused by every
+//! later call, from any thread.
 //!
 //! A library compiled ahead of time (`ogham build FILE -o NAME.o`, `cpu::aot`) is an object
 //! file that carries the same JSON and the kernels' machine code; linked into a program, it is
 //! opened with [`Library::from_image`] and runs without the JIT.
 
-use crate::cpu::aot::{self, Image, Precompiled};
+use crate::cpu::aot::{self, Image};
+use crate::cpu::{self, Executable};
 use crate::ireval::Thresholds;
 use crate::value::Value;
 use ogham_compiler::diag::{Diagnostic, render};
@@ -30,45 +33,92 @@ use ogham_compiler::ir::verify::{Form, verify};
 use ogham_compiler::ir::{Program, Signature};
 use ogham_compiler::source::SourceMap;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 const FORMAT: &str = "ogham-library";
-/// Bumped whenever the IR or this file's layout changes incompatibly.
-pub const VERSION: u32 = 1;
+/// Bumped whenever the IR or this file's layout changes incompatibly (2: entry points' doc
+/// comments).
+pub const VERSION: u32 = 2;
 
-/// A compiled program.
-#[derive(Serialize, Deserialize)]
+/// A compiled program: its sources, entry points' doc comments and kernel IR, with the kernels'
+/// machine code made once (`cpu::Executable`). `Send + Sync`: calls may come from any thread.
 pub struct Library {
+    sources: SourceMap,
+    docs: BTreeMap<String, String>,
+    executable: Executable,
+}
+
+/// A library's kernels as native code for a later process ([`Library::compile_native`]).
+pub struct Native {
+    /// A relocatable ELF object.
+    pub object: Vec<u8>,
+    /// The kernel table (JSON).
+    pub table: String,
+}
+
+/// The JSON layout of a library (writing borrows, reading owns).
+#[derive(Serialize)]
+struct FileOut<'a> {
+    format: &'a str,
+    version: u32,
+    sources: &'a SourceMap,
+    docs: &'a BTreeMap<String, String>,
+    program: &'a Program,
+}
+
+#[derive(Deserialize)]
+struct FileIn {
     format: String,
     version: u32,
     sources: SourceMap,
+    #[serde(default)]
+    docs: BTreeMap<String, String>,
     program: Program,
-    /// The kernels' machine code when the library was compiled ahead of time.
-    #[serde(skip)]
-    precompiled: Option<Precompiled>,
 }
 
 impl Library {
     /// A library of kernel-IR `program` compiled from `sources`.
     pub fn new(sources: SourceMap, program: Program) -> Library {
         Library {
-            format: FORMAT.to_string(),
-            version: VERSION,
             sources,
-            program,
-            precompiled: None,
+            docs: BTreeMap::new(),
+            executable: Executable::new(program),
         }
     }
 
+    /// This library with the doc comments (`-- |`) of its entry points, by name.
+    pub fn with_docs(mut self, docs: BTreeMap<String, String>) -> Library {
+        self.docs = docs;
+        self
+    }
+
+    /// The library's JSON text (the contents of a `.ogl` file).
+    pub fn to_json(&self) -> Result<String, String> {
+        serde_json::to_string(&FileOut {
+            format: FORMAT,
+            version: VERSION,
+            sources: &self.sources,
+            docs: &self.docs,
+            program: self.program(),
+        })
+        .map_err(|e| format!("cannot encode: {e}"))
+    }
+
     pub fn save(&self, path: &Path) -> Result<(), String> {
-        let text = serde_json::to_string(self).map_err(|e| format!("cannot encode: {e}"))?;
+        let text = self.to_json()?;
         std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
     pub fn load(path: &Path) -> Result<Library, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        Library::from_json(&text, &path.display().to_string())
+        let (sources, docs, program) = Library::parse(&text, &path.display().to_string(), true)?;
+        Ok(Library {
+            sources,
+            docs,
+            executable: Executable::new(program),
+        })
     }
 
     /// Opens a library compiled ahead of time and linked into this process (`<name>_image` of
@@ -78,16 +128,49 @@ impl Library {
     /// `image` is the image of such an object, whose code stays loaded while the library lives.
     pub unsafe fn from_image(image: &Image) -> Result<Library, String> {
         // SAFETY: the caller's contract.
-        let text = unsafe { aot::library_text(image) }?;
-        let mut library = Library::from_json(text, "the object's library")?;
+        let contents = unsafe { aot::contents(image) }?;
+        // The checksum and build id matched: the program is the one the compiler verified.
+        let (sources, docs, program) =
+            Library::parse(contents.library, "the object's library", false)?;
         // SAFETY: the caller's contract.
-        library.precompiled = Some(unsafe { aot::entries(image, &library.program) }?);
-        Ok(library)
+        let executable = unsafe { contents.executable(program) }?;
+        Ok(Library {
+            sources,
+            docs,
+            executable,
+        })
     }
 
-    /// The library of JSON `text` read from `origin` (a file name, for messages).
-    fn from_json(text: &str, origin: &str) -> Result<Library, String> {
-        let lib: Library = serde_json::from_str(text)
+    /// Compiles every kernel of this library into native code that a later process can load
+    /// with [`Library::from_native`] (see `cpu::native`).
+    pub fn compile_native(&self) -> Result<Native, String> {
+        let (object, table) = cpu::native::compile(self.program())?;
+        Ok(Native { object, table })
+    }
+
+    /// The library of JSON `text` (as [`Library::to_json`] writes it) running native code
+    /// made for it by [`Library::compile_native`] in a process of this build on a CPU with
+    /// this one's features. The program is not verified again: callers check that the parts
+    /// are intact (the cache verifies their hash).
+    pub fn from_native(text: &str, native: &Native) -> Result<Library, String> {
+        let (sources, docs, program) = Library::parse(text, "the cached library", false)?;
+        let (kernels, mapped) = cpu::native::load(&native.object, &native.table)?;
+        let executable = Executable::with_kernels(program, kernels, Box::new(mapped))?;
+        Ok(Library {
+            sources,
+            docs,
+            executable,
+        })
+    }
+
+    /// The sources, doc comments and program (verified if `check`) of the library of JSON
+    /// `text` read from `origin` (a file name, for messages).
+    fn parse(
+        text: &str,
+        origin: &str,
+        check: bool,
+    ) -> Result<(SourceMap, BTreeMap<String, String>, Program), String> {
+        let lib: FileIn = serde_json::from_str(text)
             .map_err(|e| format!("{origin} is not an Ogham library: {e}"))?;
         if lib.format != FORMAT || lib.version != VERSION {
             return Err(format!(
@@ -96,29 +179,35 @@ impl Library {
                 lib.format, lib.version
             ));
         }
-        verify(&lib.program, Form::Kernel).map_err(|errors| {
-            format!(
-                "{origin} holds an invalid program ({}); rebuild it with `ogham build`",
-                errors.join("; ")
-            )
-        })?;
-        Ok(lib)
+        if check {
+            verify(&lib.program, Form::Kernel).map_err(|errors| {
+                format!(
+                    "{origin} holds an invalid program ({}); rebuild it with `ogham build`",
+                    errors.join("; ")
+                )
+            })?;
+        }
+        Ok((lib.sources, lib.docs, lib.program))
     }
 
     /// This library as an object file whose symbol `<name>_image` is its image for
     /// [`Library::from_image`]: the JSON of a `.ogl` file and the kernels compiled for this
     /// machine's CPU.
     pub fn object(&self, name: &str) -> Result<Vec<u8>, String> {
-        let text = serde_json::to_string(self).map_err(|e| format!("cannot encode: {e}"))?;
-        aot::object(&text, &self.program, name)
+        aot::object(&self.to_json()?, self.program(), name)
     }
 
-    /// The entry points and their signatures.
+    /// The entry points and their signatures, in source order.
     pub fn entries(&self) -> impl Iterator<Item = (&str, &Signature)> {
-        self.program
+        self.program()
             .functions
             .iter()
             .map(|f| (f.name.as_str(), &f.signature))
+    }
+
+    /// The doc comment (`-- |` lines) of entry point `entry`, if it has one.
+    pub fn doc(&self, entry: &str) -> Option<&str> {
+        self.docs.get(entry).map(String::as_str)
     }
 
     /// Runs entry point `entry` on the CPU backend (thresholds at their CPU defaults).
@@ -133,13 +222,7 @@ impl Library {
         args: Vec<Value>,
         thresholds: &Thresholds,
     ) -> Result<Vec<Value>, Box<Diagnostic>> {
-        crate::cpu::run_kernels(
-            &self.program,
-            self.precompiled.as_ref(),
-            entry,
-            args,
-            thresholds,
-        )
+        self.executable.call(entry, args, thresholds)
     }
 
     /// A diagnostic of this library's program, rendered with its source lines.
@@ -148,10 +231,14 @@ impl Library {
     }
 
     pub fn program(&self) -> &Program {
-        &self.program
+        self.executable.program()
     }
 
     pub fn sources(&self) -> &SourceMap {
         &self.sources
+    }
+
+    pub fn executable(&self) -> &Executable {
+        &self.executable
     }
 }

@@ -23,11 +23,105 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// Runs `ogham` with the cache of compiled programs in the tests' scratch space.
 fn ogham(args: &[&str]) -> Output {
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache");
+    ogham_cached(args, &cache)
+}
+
+fn ogham_cached(args: &[&str], cache: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ogham"))
         .args(args)
+        .env("OGHAM_CACHE_DIR", cache)
+        .env_remove("OGHAM_CACHE")
         .output()
         .unwrap()
+}
+
+/// The cache entries in `cache`.
+fn cache_entries(cache: &Path) -> Vec<PathBuf> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(cache.join("cpu"))
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    entries.sort();
+    entries
+}
+
+/// `ogham run --backend cpu` compiles a program once: a second run takes it from the on-disk
+/// cache with the same outputs; a changed import compiles it again; a damaged entry is
+/// reported, compiled again and replaced; `--no-cache` and `OGHAM_CACHE=0` leave the cache
+/// alone.
+#[test]
+fn run_caches_compiled_programs() {
+    let dir = scratch("cache");
+    let cache = dir.join("cache");
+    let helper = write(&dir, "helper.og", "def twice (x: f32) : f32 = 2 * x\n");
+    let program = write(
+        &dir,
+        "main.og",
+        "import \"helper\"\nentry main (xs: []f32) : ([]f32, f32) = \
+         (map twice xs, reduce (+) 0 (map f32.exp xs))\n",
+    );
+    let program = program.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "--backend", "cpu"];
+        args.extend(extra);
+        args.extend([program, "[1, 2, 3]"]);
+        ogham_cached(&args, &cache)
+    };
+    let first = run(&[]);
+    assert_eq!(code(&first), 0, "{}", stderr(&first));
+    assert_eq!(stdout(&first), "[2.0f32, 4.0f32, 6.0f32]\n30.192875f32\n");
+    let entries = cache_entries(&cache);
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let written = std::fs::metadata(&entries[0]).unwrap().modified().unwrap();
+    let second = run(&[]);
+    assert_eq!(
+        (stdout(&second), stderr(&second)),
+        (stdout(&first), String::new())
+    );
+    assert_eq!(
+        std::fs::metadata(&entries[0]).unwrap().modified().unwrap(),
+        written,
+        "a hit"
+    );
+
+    std::fs::write(&helper, "def twice (x: f32) : f32 = 3 * x\n").unwrap();
+    let changed = run(&[]);
+    assert_eq!(stdout(&changed), "[3.0f32, 6.0f32, 9.0f32]\n30.192875f32\n");
+    assert_eq!(cache_entries(&cache), entries, "the entry is replaced");
+
+    let mut bytes = std::fs::read(&entries[0]).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(&entries[0], &bytes).unwrap();
+    let repaired = run(&[]);
+    assert_eq!(stdout(&repaired), stdout(&changed));
+    let warning = format!(
+        "warning: the cache entry {} is damaged",
+        entries[0].display()
+    );
+    assert!(
+        stderr(&repaired).contains(&warning),
+        "{}",
+        stderr(&repaired)
+    );
+    let again = run(&[]);
+    assert_eq!(
+        (stdout(&again), stderr(&again)),
+        (stdout(&changed), String::new())
+    );
+
+    std::fs::remove_dir_all(&cache).unwrap();
+    assert_eq!(stdout(&run(&["--no-cache"])), stdout(&changed));
+    let off = Command::new(env!("CARGO_BIN_EXE_ogham"))
+        .args(["run", "--backend", "cpu", program, "[1, 2, 3]"])
+        .env("OGHAM_CACHE_DIR", &cache)
+        .env("OGHAM_CACHE", "0")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&off), stdout(&changed));
+    assert!(cache_entries(&cache).is_empty());
 }
 
 fn code(out: &Output) -> i32 {

@@ -18,13 +18,14 @@ pub struct Unsupported(pub String);
 
 /// A run-time check of generated code: where it is and what its failure means. The values the
 /// message needs are in the context record's details, in the order given per variant.
-#[derive(Clone, Debug, PartialEq)]
+/// Serializable: compiled executables carry their kernels' sites (`ogham_runtime::cpu`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ErrorSite {
     pub loc: Span,
     pub failure: Failure,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Failure {
     /// Index out of bounds; details: the array's `rank` extents, then per component of `idx`
     /// its index (fixed) or start, length and stride (slice).
@@ -33,28 +34,19 @@ pub enum Failure {
         idx: Vec<DimIndex>,
         update: bool,
     },
-    DivByZero {
-        symbol: &'static str,
-    },
+    /// Division by zero in operator `op` (`/`, `%`, `//`, `%%`).
+    DivByZero { op: crate::syntax::ast::BinOp },
     Assert {
         message: String,
         kind: crate::ir::AssertKind,
     },
     /// A negative size; details: the size.
-    NegativeSize {
-        what: String,
-    },
+    NegativeSize { what: String },
     /// A reshape or size coercion of `array` to `dims` that does not fit; details: the array's
     /// extents then the target extents.
-    Reshape {
-        array: VarId,
-        dims: Vec<SubExp>,
-    },
+    Reshape { array: VarId, dims: Vec<SubExp> },
     /// Extents that must agree do not; details: `rank` actual extents, then `rank` expected.
-    ShapeMismatch {
-        what: String,
-        rank: usize,
-    },
+    ShapeMismatch { what: String, rank: usize },
     /// The arena could not provide memory; details: the bytes asked for.
     OutOfMemory,
 }

@@ -3,42 +3,48 @@
 //! compiling the kernels itself.
 //!
 //! The object exports one symbol, `<name>_image`, an [`Image`] (C layout; `ogham_image` in
-//! `capi/include/ogham.h`): the library's JSON text (as in a `.ogl` file: sources and kernel
-//! IR), for each kernel statement of the program in the order of
-//! `ogham_compiler::back::cpu::compile` the addresses of its kernel and combine functions (null
-//! where none was generated), a fingerprint of the kernels' Cranelift IR, and the CPU features
-//! the code was compiled for (those of the machine that built it, as the JIT does). Kernels call
-//! the runtime's helpers (`ogham_alloc`, `ogham_exp_f32`, ...) by symbol, so the object links
-//! against the runtime (`libogham_c`), and libm.
+//! `capi/include/ogham.h`): the library's JSON text (as in a `.ogl` file: sources, doc comments
+//! and kernel IR), the kernel table (JSON: for each kernel statement of the program in the
+//! order of `ogham_compiler::back::cpu::compile`, what the executor needs to launch it — its
+//! name, argument variables and error sites — or null where no kernel was generated), the
+//! addresses of each statement's kernel and combine functions (null where none), the CPU
+//! features the code was compiled for (those of the machine that built it, as the JIT does),
+//! the build id of the compiler that made it ([`crate::BUILD_ID`]) and a checksum of the two
+//! texts. Kernels call the runtime's helpers (`ogham_alloc`, `ogham_exp_f32`, ...) by symbol,
+//! so the object links against the runtime (`libogham_c`), and libm.
 //!
-//! Loading ([`entries`]) regenerates the kernels' Cranelift IR from the kernel IR (it gives the
-//! argument layouts and error sites the executor needs; no machine code is made) and refuses an
-//! image of another format version, whose fingerprint differs (the object was made by another
-//! version of the compiler, so its code may not match), whose kernel table does not match the
-//! program, or that needs CPU features this machine lacks.
+//! Opening ([`contents`], then [`Contents::executable`]) generates no code: it refuses an image
+//! of another format version, made by another build of the compiler (its code may not match
+//! this runtime), whose texts do not match their checksum (damaged), that needs CPU features
+//! this machine lacks, or whose kernel table does not match its program; then it parses the two
+//! texts.
 
-use super::Launchable;
 use super::jit::{self, Entry};
-use cranelift_codegen::isa::TargetIsa;
+use super::{Executable, KernelInfo, Launchable};
 use cranelift_module::{DataDescription, DataId, Linkage, Module};
 use cranelift_object::{ObjectBuilder, ObjectModule};
-use ogham_compiler::back::cpu::{self as back, CompiledSeg};
+use ogham_compiler::back::cpu as back;
 use ogham_compiler::ir::Program;
 use std::ffi::{CStr, c_char};
 
 /// Bumped whenever [`Image`] or the meaning of its fields changes.
-pub const IMAGE_VERSION: u64 = 1;
+pub const IMAGE_VERSION: u64 = 2;
 
 /// What an object made by [`object`] exports as `<name>_image`.
 #[repr(C)]
 pub struct Image {
     /// [`IMAGE_VERSION`].
     pub version: u64,
-    /// [`fingerprint`] of the kernels the code was compiled from.
-    pub fingerprint: u64,
+    /// The build id of the compiler that made the object ([`crate::build_id`]).
+    pub build: u64,
+    /// [`checksum`] of the library and kernel table texts.
+    pub checksum: u64,
     /// The library's JSON text (`library_len` bytes).
     pub library: *const u8,
     pub library_len: u64,
+    /// The kernel table's JSON text (`kernel_table_len` bytes).
+    pub kernel_table: *const u8,
+    pub kernel_table_len: u64,
     /// The Cranelift names of the CPU features the code may use, comma-separated, NUL-terminated.
     pub cpu_features: *const c_char,
     /// The number of kernel statements.
@@ -47,42 +53,21 @@ pub struct Image {
     pub kernels: *const *const u8,
 }
 
-/// A library's kernels whose machine code is linked into this process, in the order of
-/// `ogham_compiler::back::cpu::compile` (`None` where no kernel was generated).
-pub struct Precompiled(pub(super) Vec<Option<Launchable>>);
+/// The offsets of `Image`'s fields that the object fills (pointers by relocations).
+const BUILD_AT: usize = 8;
+const CHECKSUM_AT: usize = 16;
+const LIBRARY_AT: u32 = 24;
+const LIBRARY_LEN_AT: usize = 32;
+const TABLE_AT: u32 = 40;
+const TABLE_LEN_AT: usize = 48;
+const FEATURES_AT: u32 = 56;
+const COUNT_AT: usize = 64;
+const KERNELS_AT: u32 = 72;
+const IMAGE_SIZE: usize = 80;
 
-/// The offsets of `Image`'s pointer fields (filled by relocations in the object).
-const LIBRARY_AT: u32 = 16;
-const FEATURES_AT: u32 = 32;
-const KERNELS_AT: u32 = 48;
-const IMAGE_SIZE: usize = 56;
-
-/// A hash of every kernel statement's name and generated Cranelift IR (or the reason it has
-/// none): equal for the same program compiled by the same code generator.
-fn fingerprint(segs: &[CompiledSeg]) -> u64 {
-    let mut text = String::new();
-    for seg in segs {
-        text.push_str(&seg.name);
-        match &seg.kernel {
-            Ok(k) => {
-                text.push_str(&k.func.display().to_string());
-                if let Some(c) = &k.combine {
-                    text.push_str(&c.display().to_string());
-                }
-            }
-            Err(reason) => text.push_str(&format!("not generated: {reason:?}")),
-        }
-    }
-    crate::fnv1a(text.as_bytes())
-}
-
-/// The names of the CPU features `isa` may use.
-fn cpu_features(isa: &dyn TargetIsa) -> Vec<String> {
-    isa.isa_flags()
-        .iter()
-        .filter(|flag| flag.as_bool() == Some(true))
-        .map(|flag| flag.name.to_string())
-        .collect()
+/// The checksum of an image's library and kernel table texts.
+fn checksum(library: &str, table: &str) -> u64 {
+    crate::fnv1a(library.as_bytes()) ^ crate::fnv1a(table.as_bytes()).rotate_left(1)
 }
 
 /// Whether `name` can name the image's symbol: a C identifier.
@@ -103,15 +88,23 @@ pub fn object(library: &str, program: &Program, name: &str) -> Result<Vec<u8>, S
         ));
     }
     let segs = back::compile(program);
+    let table = serde_json::to_string(&KernelInfo::of(&segs))
+        .map_err(|e| format!("cannot encode the kernel table: {e}"))?;
     let isa = jit::isa(true)?;
-    let mut features = cpu_features(&*isa).join(",").into_bytes();
+    let mut features = jit::cpu_features(&*isa).join(",").into_bytes();
     features.push(0);
     let builder = ObjectBuilder::new(isa, name, cranelift_module::default_libcall_names())
         .map_err(|e| format!("object file: {e}"))?;
     let mut module = ObjectModule::new(builder);
     let (ids, _) = jit::define_kernels(&mut module, &segs, &format!("{name}_"))?;
 
+    let sum = checksum(library, &table);
     let library = bytes_data(&mut module, &format!("{name}_library"), library.as_bytes())?;
+    let kernel_table = bytes_data(
+        &mut module,
+        &format!("{name}_kernel_table"),
+        table.as_bytes(),
+    )?;
     let features = bytes_data(&mut module, &format!("{name}_cpu_features"), &features)?;
 
     let table = declare(&mut module, &format!("{name}_kernels"), Linkage::Local)?;
@@ -132,15 +125,22 @@ pub fn object(library: &str, program: &Program, name: &str) -> Result<Vec<u8>, S
 
     let image = declare(&mut module, &format!("{name}_image"), Linkage::Export)?;
     let mut bytes = vec![0u8; IMAGE_SIZE];
-    bytes[0..8].copy_from_slice(&IMAGE_VERSION.to_le_bytes());
-    bytes[8..16].copy_from_slice(&fingerprint(&segs).to_le_bytes());
-    bytes[24..32].copy_from_slice(&(library.1 as u64).to_le_bytes());
-    bytes[40..48].copy_from_slice(&(ids.len() as u64).to_le_bytes());
+    for (at, value) in [
+        (0, IMAGE_VERSION),
+        (BUILD_AT, crate::build_id()),
+        (CHECKSUM_AT, sum),
+        (LIBRARY_LEN_AT, library.1 as u64),
+        (TABLE_LEN_AT, kernel_table.1 as u64),
+        (COUNT_AT, ids.len() as u64),
+    ] {
+        bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
+    }
     let mut desc = DataDescription::new();
     desc.define(bytes.into_boxed_slice());
     desc.set_align(8);
     for (at, data) in [
         (LIBRARY_AT, library.0),
+        (TABLE_AT, kernel_table.0),
         (FEATURES_AT, features.0),
         (KERNELS_AT, table),
     ] {
@@ -194,11 +194,21 @@ fn bytes_data(
     Ok((id, bytes.len()))
 }
 
-/// The library text of `image`.
+/// The texts of an image that passed the checks (see the module's documentation).
+pub(crate) struct Contents<'i> {
+    pub(crate) library: &'i str,
+    table: &'i str,
+    /// `2 * kernel_count` code addresses.
+    code: &'i [*const u8],
+}
+
+const REBUILD: &str = "rebuild the object with this runtime's version of `ogham build`";
+
+/// The texts of `image`, after the checks.
 ///
 /// # Safety
 /// `image` is a valid [`Image`].
-pub(crate) unsafe fn library_text(image: &Image) -> Result<&str, String> {
+pub(crate) unsafe fn contents(image: &Image) -> Result<Contents<'_>, String> {
     if image.version != IMAGE_VERSION {
         return Err(format!(
             "the image is of version {}; this runtime reads version {IMAGE_VERSION} (rebuild the \
@@ -206,22 +216,31 @@ pub(crate) unsafe fn library_text(image: &Image) -> Result<&str, String> {
             image.version
         ));
     }
-    // SAFETY: the caller's contract.
-    let bytes = unsafe { std::slice::from_raw_parts(image.library, image.library_len as usize) };
-    std::str::from_utf8(bytes).map_err(|_| "the image's library is not UTF-8 text".to_string())
-}
-
-/// The kernels' entry points of `image`, whose library holds `program`.
-///
-/// # Safety
-/// `image` is a valid [`Image`] whose code stays loaded while the entries are used.
-pub(crate) unsafe fn entries(image: &Image, program: &Program) -> Result<Precompiled, String> {
-    let rebuild = "rebuild the object with this runtime's version of `ogham build`";
+    if image.build != crate::build_id() {
+        return Err(format!(
+            "the object was made by another build of the compiler ({:016x}; this runtime is \
+             {:016x}): {REBUILD}",
+            image.build,
+            crate::build_id()
+        ));
+    }
+    let text = |ptr: *const u8, len: u64, what: &str| {
+        // SAFETY: the caller's contract.
+        let bytes = unsafe { std::slice::from_raw_parts(ptr, len as usize) };
+        std::str::from_utf8(bytes).map_err(|_| format!("the image's {what} is not UTF-8 text"))
+    };
+    let library = text(image.library, image.library_len, "library")?;
+    let table = text(image.kernel_table, image.kernel_table_len, "kernel table")?;
+    if checksum(library, table) != image.checksum {
+        return Err(format!(
+            "the image is damaged (its contents do not match their checksum): {REBUILD}"
+        ));
+    }
     // SAFETY: the caller's contract.
     let wanted = unsafe { CStr::from_ptr(image.cpu_features) }
         .to_str()
         .map_err(|_| "the image's CPU features are not UTF-8 text".to_string())?;
-    let here = cpu_features(&*jit::isa(false)?);
+    let here = jit::host_cpu_features()?;
     let missing: Vec<&str> = wanted
         .split(',')
         .filter(|f| !f.is_empty() && !here.iter().any(|h| h == f))
@@ -233,26 +252,39 @@ pub(crate) unsafe fn entries(image: &Image, program: &Program) -> Result<Precomp
             missing.join(", ")
         ));
     }
-    let segs = back::compile(program);
-    if image.kernel_count != segs.len() as u64 || image.fingerprint != fingerprint(&segs) {
-        return Err(format!(
-            "the image's kernels do not match its program (made by another version of the \
-             compiler): {rebuild}"
-        ));
-    }
     // SAFETY: the caller's contract: `2 * kernel_count` addresses.
-    let code = unsafe { std::slice::from_raw_parts(image.kernels, 2 * segs.len()) };
-    let mut kernels = Vec::new();
-    for (seg, pair) in segs.into_iter().zip(code.chunks(2)) {
-        if seg.kernel.is_ok() == pair[0].is_null() {
-            return Err(format!(
-                "the image's kernel table does not match its program at {}: {rebuild}",
-                seg.name
-            ));
+    let code =
+        unsafe { std::slice::from_raw_parts(image.kernels, 2 * image.kernel_count as usize) };
+    Ok(Contents {
+        library,
+        table,
+        code,
+    })
+}
+
+impl Contents<'_> {
+    /// The executable of `program` (read from [`Contents::library`]) running the image's code.
+    ///
+    /// # Safety
+    /// The image's code stays loaded while the executable lives.
+    pub(crate) unsafe fn executable(&self, program: Program) -> Result<Executable, String> {
+        let infos: Vec<Option<KernelInfo>> = serde_json::from_str(self.table)
+            .map_err(|e| format!("the image's kernel table is not readable ({e}): {REBUILD}"))?;
+        let mismatch = || format!("the image's kernel table does not match its program: {REBUILD}");
+        if infos.len() * 2 != self.code.len() {
+            return Err(mismatch());
         }
-        // SAFETY: the fingerprint matched: the code was generated from these kernels.
-        let entry = (!pair[0].is_null()).then(|| unsafe { Entry::from_code(pair[0], pair[1]) });
-        kernels.push(Launchable::new(seg.kernel, entry));
+        let mut kernels = Vec::new();
+        for (info, pair) in infos.into_iter().zip(self.code.chunks(2)) {
+            if info.is_some() == pair[0].is_null() {
+                return Err(mismatch());
+            }
+            // SAFETY: the checksum and build id matched: the code was generated for these
+            // kernels by this compiler.
+            kernels.push(info.map(|info| {
+                Launchable::loaded(info, unsafe { Entry::from_code(pair[0], pair[1]) })
+            }));
+        }
+        Executable::with_kernels(program, kernels, Box::new(())).map_err(|_| mismatch())
     }
-    Ok(Precompiled(kernels))
 }

@@ -31,6 +31,12 @@ pub struct Jit {
     module: Option<JITModule>,
 }
 
+// SAFETY: after `compile` finalised it, the module is only used to free its memory when the
+// `Jit` is dropped; the code it holds is immutable and may run on any thread.
+unsafe impl Send for Jit {}
+// SAFETY: as above; a shared `Jit` gives no access to the module.
+unsafe impl Sync for Jit {}
+
 impl Drop for Jit {
     fn drop(&mut self) {
         if let Some(module) = self.module.take() {
@@ -82,6 +88,24 @@ pub(super) fn isa(pic: bool) -> Result<Arc<dyn TargetIsa>, String> {
     builder
         .finish(settings::Flags::new(flags))
         .map_err(|e| format!("host CPU: {e}"))
+}
+
+/// The names of the CPU features `isa` may use.
+pub(super) fn cpu_features(isa: &dyn TargetIsa) -> Vec<String> {
+    isa.isa_flags()
+        .iter()
+        .filter(|flag| flag.as_bool() == Some(true))
+        .map(|flag| flag.name.to_string())
+        .collect()
+}
+
+/// The names of this machine's CPU features that generated code may use (determined once).
+pub fn host_cpu_features() -> Result<&'static [String], String> {
+    static FEATURES: std::sync::OnceLock<Result<Vec<String>, String>> = std::sync::OnceLock::new();
+    FEATURES
+        .get_or_init(|| isa(false).map(|isa| cpu_features(&*isa)))
+        .as_deref()
+        .map_err(Clone::clone)
 }
 
 /// Compiles the kernels that were generated (`Ok`) into machine code; returns their entry

@@ -24,6 +24,9 @@
 pub mod aot;
 mod helpers;
 mod jit;
+pub mod native;
+
+pub use jit::host_cpu_features;
 
 use crate::interp::{R_INTERNAL, error};
 use crate::ireval::eval::{Evaluator, Launcher, Val};
@@ -34,10 +37,11 @@ use helpers::Ctx;
 use ogham_compiler::back::cpu::{self as back, CompiledSeg, Kernel};
 use ogham_compiler::back::{ErrorSite, Unsupported};
 use ogham_compiler::diag::Diagnostic;
-use ogham_compiler::ir::{Body, Exp, Program, Stmt, VarId};
+use ogham_compiler::ir::{Body, Exp, Program, VarId};
 use ogham_compiler::kir::{SegKind, SegLevel, SegOp};
 use rayon::prelude::*;
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 type Res<T> = Result<T, Box<Diagnostic>>;
 
@@ -55,24 +59,195 @@ pub fn cpu_threshold_default(name: &str) -> Option<i64> {
     }
 }
 
-/// Runs entry point `entry` of kernel-IR `program` on the CPU.
+/// Runs entry point `entry` of kernel-IR `program` on the CPU, JIT-compiling its kernels for
+/// this call (an [`Executable`] compiles them once for many calls).
 pub fn run(
     program: &Program,
     entry: &str,
     args: Vec<Value>,
     thresholds: &Thresholds,
 ) -> Res<Vec<Value>> {
-    run_kernels(program, None, entry, args, thresholds)
+    let function = program.functions.iter().position(|f| f.name == entry);
+    run_kernels(
+        program,
+        function,
+        entry,
+        args,
+        thresholds,
+        move || match function {
+            Some(f) => jit_entry(program, f)
+                .map(KernelCode::Owned)
+                .map_err(codegen_error),
+            None => Ok(KernelCode::Borrowed(&[])),
+        },
+    )
 }
 
-/// [`run`] with the kernels' machine code compiled ahead of time (`precompiled`, in the order
-/// of `back::compile(program)`; see `aot.rs`) or, without it, by the JIT.
-pub(crate) fn run_kernels(
-    program: &Program,
-    precompiled: Option<&aot::Precompiled>,
+/// A kernel-IR program whose kernels become machine code at most once: JIT-compiled on the
+/// first call of each entry point (thread-safe; later calls reuse the code), or loaded whole
+/// ([`Executable::with_kernels`]: an ahead-of-time image, a cached object). The machine code
+/// lives as long as the executable.
+pub struct Executable {
+    program: Program,
+    code: Code,
+}
+
+enum Code {
+    /// Per entry point (index in `Program::functions`): its JIT-compiled kernels, or why code
+    /// generation failed.
+    Jit(Vec<OnceLock<Result<EntryCode, String>>>),
+    /// Every kernel statement's code in the order of [`back::kernels`]; `by_function[f]` is the
+    /// range of entry point `f`'s statements. `_memory` owns the code.
+    Loaded {
+        kernels: Vec<Option<Launchable>>,
+        by_function: Vec<std::ops::Range<usize>>,
+        _memory: Box<dyn Send + Sync>,
+    },
+}
+
+/// The JIT-compiled kernels of one entry point, in statement order, with the memory holding
+/// their code.
+struct EntryCode {
+    kernels: Vec<Option<Launchable>>,
+    _jit: jit::Jit,
+}
+
+/// JIT-compiles the kernels of entry point `function` of `program`.
+fn jit_entry(program: &Program, function: usize) -> Result<EntryCode, String> {
+    let segs = back::compile_function(program, function);
+    let (jit, entries) = jit::compile(&segs)?;
+    let kernels = segs
+        .into_iter()
+        .zip(entries)
+        .map(|(seg, entry)| Launchable::new(seg.kernel, entry))
+        .collect();
+    Ok(EntryCode { kernels, _jit: jit })
+}
+
+fn codegen_error(e: String) -> Box<Diagnostic> {
+    error(
+        R_INTERNAL,
+        Default::default(),
+        format!("CPU code generation: {e}"),
+    )
+}
+
+impl Executable {
+    /// `program`, whose kernels the JIT compiles when an entry point is first called.
+    pub fn new(program: Program) -> Executable {
+        let code = Code::Jit(program.functions.iter().map(|_| OnceLock::new()).collect());
+        Executable { program, code }
+    }
+
+    /// `program` with the machine code of every kernel statement (in the order of
+    /// [`back::kernels`]) already made; `memory` owns that code.
+    pub(crate) fn with_kernels(
+        program: Program,
+        kernels: Vec<Option<Launchable>>,
+        memory: Box<dyn Send + Sync>,
+    ) -> Result<Executable, String> {
+        let sites = ogham_compiler::back::kernels(&program);
+        if sites.len() != kernels.len() {
+            return Err(format!(
+                "{} kernels for a program of {} kernel statements",
+                kernels.len(),
+                sites.len()
+            ));
+        }
+        let by_function = (0..program.functions.len())
+            .map(|f| {
+                let start = sites.iter().position(|s| s.function >= f);
+                let start = start.unwrap_or(sites.len());
+                let end = start
+                    + sites[start..]
+                        .iter()
+                        .take_while(|s| s.function == f)
+                        .count();
+                start..end
+            })
+            .collect();
+        drop(sites);
+        Ok(Executable {
+            program,
+            code: Code::Loaded {
+                kernels,
+                by_function,
+                _memory: memory,
+            },
+        })
+    }
+
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// The program, dropping the code.
+    pub fn into_program(self) -> Program {
+        self.program
+    }
+
+    /// Runs entry point `entry` (see `ogham_compiler::kir::tuning` for `thresholds`).
+    pub fn call(&self, entry: &str, args: Vec<Value>, thresholds: &Thresholds) -> Res<Vec<Value>> {
+        let function = self.program.functions.iter().position(|f| f.name == entry);
+        run_kernels(
+            &self.program,
+            function,
+            entry,
+            args,
+            thresholds,
+            move || {
+                Ok(KernelCode::Borrowed(match function {
+                    Some(f) => self.kernels(f)?,
+                    None => &[],
+                }))
+            },
+        )
+    }
+
+    /// The code of entry point `function`'s kernel statements, in order (compiled now if the
+    /// JIT has not yet compiled them).
+    fn kernels(&self, function: usize) -> Res<&[Option<Launchable>]> {
+        match &self.code {
+            Code::Jit(entries) => {
+                match entries[function].get_or_init(|| jit_entry(&self.program, function)) {
+                    Ok(code) => Ok(&code.kernels),
+                    Err(message) => Err(codegen_error(message.clone())),
+                }
+            }
+            Code::Loaded {
+                kernels,
+                by_function,
+                ..
+            } => Ok(&kernels[by_function[function].clone()]),
+        }
+    }
+}
+
+/// The kernels' code an entry point runs with: an executable's, or compiled for one call.
+enum KernelCode<'p> {
+    Borrowed(&'p [Option<Launchable>]),
+    Owned(EntryCode),
+}
+
+impl KernelCode<'_> {
+    fn kernels(&self) -> &[Option<Launchable>] {
+        match self {
+            KernelCode::Borrowed(kernels) => kernels,
+            KernelCode::Owned(code) => &code.kernels,
+        }
+    }
+}
+
+/// Runs entry point `entry` (function `function` of `program`) with the kernels' code that
+/// `code` gives (in the order of its kernel statements; called in the evaluator's thread,
+/// after the arguments are bound).
+fn run_kernels<'p>(
+    program: &'p Program,
+    function: Option<usize>,
     entry: &str,
     args: Vec<Value>,
     thresholds: &Thresholds,
+    code: impl FnOnce() -> Res<KernelCode<'p>> + Send + 'p,
 ) -> Res<Vec<Value>> {
     let mut thresholds = thresholds.clone();
     if thresholds.others.is_none() {
@@ -82,90 +257,85 @@ pub(crate) fn run_kernels(
             }
         }
     }
-    let function = program.functions.iter().position(|f| f.name == entry);
     ireval::run_with(program, entry, args, &thresholds, move || {
-        let (stmts, kernels, jit) = match precompiled {
-            Some(table) => {
-                let (stmts, kernels) = ogham_compiler::back::kernels(program)
-                    .into_iter()
-                    .zip(&table.0)
-                    .filter(|(site, _)| Some(site.function) == function)
-                    .map(|(site, kernel)| (site.stmt, kernel.clone()))
-                    .unzip();
-                (stmts, kernels, None)
-            }
-            None => {
-                let segs: Vec<CompiledSeg> = back::compile(program)
-                    .into_iter()
-                    .filter(|s| Some(s.function) == function)
-                    .collect();
-                let (jit, entries) = jit::compile(&segs).map_err(|e| {
-                    error(
-                        R_INTERNAL,
-                        Default::default(),
-                        format!("CPU code generation: {e}"),
-                    )
-                })?;
-                let (stmts, kernels) = segs
-                    .into_iter()
-                    .zip(entries)
-                    .map(|(seg, entry)| (seg.stmt, Launchable::new(seg.kernel, entry)))
-                    .unzip();
-                (stmts, kernels, Some(jit))
-            }
-        };
-        let stmts: Vec<&Stmt> = stmts;
+        let code = code()?;
+        let stmts = ogham_compiler::back::kernels(program)
+            .into_iter()
+            .filter(|site| Some(site.function) == function)
+            .map(|site| site.stmt);
         Ok(Some(Box::new(CpuLauncher {
             profile: std::env::var_os("OGHAM_PROFILE").is_some(),
-            by_seg: kernel_index(stmts.into_iter()),
-            kernels,
-            _jit: jit,
+            by_seg: kernel_index(stmts),
+            code,
         }) as Box<dyn Launcher>))
     })
 }
 
-/// What the executor needs of a compiled kernel: its name, the variables of its argument
-/// slots, its checks, and its machine code.
-#[derive(Clone)]
-pub(crate) struct Launchable {
-    name: String,
+/// What the executor needs to know of a compiled kernel besides its code: its name, the
+/// variables of its argument slots and its checks. Serializable, so that loaded code
+/// (`aot.rs`, `native.rs`) need not regenerate it.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+pub(crate) struct KernelInfo {
+    pub(crate) name: String,
     inputs: Vec<VarId>,
     sites: Vec<ErrorSite>,
+}
+
+impl KernelInfo {
+    /// The description of every kernel that was generated, in the order of `segs`.
+    pub(crate) fn of(segs: &[CompiledSeg]) -> Vec<Option<KernelInfo>> {
+        segs.iter()
+            .map(|seg| {
+                seg.kernel.as_ref().ok().map(|k| KernelInfo {
+                    name: k.name.clone(),
+                    inputs: k.inputs.clone(),
+                    sites: k.sites.clone(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// A compiled kernel: its description and its machine code.
+pub(crate) struct Launchable {
+    info: KernelInfo,
     entry: jit::Entry,
 }
 
 impl Launchable {
     /// The launchable form of a kernel that was generated and compiled.
-    pub(crate) fn new(
-        kernel: Result<Kernel, Unsupported>,
-        entry: Option<jit::Entry>,
-    ) -> Option<Launchable> {
+    fn new(kernel: Result<Kernel, Unsupported>, entry: Option<jit::Entry>) -> Option<Launchable> {
         let (Ok(kernel), Some(entry)) = (kernel, entry) else {
             return None;
         };
         Some(Launchable {
-            name: kernel.name,
-            inputs: kernel.inputs,
-            sites: kernel.sites,
+            info: KernelInfo {
+                name: kernel.name,
+                inputs: kernel.inputs,
+                sites: kernel.sites,
+            },
             entry,
         })
     }
+
+    /// A kernel described by `info` whose code is `entry`.
+    pub(crate) fn loaded(info: KernelInfo, entry: jit::Entry) -> Launchable {
+        Launchable { info, entry }
+    }
 }
 
-struct CpuLauncher {
+struct CpuLauncher<'p> {
     /// `OGHAM_PROFILE` is set: print each launch's time on standard error.
     profile: bool,
     /// The kernel statements of the entry point, in order (`None`: evaluated).
-    kernels: Vec<Option<Launchable>>,
+    code: KernelCode<'p>,
     by_seg: HashMap<*const SegOp, usize>,
-    /// Owns the machine code of `kernels` when the JIT made it.
-    _jit: Option<jit::Jit>,
 }
 
-impl Launcher for CpuLauncher {
+impl Launcher for CpuLauncher<'_> {
     fn launch(&self, ev: &mut Evaluator, seg: &SegOp, pat: &[VarId]) -> Option<Res<Vec<Val>>> {
         let &i = self.by_seg.get(&(seg as *const SegOp))?;
-        let kernel = self.kernels[i].as_ref()?;
+        let kernel = self.code.kernels()[i].as_ref()?;
         let start = std::time::Instant::now();
         let result = launch(ev, seg, pat, kernel);
         if self.profile {
@@ -175,7 +345,7 @@ impl Launcher for CpuLauncher {
             };
             eprintln!(
                 "ogham-profile: kernel {} ({level}) {:.3} ms",
-                kernel.name,
+                kernel.info.name,
                 start.elapsed().as_secs_f64() * 1e3
             );
         }
@@ -219,7 +389,7 @@ fn loops_per_point(body: &Body) -> bool {
 }
 
 fn launch(ev: &mut Evaluator, seg: &SegOp, pat: &[VarId], kernel: &Launchable) -> Res<Vec<Val>> {
-    let mut io = Io::prepare(ev, seg, pat, &kernel.inputs)?;
+    let mut io = Io::prepare(ev, seg, pat, &kernel.info.inputs)?;
     let mut slots: Vec<u64> = Vec::new();
     for operand in &io.operands {
         match operand {
@@ -348,8 +518,8 @@ fn execute(
         None => Ok(()),
         Some(f) => Err(failure_diagnostic(
             ev,
-            &kernel.name,
-            &kernel.sites,
+            &kernel.info.name,
+            &kernel.info.sites,
             f.site,
             &f.details,
         )),

@@ -1,7 +1,8 @@
 //! The GPU: the CUDA driver through cudarc (context of device 0, raw allocations and copies,
 //! modules compiled by NVRTC and cached on disk, synchronous launches on the null stream).
 
-use super::{Device, Res, cache_dir, driver_error, machine_error, nvrtc};
+use super::{Device, Res, driver_error, machine_error, nvrtc};
+use crate::cache_dir;
 use crate::interp::{R_CUDA, R_OUT_OF_MEMORY};
 use cudarc::driver::{CudaContext, result, sys};
 use std::collections::HashMap;

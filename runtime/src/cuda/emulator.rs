@@ -7,7 +7,8 @@
 //! Shared libraries are cached like CUBINs (`<cache>/cuda-emu/<hash>.so`). Blocks have 4
 //! threads, so block-level code really runs in parallel and its barriers matter.
 
-use super::{Device, Res, cache_dir, machine_error};
+use super::{Device, Res, machine_error};
+use crate::cache_dir;
 use crate::interp::{R_CUDA, R_CUDA_UNAVAILABLE};
 use std::alloc::Layout;
 use std::collections::HashMap;

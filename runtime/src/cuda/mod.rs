@@ -159,19 +159,6 @@ fn run_on(
     })
 }
 
-/// `$OGHAM_CACHE_DIR`, else `$XDG_CACHE_HOME/ogham`, else `~/.cache/ogham`; then `sub`.
-fn cache_dir(sub: &str) -> Option<std::path::PathBuf> {
-    let base = std::env::var_os("OGHAM_CACHE_DIR")
-        .map(std::path::PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("XDG_CACHE_HOME").map(|d| std::path::Path::new(&d).join("ogham"))
-        })
-        .or_else(|| {
-            std::env::var_os("HOME").map(|d| std::path::Path::new(&d).join(".cache/ogham"))
-        })?;
-    Some(base.join(sub))
-}
-
 struct CudaLauncher<'p> {
     dev: Arc<dyn Device>,
     profile: bool,

@@ -1317,13 +1317,7 @@ impl<'a> Gen<'a> {
             | BinOp::Shr => {
                 if matches!(op, BinOp::Div | BinOp::Mod | BinOp::Quot | BinOp::Rem) {
                     let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, y, 0);
-                    self.check(
-                        nonzero,
-                        Failure::DivByZero {
-                            symbol: op.symbol(),
-                        },
-                        &[],
-                    )?;
+                    self.check(nonzero, Failure::DivByZero { op }, &[])?;
                     return Ok(self.division(op, t, x, y));
                 }
                 let args = [self.iconst(binop_code(op)), self.iconst(prim_code(t))];

@@ -76,24 +76,35 @@ pub struct CompiledSeg<'p> {
 pub fn compile(program: &Program) -> Vec<CompiledSeg<'_>> {
     super::kernels(program)
         .into_iter()
-        .map(|k| {
-            let f = &program.functions[k.function];
-            let kernel =
-                kernel::build(f, k.stmt, k.seg, &k.name, &program.unchecked).map(|built| Kernel {
-                    name: k.name.clone(),
-                    func: built.func,
-                    combine: built.combine,
-                    inputs: built.inputs,
-                    sites: built.sites,
-                });
-            CompiledSeg {
-                function: k.function,
-                stmt: k.stmt,
-                name: k.name,
-                kernel,
-            }
-        })
+        .map(|k| compile_site(program, k))
         .collect()
+}
+
+/// Compiles the kernels of entry point `function` (an index in [`Program::functions`]), in
+/// statement order: the entries of [`compile`] for that function.
+pub fn compile_function(program: &Program, function: usize) -> Vec<CompiledSeg<'_>> {
+    super::kernels(program)
+        .into_iter()
+        .filter(|k| k.function == function)
+        .map(|k| compile_site(program, k))
+        .collect()
+}
+
+fn compile_site<'p>(program: &'p Program, k: super::KernelSite<'p>) -> CompiledSeg<'p> {
+    let f = &program.functions[k.function];
+    let kernel = kernel::build(f, k.stmt, k.seg, &k.name, &program.unchecked).map(|built| Kernel {
+        name: k.name.clone(),
+        func: built.func,
+        combine: built.combine,
+        inputs: built.inputs,
+        sites: built.sites,
+    });
+    CompiledSeg {
+        function: k.function,
+        stmt: k.stmt,
+        name: k.name,
+        kernel,
+    }
 }
 
 /// The CLIF text of every kernel (deterministic; `ogham dev --print clif`, `snapshot { clif }`).

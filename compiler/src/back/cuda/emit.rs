@@ -1163,13 +1163,7 @@ impl<'f> Emit<'f> {
             BinOp::BitOr => return Ok(format!("({x} | {y})")),
             BinOp::BitXor => return Ok(format!("({x} ^ {y})")),
             BinOp::Div | BinOp::Mod | BinOp::Quot | BinOp::Rem => {
-                self.check(
-                    &format!("{y} != 0"),
-                    Failure::DivByZero {
-                        symbol: op.symbol(),
-                    },
-                    &[],
-                )?;
+                self.check(&format!("{y} != 0"), Failure::DivByZero { op }, &[])?;
                 match op {
                     BinOp::Div => "og_div",
                     BinOp::Mod => "og_mod",

@@ -1,0 +1,562 @@
+//! Compile once, run many: programs compiled for a backend and kept for every later call, in
+//! this process's memory and (CPU backend) on disk (`disk.rs`).
+//!
+//! [`compile`] returns a shared [`Compiled`] program; a second `compile` of the same program
+//! with the same options returns the same `Arc` without running the compiler. The key of a
+//! compiled program is a hash of: the root source's identity (the path as given and its real
+//! path; for source text, its name and the current directory, from which its imports are
+//! resolved) and its text, the backend, the tuning file's text, the compiler's build id
+//! (`ogham_runtime::BUILD_ID`) and the CPU features generated code may use. A cached program is
+//! used only if every source file it was compiled from is unchanged: the root's text equals
+//! the given one, and each imported file on disk still has the text it was compiled from (the
+//! key cannot cover imports before the program is parsed; the kept sources can). The embedded
+//! standard library is covered by the build id.
+//!
+//! What a [`Compiled`] keeps depends on the backend: `cpu` the kernel IR with the kernels'
+//! machine code (compiled once per entry point by the JIT, or loaded from the disk cache);
+//! `interp` the type-checked program; `core`, `kir`, `cuda`, `cuda-emu` the optimised IR (the
+//! CUDA executor compiles its kernels per call, with its own on-disk cache of CUBINs).
+//!
+//! ```no_run
+//! use ogham::cache::{self, Options, Source};
+//! let program = cache::compile(Source::File("bfast.og".as_ref()), &Options::default())?;
+//! for entry in program.entries() {
+//!     println!("{}: {}", entry.name, entry.doc.as_deref().unwrap_or(""));
+//! }
+//! # Ok::<(), cache::CompileError>(())
+//! ```
+
+mod disk;
+
+pub use disk::Disk;
+
+use crate::{Backend, Frontend, FrontendErrors, Tuning};
+use ogham_compiler::diag::Diagnostic;
+use ogham_compiler::ir;
+use ogham_compiler::source::SourceMap;
+use ogham_compiler::types::Type;
+use ogham_runtime::ireval::Thresholds;
+use ogham_runtime::library::Library;
+use ogham_runtime::value::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// A program to compile: a file (its imports are resolved relative to it) or source text (its
+/// imports are resolved relative to the current directory; `name` names it in diagnostics).
+#[derive(Clone, Copy, Debug)]
+pub enum Source<'a> {
+    File(&'a Path),
+    Text { name: &'a str, text: &'a str },
+}
+
+/// How to compile.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub backend: Backend,
+    /// A tuning file (`ogham autotune`) for the thresholds of multi-versioned kernels
+    /// (`kir`, `cpu`, `cuda`, `cuda-emu`).
+    pub tuning: Option<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            backend: Backend::Cpu,
+            tuning: None,
+        }
+    }
+}
+
+/// An entry point as callers see it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EntryInfo {
+    pub name: String,
+    /// The entry's `-- |` doc comment.
+    pub doc: Option<String>,
+    /// Parameter names (the pattern's text for non-variable patterns) and types.
+    pub params: Vec<(String, Type)>,
+    /// Result types; a tuple result is several outputs.
+    pub results: Vec<Type>,
+}
+
+/// A program that did not compile (or a library that could not be opened): its diagnostics
+/// rendered with their source lines, and their codes.
+#[derive(Clone, Debug)]
+pub struct CompileError {
+    pub rendered: String,
+    pub codes: Vec<String>,
+    /// The diagnostics and sources, for [`CompileError::emit_to_stderr`].
+    diagnostics: Option<(SourceMap, Vec<Diagnostic>)>,
+}
+
+impl std::fmt::Display for CompileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.rendered.trim_end())
+    }
+}
+
+impl std::error::Error for CompileError {}
+
+impl CompileError {
+    fn diagnostics(sources: SourceMap, diagnostics: Vec<Diagnostic>) -> CompileError {
+        CompileError {
+            rendered: ogham_compiler::diag::render(&sources, &diagnostics),
+            codes: diagnostics.iter().map(|d| d.code.to_string()).collect(),
+            diagnostics: Some((sources, diagnostics)),
+        }
+    }
+
+    fn message(message: String) -> CompileError {
+        CompileError {
+            rendered: message,
+            codes: Vec::new(),
+            diagnostics: None,
+        }
+    }
+
+    /// Prints the error on standard error (diagnostics in colour on a terminal).
+    pub fn emit_to_stderr(&self) {
+        match &self.diagnostics {
+            Some((sources, diagnostics)) => {
+                ogham_compiler::diag::emit_to_stderr(sources, diagnostics)
+            }
+            None => eprintln!("error: {self}"),
+        }
+    }
+}
+
+/// A compiled program, ready to run its entry points any number of times from any thread.
+pub struct Compiled {
+    backend: Backend,
+    entries: Vec<EntryInfo>,
+    thresholds: Thresholds,
+    code: Code,
+    /// Where the root source came from (see [`Root`]), to check that the sources are current
+    /// (`None` for an opened library).
+    root: Option<Root>,
+}
+
+enum Code {
+    Cpu(Library),
+    Interp(Frontend),
+    /// Core IR (`core`) or kernel IR (`kir`, `cuda`, `cuda-emu`).
+    Ir {
+        sources: SourceMap,
+        program: ir::Program,
+    },
+}
+
+impl Compiled {
+    /// The entry points, in source order.
+    pub fn entries(&self) -> Vec<EntryInfo> {
+        self.entries.clone()
+    }
+
+    /// The entry point `name`, or an error listing the ones there are.
+    pub fn entry(&self, name: &str) -> Result<&EntryInfo, String> {
+        self.entries
+            .iter()
+            .find(|e| e.name == name)
+            .ok_or_else(|| crate::no_entry(name, self.entries.iter().map(|e| e.name.as_str())))
+    }
+
+    /// Runs entry point `entry` on `args` (see [`Backend::run`]) with the thresholds of the
+    /// tuning file the program was compiled with.
+    pub fn call(&self, entry: &str, args: Vec<Value>) -> Result<Vec<Value>, Box<Diagnostic>> {
+        self.call_tuned(entry, args, &self.thresholds)
+    }
+
+    /// [`Compiled::call`] with other thresholds (the autotuner's candidates; ignored by
+    /// `interp`).
+    pub fn call_tuned(
+        &self,
+        entry: &str,
+        args: Vec<Value>,
+        thresholds: &Thresholds,
+    ) -> Result<Vec<Value>, Box<Diagnostic>> {
+        match &self.code {
+            Code::Cpu(library) => library.call_tuned(entry, args, thresholds),
+            Code::Interp(fe) => {
+                ogham_runtime::interp::run_entry(&fe.sources, &fe.program, &fe.checked, entry, args)
+                    .map_err(Box::new)
+            }
+            Code::Ir { program, .. } => self.backend.run_ir(program, entry, args, thresholds),
+        }
+    }
+
+    /// A diagnostic of this program (a run-time error), rendered with its source lines.
+    pub fn render(&self, d: &Diagnostic) -> String {
+        ogham_compiler::diag::render(self.sources(), std::slice::from_ref(d))
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The program's source files.
+    pub fn sources(&self) -> &SourceMap {
+        match &self.code {
+            Code::Cpu(library) => library.sources(),
+            Code::Interp(fe) => &fe.sources,
+            Code::Ir { sources, .. } => sources,
+        }
+    }
+
+    /// The kernel IR (or core IR for `core`); `None` for `interp`.
+    pub fn program(&self) -> Option<&ir::Program> {
+        match &self.code {
+            Code::Cpu(library) => Some(library.program()),
+            Code::Interp(_) => None,
+            Code::Ir { program, .. } => Some(program),
+        }
+    }
+
+    /// The thresholds of the tuning file the program was compiled with.
+    pub fn thresholds(&self) -> &Thresholds {
+        &self.thresholds
+    }
+}
+
+/// Where a program's root source came from: the path its sources record for it (the real path
+/// of a file; a text's name) and its text.
+#[derive(Clone)]
+struct Root {
+    path: PathBuf,
+    text: String,
+}
+
+impl Root {
+    fn of(source: Source) -> Result<Root, String> {
+        Ok(match source {
+            Source::File(path) => Root {
+                path: path.canonicalize().unwrap_or_else(|_| path.to_path_buf()),
+                text: std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?,
+            },
+            Source::Text { name, text } => Root {
+                path: PathBuf::from(name),
+                text: text.to_string(),
+            },
+        })
+    }
+
+    /// Whether `sources` are those this root compiles from now: the root's text is this one,
+    /// every other file on disk still has the recorded text.
+    fn current(&self, sources: &SourceMap) -> bool {
+        sources.files().all(|(_, file)| match &file.path {
+            None => true,
+            Some(path) if *path == self.path => file.text == self.text,
+            Some(path) => std::fs::read_to_string(path).is_ok_and(|text| text == file.text),
+        })
+    }
+}
+
+/// The cache key of `source` compiled with `options` (see the module's documentation).
+fn key(source: Source, root: &Root, backend: Backend, tuning: Option<&str>) -> Result<u64, String> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let (kind, shown, place) = match source {
+        Source::File(path) => ("file", path.display().to_string(), root.path.clone()),
+        Source::Text { name, .. } => ("text", name.to_string(), cwd),
+    };
+    let features = ogham_runtime::cpu::host_cpu_features()?.join(",");
+    let fields: [&[u8]; 9] = [
+        b"ogham-cache-key 1",
+        ogham_runtime::BUILD_ID.as_bytes(),
+        features.as_bytes(),
+        backend.name().as_bytes(),
+        kind.as_bytes(),
+        shown.as_bytes(),
+        place.as_os_str().as_encoded_bytes(),
+        root.text.as_bytes(),
+        tuning.unwrap_or("\0no tuning").as_bytes(),
+    ];
+    let mut bytes = Vec::new();
+    for field in fields {
+        bytes.extend((field.len() as u64).to_le_bytes());
+        bytes.extend(field);
+    }
+    Ok(ogham_runtime::fnv1a(&bytes))
+}
+
+/// The programs compiled by this process, by key.
+fn memory() -> &'static Mutex<HashMap<u64, Arc<Compiled>>> {
+    static MEMORY: std::sync::OnceLock<Mutex<HashMap<u64, Arc<Compiled>>>> =
+        std::sync::OnceLock::new();
+    MEMORY.get_or_init(Default::default)
+}
+
+/// Compiles `source` for `options.backend`, or returns the program compiled before (in this
+/// process, or by an earlier process when the disk cache has it; see [`Disk::from_env`]).
+pub fn compile(source: Source, options: &Options) -> Result<Arc<Compiled>, CompileError> {
+    compile_in(source, options, &Disk::from_env())
+}
+
+/// [`compile`] with the on-disk cache `disk` (used by the `cpu` backend only).
+pub fn compile_in(
+    source: Source,
+    options: &Options,
+    disk: &Disk,
+) -> Result<Arc<Compiled>, CompileError> {
+    let root = match Root::of(source) {
+        Ok(root) => root,
+        // The front end reports an unreadable root with its code.
+        Err(_) => return compile_fresh(source, options, None, disk, None),
+    };
+    let tuning = match &options.tuning {
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(text) => Some(text),
+            // Reported with its code when the thresholds are read.
+            Err(_) => return compile_fresh(source, options, Some(root), disk, None),
+        },
+        None => None,
+    };
+    let key =
+        key(source, &root, options.backend, tuning.as_deref()).map_err(CompileError::message)?;
+    if let Some(hit) = memory().lock().map_err(|_| poisoned())?.get(&key)
+        && hit
+            .root
+            .as_ref()
+            .is_some_and(|root| root.current(hit.sources()))
+    {
+        return Ok(hit.clone());
+    }
+    let compiled = compile_fresh(source, options, Some(root), disk, Some(key))?;
+    memory()
+        .lock()
+        .map_err(|_| poisoned())?
+        .insert(key, compiled.clone());
+    Ok(compiled)
+}
+
+fn poisoned() -> CompileError {
+    CompileError::message("the cache of compiled programs is unusable after a panic".to_string())
+}
+
+/// Compiles `source` (the `cpu` backend through the disk cache under `key`).
+fn compile_fresh(
+    source: Source,
+    options: &Options,
+    root: Option<Root>,
+    disk: &Disk,
+    key: Option<u64>,
+) -> Result<Arc<Compiled>, CompileError> {
+    let backend = options.backend;
+    let tuning = options
+        .tuning
+        .as_deref()
+        .map_or(Tuning::Defaults, Tuning::File);
+    if backend == Backend::Cpu
+        && let (Some(key), Some(root)) = (key, &root)
+        && let Some(library) = disk.load(key, |sources| root.current(sources))
+    {
+        let thresholds = crate::thresholds(tuning, library.program())
+            .map_err(|d| CompileError::diagnostics(library.sources().clone(), vec![*d]))?;
+        return Ok(Arc::new(Compiled {
+            backend,
+            entries: library_entries(&library),
+            thresholds,
+            code: Code::Cpu(library),
+            root: Some(root.clone()),
+        }));
+    }
+    let fe = match source {
+        Source::File(path) => Frontend::load(path),
+        Source::Text { name, text } => Frontend::load_source(name, text),
+    }
+    .map_err(
+        |FrontendErrors {
+             sources,
+             diagnostics,
+         }| CompileError::diagnostics(sources, diagnostics),
+    )?;
+    let docs = fe.entry_docs();
+    let entries = fe
+        .checked
+        .entries
+        .iter()
+        .map(|e| EntryInfo {
+            name: e.name.clone(),
+            doc: docs.get(&e.name).cloned(),
+            params: e.params.clone(),
+            results: e.results.clone(),
+        })
+        .collect();
+    if backend == Backend::Interp {
+        return Ok(Arc::new(Compiled {
+            backend,
+            entries,
+            thresholds: Thresholds::default(),
+            code: Code::Interp(fe),
+            root,
+        }));
+    }
+    let fail = |d: Box<Diagnostic>| CompileError::diagnostics(fe.sources.clone(), vec![*d]);
+    let program = fe.compile(backend.pipeline_options()).map_err(fail)?;
+    let thresholds = crate::thresholds(tuning, &program).map_err(fail)?;
+    let code = if backend == Backend::Cpu {
+        let library = Library::new(fe.sources.clone(), program).with_docs(docs);
+        Code::Cpu(match key {
+            Some(key) => disk.store(key, library),
+            None => library,
+        })
+    } else {
+        Code::Ir {
+            sources: fe.sources.clone(),
+            program,
+        }
+    };
+    Ok(Arc::new(Compiled {
+        backend,
+        entries,
+        thresholds,
+        code,
+        root,
+    }))
+}
+
+/// The entry points of a library, with their doc comments.
+fn library_entries(library: &Library) -> Vec<EntryInfo> {
+    library
+        .entries()
+        .map(|(name, signature)| EntryInfo {
+            name: name.to_string(),
+            doc: library.doc(name).map(str::to_string),
+            params: signature.params.clone(),
+            results: signature.results.clone(),
+        })
+        .collect()
+}
+
+/// Opens a library built by `ogham build` (`.ogl`); it runs on the `cpu` backend, each entry
+/// point's kernels JIT-compiled at its first call.
+pub fn open(path: &Path) -> Result<Arc<Compiled>, CompileError> {
+    let library = Library::load(path).map_err(CompileError::message)?;
+    Ok(Arc::new(Compiled {
+        backend: Backend::Cpu,
+        entries: library_entries(&library),
+        thresholds: Thresholds::default(),
+        root: None,
+        code: Code::Cpu(library),
+    }))
+}
+
+// Callers share compiled programs across threads.
+const _: () = {
+    const fn shareable<T: Send + Sync>() {}
+    shareable::<Compiled>();
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ogham_runtime::value::{Array, Scalar};
+
+    const PROGRAM: &str = "\
+-- | Scales the values.
+-- Twice as much.
+entry scale [n] (xs: [n]f32) (k: f32) : [n]f32 = map (*k) xs
+entry total [n] (xs: [n]f32) : f32 = reduce (+) 0 xs
+";
+
+    fn xs() -> Value {
+        Value::Array(Array::from_f32(vec![3], vec![1.0, 2.0, 3.0]).expect("shape"))
+    }
+
+    fn options(backend: Backend) -> Options {
+        Options {
+            backend,
+            tuning: None,
+        }
+    }
+
+    #[test]
+    fn a_second_compile_returns_the_same_program() {
+        for backend in [Backend::Cpu, Backend::Interp, Backend::Kir, Backend::Core] {
+            let source = Source::Text {
+                name: "memory-test.og",
+                text: PROGRAM,
+            };
+            let first = compile_in(source, &options(backend), &Disk::Off).expect("compiles");
+            let second = compile_in(source, &options(backend), &Disk::Off).expect("compiles");
+            assert!(Arc::ptr_eq(&first, &second), "{}", backend.name());
+            assert_eq!(first.backend(), backend);
+            let out = first
+                .call("scale", vec![xs(), Value::Scalar(Scalar::F32(2.0))])
+                .expect("runs");
+            assert_eq!(
+                format!("{out:?}"),
+                format!(
+                    "{:?}",
+                    [Value::Array(
+                        Array::from_f32(vec![3], vec![2.0, 4.0, 6.0]).expect("shape")
+                    )]
+                )
+            );
+            let total = first.call("total", vec![xs()]).expect("runs");
+            assert_eq!(
+                format!("{total:?}"),
+                format!("{:?}", [Value::Scalar(Scalar::F32(6.0))])
+            );
+        }
+        let other = Source::Text {
+            name: "memory-test.og",
+            text: "entry main (x: i32) : i32 = x + 1",
+        };
+        let compiled = compile_in(other, &options(Backend::Cpu), &Disk::Off).expect("compiles");
+        assert_eq!(compiled.entries().len(), 1);
+    }
+
+    #[test]
+    fn entries_have_their_docs_and_types_in_source_order() {
+        for backend in [Backend::Cpu, Backend::Interp] {
+            let source = Source::Text {
+                name: "docs-test.og",
+                text: PROGRAM,
+            };
+            let compiled = compile_in(source, &options(backend), &Disk::Off).expect("compiles");
+            let entries = compiled.entries();
+            let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+            assert_eq!(names, ["scale", "total"]);
+            assert_eq!(
+                entries[0].doc.as_deref(),
+                Some("Scales the values.\nTwice as much.")
+            );
+            assert_eq!(entries[1].doc, None);
+            assert_eq!(entries[0].params.len(), 2);
+            assert_eq!(entries[0].params[1].0, "k");
+            assert_eq!(entries[0].results[0].to_string(), "[n]f32");
+        }
+    }
+
+    #[test]
+    fn errors_are_rendered_with_codes() {
+        let source = Source::Text {
+            name: "bad.og",
+            text: "entry main (x: f32) : f32 = x + 1i64",
+        };
+        let err = compile_in(source, &options(Backend::Cpu), &Disk::Off)
+            .err()
+            .expect("a type error");
+        assert_eq!(err.codes, ["E0301"]);
+        assert!(err.to_string().contains("bad.og:1:"), "{err}");
+        let compiled = compile_in(
+            Source::Text {
+                name: "pick.og",
+                text: "entry pick [n] (xs: [n]f32) (i: i64) : f32 = xs[i]",
+            },
+            &options(Backend::Cpu),
+            &Disk::Off,
+        )
+        .expect("compiles");
+        let d = compiled
+            .call("pick", vec![xs(), Value::Scalar(Scalar::I64(7))])
+            .expect_err("out of bounds");
+        assert!(
+            compiled.render(&d).contains("pick.og:1:"),
+            "{}",
+            compiled.render(&d)
+        );
+        assert!(compiled.entry("nope").is_err());
+    }
+}
