@@ -1,6 +1,7 @@
 //! The extension module `ogham._ogham`: compiled Ogham programs for Python.
 //!
-//! `compile_file` / `compile_text` / `open_library` return a [`Program`]; its `call` converts the
+//! `compile_file` / `compile_text` / `open_library` return a [`Program`] (compiled once per process
+//! and kept on disk by `ogham::cache`); its `call` converts the
 //! arguments for the entry's parameter types (`convert.rs`), runs the entry with the GIL released
 //! and returns NumPy arrays. The pure-Python package (`python/ogham/`) builds the user-facing
 //! callables, signatures and the xarray/dask layer on top of it.
@@ -11,12 +12,11 @@
 //! runtime (a bug) is caught and reported as an `OghamError` with code `internal`.
 
 mod bundled;
-mod compiled;
 mod convert;
 
-use compiled::{Compiled, EntryInfo, Options, Source};
 use convert::{Param, Sizes, dims_of, numpy_name};
 use ogham::Backend;
+use ogham::cache::{self, CompileError, Compiled, EntryInfo, Options, Source};
 use ogham::compiler::types::{Size, Type};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 create_exception!(
-    _ogham,
+    ogham,
     OghamError,
     PyException,
     "An Ogham program failed to compile or stopped with a run-time error; `code` is the \
@@ -47,6 +47,13 @@ fn ogham_error(py: Python<'_>, code: &str, message: String) -> PyErr {
         return e;
     }
     err
+}
+
+/// An `OghamError` for a program that did not compile or a library that did not open; its code
+/// is the first diagnostic's (`compile` when there is none, e.g. an unreadable library).
+fn compile_error(py: Python<'_>, e: CompileError) -> PyErr {
+    let code = e.codes.first().map_or("compile", String::as_str);
+    ogham_error(py, code, e.to_string())
 }
 
 /// `f()`, with a panic turned into an internal `OghamError`.
@@ -234,12 +241,12 @@ fn compile(py: Python<'_>, source: Source, options: Options) -> PyResult<Program
         return Err(ogham_error(py, "R0711", why));
     }
     let result = py.detach(|| {
-        catch_unwind(AssertUnwindSafe(|| compiled::compile(source, &options)))
+        catch_unwind(AssertUnwindSafe(|| cache::compile(source, &options)))
             .map_err(|_| "a panic in the compiler".to_string())
     });
     match result {
         Ok(Ok(c)) => Ok(Program::new(c)),
-        Ok(Err(e)) => Err(ogham_error(py, "compile", e.to_string())),
+        Ok(Err(e)) => Err(compile_error(py, e)),
         Err(what) => Err(ogham_error(
             py,
             "internal",
@@ -280,12 +287,12 @@ fn compile_text(
 #[pyfunction]
 fn open_library(py: Python<'_>, path: PathBuf) -> PyResult<Program> {
     let result = py.detach(|| {
-        catch_unwind(AssertUnwindSafe(|| compiled::open(&path)))
+        catch_unwind(AssertUnwindSafe(|| cache::open(&path)))
             .map_err(|_| "a panic while opening the library".to_string())
     });
     match result {
         Ok(Ok(c)) => Ok(Program::new(c)),
-        Ok(Err(e)) => Err(ogham_error(py, "library", e.to_string())),
+        Ok(Err(e)) => Err(compile_error(py, e)),
         Err(what) => Err(ogham_error(
             py,
             "internal",

@@ -100,7 +100,7 @@ def test_runtime_errors_have_code_and_location(mod):
 def test_compile_errors():
     with pytest.raises(ogham.OghamError) as e:
         ogham.load("entry main (x: f32) : f32 = x + 1i64\n")
-    assert "E0301" in str(e.value) and "mismatched types" in str(e.value)
+    assert e.value.code == "E0301" and "mismatched types" in str(e.value)
 
 
 def test_bad_load_arguments(tmp_path):
