@@ -191,11 +191,11 @@ class OghamAccessor:
         brk, _, magnitude, mosum_mean, n_hist, n_valid = self._run(
             plan, [years, history, order, trend, h, end, level, lam], da.dtype)
         found = brk >= 0
-        index = brk.where(found, 0)
-        break_time = xr.where(found, da[TIME].isel({TIME: index}).drop_vars(TIME),
-                              np.datetime64("NaT", "ns"))
-        break_year = xr.where(found, xr.DataArray(years, dims=[TIME]).isel({TIME: index}),
-                              np.nan)
+        times = np.asarray(time, dtype="datetime64[ns]")
+        break_time, break_year = (
+            xr.apply_ufunc(_take, brk, kwargs={"values": values, "fill": fill},
+                           dask="parallelized", output_dtypes=[values.dtype], keep_attrs=True)
+            for values, fill in ((times, np.datetime64("NaT", "ns")), (years, np.nan)))
         attrs = dict(da.attrs)
         return xr.Dataset({
             "break": found, "break_time": break_time, "break_year": break_year,
@@ -238,6 +238,11 @@ class OghamAccessor:
         dims = [d for d in da.dims if d != TIME]
         return xr.Dataset({"label": label.transpose(*dims),
                            "distance": distance.transpose(*dims, "pattern")}, attrs=da.attrs)
+
+
+def _take(index, values, fill):
+    """`values[index]` where `index >= 0`, else `fill` (break dates from break indices)."""
+    return np.where(index >= 0, values[np.maximum(index, 0)], fill)
 
 
 def _twdtw_block(block, patterns, pattern_doy, doy, params, backend):

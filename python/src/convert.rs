@@ -6,8 +6,9 @@
 //!   casts: a float64 array for an f32 parameter is a `TypeError` that says
 //!   `pass x.astype(np.float32)`); lists and tuples are converted with
 //!   `numpy.asarray(x, dtype=<the parameter's>)`. C-contiguous arrays are read as one slice,
-//!   others (views, Fortran order) element by element in row-major order. The data is copied
-//!   once into the runtime's buffers, which own their memory.
+//!   others (views, Fortran order) element by element in row-major order; an array at an
+//!   address not aligned for its element type is copied by NumPy first. The data is copied once
+//!   into the runtime's buffers, which own their memory.
 //! - Sizes: the sizes named in the parameters' types (`[m][N]`) must agree between arguments,
 //!   constant sizes must match (`ValueError` naming both parameters).
 //! - Scalars: `bool` parameters take `bool`/`numpy.bool_` only; integer parameters take Python
@@ -347,6 +348,11 @@ fn prim_dtype(py: Python<'_>, p: PrimType) -> Bound<'_, numpy::PyArrayDescr> {
 
 /// The elements of an array whose dtype is `T`'s, row-major.
 fn elements<T: Element + Copy>(arr: &Bound<'_, PyUntypedArray>) -> PyResult<Vec<T>> {
+    if !arr.is_aligned() {
+        // A buffer at an odd address (pickle protocol 5 hands such arrays to dask workers):
+        // NumPy's copy is aligned.
+        return elements(arr.call_method0("copy")?.cast::<PyUntypedArray>()?);
+    }
     let arr = arr.cast::<PyArrayDyn<T>>()?;
     let view = arr.try_readonly()?;
     // `as_slice` also accepts Fortran order, whose memory order is not row-major.

@@ -179,14 +179,15 @@ impl Program {
             )));
         }
         let mut sizes = Sizes::new();
-        let values = info
-            .params
-            .iter()
-            .zip(args.iter())
-            .map(|((name, ty), arg)| {
-                convert::to_value(&arg, ty, &Param { entry, name }, &mut sizes)
-            })
-            .collect::<PyResult<Vec<_>>>()?;
+        let values = guarded(py, || {
+            info.params
+                .iter()
+                .zip(args.iter())
+                .map(|((name, ty), arg)| {
+                    convert::to_value(&arg, ty, &Param { entry, name }, &mut sizes)
+                })
+                .collect::<PyResult<Vec<_>>>()
+        })?;
         let compiled = &self.compiled;
         let outcome = py.detach(|| {
             catch_unwind(AssertUnwindSafe(|| compiled.call(entry, values)))

@@ -142,3 +142,12 @@ def test_gil_released_while_running():
     assert elapsed > 0.1, "the call was too short to tell"
     # with the GIL held for the whole call the counter could not advance at all
     assert during > 10_000, f"{during} increments in {elapsed:.2f} s"
+
+
+def test_unaligned_arrays(mod):
+    """Arrays at odd addresses (as pickle protocol 5 gives them to dask workers) are copied."""
+    raw = np.zeros(8 * 10 + 1, dtype=np.uint8)
+    x = raw[1:].view(np.float64)
+    x[:] = np.arange(10)
+    assert not x.flags.aligned
+    np.testing.assert_array_equal(mod.a1_f64(x), np.arange(10) + 1)

@@ -138,3 +138,13 @@ def test_geotiff_stack_in_and_break_map_out(tmp_path):
         np.testing.assert_array_equal(src.read(1), ds.break_year.values)
     with pytest.raises(TypeError, match="no datetime type"):
         io.to_geotiff(ds.break_time, tmp_path / "t.tif")
+
+
+def test_bfast_monitor_on_dask_equals_in_memory():
+    cube = make_cube()
+    eager = cube.ogham.bfast_monitor("2009-06-01")
+    lazy = cube.chunk({"y": 3, "x": 2}).ogham.bfast_monitor("2009-06-01")
+    assert lazy.break_time.chunks is not None
+    computed = lazy.compute(scheduler="threads")
+    for name in eager.data_vars:
+        assert computed[name].values.tobytes() == eager[name].values.tobytes(), name
