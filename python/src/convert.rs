@@ -171,7 +171,8 @@ fn to_scalar(obj: &Bound<'_, PyAny>, p: PrimType, param: &Param) -> PyResult<Sca
             "{}: expects {p}, given {} ({}): {fix}",
             param.what(),
             type_name(obj),
-            obj.repr().map_or_else(|_| "?".to_string(), |r| r.to_string())
+            obj.repr()
+                .map_or_else(|_| "?".to_string(), |r| r.to_string())
         ))
     };
     let int = || -> PyResult<i64> {
@@ -181,12 +182,8 @@ fn to_scalar(obj: &Bound<'_, PyAny>, p: PrimType, param: &Param) -> PyResult<Sca
         obj.extract::<i64>()
             .map_err(|_| wrong("pass an int (e.g. `int(x)`)"))
     };
-    let range = |v: i64| {
-        PyValueError::new_err(format!(
-            "{}: {v} is out of the range of {p}",
-            param.what()
-        ))
-    };
+    let range =
+        |v: i64| PyValueError::new_err(format!("{}: {v} is out of the range of {p}", param.what()));
     Ok(match p {
         PrimType::Bool => Scalar::Bool(
             obj.extract::<bool>()
@@ -279,10 +276,7 @@ fn to_array(
             py_shape(&shape),
             shape.len(),
             if shape.len() + 1 == dims.len() {
-                format!(
-                    "; for a single one, pass `{}[np.newaxis]`",
-                    param.name
-                )
+                format!("; for a single one, pass `{}[np.newaxis]`", param.name)
             } else {
                 String::new()
             }

@@ -114,9 +114,16 @@ fn type_to_py(py: Python<'_>, t: &Type) -> PyResult<Py<PyAny>> {
         ),
         _ => (py.None(), py.None()),
     };
-    Ok(PyTuple::new(py, [t.to_string().into_pyobject(py)?.into_any().unbind(), dims, dtype])?
-        .into_any()
-        .unbind())
+    Ok(PyTuple::new(
+        py,
+        [
+            t.to_string().into_pyobject(py)?.into_any().unbind(),
+            dims,
+            dtype,
+        ],
+    )?
+    .into_any()
+    .unbind())
 }
 
 #[pymethods]
