@@ -89,3 +89,21 @@ def test_ptsel(cli, root, tmp_path):
     python = ogham.ptsel(phi, 2)
     cli_out = cli_run(cli, root, tmp_path, "ptsel", "rank_wp", [phi], ["2i64", "false"])
     same_bits([python], cli_out)
+
+
+def test_built_library(cli, root, tmp_path):
+    """A library built by `ogham build` opens with `ogham.load` and gives the program's results;
+    a file that is not a library is an OghamError naming it."""
+    lib = tmp_path / "stl.ogl"
+    subprocess.run([str(cli), "build", str(root / "programs" / "stl.og"), "-o", str(lib)],
+                   check=True, capture_output=True)
+    module = ogham.load(lib)
+    assert "auto" in module.entries and module.backend == "cpu"
+    y = cloudy_series(np.random.default_rng(5), 4, 46, np.float32)
+    same_bits(module.auto(y, 23, 7, False), ogham.stl(y, 23, 7))
+    bad = tmp_path / "bad.ogl"
+    bad.write_text("{}")
+    with pytest.raises(ogham.OghamError, match="bad.ogl"):
+        ogham.load(bad)
+    with pytest.raises(ValueError, match="cpu backend"):
+        ogham.load(lib, backend="interp")
