@@ -11,6 +11,16 @@ See docs/python.md.
 
 from ._ogham import OghamError
 from ._module import Entry, Module, load, load_count
+
+
+def _rebuild_error(message, code):
+    error = OghamError(message)
+    error.code = code
+    return error
+
+
+# An error raised on a dask worker reaches the client pickled: keep its code.
+OghamError.__reduce__ = lambda self: (_rebuild_error, (str(self), getattr(self, "code", None)))
 from .programs import bfast_monitor, bundled, ptsel, stl, twdtw
 
 try:

@@ -39,6 +39,11 @@ def test_local_cluster_two_processes(tmp_path, monkeypatch):
         # a bundled program with array arguments besides the cube (they reach the workers
         # pickled, at unaligned addresses)
         bfast = cube.chunk({"y": 8, "x": 6}).ogham.bfast_monitor("2006-06-01").compute()
+        # a run-time error on a worker reaches the client with its code (no history to monitor
+        # after: every date is before history_end)
+        with pytest.raises(ogham.OghamError) as error:
+            cube.chunk({"y": 8, "x": 6}).ogham.bfast_monitor("2030-01-01").compute()
+        assert error.value.code == "R0710" and "argument n" in str(error.value)
     assert len(loads) == 2
     # every worker compiled the method at most once for the 8 chunks
     assert all(n <= 1 for n in loads.values()) and sum(loads.values()) >= 1

@@ -112,3 +112,14 @@ def test_bad_load_arguments(tmp_path):
         ogham.load(42)
     with pytest.raises(ValueError, match="no entry point `nope`"):
         ogham.load(SOURCE)["mean"].module._program.call("nope", ())
+
+
+def test_errors_pickle_with_their_code(mod):
+    """Errors raised on dask workers reach the client pickled."""
+    import pickle
+
+    with pytest.raises(ogham.OghamError) as e:
+        mod.checked(-1)
+    again = pickle.loads(pickle.dumps(e.value))
+    assert type(again) is ogham.OghamError and again.code == "R0710"
+    assert str(again) == str(e.value)
