@@ -270,11 +270,11 @@ fn to_array(
     }
     if shape.len() != dims.len() {
         return Err(PyValueError::new_err(format!(
-            "{}: expects {ty} ({} dimensions), given an array of shape {} ({} dimensions){}",
+            "{}: expects {ty} ({}), given an array of shape {} ({}){}",
             param.what(),
-            dims.len(),
+            dimensions(dims.len()),
             py_shape(&shape),
-            shape.len(),
+            dimensions(shape.len()),
             if shape.len() + 1 == dims.len() {
                 format!("; for a single one, pass `{}[np.newaxis]`", param.name)
             } else {
@@ -354,6 +354,11 @@ fn elements<T: Element + Copy>(arr: &Bound<'_, PyUntypedArray>) -> PyResult<Vec<
         Ok(slice) if arr.is_c_contiguous() => slice.to_vec(),
         _ => view.as_array().iter().copied().collect(),
     })
+}
+
+/// `1 dimension`, `2 dimensions`.
+fn dimensions(n: usize) -> String {
+    format!("{n} dimension{}", if n == 1 { "" } else { "s" })
 }
 
 /// A shape as Python prints it: `(3, 4)`, `(5,)`.
