@@ -298,8 +298,8 @@ def bench_aot(args, work):
               f"{'OK' if same else 'FAILED'}")
         rows.append([name, f"{M}×{N}", f(p_ms), f(k_ms), f(j_open), f(j_call), f(a_open),
                      f(a_call), f(j_call / a_call, 1)])
-    table("BFAST-Monitor called from C: object file (ahead of time) vs .ogl (JIT at each call); "
-          "calls after the first, median",
+    table("BFAST-Monitor called from C: object file (ahead of time) vs .ogl (JIT at the first "
+          "call); calls after the first, median",
           ["set", "M×N", "ogham run process ms", "ogham kernels ms", ".ogl open ms",
            ".ogl call ms", "object open ms", "object call ms", "call .ogl/object"], rows)
     return ok

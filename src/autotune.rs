@@ -10,12 +10,14 @@
 //! a candidate that changes the results is rejected and reported. The result is a tuning file
 //! (`name=value` lines with the timings as comments) for `--tuning`.
 //!
-//! A time is that of the whole call (code generation and JIT or module loading included, after
-//! an untimed warm-up run), so data sets should be large enough for the kernels to dominate.
+//! The program is compiled once (`crate::cache::Compiled`; thresholds are run-time values, so
+//! every candidate runs the same code) and a time is that of one call after an untimed warm-up
+//! run: the execution alone on the CPU backend; with the CUDA backend the call also loads the
+//! kernels' module (its CUBINs come from the on-disk cache after the warm-up).
 
-use crate::{Backend, Frontend, Tuning};
+use crate::cache::Compiled;
 use ogham_compiler::diag::Diagnostic;
-use ogham_compiler::pipeline::Options;
+use ogham_runtime::ireval::Thresholds;
 use ogham_runtime::value::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -66,8 +68,7 @@ impl Tuned {
 /// Median wall time of `runs` runs of `entry` with the threshold values `values`, and the
 /// outputs of the first.
 fn measure(
-    fe: &Frontend,
-    backend: Backend,
+    compiled: &Compiled,
     entry: &str,
     args: &[Value],
     values: &BTreeMap<String, i64>,
@@ -77,7 +78,11 @@ fn measure(
     let mut first = None;
     for _ in 0..runs.max(1) {
         let start = Instant::now();
-        let out = backend.run_tuned(fe, entry, args.to_vec(), Tuning::Named(values))?;
+        let thresholds = Thresholds {
+            named: values.clone(),
+            others: None,
+        };
+        let out = compiled.call_tuned(entry, args.to_vec(), &thresholds)?;
         times.push(start.elapsed().as_secs_f64());
         first.get_or_insert(out);
     }
@@ -90,27 +95,26 @@ fn same_outputs(a: &[Value], b: &[Value]) -> bool {
     crate::testing::compare_outputs(a, b, Some(1e-6)).is_ok()
 }
 
-/// Tunes the thresholds of `fe`'s kernel IR for `entry` on `args`.
+/// Tunes the thresholds of `compiled`'s kernel IR (compiled for the backend to tune for) for
+/// `entry` on `args`.
 pub fn autotune(
-    fe: &Frontend,
-    backend: Backend,
+    compiled: &Compiled,
     entry: &str,
     args: Vec<Value>,
     runs: usize,
 ) -> Result<Tuned, Box<Diagnostic>> {
-    let ir = fe.compile(Options::KERNEL)?;
-    let mut values: BTreeMap<String, i64> = ir
-        .thresholds
+    let thresholds = compiled.tunable();
+    let mut values: BTreeMap<String, i64> = thresholds
         .iter()
         .map(|t| (t.name.clone(), t.default))
         .collect();
     // A first run warms caches (the NVRTC cache on disk, the operating system's) untimed.
-    measure(fe, backend, entry, &args, &values, 1)?;
-    let (default_seconds, expected) = measure(fe, backend, entry, &args, &values, runs)?;
+    measure(compiled, entry, &args, &values, 1)?;
+    let (default_seconds, expected) = measure(compiled, entry, &args, &values, runs)?;
     let mut best_seconds = default_seconds;
     let mut choices = Vec::new();
     let mut rejected = Vec::new();
-    for t in &ir.thresholds {
+    for t in thresholds {
         let mut tried = vec![(values[&t.name], best_seconds)];
         for candidate in [0, i64::MAX] {
             if tried.iter().any(|(v, _)| *v == candidate) {
@@ -118,7 +122,7 @@ pub fn autotune(
             }
             let mut trial = values.clone();
             trial.insert(t.name.clone(), candidate);
-            let (seconds, out) = measure(fe, backend, entry, &args, &trial, runs)?;
+            let (seconds, out) = measure(compiled, entry, &args, &trial, runs)?;
             if !same_outputs(&out, &expected) {
                 rejected.push(format!("{}={candidate}", t.name));
                 continue;

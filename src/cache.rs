@@ -32,7 +32,8 @@ pub use disk::Disk;
 
 use crate::{Backend, Frontend, FrontendErrors, Tuning};
 use ogham_compiler::diag::Diagnostic;
-use ogham_compiler::ir;
+use ogham_compiler::ir::{self, Signature};
+use ogham_compiler::kir::Threshold;
 use ogham_compiler::source::SourceMap;
 use ogham_compiler::types::Type;
 use ogham_runtime::ireval::Thresholds;
@@ -139,6 +140,8 @@ pub struct Compiled {
 
 enum Code {
     Cpu(Library),
+    /// A `cpu` program from the disk cache.
+    Cached(disk::Cached),
     Interp(Frontend),
     /// Core IR (`core`) or kernel IR (`kir`, `cuda`, `cuda-emu`).
     Ir {
@@ -177,6 +180,7 @@ impl Compiled {
     ) -> Result<Vec<Value>, Box<Diagnostic>> {
         match &self.code {
             Code::Cpu(library) => library.call_tuned(entry, args, thresholds),
+            Code::Cached(cached) => cached.call(entry, args, thresholds),
             Code::Interp(fe) => {
                 ogham_runtime::interp::run_entry(&fe.sources, &fe.program, &fe.checked, entry, args)
                     .map_err(Box::new)
@@ -198,17 +202,19 @@ impl Compiled {
     pub fn sources(&self) -> &SourceMap {
         match &self.code {
             Code::Cpu(library) => library.sources(),
+            Code::Cached(cached) => cached.sources(),
             Code::Interp(fe) => &fe.sources,
             Code::Ir { sources, .. } => sources,
         }
     }
 
-    /// The kernel IR (or core IR for `core`); `None` for `interp`.
-    pub fn program(&self) -> Option<&ir::Program> {
+    /// The tunable thresholds of the program's kernel IR (none for `interp`).
+    pub fn tunable(&self) -> &[Threshold] {
         match &self.code {
-            Code::Cpu(library) => Some(library.program()),
-            Code::Interp(_) => None,
-            Code::Ir { program, .. } => Some(program),
+            Code::Cpu(library) => &library.program().thresholds,
+            Code::Cached(cached) => cached.thresholds(),
+            Code::Interp(_) => &[],
+            Code::Ir { program, .. } => &program.thresholds,
         }
     }
 
@@ -242,12 +248,28 @@ impl Root {
     }
 
     /// Whether `sources` are those this root compiles from now: the root's text is this one,
-    /// every other file on disk still has the recorded text.
+    /// every other file on disk still has the recorded text, and no file on disk now shadows a
+    /// standard library module the program imports (the loader looks for `x/y.og` next to the
+    /// importing file before the embedded `x/y`; checked next to every file, conservatively).
     fn current(&self, sources: &SourceMap) -> bool {
+        let prelude = format!("{}.og", ogham_compiler::stdlib::PRELUDE);
+        let library: Vec<&str> = sources
+            .files()
+            .filter(|(_, file)| file.path.is_none())
+            .filter_map(|(_, file)| file.name.strip_prefix("<stdlib>/"))
+            .filter(|module| *module != prelude)
+            .collect();
         sources.files().all(|(_, file)| match &file.path {
             None => true,
-            Some(path) if *path == self.path => file.text == self.text,
-            Some(path) => std::fs::read_to_string(path).is_ok_and(|text| text == file.text),
+            Some(path) => {
+                let text_current = if *path == self.path {
+                    file.text == self.text
+                } else {
+                    std::fs::read_to_string(path).is_ok_and(|text| text == file.text)
+                };
+                let dir = path.parent().unwrap_or(Path::new(""));
+                text_current && library.iter().all(|module| !dir.join(module).is_file())
+            }
         })
     }
 }
@@ -348,15 +370,19 @@ fn compile_fresh(
         .map_or(Tuning::Defaults, Tuning::File);
     if backend == Backend::Cpu
         && let (Some(key), Some(root)) = (key, &root)
-        && let Some(library) = disk.load(key, |sources| root.current(sources))
+        && let Some(cached) = disk.load(key, |sources| root.current(sources))
     {
-        let thresholds = crate::thresholds(tuning, library.program())
-            .map_err(|d| CompileError::diagnostics(library.sources().clone(), vec![*d]))?;
+        let thresholds = crate::thresholds(tuning, cached.thresholds())
+            .map_err(|d| CompileError::diagnostics(cached.sources().clone(), vec![*d]))?;
+        let entries = cached
+            .entries()
+            .map(|(name, signature)| entry_info(name, cached.doc(name), signature))
+            .collect();
         return Ok(Arc::new(Compiled {
             backend,
-            entries: library_entries(&library),
+            entries,
             thresholds,
-            code: Code::Cpu(library),
+            code: Code::Cached(cached),
             root: Some(root.clone()),
         }));
     }
@@ -393,7 +419,7 @@ fn compile_fresh(
     }
     let fail = |d: Box<Diagnostic>| CompileError::diagnostics(fe.sources.clone(), vec![*d]);
     let program = fe.compile(backend.pipeline_options()).map_err(fail)?;
-    let thresholds = crate::thresholds(tuning, &program).map_err(fail)?;
+    let thresholds = crate::thresholds(tuning, &program.thresholds).map_err(fail)?;
     let code = if backend == Backend::Cpu {
         let library = Library::new(fe.sources.clone(), program).with_docs(docs);
         Code::Cpu(match key {
@@ -415,17 +441,13 @@ fn compile_fresh(
     }))
 }
 
-/// The entry points of a library, with their doc comments.
-fn library_entries(library: &Library) -> Vec<EntryInfo> {
-    library
-        .entries()
-        .map(|(name, signature)| EntryInfo {
-            name: name.to_string(),
-            doc: library.doc(name).map(str::to_string),
-            params: signature.params.clone(),
-            results: signature.results.clone(),
-        })
-        .collect()
+fn entry_info(name: &str, doc: Option<&str>, signature: &Signature) -> EntryInfo {
+    EntryInfo {
+        name: name.to_string(),
+        doc: doc.map(str::to_string),
+        params: signature.params.clone(),
+        results: signature.results.clone(),
+    }
 }
 
 /// Opens a library built by `ogham build` (`.ogl`); it runs on the `cpu` backend, each entry
@@ -434,7 +456,10 @@ pub fn open(path: &Path) -> Result<Arc<Compiled>, CompileError> {
     let library = Library::load(path).map_err(CompileError::message)?;
     Ok(Arc::new(Compiled {
         backend: Backend::Cpu,
-        entries: library_entries(&library),
+        entries: library
+            .entries()
+            .map(|(name, signature)| entry_info(name, library.doc(name), signature))
+            .collect(),
         thresholds: Thresholds::default(),
         root: None,
         code: Code::Cpu(library),
@@ -508,6 +533,30 @@ entry total [n] (xs: [n]f32) : f32 = reduce (+) 0 xs
     }
 
     #[test]
+    fn calls_from_many_threads_share_the_code() {
+        let source = Source::Text {
+            name: "threads-test.og",
+            text: PROGRAM,
+        };
+        let compiled = compile_in(source, &options(Backend::Cpu), &Disk::Off).expect("compiles");
+        let results: Vec<String> = std::thread::scope(|s| {
+            let calls: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| format!("{:?}", compiled.call("total", vec![xs()]))))
+                .collect();
+            calls
+                .into_iter()
+                .map(|c| c.join().expect("no panic"))
+                .collect()
+        });
+        assert!(
+            results
+                .iter()
+                .all(|r| *r == results[0] && r.contains("6.0")),
+            "{results:?}"
+        );
+    }
+
+    #[test]
     fn entries_have_their_docs_and_types_in_source_order() {
         for backend in [Backend::Cpu, Backend::Interp] {
             let source = Source::Text {
@@ -527,6 +576,66 @@ entry total [n] (xs: [n]f32) : f32 = reduce (+) 0 xs
             assert_eq!(entries[0].params[1].0, "k");
             assert_eq!(entries[0].results[0].to_string(), "[n]f32");
         }
+    }
+
+    #[test]
+    fn a_program_from_the_disk_cache_is_the_same_program() {
+        let dir = std::env::temp_dir().join(format!("ogham-cache-same-{}", std::process::id()));
+        let disk = Disk::Dir(dir.clone());
+        let source = Source::Text {
+            name: "disk-same.og",
+            text: PROGRAM,
+        };
+        let root = Root::of(source).expect("a root");
+        let key = key(source, &root, Backend::Cpu, None).expect("a key");
+        let options = options(Backend::Cpu);
+        let fresh = compile_fresh(source, &options, Some(root.clone()), &disk, Some(key))
+            .expect("compiles");
+        let cached = compile_fresh(source, &options, Some(root), &disk, Some(key)).expect("loads");
+        assert!(matches!(fresh.code, Code::Cpu(_)));
+        assert!(matches!(cached.code, Code::Cached(_)));
+        assert_eq!(fresh.entries(), cached.entries());
+        for compiled in [&fresh, &cached] {
+            let out = compiled.call("total", vec![xs()]).expect("runs");
+            assert_eq!(
+                format!("{out:?}"),
+                format!("{:?}", [Value::Scalar(Scalar::F32(6.0))])
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn changed_imports_and_shadowed_library_modules_compile_again() {
+        let dir = std::env::temp_dir().join(format!("ogham-cache-imports-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a directory");
+        let main = dir.join("main.og");
+        let helper = dir.join("helper.og");
+        std::fs::write(
+            &main,
+            "import \"helper\"\nimport \"lib/linalg\"\nentry main (x: i32) : i32 = bump x\n",
+        )
+        .expect("written");
+        std::fs::write(&helper, "def bump (x: i32) : i32 = x + 1\n").expect("written");
+        let compile = || {
+            compile_in(Source::File(&main), &options(Backend::Cpu), &Disk::Off).expect("compiles")
+        };
+        let run =
+            |c: &Compiled| format!("{:?}", c.call("main", vec![Value::Scalar(Scalar::I32(1))]));
+        let first = compile();
+        assert!(Arc::ptr_eq(&first, &compile()));
+        std::fs::write(&helper, "def bump (x: i32) : i32 = x + 2\n").expect("written");
+        let changed = compile();
+        assert!(!Arc::ptr_eq(&first, &changed));
+        assert_ne!(run(&first), run(&changed));
+        std::fs::create_dir_all(dir.join("lib")).expect("a directory");
+        std::fs::write(dir.join("lib/linalg.og"), "def unused = 0i32\n").expect("written");
+        assert!(
+            !Arc::ptr_eq(&changed, &compile()),
+            "a shadowed library module"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -160,8 +160,6 @@ pub enum Tuning<'a> {
     /// Every threshold set to one value: `0` selects the first version of all multi-versioned
     /// code (outer parallelism), `i64::MAX` the last one.
     Uniform(i64),
-    /// Values by name (the autotuner's candidates); defaults for the others.
-    Named(&'a std::collections::BTreeMap<String, i64>),
 }
 
 /// The executors of entry points. All of them implement the semantics of the reference
@@ -252,7 +250,7 @@ impl Backend {
             }
             Backend::Core | Backend::Kir | Backend::Cpu | Backend::Cuda | Backend::CudaEmu => {
                 let ir = fe.compile(self.pipeline_options())?;
-                let thresholds = thresholds(tuning, &ir)?;
+                let thresholds = thresholds(tuning, &ir.thresholds)?;
                 self.run_ir(&ir, entry, args, &thresholds)
             }
         }
@@ -287,19 +285,18 @@ impl Backend {
     }
 }
 
-/// The thresholds `tuning` sets for program `ir`.
-pub fn thresholds(tuning: Tuning, ir: &ir::Program) -> Result<Thresholds, Box<Diagnostic>> {
+/// The thresholds `tuning` sets for a program whose tunable thresholds are `tunable`.
+pub fn thresholds(
+    tuning: Tuning,
+    tunable: &[ogham_compiler::kir::Threshold],
+) -> Result<Thresholds, Box<Diagnostic>> {
     Ok(match tuning {
         Tuning::Defaults => Thresholds::default(),
         Tuning::File(path) => Thresholds {
-            named: ogham_compiler::kir::tuning::read_tuning(path, &ir.thresholds)
+            named: ogham_compiler::kir::tuning::read_tuning(path, tunable)
                 .map_err(|e| Box::new(Diagnostic::error(E_TUNING, e.to_string())))?,
             others: None,
         },
         Tuning::Uniform(value) => Thresholds::uniform(value),
-        Tuning::Named(values) => Thresholds {
-            named: values.clone(),
-            others: None,
-        },
     })
 }

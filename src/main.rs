@@ -199,7 +199,11 @@ impl From<String> for Failure {
     }
 }
 
+/// When the process started (for `OGHAM_PROFILE`).
+static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
 fn main() -> ExitCode {
+    ogham_runtime::cpu::profile_from(*START.get_or_init(std::time::Instant::now));
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -425,6 +429,15 @@ fn run(
     })?;
     let info = compiled.entry(entry)?;
     let args = args::bind_params(&info.name, &info.params, command_line_args(raw_args)?)?;
+    if std::env::var_os("OGHAM_PROFILE").is_some()
+        && let Some(start) = START.get()
+    {
+        eprintln!(
+            "ogham-profile: program compiled (or taken from the cache) and arguments read {:.3} ms \
+             after start",
+            start.elapsed().as_secs_f64() * 1e3
+        );
+    }
     let outputs = compiled.call(entry, args).map_err(|diag| {
         emit_to_stderr(compiled.sources(), &[*diag]);
         Failure::Reported
@@ -441,16 +454,6 @@ fn command_line_args(raw_args: &[String]) -> Result<Vec<Arg>, Failure> {
     Ok(args)
 }
 
-/// The arguments of entry point `entry` from the command line, checked against its parameters.
-fn entry_args(
-    fe: &Frontend,
-    entry: &str,
-    raw_args: &[String],
-) -> Result<Vec<ogham_runtime::value::Value>, Failure> {
-    let entry_point = fe.entry(entry)?;
-    Ok(args::bind(entry_point, command_line_args(raw_args)?)?)
-}
-
 fn autotune(
     file: &Path,
     entry: &str,
@@ -459,10 +462,18 @@ fn autotune(
     output: Option<PathBuf>,
     raw_args: &[String],
 ) -> Result<(), Failure> {
-    let fe = load(file)?;
-    let args = entry_args(&fe, entry, raw_args)?;
-    let tuned = ogham::autotune::autotune(&fe, backend, entry, args, runs).map_err(|diag| {
-        emit_to_stderr(&fe.sources, &[*diag]);
+    let options = cache::Options {
+        backend,
+        tuning: None,
+    };
+    let compiled = cache::compile(cache::Source::File(file), &options).map_err(|e| {
+        e.emit_to_stderr();
+        Failure::Reported
+    })?;
+    let info = compiled.entry(entry)?;
+    let args = args::bind_params(&info.name, &info.params, command_line_args(raw_args)?)?;
+    let tuned = ogham::autotune::autotune(&compiled, entry, args, runs).map_err(|diag| {
+        emit_to_stderr(compiled.sources(), &[*diag]);
         Failure::Reported
     })?;
     let path = output.unwrap_or_else(|| file.with_extension("tuning"));

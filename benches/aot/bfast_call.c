@@ -1,6 +1,6 @@
 /* Calls BFAST-Monitor (`main` of programs/bfast.og) from C through libogham_c, with the
  * library compiled ahead of time (bfast.o, linked in) or, given a .ogl file, JIT-compiled at
- * each call; used by `benches/run.py --only aot`.
+ * the first call (later calls reuse the code); used by `benches/run.py --only aot`.
  *
  *   bfast_call STACK.npy n reps BREAKS.i32 [LIB.ogl]
  *

@@ -39,6 +39,23 @@ pub fn cache_dir(sub: &str) -> Option<std::path::PathBuf> {
     Some(base.join(sub))
 }
 
+/// A hash of `bytes` for checking that stored data is intact (cache files, ahead-of-time
+/// images): FNV-1a over little-endian 64-bit words (the last one zero-padded), then the length.
+/// Eight times fewer steps than [`fnv1a`]; as every step is a bijection of the running hash,
+/// data that differs in one word always hashes differently.
+pub fn content_hash(bytes: &[u8]) -> u64 {
+    let mut chunks = bytes.chunks_exact(8);
+    let mut h: u64 = 0xcbf29ce484222325;
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        h = (h ^ word).wrapping_mul(0x100000001b3);
+    }
+    let mut last = [0u8; 8];
+    last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    h = (h ^ u64::from_le_bytes(last)).wrapping_mul(0x100000001b3);
+    (h ^ bytes.len() as u64).wrapping_mul(0x100000001b3)
+}
+
 /// FNV-1a, 64 bits: a hash that is the same in every build (cache keys, fingerprints).
 pub fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf29ce484222325, |h, b| {

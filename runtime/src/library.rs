@@ -25,7 +25,7 @@
 //! opened with [`Library::from_image`] and runs without the JIT.
 
 use crate::cpu::aot::{self, Image};
-use crate::cpu::{self, Executable};
+use crate::cpu::{Executable, NativeStore};
 use crate::ireval::Thresholds;
 use crate::value::Value;
 use ogham_compiler::diag::{Diagnostic, render};
@@ -47,14 +47,6 @@ pub struct Library {
     sources: SourceMap,
     docs: BTreeMap<String, String>,
     executable: Executable,
-}
-
-/// A library's kernels as native code for a later process ([`Library::compile_native`]).
-pub struct Native {
-    /// A relocatable ELF object.
-    pub object: Vec<u8>,
-    /// The kernel table (JSON).
-    pub table: String,
 }
 
 /// The JSON layout of a library (writing borrows, reading owns).
@@ -141,26 +133,15 @@ impl Library {
         })
     }
 
-    /// Compiles every kernel of this library into native code that a later process can load
-    /// with [`Library::from_native`] (see `cpu::native`).
-    pub fn compile_native(&self) -> Result<Native, String> {
-        let (object, table) = cpu::native::compile(self.program())?;
-        Ok(Native { object, table })
-    }
-
-    /// The library of JSON `text` (as [`Library::to_json`] writes it) running native code
-    /// made for it by [`Library::compile_native`] in a process of this build on a CPU with
-    /// this one's features. The program is not verified again: callers check that the parts
-    /// are intact (the cache verifies their hash).
-    pub fn from_native(text: &str, native: &Native) -> Result<Library, String> {
-        let (sources, docs, program) = Library::parse(text, "the cached library", false)?;
-        let (kernels, mapped) = cpu::native::load(&native.object, &native.table)?;
-        let executable = Executable::with_kernels(program, kernels, Box::new(mapped))?;
-        Ok(Library {
-            sources,
-            docs,
-            executable,
-        })
+    /// This library with its entry points' native code kept in `store`: taken from there, or
+    /// compiled and put there at an entry point's first call (see
+    /// `cpu::Executable::with_store`).
+    pub fn with_store(self, store: Box<dyn NativeStore>) -> Library {
+        Library {
+            sources: self.sources,
+            docs: self.docs,
+            executable: Executable::with_store(self.executable.into_program(), store),
+        }
     }
 
     /// The sources, doc comments and program (verified if `check`) of the library of JSON
@@ -203,6 +184,11 @@ impl Library {
             .functions
             .iter()
             .map(|f| (f.name.as_str(), &f.signature))
+    }
+
+    /// The doc comments of the entry points that have one, by name.
+    pub fn docs(&self) -> &BTreeMap<String, String> {
+        &self.docs
     }
 
     /// The doc comment (`-- |` lines) of entry point `entry`, if it has one.

@@ -73,44 +73,44 @@ fn run_caches_compiled_programs() {
     assert_eq!(code(&first), 0, "{}", stderr(&first));
     assert_eq!(stdout(&first), "[2.0f32, 4.0f32, 6.0f32]\n30.192875f32\n");
     let entries = cache_entries(&cache);
-    assert_eq!(entries.len(), 1, "{entries:?}");
-    let written = std::fs::metadata(&entries[0]).unwrap().modified().unwrap();
+    assert_eq!(entries.len(), 2, "the program and main's code: {entries:?}");
+    let modified = |path: &Path| std::fs::metadata(path).unwrap().modified().unwrap();
+    let written: Vec<_> = entries.iter().map(|p| modified(p)).collect();
     let second = run(&[]);
     assert_eq!(
         (stdout(&second), stderr(&second)),
         (stdout(&first), String::new())
     );
-    assert_eq!(
-        std::fs::metadata(&entries[0]).unwrap().modified().unwrap(),
-        written,
-        "a hit"
-    );
+    let hit: Vec<_> = entries.iter().map(|p| modified(p)).collect();
+    assert_eq!(hit, written, "a hit writes nothing");
 
     std::fs::write(&helper, "def twice (x: f32) : f32 = 3 * x\n").unwrap();
     let changed = run(&[]);
     assert_eq!(stdout(&changed), "[3.0f32, 6.0f32, 9.0f32]\n30.192875f32\n");
-    assert_eq!(cache_entries(&cache), entries, "the entry is replaced");
+    let replaced = cache_entries(&cache);
+    assert_eq!(replaced.len(), 2, "the old code is removed: {replaced:?}");
+    assert_eq!(replaced[1], entries[1], "the program's file is replaced");
+    let entries = replaced;
 
-    let mut bytes = std::fs::read(&entries[0]).unwrap();
-    let middle = bytes.len() / 2;
-    bytes[middle] ^= 0xff;
-    std::fs::write(&entries[0], &bytes).unwrap();
-    let repaired = run(&[]);
-    assert_eq!(stdout(&repaired), stdout(&changed));
-    let warning = format!(
-        "warning: the cache entry {} is damaged",
-        entries[0].display()
-    );
-    assert!(
-        stderr(&repaired).contains(&warning),
-        "{}",
-        stderr(&repaired)
-    );
-    let again = run(&[]);
-    assert_eq!(
-        (stdout(&again), stderr(&again)),
-        (stdout(&changed), String::new())
-    );
+    for entry in &entries {
+        let mut bytes = std::fs::read(entry).unwrap();
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0xff;
+        std::fs::write(entry, &bytes).unwrap();
+        let repaired = run(&[]);
+        assert_eq!(stdout(&repaired), stdout(&changed));
+        let warning = format!("warning: the cache entry {} is damaged", entry.display());
+        assert!(
+            stderr(&repaired).contains(&warning),
+            "{}",
+            stderr(&repaired)
+        );
+        let again = run(&[]);
+        assert_eq!(
+            (stdout(&again), stderr(&again)),
+            (stdout(&changed), String::new())
+        );
+    }
 
     std::fs::remove_dir_all(&cache).unwrap();
     assert_eq!(stdout(&run(&["--no-cache"])), stdout(&changed));

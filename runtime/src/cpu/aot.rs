@@ -67,7 +67,7 @@ const IMAGE_SIZE: usize = 80;
 
 /// The checksum of an image's library and kernel table texts.
 fn checksum(library: &str, table: &str) -> u64 {
-    crate::fnv1a(library.as_bytes()) ^ crate::fnv1a(table.as_bytes()).rotate_left(1)
+    crate::content_hash(library.as_bytes()) ^ crate::content_hash(table.as_bytes()).rotate_left(1)
 }
 
 /// Whether `name` can name the image's symbol: a C identifier.

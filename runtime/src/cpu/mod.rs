@@ -15,7 +15,8 @@
 //! defines them: in one task when there are few segments, by ranges of segments otherwise.
 //!
 //! With the environment variable `OGHAM_PROFILE` set, every compiled kernel's launch prints its
-//! wall time on standard error (`ogham-profile: kernel main_k6 (thread) 409.7 ms`).
+//! wall time on standard error (`ogham-profile: kernel main_k6 (thread) 409.7 ms`), and a call's
+//! first launch when it starts, counted from the process's start ([`profile_from`]).
 //!
 //! Run-time errors of compiled code (bounds, division by zero, sizes) are rebuilt from the
 //! failed check's [`ErrorSite`] with the interpreter's codes and messages; of several failing
@@ -83,19 +84,35 @@ pub fn run(
     )
 }
 
-/// A kernel-IR program whose kernels become machine code at most once: JIT-compiled on the
-/// first call of each entry point (thread-safe; later calls reuse the code), or loaded whole
-/// ([`Executable::with_kernels`]: an ahead-of-time image, a cached object). The machine code
-/// lives as long as the executable.
+/// A kernel-IR program whose kernels become machine code at most once: on the first call of
+/// each entry point (thread-safe; later calls reuse the code) its kernels are JIT-compiled, or
+/// taken from a [`NativeStore`] (code a process made before) or compiled to native code and put
+/// there; or all of them are loaded at once ([`Executable::with_kernels`]: an ahead-of-time
+/// image). The machine code lives as long as the executable.
 pub struct Executable {
     program: Program,
     code: Code,
 }
 
+/// Where an executable keeps its entry points' native code between processes (the on-disk
+/// cache of `ogham::cache`).
+pub trait NativeStore: Send + Sync {
+    /// The code stored for entry point `entry`, if there is intact code (made by this build
+    /// for this CPU; the store verifies that).
+    fn load(&self, entry: &str) -> Option<native::Native>;
+    /// Keeps the code of entry point `entry`.
+    fn store(&self, entry: &str, native: &native::Native);
+    /// Code that `load` returned could not be loaded: it is not to be trusted again.
+    fn reject(&self, entry: &str, why: &str);
+}
+
 enum Code {
-    /// Per entry point (index in `Program::functions`): its JIT-compiled kernels, or why code
-    /// generation failed.
-    Jit(Vec<OnceLock<Result<EntryCode, String>>>),
+    /// Per entry point (index in `Program::functions`): its kernels' code, or why code
+    /// generation failed; made by the JIT, or through the store.
+    Lazy {
+        entries: Vec<OnceLock<Result<EntryCode, String>>>,
+        store: Option<Box<dyn NativeStore>>,
+    },
     /// Every kernel statement's code in the order of [`back::kernels`]; `by_function[f]` is the
     /// range of entry point `f`'s statements. `_memory` owns the code.
     Loaded {
@@ -105,11 +122,11 @@ enum Code {
     },
 }
 
-/// The JIT-compiled kernels of one entry point, in statement order, with the memory holding
-/// their code.
+/// The compiled kernels of one entry point, in statement order, with the memory holding their
+/// code.
 struct EntryCode {
     kernels: Vec<Option<Launchable>>,
-    _jit: jit::Jit,
+    _memory: Box<dyn Send + Sync>,
 }
 
 /// JIT-compiles the kernels of entry point `function` of `program`.
@@ -121,7 +138,43 @@ fn jit_entry(program: &Program, function: usize) -> Result<EntryCode, String> {
         .zip(entries)
         .map(|(seg, entry)| Launchable::new(seg.kernel, entry))
         .collect();
-    Ok(EntryCode { kernels, _jit: jit })
+    Ok(EntryCode {
+        kernels,
+        _memory: Box::new(jit),
+    })
+}
+
+/// The kernels of entry point `function` from `store`, or compiled to native code and stored
+/// there.
+fn stored_entry(
+    program: &Program,
+    function: usize,
+    store: &dyn NativeStore,
+) -> Result<EntryCode, String> {
+    let name = &program.functions[function].name;
+    if let Some(code) = store.load(name) {
+        match native::load(&code) {
+            Ok((kernels, mapped)) => {
+                return Ok(EntryCode {
+                    kernels,
+                    _memory: Box::new(mapped),
+                });
+            }
+            Err(why) => store.reject(name, &why),
+        }
+    }
+    let code = native::compile(program, function)?;
+    match native::load(&code) {
+        Ok((kernels, mapped)) => {
+            store.store(name, &code);
+            Ok(EntryCode {
+                kernels,
+                _memory: Box::new(mapped),
+            })
+        }
+        // Code this process cannot load is not stored; the JIT makes it.
+        Err(_) => jit_entry(program, function),
+    }
 }
 
 fn codegen_error(e: String) -> Box<Diagnostic> {
@@ -135,8 +188,21 @@ fn codegen_error(e: String) -> Box<Diagnostic> {
 impl Executable {
     /// `program`, whose kernels the JIT compiles when an entry point is first called.
     pub fn new(program: Program) -> Executable {
-        let code = Code::Jit(program.functions.iter().map(|_| OnceLock::new()).collect());
-        Executable { program, code }
+        Executable::lazy(program, None)
+    }
+
+    /// `program`, whose entry points' kernels come from `store` or are compiled to native code
+    /// and put there when an entry point is first called.
+    pub fn with_store(program: Program, store: Box<dyn NativeStore>) -> Executable {
+        Executable::lazy(program, Some(store))
+    }
+
+    fn lazy(program: Program, store: Option<Box<dyn NativeStore>>) -> Executable {
+        let entries = program.functions.iter().map(|_| OnceLock::new()).collect();
+        Executable {
+            program,
+            code: Code::Lazy { entries, store },
+        }
     }
 
     /// `program` with the machine code of every kernel statement (in the order of
@@ -204,12 +270,16 @@ impl Executable {
         )
     }
 
-    /// The code of entry point `function`'s kernel statements, in order (compiled now if the
-    /// JIT has not yet compiled them).
+    /// The code of entry point `function`'s kernel statements, in order (made now if this is
+    /// its first call).
     fn kernels(&self, function: usize) -> Res<&[Option<Launchable>]> {
         match &self.code {
-            Code::Jit(entries) => {
-                match entries[function].get_or_init(|| jit_entry(&self.program, function)) {
+            Code::Lazy { entries, store } => {
+                let code = entries[function].get_or_init(|| match store {
+                    Some(store) => stored_entry(&self.program, function, &**store),
+                    None => jit_entry(&self.program, function),
+                });
+                match code {
                     Ok(code) => Ok(&code.kernels),
                     Err(message) => Err(codegen_error(message.clone())),
                 }
@@ -267,6 +337,7 @@ fn run_kernels<'p>(
             profile: std::env::var_os("OGHAM_PROFILE").is_some(),
             by_seg: kernel_index(stmts),
             code,
+            first: true.into(),
         }) as Box<dyn Launcher>))
     })
 }
@@ -324,9 +395,20 @@ impl Launchable {
     }
 }
 
+/// When the process started, if its `main` said so ([`profile_from`]): with `OGHAM_PROFILE`, a
+/// call's first kernel launch is reported relative to it.
+static PROFILE_START: OnceLock<std::time::Instant> = OnceLock::new();
+
+/// Sets the process's start for `OGHAM_PROFILE`'s "first kernel" line.
+pub fn profile_from(start: std::time::Instant) {
+    let _ = PROFILE_START.set(start);
+}
+
 struct CpuLauncher<'p> {
     /// `OGHAM_PROFILE` is set: print each launch's time on standard error.
     profile: bool,
+    /// No kernel has been launched yet.
+    first: std::sync::atomic::AtomicBool,
     /// The kernel statements of the entry point, in order (`None`: evaluated).
     code: KernelCode<'p>,
     by_seg: HashMap<*const SegOp, usize>,
@@ -337,6 +419,15 @@ impl Launcher for CpuLauncher<'_> {
         let &i = self.by_seg.get(&(seg as *const SegOp))?;
         let kernel = self.code.kernels()[i].as_ref()?;
         let start = std::time::Instant::now();
+        if self.profile
+            && self.first.swap(false, std::sync::atomic::Ordering::Relaxed)
+            && let Some(process) = PROFILE_START.get()
+        {
+            eprintln!(
+                "ogham-profile: first kernel starts {:.3} ms after the process started",
+                (start - *process).as_secs_f64() * 1e3
+            );
+        }
         let result = launch(ev, seg, pat, kernel);
         if self.profile {
             let level = match seg.level {

@@ -2,10 +2,10 @@
 //! programs, `ogham::cache`): every kernel of a program compiled by Cranelift into a relocatable
 //! ELF object, and a small loader that maps such an object into this process without a linker.
 //!
-//! [`compile`] makes the object (position-dependent x86-64 code, as the JIT makes: calls to the
-//! runtime's helpers and to libm go through 64-bit absolute addresses) and the kernel table (JSON:
-//! what the executor needs to launch each kernel statement, `None` where no kernel was
-//! generated; as in ahead-of-time images). [`load`] maps the object's allocated sections into
+//! [`compile`] makes, for one entry point, the object (position-dependent x86-64 code, as the JIT
+//! makes: calls to the runtime's helpers and to libm go through 64-bit absolute addresses) and
+//! the kernel table (JSON: what the executor needs to launch each of the entry point's kernel
+//! statements, `None` where no kernel was generated; as in ahead-of-time images). [`load`] maps the object's allocated sections into
 //! fresh pages, applies its relocations (`R_X86_64_64`, `R_X86_64_PC32`, `R_X86_64_PLT32`;
 //! any other is refused), resolves the helpers `ogham_*` to their addresses in this runtime and
 //! other symbols (`memcpy`, `ceilf`, ...) with `dlsym`, makes the pages executable and
@@ -24,10 +24,20 @@ use ogham_compiler::back::cpu as back;
 use ogham_compiler::ir::Program;
 use std::collections::HashMap;
 
-/// The kernels of `program` as a relocatable object, and the kernel table in the order of
-/// `back::compile(program)` as JSON.
-pub fn compile(program: &Program) -> Result<(Vec<u8>, String), String> {
-    let segs = back::compile(program);
+/// Whether this runtime can load native code ([`load`]).
+pub const SUPPORTED: bool = cfg!(target_arch = "x86_64");
+
+/// The native code of an entry point's kernels.
+pub struct Native {
+    /// A relocatable ELF object.
+    pub object: Vec<u8>,
+    /// The kernel table (JSON), in the order of the entry point's kernel statements.
+    pub table: String,
+}
+
+/// The kernels of entry point `function` of `program` as native code.
+pub fn compile(program: &Program, function: usize) -> Result<Native, String> {
+    let segs = back::compile_function(program, function);
     let table = serde_json::to_string(&KernelInfo::of(&segs))
         .map_err(|e| format!("cannot encode the kernel table: {e}"))?;
     let isa = jit::isa(false)?;
@@ -39,7 +49,7 @@ pub fn compile(program: &Program) -> Result<(Vec<u8>, String), String> {
         .finish()
         .emit()
         .map_err(|e| format!("object file: {e}"))?;
-    Ok((object, table))
+    Ok(Native { object, table })
 }
 
 /// Pages holding loaded code; unmapped when dropped.
@@ -117,18 +127,15 @@ fn page_size() -> usize {
 const SHF_WRITE: u64 = 1;
 const SHF_ALLOC: u64 = 2;
 
-/// Loads `object` (made by [`compile`]) into this process; returns the kernel statements'
-/// launchable code for kernel table `table` (made with it) and the pages holding it.
-pub(crate) fn load(
-    object: &[u8],
-    table: &str,
-) -> Result<(Vec<Option<Launchable>>, Mapped), String> {
-    if !cfg!(target_arch = "x86_64") {
+/// Loads `code` (made by [`compile`]) into this process: the launchable code of the entry
+/// point's kernel statements and the pages holding it.
+pub(crate) fn load(code: &Native) -> Result<(Vec<Option<Launchable>>, Mapped), String> {
+    if !SUPPORTED {
         return Err("loading native code is only implemented for x86-64".to_string());
     }
     let infos: Vec<Option<KernelInfo>> =
-        serde_json::from_str(table).map_err(|e| format!("kernel table: {e}"))?;
-    let file = object::File::parse(object).map_err(|e| format!("object file: {e}"))?;
+        serde_json::from_str(&code.table).map_err(|e| format!("kernel table: {e}"))?;
+    let file = object::File::parse(&*code.object).map_err(|e| format!("object file: {e}"))?;
     if file.architecture() != object::Architecture::X86_64 {
         return Err(format!("object file for {:?}", file.architecture()));
     }

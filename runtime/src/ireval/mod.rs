@@ -68,6 +68,18 @@ pub fn run(
     run_with(program, entry, args, thresholds, || Ok(None))
 }
 
+/// The error of a call of entry point `entry` of a program whose entry points are `names`.
+pub fn no_entry<'a>(entry: &str, names: impl Iterator<Item = &'a str>) -> Box<Diagnostic> {
+    let names: Vec<&str> = names.collect();
+    Box::new(
+        Diagnostic::error(
+            crate::interp::E_NO_ENTRY,
+            format!("the program has no entry point `{entry}`"),
+        )
+        .with_note(format!("entry points: {}", names.join(", "))),
+    )
+}
+
 /// [`run`], with the kernels that the launcher built by `make_launcher` (on the evaluation
 /// thread) has code for run by it.
 pub fn run_with<'p>(
@@ -78,13 +90,9 @@ pub fn run_with<'p>(
     make_launcher: impl FnOnce() -> Result<Option<Box<dyn Launcher + 'p>>, Box<Diagnostic>> + Send + 'p,
 ) -> Result<Vec<Value>, Box<Diagnostic>> {
     let Some(function) = program.functions.iter().find(|f| f.name == entry) else {
-        let names: Vec<&str> = program.functions.iter().map(|f| f.name.as_str()).collect();
-        return Err(Box::new(
-            Diagnostic::error(
-                crate::interp::E_NO_ENTRY,
-                format!("the program has no entry point `{entry}`"),
-            )
-            .with_note(format!("entry points: {}", names.join(", "))),
+        return Err(no_entry(
+            entry,
+            program.functions.iter().map(|f| f.name.as_str()),
         ));
     };
     let limits: HashMap<String, i64> = program
