@@ -1,0 +1,34 @@
+"""Ogham from Python: compiled Ogham programs on NumPy arrays, xarray cubes and dask clusters.
+
+    import ogham
+    mod = ogham.load("my_method.og")          # or the program's text; compiled once
+    out = mod.main(stack)                     # NumPy in, NumPy out; the GIL is released
+    res = ogham.bfast_monitor(stack, history=128, freq=23)
+    ds = cube.ogham.bfast_monitor(history_end="2016-01-01")   # xarray, lazy on dask
+
+See docs/python.md.
+"""
+
+from ._ogham import OghamError
+from ._module import Entry, Module, load, load_count
+
+
+def _rebuild_error(message, code):
+    error = OghamError(message)
+    error.code = code
+    return error
+
+
+# An error raised on a dask worker reaches the client pickled: keep its code.
+OghamError.__reduce__ = lambda self: (_rebuild_error, (str(self), getattr(self, "code", None)))
+from .programs import bfast_monitor, bundled, ptsel, stl, twdtw
+
+try:
+    import xarray as _xarray  # noqa: F401
+except ImportError:  # the accessor needs xarray; the rest does not
+    pass
+else:
+    from . import accessor  # noqa: F401  (registers `DataArray.ogham`)
+
+__all__ = ["OghamError", "Entry", "Module", "load", "load_count", "bfast_monitor", "bundled",
+           "ptsel", "stl", "twdtw"]
