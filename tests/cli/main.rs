@@ -2,6 +2,8 @@
 //! `.npy` arguments, `-o`), `build` and running libraries, `test`, and the exit codes (0 ok,
 //! 1 user error).
 
+mod library;
+
 use ogham::runtime::npy;
 use ogham::runtime::value::{Array, Value};
 use std::path::{Path, PathBuf};
