@@ -3,6 +3,7 @@
 //! 1 user error).
 
 mod library;
+mod snapshots;
 
 use ogham::runtime::npy;
 use ogham::runtime::value::{Array, Value};
