@@ -236,3 +236,35 @@ entry main [n] (a: [n]f32) (b: [n]f64) (c: [n]i32) : ([n]f32, [n]f64, i32, f64) 
     );
     assert_eq!(generic, clif(HAND));
 }
+
+/// The Rust API: scalars convert into values by their Rust type, and an entry's signature
+/// prints as it is written.
+#[test]
+fn rust_api_conversions_and_signature_display() {
+    use ogham_runtime::value::{Scalar, Value};
+    assert_eq!(Value::from(46i64), Value::Scalar(Scalar::I64(46)));
+    assert_eq!(
+        Value::from(Scalar::from(1.5f32)),
+        Value::Scalar(Scalar::F32(1.5))
+    );
+    let fe = load("entry main [n] (xs: [n]f32) (k: i64) : ([n]f32, i64) = (xs, k)");
+    let ir = fe.compile(Options::KERNEL).expect("the program compiles");
+    assert_eq!(
+        ir.functions[0].signature.to_string(),
+        "(xs: [n]f32) (k: i64) : ([n]f32, i64)"
+    );
+    let out = Backend::Cpu
+        .run(
+            &fe,
+            "main",
+            vec![
+                Value::from(
+                    ogham_runtime::value::Array::from_f32(vec![1], vec![2.0]).expect("shape"),
+                ),
+                3i64.into(),
+            ],
+            None,
+        )
+        .expect("runs");
+    assert_eq!(out[1], Value::from(3i64));
+}
