@@ -84,9 +84,20 @@ impl Checker<'_> {
                     format!("cannot find `{}` in this scope", name.name),
                 )
                 .with_primary(e.span, "not found");
-                match suggest(&name.name, candidates.iter().map(String::as_str)) {
-                    Some(s) => d.with_help(format!("did you mean `{s}`?")),
-                    None => d,
+                match (
+                    library_home(&name.name),
+                    suggest(&name.name, candidates.iter().map(String::as_str)),
+                ) {
+                    (Some((def, module)), _) if self.globals.contains_key(&def) => d
+                        .with_help(format!(
+                            "the library's `{def}` serves every type of its class"
+                        ))
+                        .with_note(format!("`{def}` is in `{module}`")),
+                    (Some((def, module)), _) => d.with_help(format!(
+                        "`{def}` is defined in `{module}`: add `import \"{module}\"`"
+                    )),
+                    (None, Some(s)) => d.with_help(format!("did you mean `{s}`?")),
+                    (None, None) => d,
                 }
             }
             Some(q) => match PrimType::from_name(q) {
@@ -466,4 +477,24 @@ mod tests {
         );
         assert_eq!(suggest("xyzzy", ["map", "iota"].into_iter()), None);
     }
+}
+
+/// The standard library module defining `name`, or the generic definition that replaced a
+/// per-type name (`count_valid_f32` → `count_valid`): `(definition, module)`.
+fn library_home(name: &str) -> Option<(String, &'static str)> {
+    let generic = ["_f32", "_f64", "_i32", "_i64"]
+        .iter()
+        .find_map(|suffix| name.strip_suffix(suffix));
+    [Some(name), generic].into_iter().flatten().find_map(|n| {
+        crate::stdlib::MODULES
+            .iter()
+            .find(|(_, text)| {
+                text.lines().any(|l| {
+                    l.strip_prefix("def ")
+                        .and_then(|rest| rest.strip_prefix(n))
+                        .is_some_and(|rest| rest.starts_with(' '))
+                })
+            })
+            .map(|(module, _)| (n.to_string(), *module))
+    })
 }
