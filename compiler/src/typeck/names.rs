@@ -464,21 +464,6 @@ fn edit_distance(a: &str, b: &str) -> usize {
     d[a.len()][b.len()]
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn suggestions_pick_close_names() {
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(
-            suggest("mpa", ["map", "iota"].into_iter()),
-            Some("map".into())
-        );
-        assert_eq!(suggest("xyzzy", ["map", "iota"].into_iter()), None);
-    }
-}
-
 /// The standard library module defining `name`, or the generic definition that replaced a
 /// per-type name (`count_valid_f32` → `count_valid`): `(definition, module)`.
 fn library_home(name: &str) -> Option<(String, &'static str)> {
@@ -497,4 +482,19 @@ fn library_home(name: &str) -> Option<(String, &'static str)> {
             })
             .map(|(module, _)| (n.to_string(), *module))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions_pick_close_names() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(
+            suggest("mpa", ["map", "iota"].into_iter()),
+            Some("map".into())
+        );
+        assert_eq!(suggest("xyzzy", ["map", "iota"].into_iter()), None);
+    }
 }
