@@ -6,7 +6,7 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use ogham::args::{self, Arg, ArgValue};
-use ogham::testing::{Outcome, TestFile, collect_og_files};
+use ogham::testing::{Outcome, TestFile, TrialKind, collect_og_files};
 use ogham::{Backend, Frontend, FrontendErrors, cache};
 use ogham_compiler::diag::emit_to_stderr;
 use ogham_compiler::ir::print::print_program;
@@ -105,6 +105,10 @@ enum Command {
         /// The executor.
         #[arg(long, value_enum, default_value_t = BackendArg::Interp)]
         backend: BackendArg,
+        /// Store the `snapshot` blocks' outputs as the expected ones (in `__snapshots__/`
+        /// beside each file) instead of comparing with them.
+        #[arg(long)]
+        accept: bool,
     },
     /// Change detection on a generated scene: runs the bundled programs, writes maps, plots and a
     /// report, and prints the accuracy against the scene's truth and the timings.
@@ -263,7 +267,11 @@ fn run_command(command: Command) -> Result<(), Failure> {
             output,
             args,
         } => autotune(&file, &entry, backend.into(), runs, output, &args),
-        Command::Test { paths, backend } => test(&paths, backend.into()),
+        Command::Test {
+            paths,
+            backend,
+            accept,
+        } => test(&paths, backend.into(), accept),
         Command::Demo {
             backend,
             size,
@@ -742,7 +750,7 @@ fn demo(options: ogham::demo::Options) -> Result<(), Failure> {
 // ---------------------------------------------------------------------------------------------
 // test
 
-fn test(paths: &[PathBuf], backend: Backend) -> Result<(), Failure> {
+fn test(paths: &[PathBuf], backend: Backend, accept: bool) -> Result<(), Failure> {
     let default = [PathBuf::from("tests/cases")];
     let paths = if paths.is_empty() {
         &default[..]
@@ -781,10 +789,25 @@ fn test(paths: &[PathBuf], backend: Backend) -> Result<(), Failure> {
         };
         for trial in file.trials(&[backend.name()]) {
             match panic::catch_unwind(AssertUnwindSafe(|| file.run(&trial, &loaded))) {
-                Ok(Outcome::Passed) => passed += 1,
-                Ok(Outcome::Failed(why)) => fail(&trial.name, &why),
-                // Snapshots are compared with the stored ones by `cargo test` (insta).
-                Ok(Outcome::Skipped(_) | Outcome::Snapshot(_)) => skipped += 1,
+                Ok(outcome) => {
+                    let outcome = match (outcome, &trial.kind) {
+                        (Outcome::Snapshot(text), TrialKind::Snapshot(stage)) => {
+                            ogham::testing::judge_snapshot(&path, *stage, &text, accept)
+                        }
+                        (outcome, _) => outcome,
+                    };
+                    match outcome {
+                        Outcome::Passed => passed += 1,
+                        Outcome::Failed(why) => fail(&trial.name, &why),
+                        Outcome::Skipped(why) => {
+                            outln!("SKIP {}: {why}", trial.name);
+                            skipped += 1;
+                        }
+                        Outcome::Snapshot(_) => {
+                            fail(&trial.name, "a snapshot of a non-snapshot trial")
+                        }
+                    }
+                }
                 Err(_) => {
                     internal = true;
                     fail(

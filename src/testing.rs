@@ -16,6 +16,8 @@
 //! -- snapshot { diag core kir clif }  snapshot the rendered diagnostics, the printed
 //!                             optimised core IR, the printed kernel IR, the CPU backend's
 //!                             Cranelift IR (stage cuda is accepted but not produced yet: skipped)
+//! -- snapshot { clif kernel = main_k3 }  the `clif` snapshot holds only that kernel (names as
+//!                             in `ogham dev --print kir` and `OGHAM_PROFILE`)
 //! -- structure core { map 1 } constructs of the optimised core IR (or `kir`) named in
 //!                             `ogham_compiler::ir::count::CONSTRUCTS`: each one listed must
 //!                             occur exactly that often (unlisted ones are unconstrained)
@@ -111,6 +113,8 @@ pub struct Spec {
     pub tolerance: Option<f64>,
     pub tags: Vec<String>,
     pub snapshots: Vec<Stage>,
+    /// `snapshot { clif kernel = NAME }`: the `clif` snapshot is that kernel's code only.
+    pub kernel: Option<String>,
     /// `structure <stage> { ... }`: the stage and the body's text.
     pub structures: Vec<(Stage, String)>,
 }
@@ -242,7 +246,14 @@ impl TestFile {
             TrialKind::Snapshot(stage @ (Stage::Core | Stage::Kir | Stage::Clif | Stage::Cuda)) => {
                 match compile_stage(loaded, *stage) {
                     Ok(ir) if *stage == Stage::Clif => {
-                        Outcome::Snapshot(ogham_compiler::back::cpu::print_clif(&ir))
+                        let clif = ogham_compiler::back::cpu::print_clif(&ir);
+                        match &self.spec.kernel {
+                            Some(k) => match select_kernel(&clif, k) {
+                                Ok(text) => Outcome::Snapshot(text),
+                                Err(why) => Outcome::Failed(why),
+                            },
+                            None => Outcome::Snapshot(clif),
+                        }
                     }
                     Ok(ir) if *stage == Stage::Cuda => {
                         Outcome::Snapshot(ogham_compiler::back::cuda::print_cuda(&ir))
@@ -879,7 +890,19 @@ impl BlockParser<'_, '_> {
                 }
                 "snapshot" => {
                     let (body, body_pos) = self.cur.braced("snapshot")?;
-                    for (pos, name) in words(body, body_pos) {
+                    // `kernel=NAME` reads as `kernel = NAME`.
+                    let body = body.replace('=', " = ");
+                    let mut ws = words(&body, body_pos).into_iter();
+                    while let Some((pos, name)) = ws.next() {
+                        if name == "kernel" {
+                            match (ws.next(), ws.next()) {
+                                (Some((_, "=")), Some((_, kernel))) => {
+                                    self.spec.kernel = Some(kernel.to_string());
+                                    continue;
+                                }
+                                _ => return spec_error(pos, "expected `kernel = NAME`"),
+                            }
+                        }
                         let stage = stage(name, pos)?;
                         if !self.spec.snapshots.contains(&stage) {
                             self.spec.snapshots.push(stage);
@@ -952,6 +975,90 @@ impl BlockParser<'_, '_> {
 }
 
 /// The whitespace-separated words of `text` (which starts at `start`) with their positions.
+/// Where `ogham test` keeps the `stage` snapshot of the test file `file`:
+/// `DIR/__snapshots__/NAME.og.STAGE.snap` beside it (the corpus harness keeps the corpus's own in
+/// `tests/snapshots`, through insta).
+pub fn snapshot_path(file: &Path, stage: Stage) -> PathBuf {
+    let name = file.file_name().unwrap_or_default().to_string_lossy();
+    file.parent()
+        .unwrap_or(Path::new(""))
+        .join("__snapshots__")
+        .join(format!("{name}.{}.snap", stage.name()))
+}
+
+/// Judges snapshot `text` of `stage` for test file `file` against the stored one (see
+/// [`snapshot_path`]). With `accept`, stores it instead. A different snapshot is written next to
+/// the stored one as `.snap.new` for review; a matching or accepted one removes that pending
+/// file. A missing snapshot is skipped, saying how to create it.
+pub fn judge_snapshot(file: &Path, stage: Stage, text: &str, accept: bool) -> Outcome {
+    let path = snapshot_path(file, stage);
+    let pending = path.with_extension("snap.new");
+    let io = |what: &str, p: &Path, e: std::io::Error| {
+        Outcome::Failed(format!("cannot {what} `{}`: {e}", p.display()))
+    };
+    if accept {
+        if let Some(dir) = path.parent()
+            && let Err(e) = std::fs::create_dir_all(dir)
+        {
+            return io("create", dir, e);
+        }
+        if let Err(e) = std::fs::write(&path, text) {
+            return io("write", &path, e);
+        }
+        let _ = std::fs::remove_file(&pending);
+        return Outcome::Passed;
+    }
+    match std::fs::read_to_string(&path) {
+        Ok(stored) if stored == text => {
+            let _ = std::fs::remove_file(&pending);
+            Outcome::Passed
+        }
+        Ok(stored) => {
+            let why = match std::fs::write(&pending, text) {
+                Ok(()) => format!("the new one is in `{}`", pending.display()),
+                Err(e) => format!("(cannot write `{}`: {e})", pending.display()),
+            };
+            let line = stored
+                .lines()
+                .zip(text.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(stored.lines().count().min(text.lines().count()));
+            Outcome::Failed(format!(
+                "differs from `{}` from line {}; {why}; `ogham test --accept` stores it",
+                path.display(),
+                line + 1
+            ))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Outcome::Skipped(format!(
+            "no stored snapshot `{}`; `ogham test --accept` stores it",
+            path.display()
+        )),
+        Err(e) => io("read", &path, e),
+    }
+}
+
+/// The part of `print_clif`'s output for kernel `name` (from its `; kernel name` line to the
+/// next kernel's), or an error naming the kernels there are.
+fn select_kernel(clif: &str, name: &str) -> Result<String, String> {
+    let mut sections: Vec<(&str, String)> = Vec::new();
+    for line in clif.lines() {
+        if let Some(rest) = line.strip_prefix("; kernel ") {
+            let kernel = rest.split([':', ' ']).next().unwrap_or(rest);
+            sections.push((kernel, String::new()));
+        }
+        if let Some((_, text)) = sections.last_mut() {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    let names: Vec<&str> = sections.iter().map(|(k, _)| *k).collect();
+    sections
+        .into_iter()
+        .find(|(k, _)| *k == name)
+        .map(|(_, text)| text)
+        .ok_or_else(|| format!("no kernel `{name}`; the kernels are {}", names.join(" ")))
+}
+
 fn words(text: &str, start: Pos) -> Vec<(Pos, &str)> {
     let mut cur = Cursor::new(text);
     cur.pos = start;

@@ -198,3 +198,74 @@ fn vector_maps_report_out_of_bounds_reads() {
         err.message
     );
 }
+
+/// A definition over a constrained type parameter compiles, at each type it is used at, to the
+/// very code of the same definition written for that type: the type checker's instantiations
+/// specialise it during lowering, with no trace left in the kernels.
+#[test]
+fn numeric_generics_compile_like_hand_specialised_code() {
+    const GENERIC: &str = "
+def scale ('t: float) [n] (xs: [n]t) (k: i64) : [n]t =
+  let m = reduce max (-t.inf) xs
+  in map (\\x -> if isnan x then t.nan else (x - m) * t.i64 k + 0.5) xs
+def total ('t: num) [n] (xs: [n]t) : t = reduce (+) 0 xs
+entry main [n] (a: [n]f32) (b: [n]f64) (c: [n]i32) : ([n]f32, [n]f64, i32, f64) =
+  (scale a 3, scale b 4, total c, f64.f32 (total a))
+";
+    const HAND: &str = "
+def scale_f32 [n] (xs: [n]f32) (k: i64) : [n]f32 =
+  let m = reduce max (-f32.inf) xs
+  in map (\\x -> if isnan x then f32.nan else (x - m) * f32.i64 k + 0.5f32) xs
+def scale_f64 [n] (xs: [n]f64) (k: i64) : [n]f64 =
+  let m = reduce max (-f64.inf) xs
+  in map (\\x -> if isnan x then f64.nan else (x - m) * f64.i64 k + 0.5f64) xs
+def total_i32 [n] (xs: [n]i32) : i32 = reduce (+) 0i32 xs
+def total_f32 [n] (xs: [n]f32) : f32 = reduce (+) 0f32 xs
+entry main [n] (a: [n]f32) (b: [n]f64) (c: [n]i32) : ([n]f32, [n]f64, i32, f64) =
+  (scale_f32 a 3, scale_f64 b 4, total_i32 c, f64.f32 (total_f32 a))
+";
+    let clif = |source: &str| {
+        let ir = load(source)
+            .compile(Options::KERNEL)
+            .expect("the program compiles");
+        print_clif(&ir)
+    };
+    let generic = clif(GENERIC);
+    assert!(
+        generic.contains("fmul") && generic.contains("iadd"),
+        "{generic}"
+    );
+    assert_eq!(generic, clif(HAND));
+}
+
+/// The Rust API: scalars convert into values by their Rust type, and an entry's signature
+/// prints as it is written.
+#[test]
+fn rust_api_conversions_and_signature_display() {
+    use ogham_runtime::value::{Scalar, Value};
+    assert_eq!(Value::from(46i64), Value::Scalar(Scalar::I64(46)));
+    assert_eq!(
+        Value::from(Scalar::from(1.5f32)),
+        Value::Scalar(Scalar::F32(1.5))
+    );
+    let fe = load("entry main [n] (xs: [n]f32) (k: i64) : ([n]f32, i64) = (xs, k)");
+    let ir = fe.compile(Options::KERNEL).expect("the program compiles");
+    assert_eq!(
+        ir.functions[0].signature.to_string(),
+        "(xs: [n]f32) (k: i64) : ([n]f32, i64)"
+    );
+    let out = Backend::Cpu
+        .run(
+            &fe,
+            "main",
+            vec![
+                Value::from(
+                    ogham_runtime::value::Array::from_f32(vec![1], vec![2.0]).expect("shape"),
+                ),
+                3i64.into(),
+            ],
+            None,
+        )
+        .expect("runs");
+    assert_eq!(out[1], Value::from(3i64));
+}

@@ -42,7 +42,7 @@ const PROGRAMS: &[&str] = &[
     "entry main (xs: []i32) = let (a, b) = unzip (map (\\x -> (x, x + 1)) xs) in (b, a)",
     "entry main [n] (xs: [n]i32) (ys: [n]i32) = \
        reduce (\\(a, b) (c, d) -> (a + c, b * d)) (0, 1) (zip xs ys)",
-    "entry main (xs: []f32) = (sum_f32 xs, maximum_f32 xs, argmin_f32 xs)",
+    "entry main (xs: []f32) = (sum xs, maximum xs, argmin xs)",
     "entry main [n] [k] [m] (a: [n][k]f32) (b: [k][m]f32) = \
        map (\\r -> map (\\c -> reduce (+) 0 (map2 (*) r c)) (transpose b)) a",
     "entry main (xss: [][]i32) = let f = flatten xss in unflatten (length xss) (length f / \

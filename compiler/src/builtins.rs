@@ -6,7 +6,7 @@
 //! Plain math names (`sqrt`, `min`, ...) are overloaded over the numeric types, like operators.
 
 use crate::syntax::ast::QualName;
-use crate::types::PrimType;
+use crate::types::{PrimType, Type};
 
 /// Array built-ins (second-order array combinators and array shape functions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -98,6 +98,18 @@ pub enum Builtin {
         op: ConstFn,
         ty: PrimType,
     },
+    /// A conversion or constant whose type is a constrained type parameter: `t.i64 n`,
+    /// `f64.t x`, `t.nan` with `('t: float)` in scope. Each use is turned into the concrete
+    /// built-in by [`Builtin::specialise`] once the parameter's value is known.
+    Generic(GenericFn),
+}
+
+/// The built-ins of a type parameter's module (see [`Builtin::Generic`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GenericFn {
+    /// A conversion between two types of which at least one is a type parameter.
+    Convert,
+    Const(ConstFn),
 }
 
 impl Builtin {
@@ -122,7 +134,29 @@ impl Builtin {
             },
             Builtin::Math { op, .. } => op.arity(),
             Builtin::Convert { .. } => 1,
-            Builtin::Const { .. } => 0,
+            Builtin::Const { .. } | Builtin::Generic(GenericFn::Const(_)) => 0,
+            Builtin::Generic(GenericFn::Convert) => 1,
+        }
+    }
+
+    /// The concrete built-in a use of a generic one denotes, given the use's type with every
+    /// type parameter replaced by its value (`f32 -> f64` for a conversion, `f32` for a
+    /// constant); `None` if that type is not one the built-in can have. Other built-ins are
+    /// returned unchanged.
+    pub fn specialise(self, use_type: &Type) -> Option<Builtin> {
+        match (self, use_type) {
+            (Builtin::Generic(GenericFn::Convert), Type::Fun(from, to)) => match (&**from, &**to) {
+                (Type::Prim(from), Type::Prim(to)) => Some(Builtin::Convert {
+                    to: *to,
+                    from: *from,
+                }),
+                _ => None,
+            },
+            (Builtin::Generic(GenericFn::Const(op)), Type::Prim(ty)) => {
+                Some(Builtin::Const { op, ty: *ty })
+            }
+            (Builtin::Generic(_), _) => None,
+            (b, _) => Some(b),
         }
     }
 }
@@ -263,6 +297,19 @@ pub fn resolve(name: &QualName) -> Option<Builtin> {
             ok.then_some(Builtin::Const { op: *op, ty })
         }
     }
+}
+
+/// The math function or constant `name` of a numeric module, for a type parameter's module
+/// (`t.sqrt`, `t.nan`); whether it needs a floating-point type is asked of it
+/// ([`MathFn::float_only`], [`ConstFn::float_only`]).
+pub fn module_member(name: &str) -> Option<Result<MathFn, ConstFn>> {
+    if let Some((_, op)) = MATH_FNS.iter().find(|(s, _)| *s == name) {
+        return Some(Ok(*op));
+    }
+    CONSTS
+        .iter()
+        .find(|(s, _)| *s == name)
+        .map(|(_, c)| Err(*c))
 }
 
 /// All plain built-in names (for "did you mean" suggestions and the reference docs).

@@ -1,7 +1,9 @@
 //! Loading a program: the root file, its imports (transitively) and the implicit prelude.
 //!
 //! `import "x/y"` in a file on disk names `x/y.og` relative to that file's directory; if there is
-//! no such file, it names the embedded standard library module `x/y` ([`crate::stdlib`]).
+//! no such file, `x/y.og` in each directory of the `OGHAM_PATH` environment variable (separated
+//! by `:`, like `PATH`: user libraries); failing that, the embedded standard library module
+//! `x/y` ([`crate::stdlib`]).
 //! In a library module, imports are looked up relative to the module's own path first
 //! (`lib/a` importing `"b"` finds `lib/b`), then as written.
 //!
@@ -257,6 +259,23 @@ impl<'a> Loader<'a> {
             }
             tried.push(format!("`{}`", shown.display()));
         }
+        if matches!(from, Origin::Disk(_)) {
+            for dir in search_path() {
+                let candidate = normalize(&dir.join(format!("{path}.og")));
+                if candidate.is_file() {
+                    return Ok(Found {
+                        origin: Origin::Disk(
+                            candidate
+                                .canonicalize()
+                                .unwrap_or_else(|_| candidate.clone()),
+                        ),
+                        name: candidate.with_extension("").display().to_string(),
+                        display: candidate.display().to_string(),
+                    });
+                }
+                tried.push(format!("`{}` (OGHAM_PATH)", candidate.display()));
+            }
+        }
         let mut library = Vec::new();
         if let Origin::Stdlib(module) = from
             && let Some(dir) = Path::new(module).parent()
@@ -272,6 +291,17 @@ impl<'a> Loader<'a> {
         }
         Err(tried)
     }
+}
+
+/// The directories of `OGHAM_PATH`, in order (empty entries skipped).
+fn search_path() -> Vec<PathBuf> {
+    std::env::var_os("OGHAM_PATH")
+        .map(|v| {
+            std::env::split_paths(&v)
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Removes `.` and `name/..` components without touching the file system.

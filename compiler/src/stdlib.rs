@@ -1,11 +1,17 @@
 //! The Ogham standard library (`lib/*.og`), embedded in the compiler so that `import "lib/..."`
-//! works from anywhere and the prelude is always available.
+//! works from anywhere and the prelude is always available. `docs/stdlib.md` lists every
+//! module's functions.
 
 /// `(import path, source text)` of every embedded library module.
 pub const MODULES: &[(&str, &str)] = &[
     ("lib/prelude", include_str!("../../lib/prelude.og")),
     ("lib/linalg", include_str!("../../lib/linalg.og")),
     ("lib/segmented", include_str!("../../lib/segmented.og")),
+    ("lib/stats", include_str!("../../lib/stats.og")),
+    ("lib/bfast", include_str!("../../lib/bfast.og")),
+    ("lib/stl", include_str!("../../lib/stl.og")),
+    ("lib/dtw", include_str!("../../lib/dtw.og")),
+    ("lib/insar", include_str!("../../lib/insar.og")),
 ];
 
 /// The module every program imports implicitly.

@@ -178,3 +178,39 @@ impl fmt::Display for Type {
         }
     }
 }
+
+/// The values of the type parameters of one instance of a polymorphic definition or local
+/// function, by parameter name (see `typeck::Checked::instantiations`).
+pub type TypeArgs = std::collections::HashMap<String, Type>;
+
+impl Type {
+    /// Whether the type mentions a type parameter.
+    pub fn has_params(&self) -> bool {
+        match self {
+            Type::Param(_) => true,
+            Type::Array(t, _) => t.has_params(),
+            Type::Tuple(ts) => ts.iter().any(Type::has_params),
+            Type::Record(fs) => fs.iter().any(|(_, t)| t.has_params()),
+            Type::Fun(a, b) => a.has_params() || b.has_params(),
+            Type::Prim(_) | Type::Var(_) => false,
+        }
+    }
+
+    /// The type with every parameter that `args` gives replaced by its value.
+    pub fn substitute(&self, args: &TypeArgs) -> Type {
+        match self {
+            Type::Param(p) => args.get(p).cloned().unwrap_or_else(|| self.clone()),
+            Type::Array(t, s) => Type::array(t.substitute(args), s.clone()),
+            Type::Tuple(ts) => Type::Tuple(ts.iter().map(|t| t.substitute(args)).collect()),
+            Type::Record(fs) => Type::Record(
+                fs.iter()
+                    .map(|(n, t)| (n.clone(), t.substitute(args)))
+                    .collect(),
+            ),
+            Type::Fun(a, b) => {
+                Type::Fun(Box::new(a.substitute(args)), Box::new(b.substitute(args)))
+            }
+            Type::Prim(_) | Type::Var(_) => self.clone(),
+        }
+    }
+}

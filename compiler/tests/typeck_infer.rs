@@ -216,7 +216,7 @@ fn entries() {
 
 #[test]
 fn later_definitions_shadow_earlier_ones_and_the_prelude() {
-    let src = "def sum_f32 (x: i32) = x\ndef f = sum_f32 1\ndef g = 1f32\ndef g = true\ndef h = g";
+    let src = "def sum (x: i32) = x\ndef f = sum 1\ndef g = 1f32\ndef g = true\ndef h = g";
     assert_eq!(def_type(src, "f"), "i32");
     assert_eq!(def_type(src, "h"), "bool");
 }

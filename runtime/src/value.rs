@@ -303,6 +303,36 @@ impl Array {
     }
 }
 
+macro_rules! scalar_from {
+    ($($t:ty => $v:ident),*) => {$(
+        impl From<$t> for Scalar {
+            fn from(x: $t) -> Scalar {
+                Scalar::$v(x)
+            }
+        }
+        impl From<$t> for Value {
+            fn from(x: $t) -> Value {
+                Value::Scalar(Scalar::$v(x))
+            }
+        }
+    )*};
+}
+
+// `Value::from(46i64)`, `3.5f32.into()`: scalars convert by their Rust type.
+scalar_from!(bool => Bool, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, f32 => F32, f64 => F64);
+
+impl From<Scalar> for Value {
+    fn from(s: Scalar) -> Value {
+        Value::Scalar(s)
+    }
+}
+
+impl From<Array> for Value {
+    fn from(a: Array) -> Value {
+        Value::Array(a)
+    }
+}
+
 /// A value passed to or returned from an entry point.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {

@@ -158,7 +158,7 @@ fn entry_argument_errors() {
 #[test]
 fn linalg_library() {
     let src = "import \"lib/linalg\"\n\
-               entry main (a: [][]f64) : [][]f64 = inverse_f64 a";
+               entry main (a: [][]f64) : [][]f64 = inverse a";
     let a = Value::Array(Array::from_f64(vec![2, 2], vec![4.0, 7.0, 2.0, 6.0]).unwrap());
     let out = run(src, vec![a]).unwrap();
     let Value::Array(inv) = &out[0] else { panic!() };
@@ -174,7 +174,7 @@ fn linalg_library() {
 #[test]
 fn segmented_library() {
     let src = "import \"lib/segmented\"\n\
-               entry main (xs: []f32) : (i64, []f32, []i64) = filter_nan_with_keys_f32 xs";
+               entry main (xs: []f32) : (i64, []f32, []i64) = filter_nan_with_keys xs";
     assert_eq!(
         eval(src, vec![f32s(&[1.0, f32::NAN, 3.0])]),
         "2i64 [1.0f32, 3.0f32, f32.nan] [0i64, 2i64, -1i64]"

@@ -158,7 +158,7 @@ fn division_by_zero_is_an_error_with_location() {
 #[test]
 fn prelude_functions() {
     let src = "entry main (xs: []f32) : (f32, f32, i64, i64, f32) = \
-               (sum_f32 xs, maximum_f32 xs, argmin_f32 xs, argmax_f32 xs, mean_f32 xs)";
+               (sum xs, maximum xs, argmin xs, argmax xs, mean xs)";
     assert_eq!(
         eval(src, vec![f32s(&[3.0, f32::NAN, -1.0, 5.0])]),
         "f32.nan 5.0f32 2i64 3i64 f32.nan"

@@ -1,4 +1,4 @@
-//! BFAST-Monitor, `r` profile, f32: the algorithm of `lib/bfast.og` (`bfast_r_pixel_f32`)
+//! BFAST-Monitor, `r` profile, f32: the algorithm of `lib/bfast.og` (`bfast_r_pixel` at f32)
 //! written by hand, one pixel per rayon task. Masked Gram matrix of the valid history, its
 //! inverse by Gauss–Jordan with partial pivoting, one refinement step on centred values,
 //! residuals of the valid observations compacted with their keys, sigma, MOSUM by a rolling

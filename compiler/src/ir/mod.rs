@@ -275,6 +275,25 @@ pub struct Signature {
     pub results: Vec<crate::types::Type>,
 }
 
+impl std::fmt::Display for Signature {
+    /// `(xs: [n]f32) (k: i64) : [n]f32`; several results as a tuple.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, (name, ty)) in self.params.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "({name}: {ty})")?;
+        }
+        match self.results.as_slice() {
+            [one] => write!(f, " : {one}"),
+            many => {
+                let parts: Vec<String> = many.iter().map(|t| t.to_string()).collect();
+                write!(f, " : ({})", parts.join(", "))
+            }
+        }
+    }
+}
+
 impl Function {
     pub fn var(&self, v: VarId) -> &VarInfo {
         &self.vars[v.index()]

@@ -5,6 +5,7 @@
 use super::{Callee, Closure, LVal, Lowerer, Res};
 use crate::ir::{Body, Exp, Lambda, SubExp, Type, VarId, traverse};
 use crate::syntax::ast::{self, BinOp, Decl, ExprKind};
+use crate::types::TypeArgs;
 use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
@@ -35,12 +36,12 @@ impl<'p> Lowerer<'p> {
 
     fn arity(&self, callee: &Callee<'p>) -> Res<usize> {
         Ok(match callee {
-            Callee::Def(m, d) => match &self.program.modules[*m].decls[*d] {
+            Callee::Def(m, d, _) => match &self.program.modules[*m].decls[*d] {
                 Decl::Def(def) => def.params.len(),
                 _ => return Err(self.internal("call of a non-definition")),
             },
-            Callee::Local(fun, _) => fun.params.len(),
-            Callee::Lambda(e, _) => match &e.kind {
+            Callee::Local(fun, ..) => fun.params.len(),
+            Callee::Lambda(e, ..) => match &e.kind {
                 ExprKind::Lambda(params, _, _) => params.len(),
                 _ => return Err(self.internal("lambda closure of a non-lambda")),
             },
@@ -52,7 +53,7 @@ impl<'p> Lowerer<'p> {
     /// Lowers the body of `callee` applied to exactly its number of arguments.
     fn call(&mut self, callee: &Callee<'p>, args: Vec<LVal<'p>>) -> Res<LVal<'p>> {
         match callee {
-            Callee::Def(m, d) => {
+            Callee::Def(m, d, types) => {
                 let Decl::Def(def) = &self.program.modules[*m].decls[*d] else {
                     return Err(self.internal("call of a non-definition"));
                 };
@@ -68,16 +69,23 @@ impl<'p> Lowerer<'p> {
                         t = rest;
                     }
                 }
-                self.inline(&def.params, &def.body, Rc::new(sizes), args)
+                self.inline(
+                    &def.params,
+                    &def.body,
+                    (Rc::new(sizes), types.clone()),
+                    args,
+                )
             }
-            Callee::Local(fun, env) => {
-                let env = env.clone();
+            Callee::Local(fun, env, types) => {
                 // The local function is in scope in its own body only through its definition
                 // environment; Ogham has no recursion.
-                self.inline(&fun.params, &fun.body, env, args)
+                let scope = (env.clone(), types.clone());
+                self.inline(&fun.params, &fun.body, scope, args)
             }
-            Callee::Lambda(e, env) => match &e.kind {
-                ExprKind::Lambda(params, _, body) => self.inline(params, body, env.clone(), args),
+            Callee::Lambda(e, env, types) => match &e.kind {
+                ExprKind::Lambda(params, _, body) => {
+                    self.inline(params, body, (env.clone(), types.clone()), args)
+                }
                 _ => Err(self.internal("lambda closure of a non-lambda")),
             },
             Callee::Builtin(b, id) => self.builtin(*b, *id, args),
@@ -115,15 +123,17 @@ impl<'p> Lowerer<'p> {
         })
     }
 
-    /// Lowers `body` with `params` bound to `args` in environment `env`.
+    /// Lowers `body` with `params` bound to `args` in `scope`: the environment and the type
+    /// arguments of the instance.
     fn inline(
         &mut self,
         params: &'p [ast::Pattern],
         body: &'p ast::Expr,
-        env: super::Env<'p>,
+        scope: (super::Env<'p>, Rc<TypeArgs>),
         args: Vec<LVal<'p>>,
     ) -> Res<LVal<'p>> {
-        let saved = std::mem::replace(&mut self.env, env);
+        let saved = std::mem::replace(&mut self.env, scope.0);
+        let saved_types = std::mem::replace(&mut self.types, scope.1);
         let result = (|| {
             for (p, a) in params.iter().zip(args) {
                 self.bind_pattern(p, a)?;
@@ -131,6 +141,7 @@ impl<'p> Lowerer<'p> {
             self.expr(body)
         })();
         self.env = saved;
+        self.types = saved_types;
         result
     }
 

@@ -49,6 +49,7 @@ impl<'p> Lowerer<'p> {
                 _ => Err(self.internal("conversion of a non-scalar")),
             },
             Builtin::Const { .. } => Err(self.internal("constant applied")),
+            Builtin::Generic(_) => Err(self.internal("generic built-in not specialised")),
         }
     }
 

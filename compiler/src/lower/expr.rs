@@ -17,9 +17,9 @@ impl<'p> Lowerer<'p> {
         result
     }
 
-    /// The source type of an expression.
-    fn source_type(&self, e: &Expr) -> &'p types::Type {
-        &self.checked.expr_types[e.id.0 as usize]
+    /// The source type of an expression, in the instance being lowered.
+    fn source_type(&self, e: &Expr) -> std::borrow::Cow<'p, types::Type> {
+        self.checked.type_of(e.id, &self.types)
     }
 
     pub(super) fn scalar(&mut self, e: &'p Expr) -> Res<SubExp> {
@@ -32,7 +32,7 @@ impl<'p> Lowerer<'p> {
     fn expr_kind(&mut self, e: &'p Expr) -> Res<LVal<'p>> {
         match &e.kind {
             ExprKind::Lit(lit) => {
-                let ty = prim_of(self.source_type(e))
+                let ty = prim_of(&self.source_type(e))
                     .ok_or_else(|| self.unsupported("a literal of a polymorphic type"))?;
                 let c = literal(lit.value, ty).ok_or_else(|| self.internal("bad literal"))?;
                 Ok(LVal::Leaf(SubExp::Const(c)))
@@ -52,6 +52,12 @@ impl<'p> Lowerer<'p> {
                 ))
             }
             ExprKind::ArrayLit(es) => self.array_literal(e, es),
+            ExprKind::Field(..)
+                if let Some(Resolution::Builtin(b)) =
+                    &self.checked.resolutions[e.id.0 as usize] =>
+            {
+                self.builtin_use(e, *b)
+            }
             ExprKind::Field(inner, field) => {
                 let v = self.expr(inner)?;
                 let position = self.field_position(inner, &field.name)?;
@@ -133,7 +139,9 @@ impl<'p> Lowerer<'p> {
                 let y = self.expr(y)?;
                 Ok(self.closure(Callee::Op(*op, None, Some(Box::new(y)), e.span)))
             }
-            ExprKind::Lambda(..) => Ok(self.closure(Callee::Lambda(e, self.env.clone()))),
+            ExprKind::Lambda(..) => {
+                Ok(self.closure(Callee::Lambda(e, self.env.clone(), self.types.clone())))
+            }
             ExprKind::Let(p, value, body) => {
                 let v = self.expr(value)?;
                 let env = self.env.clone();
@@ -143,7 +151,8 @@ impl<'p> Lowerer<'p> {
                 result
             }
             ExprKind::LetFun(fun, body) => {
-                let closure = self.closure(Callee::Local(fun, self.env.clone()));
+                let closure =
+                    self.closure(Callee::Local(fun, self.env.clone(), self.types.clone()));
                 let env = self.env.clone();
                 Rc::make_mut(&mut self.env).insert(fun.name.name.clone(), closure);
                 let result = self.expr(body);
@@ -200,7 +209,7 @@ impl<'p> Lowerer<'p> {
             }
             ExprKind::Coerce(inner, _) => {
                 let v = self.expr(inner)?;
-                self.coerce(self.source_type(e), v)
+                self.coerce(&self.source_type(e), v)
             }
         }
     }
@@ -214,32 +223,64 @@ impl<'p> Lowerer<'p> {
 
     fn variable(&mut self, e: &'p Expr, name: &ast::QualName) -> Res<LVal<'p>> {
         match &self.checked.resolutions[e.id.0 as usize] {
-            Some(Resolution::Local) | None => self
-                .env
-                .get(&name.name)
-                .cloned()
-                .ok_or_else(|| self.internal(format!("`{name}` is not in scope"))),
+            Some(Resolution::Local) | None => {
+                let value = self
+                    .env
+                    .get(&name.name)
+                    .cloned()
+                    .ok_or_else(|| self.internal(format!("`{name}` is not in scope")))?;
+                // A use of a polymorphic local function: its body sees the type arguments
+                // of this use besides those of the scope it was defined in.
+                match value {
+                    LVal::Fun(closure) if self.checked.instantiations.contains_key(&e.id) => {
+                        let Callee::Local(fun, env, types) = &closure.callee else {
+                            return Ok(LVal::Fun(closure));
+                        };
+                        let mut types = (**types).clone();
+                        types.extend(self.checked.type_args_at(e.id, &self.types));
+                        Ok(LVal::Fun(Rc::new(Closure {
+                            callee: Callee::Local(fun, env.clone(), Rc::new(types)),
+                            args: closure.args.clone(),
+                        })))
+                    }
+                    value => Ok(value),
+                }
+            }
             Some(Resolution::Def { module, decl }) => {
                 let def = match &self.program.modules[*module].decls[*decl] {
                     ast::Decl::Def(d) => d,
                     _ => return Err(self.internal("reference to a non-definition")),
                 };
+                let types = Rc::new(self.checked.type_args_at(e.id, &self.types));
                 if def.params.is_empty() {
                     // A constant definition: its body, in the global scope.
                     let env = std::mem::take(&mut self.env);
+                    let outer = std::mem::replace(&mut self.types, types);
                     let result = self.expr(&def.body);
                     self.env = env;
+                    self.types = outer;
                     result
                 } else {
-                    Ok(self.closure(Callee::Def(*module, *decl)))
+                    Ok(self.closure(Callee::Def(*module, *decl, types)))
                 }
             }
-            Some(Resolution::Builtin(crate::builtins::Builtin::Const { op, ty })) => {
-                let c = builtin_constant(*op, *ty)
+            Some(Resolution::Builtin(b)) => self.builtin_use(e, *b),
+        }
+    }
+
+    /// A use of a built-in (a name, or `t.member` of a type parameter `t`); a generic one is
+    /// made concrete with the use's type in this instance.
+    fn builtin_use(&mut self, e: &Expr, b: crate::builtins::Builtin) -> Res<LVal<'p>> {
+        let b = b
+            .specialise(&self.source_type(e))
+            .ok_or_else(|| self.internal("a generic built-in at a non-primitive type"))?;
+        match b {
+            crate::builtins::Builtin::Const { op, ty } => {
+                let c = builtin_constant(op, ty)
                     .ok_or_else(|| self.internal(format!("no constant {ty}.{op:?}")))?;
                 Ok(LVal::Leaf(SubExp::Const(c)))
             }
-            Some(Resolution::Builtin(b)) => Ok(self.closure(Callee::Builtin(*b, e.id))),
+            b => Ok(self.closure(Callee::Builtin(b, e.id))),
         }
     }
 
@@ -274,7 +315,7 @@ impl<'p> Lowerer<'p> {
     fn array_literal(&mut self, e: &'p Expr, es: &'p [Expr]) -> Res<LVal<'p>> {
         let elems = es.iter().map(|e| self.expr(e)).collect::<Res<Vec<_>>>()?;
         let Some(first) = elems.first().cloned() else {
-            return self.empty_array(self.source_type(e));
+            return self.empty_array(&self.source_type(e));
         };
         let mut columns: Vec<Vec<SubExp>> = Vec::new();
         for el in &elems {
@@ -343,7 +384,8 @@ impl<'p> Lowerer<'p> {
         if let Ok(i) = field.parse::<usize>() {
             return Ok(i);
         }
-        let mut t = self.source_type(record);
+        let ty = self.source_type(record);
+        let mut t = &*ty;
         while let types::Type::Array(inner, _) = t {
             t = inner;
         }
@@ -526,11 +568,12 @@ impl<'p> Lowerer<'p> {
         let Some((field, rest)) = path.split_first() else {
             return Ok(v);
         };
-        let position = self.field_position_in(self.source_type(record), &field.name)?;
+        let record_type = self.source_type(record);
+        let position = self.field_position_in(&record_type, &field.name)?;
         let LVal::Tuple(mut vs) = r else {
             return Err(self.internal("record update of a non-record"));
         };
-        let inner_type = match self.source_type(record) {
+        let inner_type = match &*record_type {
             types::Type::Record(fs) => fs.get(position).map(|(_, t)| t.clone()),
             types::Type::Tuple(ts) => ts.get(position).cloned(),
             _ => None,

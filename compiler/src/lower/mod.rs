@@ -14,7 +14,11 @@
 //! - **Monomorphisation** is implicit: IR types are computed bottom-up from the operands (a
 //!   `map` produces arrays of the lambda's result types, with the input's outer size), never from
 //!   the type checker's polymorphic types. The type checker's types are consulted only for
-//!   literals, record field order, empty array literals and the targets of size coercions.
+//!   literals, record field order, empty array literals, the targets of size coercions and the
+//!   members of a type parameter's module (`t.i64`, `t.nan`); in a polymorphic body they are
+//!   read through the instance's type arguments (`Checked::type_args_at` at each use of a
+//!   polymorphic function, carried by its closure), so `('t: float)` code lowers to exactly the
+//!   IR of the same code written for `f32` or `f64`.
 //! - **Sizes** are operands. A size parameter `[n]` of a definition is bound, at each call, to the
 //!   dimension of the argument it annotates; entry points get one `i64` size parameter per named
 //!   size. A size that differs between the branches of an `if`, or across loop iterations, becomes
@@ -40,7 +44,7 @@ use crate::ir::{Body, Function, Param, Program, Signature, Stmt, SubExp, Type, V
 use crate::source::{SourceMap, Span};
 use crate::syntax::ast::{self, Decl, Expr, LocalFun, Pattern, SizeExp, TypeExp};
 use crate::typeck::Checked;
-use crate::types::{self, PrimType};
+use crate::types::{self, PrimType, TypeArgs};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -103,10 +107,11 @@ struct Closure<'p> {
 
 #[derive(Clone, Debug)]
 enum Callee<'p> {
-    /// A top-level definition (module, declaration index).
-    Def(usize, usize),
-    Local(&'p LocalFun, Env<'p>),
-    Lambda(&'p Expr, Env<'p>),
+    /// A top-level definition (module, declaration index) with its type arguments at this use.
+    Def(usize, usize, Rc<TypeArgs>),
+    /// A local function or lambda with the environment and type arguments it sees.
+    Local(&'p LocalFun, Env<'p>, Rc<TypeArgs>),
+    Lambda(&'p Expr, Env<'p>, Rc<TypeArgs>),
     Builtin(crate::builtins::Builtin, ast::ExprId),
     /// `(+)`, `(x +)`, `(+ x)`: the operator with its fixed operands (`None`: a parameter).
     Op(
@@ -127,6 +132,9 @@ struct Lowerer<'p> {
     /// Statements of the body being built (nested bodies swap their own in).
     stmts: Vec<Stmt>,
     env: Env<'p>,
+    /// The values of the type parameters of the polymorphic definitions being inlined (each
+    /// instance is lowered with its own: monomorphisation).
+    types: Rc<TypeArgs>,
     /// The source location of the expression being lowered.
     loc: Span,
 }
@@ -148,6 +156,7 @@ impl<'p> Lowerer<'p> {
             },
             stmts: Vec::new(),
             env: Rc::new(HashMap::new()),
+            types: Rc::new(TypeArgs::new()),
             loc: Span::default(),
         }
     }

@@ -93,11 +93,13 @@ pub struct Def {
     pub span: Span,
 }
 
-/// A size parameter `[n]` or a type parameter `'a`.
+/// A size parameter `[n]`, a type parameter `'a`, or a constrained type parameter
+/// `('t: float)` (the type and its class: `num`, `int` or `float`).
 #[derive(Clone, Debug)]
 pub enum TypeParam {
     Size(Ident),
     Type(Ident),
+    Constrained(Ident, Ident),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

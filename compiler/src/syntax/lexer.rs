@@ -7,6 +7,9 @@
 //!   in between) is an index bracket ([`Tok::IndexOpen`]); otherwise it opens an array literal,
 //!   an array type or a size parameter ([`Tok::LBracket`]).
 //! - A field access `.x` / `.0` must directly follow such a token too (E0104 otherwise).
+//! - `(` followed by a type variable opens a constrained type parameter `('t: float)`
+//!   ([`Tok::ParamOpen`]): no other construct puts a type variable after `(`, and the distinct
+//!   token keeps `def f ('t: num) (x: t)` free of a conflict with parameter patterns.
 //! - Comments are dropped. A doc comment (`-- |` as the first thing on a line, continued by the
 //!   `--` lines right below it) is collected into [`Lexed::docs`] for the parser to attach to the
 //!   definition that follows it.
@@ -73,6 +76,9 @@ pub enum Tok<'s> {
 
     #[token("(")]
     LParen,
+    /// `(` right before a type variable: opens a constrained type parameter `('t: float)`
+    /// (made by [`tokenize`], never by logos).
+    ParamOpen,
     #[token(")")]
     RParen,
     /// `[` opening an array literal, an array type or a size parameter.
@@ -341,6 +347,11 @@ pub fn tokenize(file: FileId, text: &str) -> Lexed<'_> {
     }
     out.docs
         .extend(doc.take().map(|(end, lines)| (end, lines.join("\n"))));
+    for i in 1..out.tokens.len() {
+        if matches!(out.tokens[i].1, Tok::TypeVar(_)) && out.tokens[i - 1].1 == Tok::LParen {
+            out.tokens[i - 1].1 = Tok::ParamOpen;
+        }
+    }
     out
 }
 

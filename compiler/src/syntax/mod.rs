@@ -290,7 +290,12 @@ const AFTER_OPERAND: &[&str] = &["\"[idx\"", "Field", "\":\"", "\":>\"", "\"with
 /// become "an expression", "a type", ... and the rest are listed as `tokens`.
 fn describe_expected(expected: &[String]) -> String {
     let has = |t: &str| expected.iter().any(|e| e == t);
-    let mut rest: Vec<&str> = expected.iter().map(String::as_str).collect();
+    // `('` (a constrained type parameter) is a `(` where a parameter pattern could also be.
+    let mut rest: Vec<&str> = expected
+        .iter()
+        .map(String::as_str)
+        .filter(|t| *t != "\"('\"")
+        .collect();
     let mut items: Vec<String> = Vec::new();
     let take = |set: &[&str], rest: &mut Vec<&str>| rest.retain(|t| !set.contains(t));
     let expr = has("Lit") && has("Ident") && has("\"(\"");

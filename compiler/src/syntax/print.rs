@@ -83,6 +83,9 @@ fn type_params(out: &mut String, params: &[TypeParam]) {
             TypeParam::Type(t) => {
                 let _ = write!(out, " '{}", t.name);
             }
+            TypeParam::Constrained(t, class) => {
+                let _ = write!(out, " ('{}: {})", t.name, class.name);
+            }
         }
     }
 }

@@ -142,6 +142,9 @@ impl Checker<'_> {
             }
             Builtin::Convert { to, from } => Ty::fun(Ty::Prim(from), Ty::Prim(to)).into(),
             Builtin::Const { ty, .. } => Ty::Prim(ty).into(),
+            // Typed where a type parameter's member is resolved (`Checker::param_member`,
+            // `Checker::lookup_var`); `builtins::resolve` never yields one.
+            Builtin::Generic(_) => Ty::Error.into(),
         }
     }
 }

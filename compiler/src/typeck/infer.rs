@@ -7,8 +7,8 @@
 
 use super::names::Instance;
 use super::unify::{Constraint, PrimSet, Sz, Ty};
-use super::{Checker, Scheme, result_expr};
-use crate::builtins::{ArrayFn, Builtin};
+use super::{Checker, Resolution, Scheme, result_expr};
+use crate::builtins::{self, ArrayFn, Builtin, GenericFn};
 use crate::diag::Diagnostic;
 use crate::source::Span;
 use crate::syntax::ast::{
@@ -62,6 +62,11 @@ impl Checker<'_> {
                     self.expect(&elem, &t, x.span, why);
                 }
                 Ty::array(elem, Sz::Const(es.len() as u64))
+            }
+            ExprKind::Field(inner, field) if self.param_module(inner).is_some() => {
+                let param = self.param_module(inner).unwrap_or_default();
+                self.record(inner, &Ty::unit());
+                self.param_member(e, param, field)
             }
             ExprKind::Field(inner, field) => {
                 let t = self.infer(inner);
@@ -777,19 +782,29 @@ impl Checker<'_> {
         let mut sparams = Vec::new();
         for tp in type_params {
             match tp {
-                TypeParam::Type(id) => {
-                    if self.type_params.contains(&id.name) {
+                TypeParam::Type(id) | TypeParam::Constrained(id, _) => {
+                    let class = match tp {
+                        TypeParam::Constrained(_, class) => self.class_of(class),
+                        _ => None,
+                    };
+                    // Constrained parameters' names are distinct within a definition, so
+                    // `Subst::param_classes` can key them by name.
+                    let clash = self.subst.param_classes.contains_key(&id.name)
+                        || (class.is_some() && self.used_param_names.contains(&id.name));
+                    if self.type_params.contains(&id.name) || clash {
                         self.error(
                             Diagnostic::error(
                                 "E0207",
                                 format!("type parameter `{}` is declared twice", id.name),
                             )
-                            .with_primary(id.span, "already in scope"),
+                            .with_primary(id.span, "already declared in this definition"),
                         );
+                    } else if let Some(class) = class {
+                        self.subst.param_classes.insert(id.name.clone(), class);
                     }
                     self.type_params.push(id.name.clone());
                     self.used_param_names.insert(id.name.clone());
-                    tparams.push(id.name.clone());
+                    tparams.push((id.name.clone(), class));
                 }
                 TypeParam::Size(id) => {
                     let b = self.bind_local(id, I64, None);
@@ -848,10 +863,104 @@ impl Checker<'_> {
             if !env.contains(&v) && self.subst.tvars[v as usize].constraint == Constraint::None {
                 let name = self.fresh_param_name();
                 self.subst.set(v, Ty::Param(name.clone()));
-                scheme.tparams.push(name);
+                scheme.tparams.push((name, None));
             }
         }
         scheme
+    }
+}
+
+impl Checker<'_> {
+    /// The class a constrained type parameter declares (`num`, `int`, `float`); an unknown
+    /// class is reported (E0312) and leaves the parameter unconstrained.
+    fn class_of(&mut self, class: &Ident) -> Option<PrimSet> {
+        let set = PrimSet::class(&class.name);
+        if set.is_none() {
+            let d = Diagnostic::error("E0312", format!("unknown type class `{}`", class.name))
+                .with_primary(class.span, "not a class")
+                .with_help(
+                    "the classes are `num` (every numeric type), `int` (the integer types) and \
+                     `float` (`f32`, `f64`)",
+                );
+            self.error(d);
+        }
+        set
+    }
+
+    /// The constrained type parameter `t` that `inner` names in `t.member`, unless a variable
+    /// of that name is in scope.
+    fn param_module(&self, inner: &Expr) -> Option<String> {
+        let ExprKind::Var(name) = &inner.kind else {
+            return None;
+        };
+        let n = &name.name;
+        let is_param = name.qualifier.is_none()
+            && self.type_params.contains(n)
+            && self.subst.param_classes.contains_key(n);
+        let shadowed = self.locals.iter().any(|l| l.name == *n) || self.globals.contains_key(n);
+        (is_param && !shadowed).then(|| n.clone())
+    }
+
+    /// `t.member` for a constrained type parameter `t`: a conversion to `t` (`t.i64`, `t.u`),
+    /// a math function (`t.sqrt`) or a constant (`t.nan`), as for a primitive type's module.
+    fn param_member(&mut self, e: &Expr, param: String, member: &Ident) -> Ty {
+        let class = self.subst.param_classes[&param];
+        let t = Ty::Param(param.clone());
+        let from = if let Some(p) = PrimType::from_name(&member.name) {
+            Some(Ty::Prim(p))
+        } else if self.subst.param_classes.contains_key(&member.name)
+            && self.type_params.contains(&member.name)
+        {
+            Some(Ty::Param(member.name.clone()))
+        } else {
+            None
+        };
+        let (builtin, ty, float_only) = match (from, builtins::module_member(&member.name)) {
+            (Some(from), _) => (
+                Builtin::Generic(GenericFn::Convert),
+                Ty::fun(from, t.clone()),
+                false,
+            ),
+            (None, Some(Ok(op))) => {
+                let result = if op.returns_bool() { BOOL } else { t.clone() };
+                let ty = (0..op.arity()).fold(result, |r, _| Ty::fun(t.clone(), r));
+                (Builtin::Math { op, ty: None }, ty, op.float_only())
+            }
+            (None, Some(Err(op))) => (
+                Builtin::Generic(GenericFn::Const(op)),
+                t.clone(),
+                op.float_only(),
+            ),
+            (None, None) => {
+                let d = Diagnostic::error(
+                    "E0208",
+                    format!("`{param}` has no member `{}`", member.name),
+                )
+                .with_primary(member.span, "not a built-in")
+                .with_help(format!(
+                    "a type parameter's module has the members of `f32`'s: conversions \
+                     (`{param}.i64`), math functions (`{param}.sqrt`) and constants \
+                     (`{param}.nan`)"
+                ));
+                self.error(d);
+                return Ty::Error;
+            }
+        };
+        if float_only && !class.is_subset(PrimSet::float()) {
+            let d = Diagnostic::error(
+                "E0308",
+                format!(
+                    "`{param}.{}` needs a floating-point type, found `{param}`",
+                    member.name
+                ),
+            )
+            .with_primary(e.span, format!("`{param}` may be an integer type"))
+            .with_help(format!("declare `('{param}: float)`"));
+            self.error(d);
+            return Ty::Error;
+        }
+        self.resolutions[e.id.0 as usize] = Some(Resolution::Builtin(builtin));
+        ty
     }
 }
 

@@ -49,10 +49,10 @@ use crate::builtins::Builtin;
 use crate::diag::Diagnostic;
 use crate::source::{SourceMap, Span};
 use crate::syntax::ast::{Decl, Def, Expr, ExprId, ExprKind, Ident, Pattern, Program, TypeExp};
-use crate::types::Type;
+use crate::types::{Type, TypeArgs};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
-use unify::{Constraint, Mismatch, Subst, Sz, Ty};
+use unify::{Constraint, Mismatch, PrimSet, Subst, Sz, Ty};
 
 /// What a variable reference ([`crate::syntax::ast::ExprKind::Var`]) denotes.
 #[derive(Clone, Debug, PartialEq)]
@@ -93,6 +93,36 @@ pub struct Checked {
     /// The type of every top-level definition, by `(module, decl)` (type parameters appear as
     /// [`Type::Param`]; inferred ones are named `a`, `b`, ...).
     pub def_types: HashMap<(usize, usize), Type>,
+    /// For each use of a polymorphic definition or local function (the `Var` expression): the
+    /// values of its type parameters there, which may mention the type parameters of the
+    /// definition the use is in. The interpreter and the lowering follow these to give the
+    /// expressions of a polymorphic body their types at each instance ([`Checked::type_of`]).
+    pub instantiations: HashMap<ExprId, Vec<(String, Type)>>,
+}
+
+impl Checked {
+    /// The type of expression `id` in an instance whose type parameters have the values `args`.
+    pub fn type_of(&self, id: ExprId, args: &TypeArgs) -> std::borrow::Cow<'_, Type> {
+        let t = &self.expr_types[id.0 as usize];
+        if t.has_params() {
+            std::borrow::Cow::Owned(t.substitute(args))
+        } else {
+            std::borrow::Cow::Borrowed(t)
+        }
+    }
+
+    /// The type arguments of the callee at use `id`, made concrete with the caller's `args`
+    /// (empty if the callee is not polymorphic).
+    pub fn type_args_at(&self, id: ExprId, args: &TypeArgs) -> TypeArgs {
+        self.instantiations
+            .get(&id)
+            .map(|inst| {
+                inst.iter()
+                    .map(|(p, t)| (p.clone(), t.substitute(args)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
 }
 
 /// Checks a loaded program, reporting every error found (not only the first).
@@ -107,8 +137,9 @@ pub fn check(sources: &SourceMap, program: &Program) -> Result<Checked, Vec<Diag
 /// A (possibly polymorphic) type of a definition or local function.
 #[derive(Clone, Debug)]
 struct Scheme {
-    /// Type parameters, rigid in `ty`, instantiated with fresh variables at each use.
-    tparams: Vec<String>,
+    /// Type parameters, rigid in `ty`, instantiated with fresh variables at each use (with the
+    /// class of a constrained one as the variable's constraint).
+    tparams: Vec<(String, Option<PrimSet>)>,
     /// Rigid sizes of `ty` instantiated at each use: by binding id, with the index of the value
     /// parameter whose *value* is that size (`def f (n: i64) : [n]f32`, `iota n`), if any.
     sparams: Vec<(u32, Option<usize>)>,
@@ -161,6 +192,9 @@ struct Checker<'a> {
     def_exprs: Vec<ExprId>,
     /// Integer literals without suffix of the definition being checked (range check at the end).
     int_lits: Vec<(ExprId, u64, Span)>,
+    /// Uses of polymorphic functions in the definition being checked, with their type arguments.
+    def_instantiations: Vec<(ExprId, Vec<(String, Ty)>)>,
+    instantiations: HashMap<ExprId, Vec<(String, Type)>>,
     expr_types: Vec<Option<Type>>,
     resolutions: Vec<Option<Resolution>>,
 
@@ -203,6 +237,8 @@ impl<'a> Checker<'a> {
             pending: vec![None; n],
             def_exprs: Vec::new(),
             int_lits: Vec::new(),
+            def_instantiations: Vec::new(),
+            instantiations: HashMap::new(),
             expr_types: vec![None; n],
             resolutions: vec![None; n],
             uses: HashMap::new(),
@@ -280,6 +316,7 @@ impl<'a> Checker<'a> {
         let errors_before = self.diags.len();
         self.current_def = Some(def.name.name.clone());
         self.used_param_names.clear();
+        self.subst.param_classes.clear();
         let mut scheme =
             self.check_function(&def.type_params, &def.params, def.ret.as_ref(), &def.body);
         self.current_def = None;
@@ -291,7 +328,7 @@ impl<'a> Checker<'a> {
             if self.subst.tvars[v as usize].constraint == Constraint::None {
                 let name = self.fresh_param_name();
                 self.subst.set(v, Ty::Param(name.clone()));
-                scheme.tparams.push(name);
+                scheme.tparams.push((name, None));
             }
         }
         for id in self.generalize_sizes(&scheme.ty, &[]) {
@@ -338,6 +375,11 @@ impl<'a> Checker<'a> {
                 self.subst.free_vars(t, &mut vars);
             }
         }
+        for (_, args) in &self.def_instantiations {
+            for (_, t) in args {
+                self.subst.free_vars(t, &mut vars);
+            }
+        }
         for v in vars {
             if self.subst.tvars[v as usize].bound.is_some() {
                 continue; // bound meanwhile, through a record field of another variable
@@ -377,11 +419,22 @@ impl<'a> Checker<'a> {
                 self.expr_types[id.0 as usize] = Some(self.subst.export(t));
             }
         }
+        for (id, args) in std::mem::take(&mut self.def_instantiations) {
+            let args = args
+                .iter()
+                .map(|(p, t)| (p.clone(), self.subst.export(t)))
+                .collect();
+            self.instantiations.insert(id, args);
+        }
     }
 
     fn check_entry(&mut self, index: usize, def: &Def, scheme: &Scheme) {
         if !scheme.tparams.is_empty() {
-            let names: Vec<String> = scheme.tparams.iter().map(|p| format!("`{p}`")).collect();
+            let names: Vec<String> = scheme
+                .tparams
+                .iter()
+                .map(|(p, _)| format!("`{p}`"))
+                .collect();
             self.diags.push(
                 Diagnostic::error(
                     "E0601",
@@ -476,6 +529,7 @@ impl<'a> Checker<'a> {
             resolutions: self.resolutions,
             entries: self.entries,
             def_types: self.def_types,
+            instantiations: self.instantiations,
         })
     }
 
@@ -522,11 +576,17 @@ impl<'a> Checker<'a> {
                     "if the sizes are equal at run time, coerce with a checked `:> {e}`"
                 ))
             }
-            Mismatch::NotIn { found: t, what } => Diagnostic::error(
-                "E0308",
-                format!("expected {what}, found `{}`", self.subst.show(&t)),
-            )
-            .with_primary(span, format!("this has type `{f}`")),
+            Mismatch::NotIn { found: t, what } => {
+                let d = Diagnostic::error(
+                    "E0308",
+                    format!("expected {what}, found `{}`", self.subst.show(&t)),
+                )
+                .with_primary(span, format!("this has type `{f}`"));
+                match self.subst.shallow(&t) {
+                    Ty::Param(p) => d.with_help(self.class_hint(&p, &what)),
+                    _ => d,
+                }
+            }
             Mismatch::NoField { ty, field } => {
                 let ty_text = self.subst.show(&ty);
                 let d =
@@ -548,6 +608,15 @@ impl<'a> Checker<'a> {
             Mismatch::Types(x, y) => {
                 let d = Diagnostic::error("E0301", "mismatched types")
                     .with_primary(span, format!("expected `{e}`, found `{f}`"));
+                let d = match (self.subst.shallow(&x), self.subst.shallow(&y)) {
+                    (Ty::Param(p), Ty::Prim(q)) if self.subst.param_classes.contains_key(&p) => {
+                        d.with_help(format!("convert with `{p}.{q}`"))
+                    }
+                    (Ty::Prim(q), Ty::Param(p)) if self.subst.param_classes.contains_key(&p) => {
+                        d.with_help(format!("convert with `{q}.{p}`"))
+                    }
+                    _ => d,
+                };
                 let (x, y) = (self.subst.show(&x), self.subst.show(&y));
                 if x != e || y != f {
                     d.with_note(format!("`{x}` is not `{y}`"))
@@ -578,6 +647,25 @@ impl<'a> Checker<'a> {
 
     fn error(&mut self, d: Diagnostic) {
         self.diags.push(d);
+    }
+
+    /// The help for a type parameter used at a type its class (if any) does not include.
+    fn class_hint(&self, param: &str, what: &str) -> String {
+        match self
+            .subst
+            .param_classes
+            .get(param)
+            .and_then(|c| c.class_name())
+        {
+            Some(class) => format!(
+                "`{param}` is declared `('{param}: {class})`, which has types that are not \
+                 {what}"
+            ),
+            None => format!(
+                "declare the class of `{param}`: `('{param}: num)`, `('{param}: int)` or \
+                 `('{param}: float)`"
+            ),
+        }
     }
 }
 

@@ -6,7 +6,9 @@ use super::{Alias, AliasParam, Checker, Local, Resolution, Scheme};
 use crate::builtins;
 use crate::diag::Diagnostic;
 use crate::source::Span;
-use crate::syntax::ast::{Expr, Ident, QualName, SizeExp, TypeAlias, TypeArg, TypeExp, TypeParam};
+use crate::syntax::ast::{
+    Expr, ExprId, Ident, QualName, SizeExp, TypeAlias, TypeArg, TypeExp, TypeParam,
+};
 use crate::types::PrimType;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -36,19 +38,29 @@ impl Checker<'_> {
                 self.resolutions[e.id.0 as usize] = Some(Resolution::Local);
                 self.uses.insert(e.id, local.id);
                 return match &local.scheme {
-                    Some(s) => self.instantiate(s),
+                    Some(s) => self.instantiate(s, e.id),
                     None => local.ty.into(),
                 };
             }
             if let Some(&(module, decl)) = self.globals.get(&name.name) {
                 self.resolutions[e.id.0 as usize] = Some(Resolution::Def { module, decl });
                 let scheme = Rc::clone(&self.schemes[&(module, decl)]);
-                return self.instantiate(&scheme);
+                return self.instantiate(&scheme, e.id);
             }
         }
         if let Some(b) = builtins::resolve(name) {
             self.resolutions[e.id.0 as usize] = Some(Resolution::Builtin(b));
             return self.builtin_instance(b, e.span);
+        }
+        if let Some(q) = &name.qualifier
+            && let Some(to) = PrimType::from_name(q)
+            && self.type_params.contains(&name.name)
+            && self.subst.param_classes.contains_key(&name.name)
+        {
+            // `f64.t x`: a conversion from a type parameter.
+            let b = builtins::Builtin::Generic(builtins::GenericFn::Convert);
+            self.resolutions[e.id.0 as usize] = Some(Resolution::Builtin(b));
+            return Ty::fun(Ty::Param(name.name.clone()), Ty::Prim(to)).into();
         }
         let d = match &name.qualifier {
             None if self.current_def.as_deref() == Some(name.name.as_str()) => {
@@ -72,9 +84,20 @@ impl Checker<'_> {
                     format!("cannot find `{}` in this scope", name.name),
                 )
                 .with_primary(e.span, "not found");
-                match suggest(&name.name, candidates.iter().map(String::as_str)) {
-                    Some(s) => d.with_help(format!("did you mean `{s}`?")),
-                    None => d,
+                match (
+                    library_home(&name.name),
+                    suggest(&name.name, candidates.iter().map(String::as_str)),
+                ) {
+                    (Some((def, module)), _) if self.globals.contains_key(&def) => d
+                        .with_help(format!(
+                            "the library's `{def}` serves every type of its class"
+                        ))
+                        .with_note(format!("`{def}` is in `{module}`")),
+                    (Some((def, module)), _) => d.with_help(format!(
+                        "`{def}` is defined in `{module}`: add `import \"{module}\"`"
+                    )),
+                    (None, Some(s)) => d.with_help(format!("did you mean `{s}`?")),
+                    (None, None) => d,
                 }
             }
             Some(q) => match PrimType::from_name(q) {
@@ -97,18 +120,25 @@ impl Checker<'_> {
         Ty::Error.into()
     }
 
-    /// A fresh instance of a scheme: type parameters and sizes replaced by fresh variables.
-    pub(super) fn instantiate(&mut self, scheme: &Scheme) -> Instance {
+    /// A fresh instance of a scheme at use `id`: type parameters and sizes replaced by fresh
+    /// variables (a constrained type parameter's variable keeps its class); the type
+    /// parameters' values are recorded for [`super::Checked::instantiations`].
+    pub(super) fn instantiate(&mut self, scheme: &Scheme, id: ExprId) -> Instance {
         let types: HashMap<String, Ty> = scheme
             .tparams
             .iter()
-            .map(|p| {
-                (
-                    p.clone(),
-                    self.subst.fresh(super::Constraint::None, Span::default()),
-                )
+            .map(|(p, class)| {
+                let constraint = match class {
+                    Some(set) => super::Constraint::Prims(*set),
+                    None => super::Constraint::None,
+                };
+                (p.clone(), self.subst.fresh(constraint, Span::default()))
             })
             .collect();
+        if !types.is_empty() {
+            let args = types.iter().map(|(p, t)| (p.clone(), t.clone())).collect();
+            self.def_instantiations.push((id, args));
+        }
         let mut sizes = HashMap::new();
         let mut deps = Vec::new();
         for &id in &scheme.existentials {
@@ -321,6 +351,18 @@ impl Checker<'_> {
                     self.type_params.push(id.name.clone());
                     params.push(AliasParam::Type(id.name.clone()));
                 }
+                TypeParam::Constrained(id, class) => {
+                    self.error(
+                        Diagnostic::error(
+                            "E0312",
+                            format!("type alias parameter `{}` cannot have a class", id.name),
+                        )
+                        .with_primary(class.span, "classes constrain definitions' parameters")
+                        .with_help(format!("write `'{}`", id.name)),
+                    );
+                    self.type_params.push(id.name.clone());
+                    params.push(AliasParam::Type(id.name.clone()));
+                }
                 TypeParam::Size(id) => {
                     let b = self.bind_local(id, Ty::Prim(PrimType::I64), None);
                     params.push(AliasParam::Size(b));
@@ -420,6 +462,26 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     d[a.len()][b.len()]
+}
+
+/// The standard library module defining `name`, or the generic definition that replaced a
+/// per-type name (`count_valid_f32` → `count_valid`): `(definition, module)`.
+fn library_home(name: &str) -> Option<(String, &'static str)> {
+    let generic = ["_f32", "_f64", "_i32", "_i64"]
+        .iter()
+        .find_map(|suffix| name.strip_suffix(suffix));
+    [Some(name), generic].into_iter().flatten().find_map(|n| {
+        crate::stdlib::MODULES
+            .iter()
+            .find(|(_, text)| {
+                text.lines().any(|l| {
+                    l.strip_prefix("def ")
+                        .and_then(|rest| rest.strip_prefix(n))
+                        .is_some_and(|rest| rest.starts_with(' '))
+                })
+            })
+            .map(|(module, _)| (n.to_string(), *module))
+    })
 }
 
 #[cfg(test)]

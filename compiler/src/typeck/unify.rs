@@ -99,6 +99,24 @@ impl PrimSet {
     fn intersect(self, other: PrimSet) -> PrimSet {
         PrimSet(self.0 & other.0)
     }
+    pub(super) fn is_subset(self, other: PrimSet) -> bool {
+        self.0 & !other.0 == 0
+    }
+    /// The class a constrained type parameter names: `('t: num)`, `('t: int)`, `('t: float)`.
+    pub(super) fn class(name: &str) -> Option<PrimSet> {
+        match name {
+            "num" => Some(PrimSet::numeric()),
+            "int" => Some(PrimSet::int()),
+            "float" => Some(PrimSet::float()),
+            _ => None,
+        }
+    }
+    /// The class's name, if the set is one (the inverse of [`PrimSet::class`]).
+    pub(super) fn class_name(self) -> Option<&'static str> {
+        ["num", "int", "float"]
+            .into_iter()
+            .find(|c| PrimSet::class(c) == Some(self))
+    }
     /// The type a variable with this constraint defaults to: `i32`, else `f64`, else the first.
     pub(super) fn default_type(self) -> PrimType {
         [PrimType::I32, PrimType::F64]
@@ -195,6 +213,9 @@ pub(super) struct Subst {
     anonymous: HashMap<u32, u32>,
     /// In lenient mode (`e :> t`) sizes are not compared.
     pub(super) lenient_sizes: bool,
+    /// The classes of the constrained type parameters of the definition being checked (the
+    /// names of a definition's type parameters are distinct, see `Checker::check_function`).
+    pub(super) param_classes: HashMap<String, PrimSet>,
 }
 
 impl Subst {
@@ -400,6 +421,12 @@ impl Subst {
             (Constraint::None, _) | (_, Ty::Error) => Ok(()),
             (c, Ty::Var(y)) => self.constrain(*y, c),
             (Constraint::Prims(set), Ty::Prim(p)) if set.contains(*p) => Ok(()),
+            // A constrained type parameter stands for each type of its class.
+            (Constraint::Prims(set), Ty::Param(p))
+                if self.param_classes.get(p).is_some_and(|c| c.is_subset(set)) =>
+            {
+                Ok(())
+            }
             (Constraint::Prims(set), _) => Err(Mismatch::NotIn {
                 found: t.clone(),
                 what: set.describe(),

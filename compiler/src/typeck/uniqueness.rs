@@ -108,7 +108,7 @@ impl Uniq<'_, '_> {
             .expr_types
             .get(e.id.0 as usize)
             .and_then(Option::as_ref)
-            .is_none_or(contains_array)
+            .is_none_or(|t| contains_array(t, &|p| self.c.subst.param_classes.contains_key(p)))
     }
 
     /// Binds a fresh root for every variable of `pat` (parameters: consumable only if `*`).
@@ -533,11 +533,14 @@ fn builtin_result_is_fresh(b: Builtin) -> bool {
     )
 }
 
-fn contains_array(t: &Type) -> bool {
+/// Whether a value of type `t` may hold an array; `is_prim` tells the type parameters that
+/// stand for primitive types (constrained ones) from those that may be arrays.
+fn contains_array(t: &Type, is_prim: &dyn Fn(&str) -> bool) -> bool {
     match t {
-        Type::Array(..) | Type::Param(_) | Type::Var(_) => true,
-        Type::Tuple(ts) => ts.iter().any(contains_array),
-        Type::Record(fs) => fs.iter().any(|(_, t)| contains_array(t)),
+        Type::Param(p) => !is_prim(p),
+        Type::Array(..) | Type::Var(_) => true,
+        Type::Tuple(ts) => ts.iter().any(|t| contains_array(t, is_prim)),
+        Type::Record(fs) => fs.iter().any(|(_, t)| contains_array(t, is_prim)),
         Type::Prim(_) | Type::Fun(..) => false,
     }
 }

@@ -90,7 +90,7 @@ impl<'a> Interp<'a> {
     pub fn call_builtin(
         &self,
         b: Builtin,
-        ty: &'a Type,
+        ty: &Type,
         args: Vec<Val<'a>>,
         span: Span,
     ) -> Res<Val<'a>> {
@@ -110,16 +110,11 @@ impl<'a> Interp<'a> {
                 _ => Err(ill_typed()),
             },
             Builtin::Const { op, ty } => ops::constant(op, ty).map(Val::Prim).ok_or_else(ill_typed),
+            Builtin::Generic(_) => Err(ill_typed()),
         }
     }
 
-    fn array_fn(
-        &self,
-        f: ArrayFn,
-        result: &'a Type,
-        args: Vec<Val<'a>>,
-        span: Span,
-    ) -> Res<Val<'a>> {
+    fn array_fn(&self, f: ArrayFn, result: &Type, args: Vec<Val<'a>>, span: Span) -> Res<Val<'a>> {
         let mut args = args.into_iter();
         let mut next = move || {
             args.next()

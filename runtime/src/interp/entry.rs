@@ -65,7 +65,7 @@ pub fn run<'a>(
         vals.push(v);
     }
     let root = interp.program.modules.len().saturating_sub(1);
-    let f = interp.def_value(root, ep.decl, ep.span)?;
+    let f = interp.def_value(root, ep.decl, Default::default(), ep.span)?;
     let result = interp.apply(f, vals, ep.span)?;
     let outputs = match (ep.results.len(), result) {
         (1, v) => vec![v],

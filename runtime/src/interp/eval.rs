@@ -29,7 +29,8 @@ use ogham_compiler::syntax::ast::{
     TypeParam,
 };
 use ogham_compiler::typeck::{Checked, Resolution};
-use ogham_compiler::types::Type;
+use ogham_compiler::types::{Type, TypeArgs};
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -79,12 +80,40 @@ impl<'a> Interp<'a> {
         }
     }
 
-    /// The type the checker inferred for `e`.
-    pub fn type_of(&self, e: &Expr) -> &'a Type {
-        self.checked
-            .expr_types
-            .get(e.id.0 as usize)
-            .unwrap_or(&NO_TYPE)
+    /// The type the checker inferred for `e`, in the instance whose type arguments `env` has.
+    pub fn type_of(&self, e: &Expr, env: &Env<'a>) -> Cow<'a, Type> {
+        if self.checked.expr_types.len() <= e.id.0 as usize {
+            return Cow::Borrowed(&NO_TYPE);
+        }
+        self.checked.type_of(e.id, &env.types)
+    }
+
+    /// Closure `f` (a local function) at its use `e`: with the type arguments of that use.
+    fn instance(&self, f: &Closure<'a>, e: &Expr, env: &Env<'a>) -> Closure<'a> {
+        let callee = match &f.callee {
+            Callee::Code {
+                type_params,
+                params,
+                body,
+                module,
+                env: code_env,
+            } => {
+                let mut types = (*code_env.types).clone();
+                types.extend(self.checked.type_args_at(e.id, &env.types));
+                Callee::Code {
+                    type_params,
+                    params,
+                    body,
+                    module: *module,
+                    env: code_env.with_types(Rc::new(types)),
+                }
+            }
+            other => other.clone(),
+        };
+        Closure {
+            callee,
+            args: f.args.clone(),
+        }
     }
 
     fn resolution(&self, e: &Expr) -> Option<&'a Resolution> {
@@ -100,7 +129,13 @@ impl<'a> Interp<'a> {
 
     /// The value of top-level declaration `decl` of `module`: a closure for a function, the
     /// (cached) value for a constant.
-    pub fn def_value(&self, module: usize, decl: usize, span: Span) -> Res<Val<'a>> {
+    pub fn def_value(
+        &self,
+        module: usize,
+        decl: usize,
+        types: Rc<TypeArgs>,
+        span: Span,
+    ) -> Res<Val<'a>> {
         let def = match self
             .program
             .modules
@@ -123,10 +158,14 @@ impl<'a> Interp<'a> {
                     params: &def.params,
                     body: &def.body,
                     module,
-                    env: Env::default(),
+                    env: Env::default().with_types(types),
                 },
                 args: Vec::new(),
             })));
+        }
+        // A polymorphic constant has one value per instance: it is not cached.
+        if !types.is_empty() {
+            return self.eval(&def.body, &Env::default().with_types(types));
         }
         if let Some(v) = self.constants.borrow().get(&(module, decl)) {
             return Ok(v.clone());
@@ -190,7 +229,7 @@ impl<'a> Interp<'a> {
     fn eval_step(&self, e: &'a Expr, env: &Env<'a>) -> Res<Val<'a>> {
         match &e.kind {
             ExprKind::Lit(lit) => {
-                let ty = match (lit.suffix, self.type_of(e)) {
+                let ty = match (lit.suffix, &*self.type_of(e, env)) {
                     (Some(t), _) | (None, &Type::Prim(t)) => t,
                     _ => return Err(error(R_INTERNAL, e.span, "literal without a scalar type")),
                 };
@@ -199,9 +238,22 @@ impl<'a> Interp<'a> {
                 })
             }
             ExprKind::Var(name) => match self.resolution(e) {
+                Some(Resolution::Def { module, decl }) => {
+                    let types = Rc::new(self.checked.type_args_at(e.id, &env.types));
+                    self.def_value(*module, *decl, types, e.span)
+                }
+                Some(Resolution::Local) if self.checked.instantiations.contains_key(&e.id) => {
+                    // A use of a polymorphic local function: its body sees the type arguments
+                    // of this use besides those of the scope it was defined in.
+                    match self.lookup(&name.name, env, e.span)? {
+                        Val::Fun(f) => Ok(Val::Fun(Rc::new(self.instance(&f, e, env)))),
+                        v => Ok(v),
+                    }
+                }
                 Some(Resolution::Local) => self.lookup(&name.name, env, e.span),
-                Some(Resolution::Def { module, decl }) => self.def_value(*module, *decl, e.span),
-                Some(Resolution::Builtin(b)) => self.builtin_value(*b, self.type_of(e), e.span),
+                Some(Resolution::Builtin(b)) => {
+                    self.builtin_value(*b, self.type_of(e, env), e.span)
+                }
                 None => Err(error(
                     R_INTERNAL,
                     e.span,
@@ -228,7 +280,10 @@ impl<'a> Interp<'a> {
                     let v = self.eval(item, env)?;
                     self.push_row(&mut b, v, item.span)?;
                 }
-                Ok(Val::Array(b.finish(|| empty_array(self.type_of(e)))))
+                Ok(Val::Array(b.finish(|| empty_array(&self.type_of(e, env)))))
+            }
+            ExprKind::Field(..) if let Some(Resolution::Builtin(b)) = self.resolution(e) => {
+                self.builtin_value(*b, self.type_of(e, env), e.span)
             }
             ExprKind::Field(inner, field) => {
                 let v = self.eval(inner, env)?;
@@ -347,7 +402,16 @@ impl<'a> Interp<'a> {
         }
     }
 
-    fn builtin_value(&self, b: Builtin, ty: &'a Type, span: Span) -> Res<Val<'a>> {
+    /// The value of a use of built-in `b` whose type there is `ty` (a generic built-in is made
+    /// concrete with it).
+    fn builtin_value(&self, b: Builtin, ty: Cow<'a, Type>, span: Span) -> Res<Val<'a>> {
+        let b = b.specialise(&ty).ok_or_else(|| {
+            error(
+                R_INTERNAL,
+                span,
+                "a generic built-in at a non-primitive type",
+            )
+        })?;
         match b {
             Builtin::Const { op, ty } => ops::constant(op, ty)
                 .map(Val::Prim)
@@ -845,7 +909,9 @@ impl<'a> Interp<'a> {
                 .iter()
                 .zip(args)
                 .map(|(p, a)| match p {
-                    TypeParam::Size(n) | TypeParam::Type(n) => (n.name.as_str(), a),
+                    TypeParam::Size(n) | TypeParam::Type(n) | TypeParam::Constrained(n, _) => {
+                        (n.name.as_str(), a)
+                    }
                 })
                 .collect(),
             parent: Some(scope),

@@ -20,7 +20,8 @@
 use crate::value::{ArrayData, Scalar};
 use ogham_compiler::builtins::Builtin;
 use ogham_compiler::syntax::ast::{BinOp, Expr, Pattern, TypeParam};
-use ogham_compiler::types::Type;
+use ogham_compiler::types::{Type, TypeArgs};
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -438,25 +439,45 @@ pub fn empty_array<'a>(ty: &Type) -> Array<'a> {
 pub struct Frame<'a> {
     pub name: &'a str,
     pub val: RefCell<Option<Val<'a>>>,
-    pub next: Env<'a>,
+    next: Frames<'a>,
 }
 
-/// The local variables in scope (top-level definitions are not in it).
+/// A chain of frames, innermost first.
 #[derive(Clone, Debug, Default)]
-pub struct Env<'a>(Option<Rc<Frame<'a>>>);
+struct Frames<'a>(Option<Rc<Frame<'a>>>);
+
+/// The local variables in scope (top-level definitions are not in it), and the values of the
+/// type parameters of the polymorphic definitions being evaluated (which give the expressions
+/// of a polymorphic body their types in this instance, see `Checked::type_of`).
+#[derive(Clone, Debug, Default)]
+pub struct Env<'a> {
+    frames: Frames<'a>,
+    pub types: Rc<TypeArgs>,
+}
 
 impl<'a> Env<'a> {
     pub fn bind(&self, name: &'a str, val: Val<'a>) -> Env<'a> {
-        Env(Some(Rc::new(Frame {
-            name,
-            val: RefCell::new(Some(val)),
-            next: self.clone(),
-        })))
+        Env {
+            frames: Frames(Some(Rc::new(Frame {
+                name,
+                val: RefCell::new(Some(val)),
+                next: self.frames.clone(),
+            }))),
+            types: self.types.clone(),
+        }
+    }
+
+    /// The environment with the type arguments `types` instead of its own.
+    pub fn with_types(&self, types: Rc<TypeArgs>) -> Env<'a> {
+        Env {
+            frames: self.frames.clone(),
+            types,
+        }
     }
 
     /// The innermost binding of `name`.
     pub fn frame(&self, name: &str) -> Option<&Frame<'a>> {
-        let mut cur = self.0.as_deref();
+        let mut cur = self.frames.0.as_deref();
         while let Some(f) = cur {
             if f.name == name {
                 return Some(f);
@@ -467,7 +488,7 @@ impl<'a> Env<'a> {
     }
 }
 
-impl Drop for Env<'_> {
+impl Drop for Frames<'_> {
     /// Drops long chains iteratively (a recursive drop could overflow the stack).
     fn drop(&mut self) {
         let mut cur = self.0.take();
@@ -501,7 +522,7 @@ pub enum Callee<'a> {
     },
     /// A built-in; `ty` is the type of this use of its name (instantiated), which gives the
     /// types of empty results.
-    Builtin(Builtin, &'a Type),
+    Builtin(Builtin, Cow<'a, Type>),
     /// `(+)`
     Op(BinOp),
     /// `(x +)`
