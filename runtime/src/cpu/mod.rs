@@ -77,7 +77,7 @@ pub fn run(
         thresholds,
         move || match function {
             Some(f) => jit_entry(program, f)
-                .map(KernelCode::Owned)
+                .map(|code| KernelCode::Owned(Box::new(code)))
                 .map_err(codegen_error),
             None => Ok(KernelCode::Borrowed(&[])),
         },
@@ -296,7 +296,7 @@ impl Executable {
 /// The kernels' code an entry point runs with: an executable's, or compiled for one call.
 enum KernelCode<'p> {
     Borrowed(&'p [Option<Launchable>]),
-    Owned(EntryCode),
+    Owned(Box<EntryCode>),
 }
 
 impl KernelCode<'_> {
