@@ -11,14 +11,12 @@ use super::eval::{Interp, as_array, as_int, shape_text};
 use super::ops;
 use super::value::{Array, Builder, Store, Val, empty_array};
 use super::{R_INTERNAL, R_NEG_SIZE, R_SIZE, Res, error};
+use crate::memory;
 use crate::value::{ArrayData, Scalar};
 use ogham_compiler::builtins::{ArrayFn, Builtin};
+use ogham_compiler::sizes;
 use ogham_compiler::source::Span;
 use ogham_compiler::types::Type;
-
-/// Largest number of elements `iota`, `replicate` and `hist` allocate: larger requests are
-/// errors rather than an abort when the allocation fails.
-const MAX_ELEMS: usize = 1 << 32;
 
 /// The result type of a function type after `n` arguments.
 fn result_type(ty: &Type, n: usize) -> &Type {
@@ -53,19 +51,7 @@ fn empty_rows<'a>(a: &Array<'a>) -> Array<'a> {
 }
 
 fn check_count(n: i64, what: &str, span: Span) -> Res<usize> {
-    usize::try_from(n)
-        .map_err(|_| error(R_NEG_SIZE, span, format!("{what}: negative size {n}")))
-        .and_then(|n| {
-            if n > MAX_ELEMS {
-                Err(error(
-                    R_NEG_SIZE,
-                    span,
-                    format!("{what}: size {n} is too large"),
-                ))
-            } else {
-                Ok(n)
-            }
-        })
+    sizes::count(n).map_err(|e| error(R_NEG_SIZE, span, e.message(what)))
 }
 
 fn same_lengths(fname: &str, arrays: &[Array<'_>], span: Span) -> Res<usize> {
@@ -209,6 +195,7 @@ impl<'a> Interp<'a> {
             }
             ArrayFn::Iota => {
                 let n = check_count(as_int(next()?, span)?, "iota", span)?;
+                memory::reserve(n, 8, "iota", span)?;
                 Val::Array(Array::from_data(ArrayData::I64((0..n as i64).collect())))
             }
             ArrayFn::Replicate => {
@@ -426,16 +413,23 @@ fn write_row<'a>(dest: &mut Array<'a>, i: usize, row: Val<'a>, span: Span) -> Re
 /// `n` copies of `x` as an array.
 fn replicate<'a>(n: usize, x: &Val<'a>, span: Span) -> Res<Array<'a>> {
     Ok(match x {
-        Val::Prim(s) => Array::from_data(fill(*s, n)),
+        Val::Prim(s) => {
+            memory::reserve(n, s.prim_type().byte_size(), "replicate", span)?;
+            Array::from_data(fill(*s, n))
+        }
         Val::Array(a) => {
-            let total = a.elem_count().checked_mul(n).filter(|&t| t <= MAX_ELEMS);
-            if total.is_none() {
+            let Some(total) = sizes::replicated(n, a.elem_count()) else {
                 return Err(error(
                     R_NEG_SIZE,
                     span,
                     "replicate: the result is too large",
                 ));
-            }
+            };
+            let elem_size = match a.store() {
+                Store::Prim(d) => d.prim_type().byte_size(),
+                Store::Boxed(_) => size_of::<Val<'a>>(),
+            };
+            memory::reserve(total, elem_size, "replicate", span)?;
             let mut store = a.store().empty_like();
             for _ in 0..n {
                 let _ = store.extend_from(a.store(), a.range());

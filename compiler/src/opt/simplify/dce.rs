@@ -1,14 +1,16 @@
 //! Dead-code elimination: one backward pass over a function with a single set of live
 //! variables (every variable is bound once, so the set needs no scoping).
 //!
-//! A statement is live if it is an assertion (it binds nothing but may fail) or binds a live
-//! variable; the rest are removed, whatever they would have done at run time (an index out of
-//! bounds in dead code is not reported, as in Futhark). A live statement makes its operands
+//! A statement is live if it is an assertion (it binds nothing but may fail), an `iota` or
+//! `replicate` whose size is not a valid constant (its size check is the program's guarantee
+//! that the size, which the array's type may pass on, is valid: see [`checks_size`]) or binds
+//! a live variable; the rest are removed, whatever they would have done at run time (an index
+//! out of bounds in dead code is not reported, as in Futhark). A live statement makes its operands
 //! live, and the sizes in the types of the variables it binds; its nested bodies are cleaned
 //! first, their results being live.
 
 use crate::ir::traverse::{for_each_operand, nested_bodies_mut, nested_scopes};
-use crate::ir::{Body, Exp, Function, SubExp, VarId};
+use crate::ir::{Body, Const, Exp, Function, SubExp, VarId};
 
 /// Removes the dead statements of `function`, nested bodies included.
 pub fn eliminate_dead_code(function: &mut Function) {
@@ -34,6 +36,18 @@ fn mark_type_of(function: &Function, live: &mut [bool], v: VarId) {
     }
 }
 
+/// Whether `exp` checks a size that may be invalid at run time: `iota n` or `replicate n v`
+/// of a variable `n` (error `R0706` when negative or too large, on every backend).
+pub fn checks_size(exp: &Exp) -> bool {
+    let valid = |n: &SubExp| {
+        matches!(n, SubExp::Const(Const::I64(k)) if crate::sizes::count(*k).is_ok())
+    };
+    match exp {
+        Exp::Iota(n) | Exp::Replicate(n, _) => !valid(n),
+        _ => false,
+    }
+}
+
 fn clean(function: &Function, body: &mut Body, live: &mut [bool]) {
     for &r in &body.result {
         mark(live, r);
@@ -41,6 +55,7 @@ fn clean(function: &Function, body: &mut Body, live: &mut [bool]) {
     let mut kept = Vec::with_capacity(body.stmts.len());
     for mut stmt in std::mem::take(&mut body.stmts).into_iter().rev() {
         let needed = matches!(stmt.exp, Exp::Assert { .. })
+            || checks_size(&stmt.exp)
             || stmt
                 .pat
                 .iter()
