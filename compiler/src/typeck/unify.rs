@@ -193,8 +193,10 @@ pub(super) struct Subst {
     pub(super) rigid_names: Vec<String>,
     /// Anonymous rigid sizes (generalised `[]`), exported as the unknown size of this number.
     anonymous: HashMap<u32, u32>,
-    /// In lenient mode (`e :> t`) sizes are not compared.
+    /// In lenient mode (`e :> t`, branches, loops) sizes are not compared.
     pub(super) lenient_sizes: bool,
+    /// While checking `e :> t`, sizes are neither compared nor inferred.
+    pub(super) coercing: bool,
 }
 
 impl Subst {
@@ -362,13 +364,14 @@ impl Subst {
         let (a, b) = (self.shallow_size(a), self.shallow_size(b));
         match (a, b) {
             _ if a == b => Ok(()),
-            // Lenient sizes constrain nothing: `xs :> [n]t` must not make `xs`'s own (still
+            // A coercion constrains no size: `xs :> [n]t` must not make `xs`'s own (still
             // unknown) size `n`, which would drop the run-time check of the coercion.
-            _ if self.lenient_sizes => Ok(()),
+            _ if self.coercing => Ok(()),
             (Sz::Var(x), s) | (s, Sz::Var(x)) => {
                 self.svars[x as usize] = SVar::Bound(s);
                 Ok(())
             }
+            _ if self.lenient_sizes => Ok(()),
             _ => Err(Mismatch::Sizes(a, b)),
         }
     }

@@ -9,7 +9,7 @@
 
 use super::eval::{Interp, as_array, as_int, shape_text};
 use super::ops;
-use super::value::{Array, Builder, Store, Val, empty_array};
+use super::value::{Array, Builder, Env, Store, Val, empty_array};
 use super::{R_INTERNAL, R_NEG_SIZE, R_SIZE, Res, error};
 use crate::memory;
 use crate::value::{ArrayData, Scalar};
@@ -77,12 +77,13 @@ impl<'a> Interp<'a> {
         &self,
         b: Builtin,
         ty: &'a Type,
+        env: &Env<'a>,
         args: Vec<Val<'a>>,
         span: Span,
     ) -> Res<Val<'a>> {
         let ill_typed = || error(R_INTERNAL, span, format!("ill-typed arguments to {b:?}"));
         match b {
-            Builtin::Array(f) => self.array_fn(f, result_type(ty, b.arity()), args, span),
+            Builtin::Array(f) => self.array_fn(f, result_type(ty, b.arity()), env, args, span),
             Builtin::Math { op, .. } => {
                 let r = match args.as_slice() {
                     [Val::Prim(x)] => ops::math1(op, *x),
@@ -103,6 +104,7 @@ impl<'a> Interp<'a> {
         &self,
         f: ArrayFn,
         result: &'a Type,
+        env: &Env<'a>,
         args: Vec<Val<'a>>,
         span: Span,
     ) -> Res<Val<'a>> {
@@ -117,16 +119,19 @@ impl<'a> Interp<'a> {
                 let g = next()?;
                 let arrays = (0..k).map(|_| arr(next()?)).collect::<Res<Vec<_>>>()?;
                 let n = same_lengths(&map_name(k), &arrays, span)?;
+                // The result has an element (of a byte or more) per row.
+                memory::reserve(n, 1, "the result of a map", span)?;
                 let mut out = Builder::new(n);
                 for i in 0..n {
                     let row =
                         self.apply(g.clone(), arrays.iter().map(|a| a.row(i)).collect(), span)?;
                     self.push_row(&mut out, row, span)?;
                 }
-                Val::Array(out.finish(|| empty_array(result)))
+                Val::Array(out.finish(|| empty_array(result, env)))
             }
             ArrayFn::Reduce | ArrayFn::ReduceComm => {
                 let (op, mut acc, xs) = (next()?, next()?, arr(next()?)?);
+                self.check_laws("reduce", &op, &acc, &xs, span);
                 for i in 0..xs.len() {
                     acc = self.apply(op.clone(), vec![acc, xs.row(i)], span)?;
                 }
@@ -134,6 +139,7 @@ impl<'a> Interp<'a> {
             }
             ArrayFn::Scan => {
                 let (op, mut acc, xs) = (next()?, next()?, arr(next()?)?);
+                self.check_laws("scan", &op, &acc, &xs, span);
                 let empty = empty_like(&acc);
                 let mut out = Builder::new(xs.len());
                 for i in 0..xs.len() {
@@ -159,12 +165,14 @@ impl<'a> Interp<'a> {
             ArrayFn::Hist => {
                 let (op, ne, k) = (next()?, next()?, as_int(next()?, span)?);
                 let (is, vs) = (arr(next()?)?, arr(next()?)?);
+                self.check_laws("hist", &op, &ne, &vs, span);
                 let dest = replicate(check_count(k, "hist", span)?, &ne, span)?;
                 self.reduce_by_index(dest, op, is, vs, span)?
             }
             ArrayFn::ReduceByIndex => {
-                let (dest, op, _ne) = (arr(next()?)?, next()?, next()?);
+                let (dest, op, ne) = (arr(next()?)?, next()?, next()?);
                 let (is, vs) = (arr(next()?)?, arr(next()?)?);
+                self.check_laws("reduce_by_index", &op, &ne, &vs, span);
                 self.reduce_by_index(dest, op, is, vs, span)?
             }
             ArrayFn::Filter => {
@@ -232,7 +240,7 @@ impl<'a> Interp<'a> {
                         .enumerate()
                         .map(|(c, out)| {
                             Val::Array(
-                                out.finish(|| empty_array(types.get(c).copied().unwrap_or(result))),
+                                out.finish(|| empty_array(types.get(c).copied().unwrap_or(result), env)),
                             )
                         })
                         .collect(),

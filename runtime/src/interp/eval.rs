@@ -44,6 +44,8 @@ pub struct Interp<'a> {
     module_of_file: Vec<usize>,
     /// Values of the top-level definitions without parameters evaluated so far.
     constants: RefCell<HashMap<(usize, usize), Val<'a>>>,
+    /// The checks of operator laws, when on (`--check-laws`).
+    laws: Option<super::laws::Laws>,
 }
 
 /// The type-alias arguments in force while matching a type expression against a value:
@@ -60,6 +62,21 @@ struct AliasScope<'s, 'a> {
 const MAX_ALIAS_DEPTH: usize = 64;
 
 impl<'a> Interp<'a> {
+    /// This interpreter with the checks of operator laws on.
+    pub fn checking_laws(mut self) -> Interp<'a> {
+        self.laws = Some(super::laws::Laws::default());
+        self
+    }
+
+    pub(crate) fn laws(&self) -> Option<&super::laws::Laws> {
+        self.laws.as_ref()
+    }
+
+    /// The warnings of the law checks.
+    pub fn into_warnings(self) -> Vec<ogham_compiler::diag::Diagnostic> {
+        self.laws.map(|l| l.into_warnings()).unwrap_or_default()
+    }
+
     pub fn new(program: &'a Program, checked: &'a Checked) -> Interp<'a> {
         let files = program
             .modules
@@ -76,6 +93,7 @@ impl<'a> Interp<'a> {
             checked,
             module_of_file,
             constants: RefCell::new(HashMap::new()),
+            laws: None,
         }
     }
 
@@ -201,7 +219,7 @@ impl<'a> Interp<'a> {
             ExprKind::Var(name) => match self.resolution(e) {
                 Some(Resolution::Local) => self.lookup(&name.name, env, e.span),
                 Some(Resolution::Def { module, decl }) => self.def_value(*module, *decl, e.span),
-                Some(Resolution::Builtin(b)) => self.builtin_value(*b, self.type_of(e), e.span),
+                Some(Resolution::Builtin(b)) => self.builtin_value(*b, self.type_of(e), env, e.span),
                 None => Err(error(
                     R_INTERNAL,
                     e.span,
@@ -228,7 +246,7 @@ impl<'a> Interp<'a> {
                     let v = self.eval(item, env)?;
                     self.push_row(&mut b, v, item.span)?;
                 }
-                Ok(Val::Array(b.finish(|| empty_array(self.type_of(e)))))
+                Ok(Val::Array(b.finish(|| empty_array(self.type_of(e), env))))
             }
             ExprKind::Field(inner, field) => {
                 let v = self.eval(inner, env)?;
@@ -347,12 +365,12 @@ impl<'a> Interp<'a> {
         }
     }
 
-    fn builtin_value(&self, b: Builtin, ty: &'a Type, span: Span) -> Res<Val<'a>> {
+    fn builtin_value(&self, b: Builtin, ty: &'a Type, env: &Env<'a>, span: Span) -> Res<Val<'a>> {
         match b {
             Builtin::Const { op, ty } => ops::constant(op, ty)
                 .map(Val::Prim)
                 .ok_or_else(|| error(R_INTERNAL, span, format!("no constant {ty}.{op:?}"))),
-            _ => Ok(closure(Callee::Builtin(b, ty))),
+            _ => Ok(closure(Callee::Builtin(b, ty, env.clone()))),
         }
     }
 
@@ -614,7 +632,7 @@ impl<'a> Interp<'a> {
                 }
                 self.eval(body, &env)
             }
-            Callee::Builtin(b, ty) => self.call_builtin(*b, ty, args, span),
+            Callee::Builtin(b, ty, env) => self.call_builtin(*b, ty, env, args, span),
             Callee::Op(op) => {
                 let mut it = args.into_iter();
                 match (it.next(), it.next()) {

@@ -12,6 +12,7 @@
 //! | `eval`     | expressions, patterns, application, loops, size parameters           |
 //! | `builtins` | the array built-ins (SOACs and shape functions)                       |
 //! | `entry`    | argument checking and conversion at the entry-point boundary         |
+//! | `laws`     | checks that SOAC operators are associative and neutral (opt-in)      |
 //!
 //! Errors (documented in `docs/errors.md`, section "Run-time errors"; E0601-E0609 belong to
 //! the type checker's checks of entry-point declarations):
@@ -38,6 +39,7 @@
 mod builtins;
 mod entry;
 mod eval;
+mod laws;
 pub(crate) mod index;
 pub(crate) mod ops;
 pub(crate) mod value;
@@ -100,10 +102,38 @@ pub fn run_entry(
     entry: &str,
     args: Vec<Value>,
 ) -> Result<Vec<Value>, Diagnostic> {
+    run_entry_with(sources, program, checked, entry, args, false).0
+}
+
+/// [`run_entry`], checking the laws of the operators of `reduce`, `scan`, `hist` and
+/// `reduce_by_index` on the values the run sees (module `laws`): returns the warnings (codes
+/// `W0720`, `W0721`) beside the outcome.
+pub fn run_entry_checking_laws(
+    sources: &SourceMap,
+    program: &Program,
+    checked: &Checked,
+    entry: &str,
+    args: Vec<Value>,
+) -> (Result<Vec<Value>, Diagnostic>, Vec<Diagnostic>) {
+    run_entry_with(sources, program, checked, entry, args, true)
+}
+
+fn run_entry_with(
+    sources: &SourceMap,
+    program: &Program,
+    checked: &Checked,
+    entry: &str,
+    args: Vec<Value>,
+    laws: bool,
+) -> (Result<Vec<Value>, Diagnostic>, Vec<Diagnostic>) {
     let _ = sources;
-    let run = move || -> Res<Vec<Value>> {
-        let interp = eval::Interp::new(program, checked);
-        entry::run(&interp, &checked.entries, entry, args)
+    let run = move || -> (Res<Vec<Value>>, Vec<Diagnostic>) {
+        let mut interp = eval::Interp::new(program, checked);
+        if laws {
+            interp = interp.checking_laws();
+        }
+        let result = entry::run(&interp, &checked.entries, entry, args);
+        (result, interp.into_warnings())
     };
     let result = std::thread::scope(|s| {
         let thread = std::thread::Builder::new()
@@ -113,11 +143,14 @@ pub fn run_entry(
             Ok(handle) => handle
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            Err(e) => Err(Box::new(Diagnostic::error(
-                R_INTERNAL,
-                format!("cannot start the interpreter thread: {e}"),
-            ))),
+            Err(e) => (
+                Err(Box::new(Diagnostic::error(
+                    R_INTERNAL,
+                    format!("cannot start the interpreter thread: {e}"),
+                ))),
+                Vec::new(),
+            ),
         }
     });
-    result.map_err(|d| *d)
+    (result.0.map_err(|d| *d), result.1)
 }

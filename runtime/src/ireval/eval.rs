@@ -530,6 +530,7 @@ impl<'f> Evaluator<'f> {
             Soac::Screma {
                 map, scans, reds, ..
             } => {
+                self.reserve_results(pat)?;
                 let points = (0..width).map(|i| inputs.iter().map(|a| a.row(i)).collect());
                 let per_point = self.map_points(map, points)?;
                 self.combine_points(per_point, scans, reds, &[width], pat)
@@ -728,6 +729,28 @@ impl<'f> Evaluator<'f> {
         Ok(flat.reshape(shape))
     }
 
+    /// Checks that the results bound to `pat` fit in memory before computing them (their
+    /// shapes are known from their types; a reduction over empty segments still has a value per
+    /// segment).
+    fn reserve_results(&self, pat: &[VarId]) -> Res<()> {
+        for v in pat {
+            let ty = self.function.ty(*v);
+            if ty.rank() == 0 {
+                continue;
+            }
+            // A size that would be invalid is checked where it is computed, if ever: here it
+            // counts as empty, as in `collect`.
+            let shape: Vec<usize> = ty
+                .shape()
+                .iter()
+                .map(|d| Ok(usize::try_from(self.int(*d)?).unwrap_or(0)))
+                .collect::<Res<_>>()?;
+            let count = sizes::product(&shape).unwrap_or(usize::MAX);
+            memory::reserve(count, ty.elem().byte_size(), "a result", self.loc)?;
+        }
+        Ok(())
+    }
+
     fn seg(&mut self, seg: &SegOp, pat: &[VarId]) -> Res<Vec<Val>> {
         let space: Vec<usize> = seg
             .space
@@ -735,6 +758,9 @@ impl<'f> Evaluator<'f> {
             .map(|(_, d)| self.size(*d, "kernel space"))
             .collect::<Res<_>>()?;
         let total = kernel_points(&space, self.loc)?;
+        if !matches!(seg.kind, SegKind::Hist(_)) {
+            self.reserve_results(pat)?;
+        }
         if let SegKind::Hist(hists) = &seg.kind {
             // Destinations are `[segments...][bins]...`: index them as `[segments * bins]...`.
             let outer = space.len().saturating_sub(1);
