@@ -72,7 +72,10 @@ impl Staged {
         let files = std::mem::take(&mut self.files);
         if let Some((_, dest)) = files.iter().find(|(_, dest)| dest.is_dir()) {
             remove_all(files.iter().map(|(tmp, _)| tmp));
-            return Err(format!("cannot write {}: it is a directory", dest.display()));
+            return Err(format!(
+                "cannot write {}: it is a directory",
+                dest.display()
+            ));
         }
         for (k, (tmp, dest)) in files.iter().enumerate() {
             if let Err(e) = fs::rename(tmp, dest) {

@@ -608,7 +608,10 @@ fn build(file: &Path, output: Option<PathBuf>) -> Result<(), Failure> {
         let origin = file.display().to_string();
         let mut staged = Staged::new();
         staged.write(&output, &object)?;
-        staged.write(&header, aot::c_header(&name, &origin, &signatures).as_bytes())?;
+        staged.write(
+            &header,
+            aot::c_header(&name, &origin, &signatures).as_bytes(),
+        )?;
         staged.commit()?;
         outln!(
             "wrote {} and {} (entry points: {}; open with ogham_open_image(&{name}_image))",

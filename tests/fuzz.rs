@@ -32,7 +32,7 @@ const INPUTS_PER_PROGRAM: u64 = 3;
 const ROW_SUMS: &str = "entry main (a: [][]f32) : []f32 = map (\\r -> reduce (+) 0 r) a\n";
 
 /// Runs program `seed` on its inputs: the runs that agreed on outputs, that failed alike, and
-/// that failed on the interpreter only on a dead out-of-bounds index.
+/// that failed only on the interpreter, in dead code.
 fn fuzz_program(seed: u64, emulate_cuda: bool) -> Result<[u64; 3], String> {
     let source = random_programs::program(&mut Rng(seed | 1));
     let draws: Vec<(u64, Inputs)> = (0..INPUTS_PER_PROGRAM)
@@ -49,8 +49,7 @@ fn fuzz_program(seed: u64, emulate_cuda: bool) -> Result<[u64; 3], String> {
 }
 
 fn row_sums() -> Frontend {
-    Frontend::load_source("rows.og", ROW_SUMS)
-        .unwrap_or_else(|e| panic!("{}", e.render()))
+    Frontend::load_source("rows.og", ROW_SUMS).unwrap_or_else(|e| panic!("{}", e.render()))
 }
 
 /// A valid library of [`ROW_SUMS`], as JSON text.
@@ -195,7 +194,7 @@ fn campaign() {
     eprintln!(
         "fuzz campaign: seeds {start}..{seed}: {programs} programs x {INPUTS_PER_PROGRAM} inputs = \
          {} runs ({agreed} agreed on outputs, {failed_alike} failed alike, {dead_index} failed \
-         only on the interpreter on a dead out-of-bounds index); {npy_files} bad .npy files; \
+         only on the interpreter, in dead code); {npy_files} bad .npy files; \
          {libraries} bad libraries; {} failures",
         agreed + failed_alike + dead_index,
         failures.len()

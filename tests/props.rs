@@ -83,7 +83,11 @@ proptest! {
 #[test]
 fn every_program_on_a_fixed_seed() {
     for (i, p) in PROGRAMS.iter().enumerate() {
-        if let Err(e) = check_program(p, &[(0x9e37_79b9_7f4a_7c15 ^ i as u64, Inputs::default())], true) {
+        if let Err(e) = check_program(
+            p,
+            &[(0x9e37_79b9_7f4a_7c15 ^ i as u64, Inputs::default())],
+            true,
+        ) {
             panic!("program {i}:\n{p}\n{e}");
         }
     }

@@ -71,7 +71,10 @@ mod tests {
             count(MAX_ELEMS as i64 + 1),
             Err(SizeError::TooLarge(MAX_ELEMS as i64 + 1))
         );
-        assert_eq!(count(-1).unwrap_err().message("iota"), "iota: negative size -1");
+        assert_eq!(
+            count(-1).unwrap_err().message("iota"),
+            "iota: negative size -1"
+        );
     }
 
     #[test]

@@ -13,8 +13,8 @@ use crate::value::ArrayData;
 use ogham_compiler::back::{ErrorSite, Failure, MAX_DETAILS};
 use ogham_compiler::diag::Diagnostic;
 use ogham_compiler::ir::VarId;
-use ogham_compiler::sizes;
 use ogham_compiler::kir::{SegKind, SegOp};
+use ogham_compiler::sizes;
 use ogham_compiler::types::PrimType;
 use std::collections::HashMap;
 

@@ -26,7 +26,11 @@ pub fn parse(text: &str) -> Result<usize, String> {
                 'M' => 20,
                 'G' => 30,
                 'T' => 40,
-                _ => return Err(format!("{VARIABLE}={text}: unknown unit `{c}` (use K, M, G or T)")),
+                _ => {
+                    return Err(format!(
+                        "{VARIABLE}={text}: unknown unit `{c}` (use K, M, G or T)"
+                    ));
+                }
             };
             (&t[..i], shift)
         }
@@ -68,12 +72,7 @@ fn physical_memory() -> usize {
 /// The limit in bytes.
 pub fn limit() -> usize {
     static LIMIT: OnceLock<usize> = OnceLock::new();
-    *LIMIT.get_or_init(|| {
-        from_env()
-            .ok()
-            .flatten()
-            .unwrap_or_else(physical_memory)
-    })
+    *LIMIT.get_or_init(|| from_env().ok().flatten().unwrap_or_else(physical_memory))
 }
 
 /// `Ok` when an array of `elems` elements of `elem_size` bytes may be allocated; otherwise the

@@ -128,7 +128,12 @@ fn concurrent_builds_never_show_a_partial_library() {
             .collect();
         for _ in 0..8 {
             let out = ogham(&["run", lib.to_str().unwrap(), "2i64"]);
-            assert_eq!(code(&out), 0, "a reader saw a bad library: {}", stderr(&out));
+            assert_eq!(
+                code(&out),
+                0,
+                "a reader saw a bad library: {}",
+                stderr(&out)
+            );
             assert_eq!(stdout(&out), "[0i64, 1i64]\n[1.0f32, 1.0f32]\n");
         }
         for b in builders {
@@ -207,7 +212,8 @@ fn check_laws_warns_about_operators_that_break_them() {
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
-    let ewma = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/reliability/ewma_associative.og");
+    let ewma =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/reliability/ewma_associative.og");
     let out = ogham(&[
         "run",
         "--check-laws",
@@ -218,7 +224,11 @@ fn check_laws_warns_about_operators_that_break_them() {
     ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
-    let program = write(&dir, "p.og", "entry main (xs: []f32) : f32 = reduce (+) 0 xs\n");
+    let program = write(
+        &dir,
+        "p.og",
+        "entry main (xs: []f32) : f32 = reduce (+) 0 xs\n",
+    );
     let out = ogham(&[
         "run",
         "--check-laws",

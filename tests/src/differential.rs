@@ -4,9 +4,9 @@
 //! IR, the CPU backend and (when asked and `g++` is there) the CUDA backend's emulator, which
 //! must agree on the outputs (empty arrays with their full shapes) or, when the run fails, on the
 //! error code. A panic or an internal error (`R0708`) in any of them is a failure. The one
-//! accepted difference is the documented one: an out-of-bounds index or update whose result is
-//! unused is dead code that the optimiser removes (the interpreter fails there, the others
-//! succeed or fail later with another user error).
+//! accepted difference is the documented one: an out-of-bounds index or update, or a division
+//! by zero, whose result is unused is dead code that the optimiser removes (the interpreter fails
+//! there, the others succeed or fail later with another user error).
 //!
 //! Inputs: sizes named alike get the same random value; `i64` scalars are small (they are mostly
 //! sizes and shifts) unless [`Inputs::extreme`] asks for values at the edges now and then
@@ -37,6 +37,9 @@ impl Rng {
     }
 }
 
+/// The errors of operations that the optimiser removes when their result is unused.
+const DEAD_CODE_ERRORS: [&str; 3] = ["R0701", "R0702", "R0703"];
+
 /// How inputs are drawn.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Inputs {
@@ -45,7 +48,16 @@ pub struct Inputs {
 }
 
 /// `i64` values at the edges of sizes and indices.
-const EXTREME_I64: [i64; 8] = [-1, -2, 0, 1 << 32, (1 << 32) + 1, i64::MAX, i64::MIN, 1 << 62];
+const EXTREME_I64: [i64; 8] = [
+    -1,
+    -2,
+    0,
+    1 << 32,
+    (1 << 32) + 1,
+    i64::MAX,
+    i64::MIN,
+    1 << 62,
+];
 
 fn scalar(p: PrimType, rng: &mut Rng, inputs: Inputs) -> Scalar {
     let small = rng.below(9) as i64 - 4;
@@ -70,12 +82,7 @@ fn scalar(p: PrimType, rng: &mut Rng, inputs: Inputs) -> Scalar {
 }
 
 /// A random value of source type `t`; sizes by name from `sizes` (chosen on first use).
-pub fn value(
-    t: &Type,
-    rng: &mut Rng,
-    sizes: &mut HashMap<String, usize>,
-    inputs: Inputs,
-) -> Value {
+pub fn value(t: &Type, rng: &mut Rng, sizes: &mut HashMap<String, usize>, inputs: Inputs) -> Value {
     match t {
         Type::Prim(p) => Value::Scalar(scalar(*p, rng, inputs)),
         Type::Array(..) => {
@@ -123,8 +130,9 @@ pub enum Verdict {
     Agreed,
     /// Every backend failed with the interpreter's error code.
     FailedAlike,
-    /// The interpreter failed on an index out of bounds that a compiled backend removed as
-    /// dead code (the one documented difference, see `ogham_compiler::opt::simplify`).
+    /// The interpreter failed on an index out of bounds or a division by zero that a compiled
+    /// backend removed as dead code (the documented difference, see
+    /// `ogham_compiler::opt::simplify`).
     DeadIndex,
 }
 
@@ -225,11 +233,11 @@ pub fn check_program(
                         format!("{name} ({thresholds:?}) differs from interp on {args:?}: {e}")
                     })?,
                     (Err(a), Err(b)) if a == b => {}
-                    // The documented exception (`opt::simplify`): an index or update whose
-                    // result is unused is dead code, removed even when it would fail; the run
-                    // then succeeds or fails later, with another (user) error.
+                    // The documented exception (`opt::simplify`): an index, update or
+                    // division whose result is unused is dead code, removed even when it would
+                    // fail; the run then succeeds or fails later, with another (user) error.
                     (Err(code), got)
-                        if (code == "R0702" || code == "R0703")
+                        if DEAD_CODE_ERRORS.contains(&code.as_str())
                             && got
                                 .as_ref()
                                 .err()

@@ -119,10 +119,11 @@ impl Gen<'_> {
             return v;
         }
         match t {
-            Ty::F32 => ["0f32", "1.5f32", "-2f32", "0.25f32", "f32.nan", "f32.inf"][self.pick(6)]
+            // Negative literals in parentheses: `f -2f32` would be a subtraction.
+            Ty::F32 => ["0f32", "1.5f32", "(-2f32)", "0.25f32", "f32.nan", "f32.inf"][self.pick(6)]
                 .to_string(),
-            Ty::I32 => ["0i32", "1i32", "-3i32", "7i32", "i32.highest"][self.pick(5)].to_string(),
-            Ty::I64 => ["0i64", "1i64", "2i64", "-1i64", "3i64"][self.pick(5)].to_string(),
+            Ty::I32 => ["0i32", "1i32", "(-3i32)", "7i32", "i32.highest"][self.pick(5)].to_string(),
+            Ty::I64 => ["0i64", "1i64", "2i64", "(-1i64)", "3i64"][self.pick(5)].to_string(),
             Ty::Bool => ["true", "false"][self.pick(2)].to_string(),
             Ty::VecF => "xs".to_string(),
             Ty::VecI => "ys".to_string(),
@@ -177,7 +178,12 @@ impl Gen<'_> {
                     });
                     format!("(loop {acc} = {init} for {j} < {bound} do {step})")
                 }
-                _ => format!("{}[{}, {}]", "a", self.expr(Ty::I64, d), self.expr(Ty::I64, d)),
+                _ => format!(
+                    "{}[{}, {}]",
+                    "a",
+                    self.expr(Ty::I64, d),
+                    self.expr(Ty::I64, d)
+                ),
             },
             Ty::I32 => match self.pick(7) {
                 0 | 1 => {
@@ -305,12 +311,18 @@ impl Gen<'_> {
                 2 => format!("(replicate m {})", self.expr(Ty::VecF, d)),
                 3 => {
                     let r = self.name("r");
-                    format!("(map (\\{r} -> scan (+) 0f32 {r}) {})", self.expr(Ty::Mat, d))
+                    format!(
+                        "(map (\\{r} -> scan (+) 0f32 {r}) {})",
+                        self.expr(Ty::Mat, d)
+                    )
                 }
                 _ => {
                     let r = self.name("r");
                     let v = self.expr(Ty::VecF, d);
-                    format!("(map (\\{r} -> map2 (+) {r} {v}) {})", self.expr(Ty::Mat, d))
+                    format!(
+                        "(map (\\{r} -> map2 (+) {r} {v}) {})",
+                        self.expr(Ty::Mat, d)
+                    )
                 }
             },
         }

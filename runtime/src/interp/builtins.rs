@@ -239,9 +239,9 @@ impl<'a> Interp<'a> {
                     outs.into_iter()
                         .enumerate()
                         .map(|(c, out)| {
-                            Val::Array(
-                                out.finish(|| empty_array(types.get(c).copied().unwrap_or(result), env)),
-                            )
+                            Val::Array(out.finish(|| {
+                                empty_array(types.get(c).copied().unwrap_or(result), env)
+                            }))
                         })
                         .collect(),
                 )

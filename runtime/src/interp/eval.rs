@@ -219,7 +219,9 @@ impl<'a> Interp<'a> {
             ExprKind::Var(name) => match self.resolution(e) {
                 Some(Resolution::Local) => self.lookup(&name.name, env, e.span),
                 Some(Resolution::Def { module, decl }) => self.def_value(*module, *decl, e.span),
-                Some(Resolution::Builtin(b)) => self.builtin_value(*b, self.type_of(e), env, e.span),
+                Some(Resolution::Builtin(b)) => {
+                    self.builtin_value(*b, self.type_of(e), env, e.span)
+                }
                 None => Err(error(
                     R_INTERNAL,
                     e.span,

@@ -39,8 +39,8 @@
 mod builtins;
 mod entry;
 mod eval;
-mod laws;
 pub(crate) mod index;
+mod laws;
 pub(crate) mod ops;
 pub(crate) mod value;
 

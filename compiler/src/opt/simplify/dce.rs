@@ -61,9 +61,8 @@ fn mark_type_of(function: &Function, live: &mut [bool], v: VarId) {
 /// Whether `exp` checks a size that may be invalid at run time: `iota n` or `replicate n v`
 /// of a variable `n` (error `R0706` when negative or too large, on every backend).
 pub fn checks_size(exp: &Exp) -> bool {
-    let valid = |n: &SubExp| {
-        matches!(n, SubExp::Const(Const::I64(k)) if crate::sizes::count(*k).is_ok())
-    };
+    let valid =
+        |n: &SubExp| matches!(n, SubExp::Const(Const::I64(k)) if crate::sizes::count(*k).is_ok());
     match exp {
         Exp::Iota(n) | Exp::Replicate(n, _) => !valid(n),
         _ => false,
@@ -84,7 +83,11 @@ fn clean(
     }
     let count = body.stmts.len();
     let mut kept = Vec::with_capacity(count);
-    for (back, mut stmt) in std::mem::take(&mut body.stmts).into_iter().rev().enumerate() {
+    for (back, mut stmt) in std::mem::take(&mut body.stmts)
+        .into_iter()
+        .rev()
+        .enumerate()
+    {
         let at = top.unwrap_or(count - 1 - back);
         let already_checked = |n: &SubExp| checked.get(n).is_some_and(|&from| from <= at);
         let unchecked_size = checks_size(&stmt.exp)
