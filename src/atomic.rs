@@ -44,26 +44,29 @@ impl Staged {
 
     /// Stages `bytes` as the contents of `path`.
     pub fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<(), String> {
-        self.write_with(path, |tmp| {
-            let mut f = File::create(tmp).map_err(|e| e.to_string())?;
-            f.write_all(bytes).map_err(|e| e.to_string())?;
-            f.sync_all().map_err(|e| e.to_string())
+        self.write_with(path, |at| {
+            let written = File::create(at).and_then(|mut f| {
+                f.write_all(bytes)?;
+                f.sync_all()
+            });
+            written.map_err(|e| format!("cannot write {}: {e}", path.display()))
         })
     }
 
-    /// Stages the file that `write` writes at the path it is given.
+    /// Stages the file that `write` writes at the path it is given (its error is reported as
+    /// it is: it should name the file).
     pub fn write_with(
         &mut self,
         path: &Path,
         write: impl FnOnce(&Path) -> Result<(), String>,
     ) -> Result<(), String> {
         if special(path) {
-            return write(path).map_err(|e| format!("cannot write {}: {e}", path.display()));
+            return write(path);
         }
         let tmp = temporary(path);
         // Registered first, so that a failed write's partial temporary is removed too.
         self.files.push((tmp.clone(), path.to_path_buf()));
-        write(&tmp).map_err(|e| format!("cannot write {}: {e}", path.display()))
+        write(&tmp)
     }
 
     /// Renames every staged file to its name; on failure, removes the temporaries and the files

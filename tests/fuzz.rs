@@ -12,7 +12,8 @@
 //! ```
 //!
 //! which runs programs, inputs and bad files until the time is up (default 600 s) and prints
-//! the counts; every failure it prints becomes a corpus case under `tests/cases/reliability/`.
+//! the counts. The process's memory limit is 256 MiB (huge sizes fail as R0709 instead of taking
+//! the machine's memory); every failure it prints becomes a corpus case under `tests/cases/reliability/`.
 
 use ogham::Frontend;
 use ogham_compiler::pipeline::Options;
@@ -26,6 +27,17 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+/// The memory limit of the fuzzing process: extreme sizes (2^32 elements) must fail as out of
+/// memory (R0709) rather than take the machine's memory.
+const MEMORY_LIMIT: usize = 256 << 20;
+
+fn limit_memory() {
+    assert!(
+        ogham_runtime::memory::set_limit(MEMORY_LIMIT),
+        "the memory limit was fixed before the fuzzing tests set it"
+    );
+}
+
 /// Input draws per generated program.
 const INPUTS_PER_PROGRAM: u64 = 3;
 
@@ -34,6 +46,7 @@ const ROW_SUMS: &str = "entry main (a: [][]f32) : []f32 = map (\\r -> reduce (+)
 /// Runs program `seed` on its inputs: the runs that agreed on outputs, that failed alike, and
 /// that failed only on the interpreter, in dead code.
 fn fuzz_program(seed: u64, emulate_cuda: bool) -> Result<[u64; 3], String> {
+    limit_memory();
     let source = random_programs::program(&mut Rng(seed | 1));
     let draws: Vec<(u64, Inputs)> = (0..INPUTS_PER_PROGRAM)
         .map(|k| (seed ^ (k << 32), Inputs { extreme: k > 0 }))
@@ -101,6 +114,7 @@ proptest! {
 
     #[test]
     fn damaged_npy_files_are_errors_or_values(seed in any::<u64>()) {
+        limit_memory();
         let fe = row_sums();
         let mut rng = Rng(seed | 1);
         for _ in 0..8 {
@@ -123,6 +137,7 @@ fn random_programs_on_the_cuda_emulator() {
 
 #[test]
 fn damaged_libraries_are_errors() {
+    limit_memory();
     let dir = scratch();
     let valid = library_json(&dir);
     let path = dir.join("damaged.ogl");
@@ -143,6 +158,7 @@ fn campaign() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(600);
+    limit_memory();
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let start: u64 = std::env::var("OGHAM_FUZZ_START")
         .ok()

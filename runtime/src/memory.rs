@@ -8,7 +8,8 @@
 //! variable (the CLI calls it first, so that a malformed value is an error); a malformed value
 //! seen later counts as unset.
 //!
-//! Invariant: the limit is read once per process ([`limit`] caches it); it bounds single
+//! Invariant: the limit is read once per process ([`limit`] caches it; [`set_limit`] may fix
+//! it first); it bounds single
 //! allocations, not their sum.
 
 use std::sync::OnceLock;
@@ -69,9 +70,17 @@ fn physical_memory() -> usize {
     }
 }
 
+static LIMIT: OnceLock<usize> = OnceLock::new();
+
+/// Sets the limit of this process (for programs embedding the runtime, and test harnesses)
+/// instead of `OGHAM_MEMORY_LIMIT`; `false` when the limit was already fixed otherwise (by an
+/// earlier call or a first allocation check), which then stays.
+pub fn set_limit(bytes: usize) -> bool {
+    LIMIT.set(bytes).is_ok() || limit() == bytes
+}
+
 /// The limit in bytes.
 pub fn limit() -> usize {
-    static LIMIT: OnceLock<usize> = OnceLock::new();
     *LIMIT.get_or_init(|| from_env().ok().flatten().unwrap_or_else(physical_memory))
 }
 

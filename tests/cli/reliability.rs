@@ -239,3 +239,59 @@ fn check_laws_warns_about_operators_that_break_them() {
     ]);
     assert_user_error(&out, "--check-laws runs on the interpreter");
 }
+
+/// A `.npy` file of `f32`s whose header declares `shape` (and no data: one size is 0).
+fn empty_npy(dir: &Path, name: &str, shape: &str) -> PathBuf {
+    let mut header =
+        format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}").into_bytes();
+    while (header.len() + 11) % 64 != 0 {
+        header.push(b' ');
+    }
+    header.push(b'\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header);
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn absurd_shapes_of_empty_arrays_are_located_errors() {
+    let dir = scratch("absurd_shapes");
+    let rows = write(
+        &dir,
+        "rows.og",
+        "entry main (a: [][]f32) : []f32 = map (\\r -> reduce (+) 0 r) a\n",
+    );
+    let wide = empty_npy(&dir, "wide.npy", "(0, 1000000000000000000)");
+    let tall = empty_npy(&dir, "tall.npy", "(1000000000000000000, 0)");
+    let bfast = Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/bfast.og");
+    for backend in ["interp", "kir", "cpu"] {
+        let run = |args: &[&str]| {
+            let mut all = vec!["run", "--backend", backend];
+            all.extend(args);
+            ogham(&all)
+        };
+        let out = run(&[rows.to_str().unwrap(), tall.to_str().unwrap()]);
+        assert_user_error(&out, "error[R0709]");
+        let out = run(&[rows.to_str().unwrap(), wide.to_str().unwrap()]);
+        assert_eq!(code(&out), 0, "{backend}: {}", stderr(&out));
+        // BFAST on a stack of 0 pixels of 10^18 dates: the dates are too many to index.
+        let out = run(&[
+            bfast.to_str().unwrap(),
+            wide.to_str().unwrap(),
+            "100i64",
+            "23f64",
+            "2000f64",
+            "3i64",
+            "true",
+            "0.25f64",
+            "0i64",
+            "0.05f64",
+            "1f64",
+        ]);
+        assert_user_error(&out, "error[R0706]");
+        assert!(stderr(&out).contains("bfast.og:"), "{}", stderr(&out));
+    }
+}
