@@ -63,7 +63,7 @@ pub fn npy_bytes(rng: &mut Rng) -> Vec<u8> {
             let mut bytes = valid;
             for _ in 0..1 + rng.below(4) {
                 let at = rng.below(bytes.len() as u64) as usize;
-                bytes[at] = rng.next() as u8;
+                bytes[at] = rng.next_u64() as u8;
             }
             bytes
         }
@@ -84,7 +84,7 @@ pub fn npy_bytes(rng: &mut Rng) -> Vec<u8> {
             // A header length past the end of the file.
             let mut bytes = MAGIC.to_vec();
             bytes.extend([2, 0]);
-            bytes.extend((rng.next() as u32).to_le_bytes());
+            bytes.extend((rng.next_u64() as u32).to_le_bytes());
             bytes.extend(b"{'descr': '<f4'");
             bytes
         }
@@ -145,7 +145,7 @@ pub fn library_text(valid: &str, rng: &mut Rng) -> Vec<u8> {
         1 => {
             for _ in 0..1 + rng.below(3) {
                 let at = rng.below(bytes.len() as u64) as usize;
-                bytes[at] = rng.next() as u8;
+                bytes[at] = rng.next_u64() as u8;
             }
         }
         _ => {

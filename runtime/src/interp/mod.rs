@@ -31,10 +31,12 @@
 //! | R0706 | negative or absurdly large size (`iota`, `replicate`, `unflatten`, `hist`)       |
 //! | R0707 | irregular array (rows of different shapes)                                       |
 //! | R0708 | internal error: the program violated a type checker guarantee (a bug)            |
-//! | R0709 | out of memory                                                                    |
+//! | R0709 | out of memory: an array over the memory limit (`crate::memory`)                  |
 //! | R0710 | a source `assert` failed                                                         |
 //! | R0711 | `--backend cuda` cannot run here: no NVIDIA driver, GPU or NVRTC library         |
 //! | R0712 | a CUDA driver or NVRTC error                                                     |
+//! | W0720 | warning (`--check-laws`): an operator of `reduce`/`scan`/`hist` not associative   |
+//! | W0721 | warning (`--check-laws`): its neutral element is not neutral                     |
 
 mod builtins;
 mod entry;

@@ -5,7 +5,8 @@
 //! `replicate` whose size is not a valid constant (its size check is the program's guarantee
 //! that the size, which the array's type may pass on, is valid: see [`checks_size`]) unless
 //! that size is already known valid there (an extent of a parameter, or the size of an earlier
-//! top-level `iota`/`replicate`), or binds a live variable; the rest are removed, whatever they would have done at run time (an index
+//! top-level `iota`/`replicate`) — also inside the bodies of an otherwise dead statement, which
+//! then stays — or binds a live variable; the rest are removed, whatever they would have done at run time (an index
 //! out of bounds in dead code is not reported, as in Futhark). A live statement makes its operands
 //! live, and the sizes in the types of the variables it binds; its nested bodies are cleaned
 //! first, their results being live.
@@ -69,6 +70,19 @@ pub fn checks_size(exp: &Exp) -> bool {
     }
 }
 
+/// Whether `exp`, or a statement of a body nested in it (a dead `map` or loop whose body
+/// would check a size), checks a size that `already_checked` does not vouch for.
+fn unchecked_size_check(exp: &Exp, already_checked: &dyn Fn(&SubExp) -> bool) -> bool {
+    match exp {
+        Exp::Iota(n) | Exp::Replicate(n, _) => checks_size(exp) && !already_checked(n),
+        _ => nested_scopes(exp).into_iter().any(|(_, body)| {
+            body.stmts
+                .iter()
+                .any(|s| unchecked_size_check(&s.exp, already_checked))
+        }),
+    }
+}
+
 /// Cleans `body`; `top`: the position of the enclosing top-level statement (`None` for the
 /// function's body itself), before which the sizes of `checked` are known valid.
 fn clean(
@@ -90,11 +104,7 @@ fn clean(
     {
         let at = top.unwrap_or(count - 1 - back);
         let already_checked = |n: &SubExp| checked.get(n).is_some_and(|&from| from <= at);
-        let unchecked_size = checks_size(&stmt.exp)
-            && match &stmt.exp {
-                Exp::Iota(n) | Exp::Replicate(n, _) => !already_checked(n),
-                _ => true,
-            };
+        let unchecked_size = unchecked_size_check(&stmt.exp, &already_checked);
         let needed = matches!(stmt.exp, Exp::Assert { .. })
             || unchecked_size
             || stmt
