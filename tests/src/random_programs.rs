@@ -349,7 +349,7 @@ mod tests {
     #[test]
     fn programs_type_check() {
         for seed in 1..200u64 {
-            let source = program(&mut Rng(seed * 0x9e37_79b9 | 1));
+            let source = program(&mut Rng((seed * 0x9e37_79b9) | 1));
             if let Err(e) = ogham::Frontend::load_source("gen.og", &source) {
                 panic!("seed {seed}:\n{source}\n{}", e.render());
             }
