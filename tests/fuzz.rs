@@ -175,7 +175,10 @@ fn campaign() {
     let mut seed = start;
     while Instant::now() < deadline {
         // One program (on its inputs), 50 bad `.npy` files and 2 bad libraries per round.
-        match fuzz_program(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15), seed.is_multiple_of(200)) {
+        match fuzz_program(
+            seed.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            seed.is_multiple_of(200),
+        ) {
             Ok(counts) => {
                 for (total, c) in runs.iter_mut().zip(counts) {
                     *total += c;
