@@ -5,6 +5,7 @@
 //! runs its entry points.
 
 pub mod args;
+pub mod atomic;
 pub mod autotune;
 pub mod cache;
 pub mod demo;

@@ -6,6 +6,7 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use ogham::args::{self, Arg, ArgValue};
+use ogham::atomic::Staged;
 use ogham::testing::{Outcome, TestFile, TrialKind, collect_og_files};
 use ogham::{Backend, Frontend, FrontendErrors, cache};
 use ogham_compiler::diag::emit_to_stderr;
@@ -60,6 +61,11 @@ enum Command {
         /// it there (as `OGHAM_CACHE=0` does).
         #[arg(long)]
         no_cache: bool,
+        /// Check on the values of this run that the operators of `reduce`, `scan`, `hist` and
+        /// `reduce_by_index` are associative and their neutral elements neutral (warnings W0720,
+        /// W0721); runs on the interpreter.
+        #[arg(long)]
+        check_laws: bool,
         /// The arguments: `.npy` files, literal values (`[1, 2.5]`, `3i64`), or `@FILE` for
         /// textual values read from FILE. Give options before the arguments.
         #[arg(allow_hyphen_values = true)]
@@ -220,6 +226,10 @@ fn main() -> ExitCode {
         }
     };
     install_panic_hook();
+    if let Err(m) = ogham_runtime::memory::from_env() {
+        eprintln!("error: {m}");
+        return ExitCode::from(1);
+    }
     let result = match panic::catch_unwind(AssertUnwindSafe(|| run_command(cli.command))) {
         Ok(result) => result,
         Err(_) => {
@@ -248,16 +258,29 @@ fn run_command(command: Command) -> Result<(), Failure> {
             output_dir,
             tuning,
             no_cache,
+            check_laws,
             args,
-        } => run(
-            &file,
-            &entry,
-            backend.into(),
-            output_dir.as_deref(),
-            tuning.as_deref(),
-            no_cache,
-            &args,
-        ),
+        } => {
+            let backend = backend.into();
+            if check_laws {
+                if backend != Backend::Interp {
+                    return Err(Failure::Message(
+                        "--check-laws runs on the interpreter (--backend interp)".to_string(),
+                    ));
+                }
+                check_laws_run(&file, &entry, output_dir.as_deref(), &args)
+            } else {
+                run(
+                    &file,
+                    &entry,
+                    backend,
+                    output_dir.as_deref(),
+                    tuning.as_deref(),
+                    no_cache,
+                    &args,
+                )
+            }
+        }
         Command::Build { file, output } => build(&file, output),
         Command::Autotune {
             file,
@@ -453,6 +476,35 @@ fn run(
     write_outputs(ogham::output_components(outputs), output_dir)
 }
 
+/// `ogham run --check-laws`: the interpreter, checking the laws of the operators it applies.
+fn check_laws_run(
+    file: &Path,
+    entry: &str,
+    output_dir: Option<&Path>,
+    raw_args: &[String],
+) -> Result<(), Failure> {
+    let fe = load(file)?;
+    let entry_point = fe.entry(entry)?;
+    let args = args::bind_params(
+        &entry_point.name,
+        &entry_point.params,
+        command_line_args(raw_args)?,
+    )?;
+    let (outputs, warnings) = ogham_runtime::interp::run_entry_checking_laws(
+        &fe.sources,
+        &fe.program,
+        &fe.checked,
+        entry,
+        args,
+    );
+    emit_to_stderr(&fe.sources, &warnings);
+    let outputs = outputs.map_err(|diag| {
+        emit_to_stderr(&fe.sources, &[diag]);
+        Failure::Reported
+    })?;
+    write_outputs(ogham::output_components(outputs), output_dir)
+}
+
 /// The arguments given on the command line.
 fn command_line_args(raw_args: &[String]) -> Result<Vec<Arg>, Failure> {
     let mut args = Vec::new();
@@ -485,8 +537,9 @@ fn autotune(
         Failure::Reported
     })?;
     let path = output.unwrap_or_else(|| file.with_extension("tuning"));
-    std::fs::write(&path, tuned.file())
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let mut staged = Staged::new();
+    staged.write(&path, tuned.file().as_bytes())?;
+    staged.commit()?;
     for c in &tuned.choices {
         outln!("{}={} (default {})", c.name, c.value, c.default);
     }
@@ -503,7 +556,8 @@ fn autotune(
     Ok(())
 }
 
-/// Prints the outputs, or saves them as `.npy` files in `output_dir`.
+/// Prints the outputs, or saves them as `.npy` files in `output_dir` (all of them or, when
+/// one cannot be written, none).
 fn write_outputs(
     outputs: Vec<ogham_runtime::value::Value>,
     output_dir: Option<&Path>,
@@ -518,10 +572,19 @@ fn write_outputs(
             std::fs::create_dir_all(dir).map_err(|e| {
                 format!("cannot create the output directory {}: {e}", dir.display())
             })?;
+            let mut staged = Staged::new();
+            let mut written = Vec::new();
             for (i, v) in outputs.iter().enumerate() {
                 let path = dir.join(format!("out{i}.npy"));
-                npy::write(&path, v).map_err(|e| format!("output {i}: {e}"))?;
-                eprintln!("wrote {} ({})", path.display(), v.describe());
+                let bytes = npy::encode(v).map_err(|e| format!("output {i}: {e}"))?;
+                staged
+                    .write(&path, &bytes)
+                    .map_err(|e| format!("output {i}: {e}"))?;
+                written.push(format!("wrote {} ({})", path.display(), v.describe()));
+            }
+            staged.commit()?;
+            for line in written {
+                eprintln!("{line}");
             }
         }
     }
@@ -582,12 +645,15 @@ fn build(file: &Path, output: Option<PathBuf>) -> Result<(), Failure> {
         let name = symbol_name(&output);
         let object = library.object(&name)?;
         let header = output.with_extension("h");
-        std::fs::write(&output, object)
-            .map_err(|e| format!("cannot write {}: {e}", output.display()))?;
         let signatures: Vec<String> = fe.checked.entries.iter().map(signature).collect();
         let origin = file.display().to_string();
-        std::fs::write(&header, aot::c_header(&name, &origin, &signatures))
-            .map_err(|e| format!("cannot write {}: {e}", header.display()))?;
+        let mut staged = Staged::new();
+        staged.write(&output, &object)?;
+        staged.write(
+            &header,
+            aot::c_header(&name, &origin, &signatures).as_bytes(),
+        )?;
+        staged.commit()?;
         outln!(
             "wrote {} and {} (entry points: {}; open with ogham_open_image(&{name}_image))",
             output.display(),
@@ -596,7 +662,9 @@ fn build(file: &Path, output: Option<PathBuf>) -> Result<(), Failure> {
         );
         return Ok(());
     }
-    library.save(&output)?;
+    let mut staged = Staged::new();
+    staged.write_with(&output, |tmp| library.save(tmp))?;
+    staged.commit()?;
     outln!(
         "wrote {} (entry points: {})",
         output.display(),

@@ -1,19 +1,10 @@
 //! Property test: random inputs (random sizes, zero included) through representative programs;
 //! the reference interpreter, the unoptimised and the optimised core IR, the kernel IR and the
 //! CPU backend's compiled kernels must agree — on the outputs, or on the error code when the run
-//! fails.
-//!
-//! Inputs are generated from each entry point's parameter types: sizes named alike get the same
-//! random value; `i64` scalars are small (they are mostly sizes and shifts); floats include NaN.
+//! fails (`ogham_tests::differential`; random programs are `tests/fuzz.rs`'s).
 
-use ogham::Frontend;
-use ogham::testing::compare_outputs;
-use ogham_compiler::pipeline::Options;
-use ogham_compiler::types::{PrimType, Size, Type};
-use ogham_runtime::ireval;
-use ogham_runtime::value::{Array, ArrayData, Scalar, Value};
+use ogham_tests::differential::{Inputs, check_program};
 use proptest::prelude::*;
-use std::collections::HashMap;
 
 const PROGRAMS: &[&str] = &[
     "entry main (xs: []i32) = map (+1) xs",
@@ -73,180 +64,6 @@ const PROGRAMS: &[&str] = &[
        reduce (+) 0 (map (\\j -> row[j] * acc[j + k]) (iota n)) - c) a) as vs",
 ];
 
-/// A tiny deterministic generator (xorshift) driven by proptest's seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-fn scalar(p: PrimType, rng: &mut Rng) -> Scalar {
-    let small = rng.below(9) as i64 - 4;
-    match p {
-        PrimType::Bool => Scalar::Bool(rng.below(2) == 1),
-        PrimType::I8 => Scalar::I8(small as i8),
-        PrimType::I16 => Scalar::I16(small as i16),
-        PrimType::I32 => Scalar::I32(small as i32 * 3),
-        PrimType::I64 => Scalar::I64(rng.below(5) as i64 - 1),
-        PrimType::U8 => Scalar::U8(rng.below(256) as u8),
-        PrimType::F32 if rng.below(10) == 0 => Scalar::F32(f32::NAN),
-        PrimType::F32 => Scalar::F32(small as f32 * 0.5),
-        PrimType::F64 => Scalar::F64(small as f64 * 0.25),
-    }
-}
-
-/// A random value of source type `t`; sizes by name from `sizes` (chosen on first use).
-fn value(t: &Type, rng: &mut Rng, sizes: &mut HashMap<String, usize>) -> Value {
-    match t {
-        Type::Prim(p) => Value::Scalar(scalar(*p, rng)),
-        Type::Array(..) => {
-            let mut shape = Vec::new();
-            let mut elem = t;
-            while let Type::Array(inner, size) = elem {
-                shape.push(match size {
-                    Size::Const(n) => *n as usize,
-                    Size::Var(name) => *sizes
-                        .entry(name.clone())
-                        .or_insert_with(|| rng.below(11) as usize),
-                    Size::Unknown(_) => rng.below(11) as usize,
-                });
-                elem = inner;
-            }
-            let Type::Prim(p) = elem else {
-                panic!("unsupported parameter element type {elem}")
-            };
-            let count: usize = shape.iter().product();
-            let mut data = ArrayData::with_capacity(*p, count);
-            for _ in 0..count {
-                data.push(scalar(*p, rng)).expect("same type");
-            }
-            Value::Array(Array::new(shape, data).expect("shape matches"))
-        }
-        other => panic!("unsupported parameter type {other}"),
-    }
-}
-
-/// The outputs (empty arrays with their inner sizes zeroed), or the error code of a failed run.
-///
-/// The interpreter cannot always know the inner sizes of an empty array produced by `map` (it
-/// never calls the function; see the `disable`d `tests/cases/lib/prelude_matmul_empty.og`), so
-/// empty arrays compare by rank only until it tracks result shapes.
-fn outcome(result: Result<Vec<Value>, String>) -> Result<Vec<Value>, String> {
-    result.map(|outputs| {
-        ogham::output_components(outputs)
-            .into_iter()
-            .map(|v| match v {
-                Value::Array(a) if a.shape().contains(&0) => {
-                    let (shape, data) = a.into_parts();
-                    Value::Array(Array::new(vec![0; shape.len()], data).expect("empty"))
-                }
-                v => v,
-            })
-            .collect()
-    })
-}
-
-fn check_program(source: &str, seed: u64) -> Result<(), String> {
-    let fe = Frontend::load_source("prop.og", source).map_err(|e| e.render())?;
-    let entry = fe.entry("main")?.clone();
-    let mut rng = Rng(seed | 1);
-    let mut sizes = HashMap::new();
-    let args: Vec<Value> = entry
-        .params
-        .iter()
-        .map(|(_, t)| value(t, &mut rng, &mut sizes))
-        .collect();
-    let code = |d: Box<ogham_compiler::diag::Diagnostic>| d.code.to_string();
-    let reference = outcome(
-        ogham::Backend::Interp
-            .run(&fe, "main", args.clone(), None)
-            .map_err(code),
-    );
-    let variants = [
-        (
-            "core, unoptimised",
-            Options {
-                optimise: false,
-                verify: true,
-                ..Options::CORE
-            },
-        ),
-        (
-            "core",
-            Options {
-                verify: true,
-                ..Options::CORE
-            },
-        ),
-        (
-            "kir",
-            Options {
-                verify: true,
-                ..Options::KERNEL
-            },
-        ),
-        (
-            "cpu",
-            Options {
-                verify: true,
-                ..Options::KERNEL
-            },
-        ),
-        (
-            "cuda-emu",
-            Options {
-                verify: true,
-                ..Options::KERNEL
-            },
-        ),
-    ];
-    for (name, options) in variants {
-        let ir = fe
-            .compile(options)
-            .map_err(|d| format!("{name}: {}", d.message))?;
-        let run = match name {
-            "cpu" => ogham_runtime::cpu::run,
-            // The CUDA backend's generated code, emulated on the host (needs g++).
-            "cuda-emu" if ogham::Backend::CudaEmu.unavailable().is_none() => {
-                ogham_runtime::cuda::run_emulated
-            }
-            "cuda-emu" => continue,
-            _ => ireval::run,
-        };
-        // Kernel IR under the defaults and with every threshold met (one thread per outer
-        // point: the sequential code inside kernels).
-        let settings = if options.stop_after == Options::KERNEL.stop_after {
-            vec![Default::default(), ireval::Thresholds::uniform(0)]
-        } else {
-            vec![Default::default()]
-        };
-        for thresholds in &settings {
-            let got = outcome(run(&ir, "main", args.clone(), thresholds).map_err(code));
-            match (&reference, &got) {
-                (Ok(want), Ok(got)) => compare_outputs(want, got, Some(1e-6)).map_err(|e| {
-                    format!("{name} ({thresholds:?}) differs from interp on {args:?}: {e}")
-                })?,
-                (Err(a), Err(b)) if a == b => {}
-                (want, got) => {
-                    return Err(format!(
-                        "{name} ({thresholds:?}): interp gave {want:?}, got {got:?} on {args:?}"
-                    ));
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
 #[test]
 fn the_table_has_at_least_thirty_programs() {
     assert!(PROGRAMS.len() >= 30);
@@ -257,7 +74,7 @@ proptest! {
 
     #[test]
     fn backends_agree_with_the_interpreter(index in 0..PROGRAMS.len(), seed in any::<u64>()) {
-        let result = check_program(PROGRAMS[index], seed);
+        let result = check_program(PROGRAMS[index], &[(seed, Inputs::default())], true);
         prop_assert!(result.is_ok(), "program {}:\n{}\n{}", index, PROGRAMS[index], result.unwrap_err());
     }
 }
@@ -266,7 +83,11 @@ proptest! {
 #[test]
 fn every_program_on_a_fixed_seed() {
     for (i, p) in PROGRAMS.iter().enumerate() {
-        if let Err(e) = check_program(p, 0x9e37_79b9_7f4a_7c15 ^ i as u64) {
+        if let Err(e) = check_program(
+            p,
+            &[(0x9e37_79b9_7f4a_7c15 ^ i as u64, Inputs::default())],
+            true,
+        ) {
             panic!("program {i}:\n{p}\n{e}");
         }
     }

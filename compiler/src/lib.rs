@@ -14,7 +14,8 @@
 //! | `back`   | `back::cpu::compile` | kernel IR -> Cranelift functions (CPU backend)        |
 //!
 //! `pipeline` holds the one ordered list of middle-end passes (`ogham dev --dump-after PASS`);
-//! `ir::verify` checks the IR after each of them in debug builds and tests. `docs/compiler.md`
+//! `ir::verify` checks the IR after each of them in debug builds and tests. `sizes` is the one
+//! checked size arithmetic that every executor and the generated code share. `docs/compiler.md`
 //! explains the IRs.
 
 pub mod back;
@@ -27,6 +28,7 @@ pub mod loader;
 pub mod lower;
 pub mod opt;
 pub mod pipeline;
+pub mod sizes;
 pub mod source;
 pub mod stdlib;
 pub mod syntax;

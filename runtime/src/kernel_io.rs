@@ -8,11 +8,13 @@ use crate::interp::index::{IdxArg, check_index};
 use crate::interp::value::{Array, Store};
 use crate::interp::{R_INTERNAL, R_NEG_SIZE, R_OUT_OF_MEMORY, R_SIZE, error};
 use crate::ireval::eval::{Evaluator, Val, assert_failed, div_by_zero, slice_arg};
+use crate::memory;
 use crate::value::ArrayData;
 use ogham_compiler::back::{ErrorSite, Failure, MAX_DETAILS};
 use ogham_compiler::diag::Diagnostic;
 use ogham_compiler::ir::VarId;
 use ogham_compiler::kir::{SegKind, SegOp};
+use ogham_compiler::sizes;
 use ogham_compiler::types::PrimType;
 use std::collections::HashMap;
 
@@ -140,9 +142,9 @@ impl Io {
             .map(|(_, e)| ev.size(*e, "kernel space"))
             .collect::<Res<_>>()?;
         let rank = extents.len();
+        let total = crate::ireval::eval::kernel_points(&extents, ev.loc)?;
         let inner = extents[rank - 1] as i64;
         let segments = extents[..rank - 1].iter().product::<usize>() as i64;
-        let total = segments * inner;
         let n_reduced = match &seg.kind {
             SegKind::Red(reds) => reds.iter().map(|r| r.neutral.len()).sum(),
             _ => 0,
@@ -164,8 +166,9 @@ impl Io {
                     })
                     .collect::<Res<_>>()?;
                 let space_dims = if j < n_reduced { rank - 1 } else { rank };
+                let count = sizes::product(&shape).unwrap_or(usize::MAX);
+                memory::reserve(count, ty.elem().byte_size(), "a kernel result", ev.loc)?;
                 let row: usize = shape.iter().skip(space_dims).product();
-                let count: usize = shape.iter().product();
                 let data = ArrayData::zeroed(ty.elem(), count).ok_or_else(|| {
                     error(
                         R_OUT_OF_MEMORY,
@@ -276,18 +279,18 @@ pub(crate) fn failure_diagnostic(
         }
         Failure::DivByZero { op } => div_by_zero(loc, op.symbol()),
         Failure::Assert { message, kind } => assert_failed(loc, message, *kind),
-        Failure::NegativeSize { what } => error(
-            R_NEG_SIZE,
-            loc,
-            format!("{what}: negative size {}", details[0]),
-        ),
+        Failure::NegativeSize { what } => match sizes::count(details[0]) {
+            Err(e) => error(R_NEG_SIZE, loc, e.message(what)),
+            Ok(_) => internal(ev, "a size check failed on a valid size"),
+        },
         Failure::Reshape { array, dims } => {
             let r = ev.function.ty(*array).rank();
             let from: Vec<usize> = details[..r].iter().map(|d| *d as usize).collect();
-            let to: Vec<usize> = details[r..r + dims.len()]
-                .iter()
-                .map(|d| *d as usize)
-                .collect();
+            let to = &details[r..r + dims.len()];
+            if let Some(&n) = to.iter().find(|&&n| n < 0) {
+                return error(R_NEG_SIZE, loc, format!("reshape: negative size {n}"));
+            }
+            let to: Vec<usize> = to.iter().map(|d| *d as usize).collect();
             match ev.check_reshape(&from, dims, &to) {
                 Err(e) => e,
                 Ok(()) => internal(ev, "a reshape check failed on a valid shape"),

@@ -10,6 +10,7 @@ pub mod interp;
 pub mod ireval;
 mod kernel_io;
 pub mod library;
+pub mod memory;
 pub mod npy;
 pub mod text;
 pub mod value;

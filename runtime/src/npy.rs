@@ -180,8 +180,9 @@ fn descr(t: PrimType) -> &'static str {
 }
 
 fn element_type(descr: &str) -> Result<PrimType, String> {
-    let one_byte =
-        |s: &str| descr.len() == 3 && matches!(&descr[..1], "|" | "<") && &descr[1..] == s;
+    // Byte-order marks are ASCII; a non-ASCII first character (a v3 header is UTF-8) is no
+    // byte order.
+    let one_byte = |s: &str| descr.strip_prefix(['|', '<']) == Some(s);
     Ok(match descr {
         _ if one_byte("b1") => PrimType::Bool,
         _ if one_byte("i1") => PrimType::I8,
@@ -438,6 +439,20 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("/nonexistent/x.npy: cannot read"), "{e}");
+    }
+
+    #[test]
+    fn non_ascii_dtype_in_a_version_3_header() {
+        for descr in ["é4", "<é", "€", "|€x"] {
+            let header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': (1,)}}\n");
+            let mut bytes = MAGIC.to_vec();
+            bytes.extend([3, 0]);
+            bytes.extend((header.len() as u32).to_le_bytes());
+            bytes.extend(header.as_bytes());
+            bytes.extend([0; 4]);
+            let e = decode(&bytes).unwrap_err();
+            assert!(e.contains("is not supported"), "{descr}: {e}");
+        }
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Integration tests of the `ogham` command-line tool: `check`, `run` (literal, `@file` and
 //! `.npy` arguments, `-o`), `build` and running libraries, `test`, and the exit codes (0 ok,
-//! 1 user error).
+//! 1 user error). `reliability` tests that outputs are atomic and the memory limit.
+
+mod reliability;
 
 mod library;
 mod snapshots;

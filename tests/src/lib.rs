@@ -5,6 +5,10 @@
 //! command uses ([`ogham::testing`]), one trial per loaded program, case and backend, and one
 //! per snapshot. Rendered diagnostics are snapshot-tested with insta in `tests/snapshots/`.
 
+pub mod badfiles;
+pub mod differential;
+pub mod random_programs;
+
 use std::path::{Path, PathBuf};
 
 /// The workspace root. The corpus runner makes it the current directory, so diagnostics name

@@ -40,7 +40,8 @@ pub enum Failure {
         message: String,
         kind: crate::ir::AssertKind,
     },
-    /// A negative size; details: the size.
+    /// A count outside `0..=MAX_ELEMS` (`crate::sizes::count`: negative or too large);
+    /// details: the size.
     NegativeSize { what: String },
     /// A reshape or size coercion of `array` to `dims` that does not fit; details: the array's
     /// extents then the target extents.

@@ -515,20 +515,26 @@ impl<'p> Lowerer<'p> {
                         results[0]
                     }
                 };
-                let toward = self.binop(BinOp::Add, span, stride);
-                let rounded = self.binop(BinOp::Add, toward, round);
-                let count = self.binop(BinOp::Quot, rounded, divisor);
-                // Reversed bounds round to a count of 0: make it -1 (`count - reversed * (count
-                // + 1)`) so that the index check still sees them.
+                // `(span + round) / stride + 1` (rounding `span` toward zero first, so that
+                // nothing overflows even for a stride near `i64.max`) is the length when
+                // `span` is non-zero and has the stride's sign.
+                let rounded = self.binop(BinOp::Add, span, round);
+                let quot = self.binop(BinOp::Quot, rounded, divisor);
+                let count = self.binop(BinOp::Add, quot, SubExp::i64(1));
+                // Reversed bounds make it -1 (`count - reversed * (count + 1)`) so that the
+                // index check still sees them; an empty span makes it 0.
                 let span_negative = self.binop(BinOp::Lt, span, SubExp::i64(0));
                 let stride_negative = self.binop(BinOp::Lt, stride, SubExp::i64(0));
                 let nonempty = self.binop(BinOp::Ne, span, SubExp::i64(0));
                 let opposite = self.binop(BinOp::Ne, span_negative, stride_negative);
                 let reversed = self.binop(BinOp::BitAnd, nonempty, opposite);
-                let reversed = self.bind("rev", i64_ty, Exp::Convert(PrimType::I64, reversed));
+                let reversed =
+                    self.bind("rev", i64_ty.clone(), Exp::Convert(PrimType::I64, reversed));
                 let count_plus = self.binop(BinOp::Add, count, SubExp::i64(1));
                 let correction = self.binop(BinOp::Mul, reversed, count_plus);
-                self.binop(BinOp::Sub, count, correction)
+                let len = self.binop(BinOp::Sub, count, correction);
+                let nonempty = self.bind("ne", i64_ty, Exp::Convert(PrimType::I64, nonempty));
+                self.binop(BinOp::Mul, nonempty, len)
             }
         };
         Ok(DimIndex::Slice { start, len, stride })

@@ -286,7 +286,9 @@ impl Checker<'_> {
                 let tx = self.infer(x);
                 let tt = self.convert_type(t);
                 let why = Some((t.span(), "expected because of this coercion".to_string()));
+                let old = std::mem::replace(&mut self.subst.coercing, true);
                 self.lenient(|c| c.expect(&tt, &tx, x.span, why));
+                self.subst.coercing = old;
                 tt
             }
         }

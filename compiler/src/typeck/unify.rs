@@ -211,11 +211,13 @@ pub(super) struct Subst {
     pub(super) rigid_names: Vec<String>,
     /// Anonymous rigid sizes (generalised `[]`), exported as the unknown size of this number.
     anonymous: HashMap<u32, u32>,
-    /// In lenient mode (`e :> t`) sizes are not compared.
+    /// In lenient mode (`e :> t`, branches, loops) sizes are not compared.
     pub(super) lenient_sizes: bool,
     /// The classes of the constrained type parameters of the definition being checked (the
     /// names of a definition's type parameters are distinct, see `Checker::check_function`).
     pub(super) param_classes: HashMap<String, PrimSet>,
+    /// While checking `e :> t`, sizes are neither compared nor inferred.
+    pub(super) coercing: bool,
 }
 
 impl Subst {
@@ -383,6 +385,9 @@ impl Subst {
         let (a, b) = (self.shallow_size(a), self.shallow_size(b));
         match (a, b) {
             _ if a == b => Ok(()),
+            // A coercion constrains no size: `xs :> [n]t` must not make `xs`'s own (still
+            // unknown) size `n`, which would drop the run-time check of the coercion.
+            _ if self.coercing => Ok(()),
             (Sz::Var(x), s) | (s, Sz::Var(x)) => {
                 self.svars[x as usize] = SVar::Bound(s);
                 Ok(())

@@ -63,6 +63,9 @@ impl Arena {
                 }
             }
             let size = units.max(CHUNK_BYTES / 16);
+            if crate::memory::check(size, 16, "an array").is_err() {
+                return std::ptr::null_mut();
+            }
             let mut chunk = Vec::new();
             if chunk.try_reserve_exact(size).is_err() {
                 return std::ptr::null_mut();

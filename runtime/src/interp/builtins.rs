@@ -9,16 +9,14 @@
 
 use super::eval::{Interp, as_array, as_int, shape_text};
 use super::ops;
-use super::value::{Array, Builder, Store, Val, empty_array};
+use super::value::{Array, Builder, Env, Store, Val, empty_array};
 use super::{R_INTERNAL, R_NEG_SIZE, R_SIZE, Res, error};
+use crate::memory;
 use crate::value::{ArrayData, Scalar};
 use ogham_compiler::builtins::{ArrayFn, Builtin};
+use ogham_compiler::sizes;
 use ogham_compiler::source::Span;
 use ogham_compiler::types::Type;
-
-/// Largest number of elements `iota`, `replicate` and `hist` allocate: larger requests are
-/// errors rather than an abort when the allocation fails.
-const MAX_ELEMS: usize = 1 << 32;
 
 /// The result type of a function type after `n` arguments.
 fn result_type(ty: &Type, n: usize) -> &Type {
@@ -53,19 +51,7 @@ fn empty_rows<'a>(a: &Array<'a>) -> Array<'a> {
 }
 
 fn check_count(n: i64, what: &str, span: Span) -> Res<usize> {
-    usize::try_from(n)
-        .map_err(|_| error(R_NEG_SIZE, span, format!("{what}: negative size {n}")))
-        .and_then(|n| {
-            if n > MAX_ELEMS {
-                Err(error(
-                    R_NEG_SIZE,
-                    span,
-                    format!("{what}: size {n} is too large"),
-                ))
-            } else {
-                Ok(n)
-            }
-        })
+    sizes::count(n).map_err(|e| error(R_NEG_SIZE, span, e.message(what)))
 }
 
 fn same_lengths(fname: &str, arrays: &[Array<'_>], span: Span) -> Res<usize> {
@@ -91,12 +77,13 @@ impl<'a> Interp<'a> {
         &self,
         b: Builtin,
         ty: &Type,
+        env: &Env<'a>,
         args: Vec<Val<'a>>,
         span: Span,
     ) -> Res<Val<'a>> {
         let ill_typed = || error(R_INTERNAL, span, format!("ill-typed arguments to {b:?}"));
         match b {
-            Builtin::Array(f) => self.array_fn(f, result_type(ty, b.arity()), args, span),
+            Builtin::Array(f) => self.array_fn(f, result_type(ty, b.arity()), env, args, span),
             Builtin::Math { op, .. } => {
                 let r = match args.as_slice() {
                     [Val::Prim(x)] => ops::math1(op, *x),
@@ -114,7 +101,14 @@ impl<'a> Interp<'a> {
         }
     }
 
-    fn array_fn(&self, f: ArrayFn, result: &Type, args: Vec<Val<'a>>, span: Span) -> Res<Val<'a>> {
+    fn array_fn(
+        &self,
+        f: ArrayFn,
+        result: &Type,
+        env: &Env<'a>,
+        args: Vec<Val<'a>>,
+        span: Span,
+    ) -> Res<Val<'a>> {
         let mut args = args.into_iter();
         let mut next = move || {
             args.next()
@@ -126,16 +120,19 @@ impl<'a> Interp<'a> {
                 let g = next()?;
                 let arrays = (0..k).map(|_| arr(next()?)).collect::<Res<Vec<_>>>()?;
                 let n = same_lengths(&map_name(k), &arrays, span)?;
+                // The result has an element (of a byte or more) per row.
+                memory::reserve(n, 1, "the result of a map", span)?;
                 let mut out = Builder::new(n);
                 for i in 0..n {
                     let row =
                         self.apply(g.clone(), arrays.iter().map(|a| a.row(i)).collect(), span)?;
                     self.push_row(&mut out, row, span)?;
                 }
-                Val::Array(out.finish(|| empty_array(result)))
+                Val::Array(out.finish(|| empty_array(result, env)))
             }
             ArrayFn::Reduce | ArrayFn::ReduceComm => {
                 let (op, mut acc, xs) = (next()?, next()?, arr(next()?)?);
+                self.check_laws("reduce", &op, &acc, &xs, span);
                 for i in 0..xs.len() {
                     acc = self.apply(op.clone(), vec![acc, xs.row(i)], span)?;
                 }
@@ -143,6 +140,7 @@ impl<'a> Interp<'a> {
             }
             ArrayFn::Scan => {
                 let (op, mut acc, xs) = (next()?, next()?, arr(next()?)?);
+                self.check_laws("scan", &op, &acc, &xs, span);
                 let empty = empty_like(&acc);
                 let mut out = Builder::new(xs.len());
                 for i in 0..xs.len() {
@@ -168,12 +166,14 @@ impl<'a> Interp<'a> {
             ArrayFn::Hist => {
                 let (op, ne, k) = (next()?, next()?, as_int(next()?, span)?);
                 let (is, vs) = (arr(next()?)?, arr(next()?)?);
+                self.check_laws("hist", &op, &ne, &vs, span);
                 let dest = replicate(check_count(k, "hist", span)?, &ne, span)?;
                 self.reduce_by_index(dest, op, is, vs, span)?
             }
             ArrayFn::ReduceByIndex => {
-                let (dest, op, _ne) = (arr(next()?)?, next()?, next()?);
+                let (dest, op, ne) = (arr(next()?)?, next()?, next()?);
                 let (is, vs) = (arr(next()?)?, arr(next()?)?);
+                self.check_laws("reduce_by_index", &op, &ne, &vs, span);
                 self.reduce_by_index(dest, op, is, vs, span)?
             }
             ArrayFn::Filter => {
@@ -204,6 +204,7 @@ impl<'a> Interp<'a> {
             }
             ArrayFn::Iota => {
                 let n = check_count(as_int(next()?, span)?, "iota", span)?;
+                memory::reserve(n, 8, "iota", span)?;
                 Val::Array(Array::from_data(ArrayData::I64((0..n as i64).collect())))
             }
             ArrayFn::Replicate => {
@@ -239,9 +240,9 @@ impl<'a> Interp<'a> {
                     outs.into_iter()
                         .enumerate()
                         .map(|(c, out)| {
-                            Val::Array(
-                                out.finish(|| empty_array(types.get(c).copied().unwrap_or(result))),
-                            )
+                            Val::Array(out.finish(|| {
+                                empty_array(types.get(c).copied().unwrap_or(result), env)
+                            }))
                         })
                         .collect(),
                 )
@@ -421,16 +422,23 @@ fn write_row<'a>(dest: &mut Array<'a>, i: usize, row: Val<'a>, span: Span) -> Re
 /// `n` copies of `x` as an array.
 fn replicate<'a>(n: usize, x: &Val<'a>, span: Span) -> Res<Array<'a>> {
     Ok(match x {
-        Val::Prim(s) => Array::from_data(fill(*s, n)),
+        Val::Prim(s) => {
+            memory::reserve(n, s.prim_type().byte_size(), "replicate", span)?;
+            Array::from_data(fill(*s, n))
+        }
         Val::Array(a) => {
-            let total = a.elem_count().checked_mul(n).filter(|&t| t <= MAX_ELEMS);
-            if total.is_none() {
+            let Some(total) = sizes::replicated(n, a.elem_count()) else {
                 return Err(error(
                     R_NEG_SIZE,
                     span,
                     "replicate: the result is too large",
                 ));
-            }
+            };
+            let elem_size = match a.store() {
+                Store::Prim(d) => d.prim_type().byte_size(),
+                Store::Boxed(_) => size_of::<Val<'a>>(),
+            };
+            memory::reserve(total, elem_size, "replicate", span)?;
             let mut store = a.store().empty_like();
             for _ in 0..n {
                 let _ = store.extend_from(a.store(), a.range());

@@ -45,6 +45,8 @@ pub struct Interp<'a> {
     module_of_file: Vec<usize>,
     /// Values of the top-level definitions without parameters evaluated so far.
     constants: RefCell<HashMap<(usize, usize), Val<'a>>>,
+    /// The checks of operator laws, when on (`--check-laws`).
+    laws: Option<super::laws::Laws>,
 }
 
 /// The type-alias arguments in force while matching a type expression against a value:
@@ -61,6 +63,21 @@ struct AliasScope<'s, 'a> {
 const MAX_ALIAS_DEPTH: usize = 64;
 
 impl<'a> Interp<'a> {
+    /// This interpreter with the checks of operator laws on.
+    pub fn checking_laws(mut self) -> Interp<'a> {
+        self.laws = Some(super::laws::Laws::default());
+        self
+    }
+
+    pub(crate) fn laws(&self) -> Option<&super::laws::Laws> {
+        self.laws.as_ref()
+    }
+
+    /// The warnings of the law checks.
+    pub fn into_warnings(self) -> Vec<ogham_compiler::diag::Diagnostic> {
+        self.laws.map(|l| l.into_warnings()).unwrap_or_default()
+    }
+
     pub fn new(program: &'a Program, checked: &'a Checked) -> Interp<'a> {
         let files = program
             .modules
@@ -77,6 +94,7 @@ impl<'a> Interp<'a> {
             checked,
             module_of_file,
             constants: RefCell::new(HashMap::new()),
+            laws: None,
         }
     }
 
@@ -252,7 +270,7 @@ impl<'a> Interp<'a> {
                 }
                 Some(Resolution::Local) => self.lookup(&name.name, env, e.span),
                 Some(Resolution::Builtin(b)) => {
-                    self.builtin_value(*b, self.type_of(e, env), e.span)
+                    self.builtin_value(*b, self.type_of(e, env), env, e.span)
                 }
                 None => Err(error(
                     R_INTERNAL,
@@ -280,10 +298,12 @@ impl<'a> Interp<'a> {
                     let v = self.eval(item, env)?;
                     self.push_row(&mut b, v, item.span)?;
                 }
-                Ok(Val::Array(b.finish(|| empty_array(&self.type_of(e, env)))))
+                Ok(Val::Array(
+                    b.finish(|| empty_array(&self.type_of(e, env), env)),
+                ))
             }
             ExprKind::Field(..) if let Some(Resolution::Builtin(b)) = self.resolution(e) => {
-                self.builtin_value(*b, self.type_of(e, env), e.span)
+                self.builtin_value(*b, self.type_of(e, env), env, e.span)
             }
             ExprKind::Field(inner, field) => {
                 let v = self.eval(inner, env)?;
@@ -403,8 +423,8 @@ impl<'a> Interp<'a> {
     }
 
     /// The value of a use of built-in `b` whose type there is `ty` (a generic built-in is made
-    /// concrete with it).
-    fn builtin_value(&self, b: Builtin, ty: Cow<'a, Type>, span: Span) -> Res<Val<'a>> {
+    /// concrete with it; `env` gives the values of the sizes named in `ty`).
+    fn builtin_value(&self, b: Builtin, ty: Cow<'a, Type>, env: &Env<'a>, span: Span) -> Res<Val<'a>> {
         let b = b.specialise(&ty).ok_or_else(|| {
             error(
                 R_INTERNAL,
@@ -416,7 +436,7 @@ impl<'a> Interp<'a> {
             Builtin::Const { op, ty } => ops::constant(op, ty)
                 .map(Val::Prim)
                 .ok_or_else(|| error(R_INTERNAL, span, format!("no constant {ty}.{op:?}"))),
-            _ => Ok(closure(Callee::Builtin(b, ty))),
+            _ => Ok(closure(Callee::Builtin(b, ty, env.clone()))),
         }
     }
 
@@ -678,7 +698,7 @@ impl<'a> Interp<'a> {
                 }
                 self.eval(body, &env)
             }
-            Callee::Builtin(b, ty) => self.call_builtin(*b, ty, args, span),
+            Callee::Builtin(b, ty, env) => self.call_builtin(*b, ty, env, args, span),
             Callee::Op(op) => {
                 let mut it = args.into_iter();
                 match (it.next(), it.next()) {

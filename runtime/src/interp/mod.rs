@@ -12,6 +12,7 @@
 //! | `eval`     | expressions, patterns, application, loops, size parameters           |
 //! | `builtins` | the array built-ins (SOACs and shape functions)                       |
 //! | `entry`    | argument checking and conversion at the entry-point boundary         |
+//! | `laws`     | checks that SOAC operators are associative and neutral (opt-in)      |
 //!
 //! Errors (documented in `docs/errors.md`, section "Run-time errors"; E0601-E0609 belong to
 //! the type checker's checks of entry-point declarations):
@@ -30,15 +31,18 @@
 //! | R0706 | negative or absurdly large size (`iota`, `replicate`, `unflatten`, `hist`)       |
 //! | R0707 | irregular array (rows of different shapes)                                       |
 //! | R0708 | internal error: the program violated a type checker guarantee (a bug)            |
-//! | R0709 | out of memory                                                                    |
+//! | R0709 | out of memory: an array over the memory limit (`crate::memory`)                  |
 //! | R0710 | a source `assert` failed                                                         |
 //! | R0711 | `--backend cuda` cannot run here: no NVIDIA driver, GPU or NVRTC library         |
 //! | R0712 | a CUDA driver or NVRTC error                                                     |
+//! | W0720 | warning (`--check-laws`): an operator of `reduce`/`scan`/`hist` not associative   |
+//! | W0721 | warning (`--check-laws`): its neutral element is not neutral                     |
 
 mod builtins;
 mod entry;
 mod eval;
 pub(crate) mod index;
+mod laws;
 pub(crate) mod ops;
 pub(crate) mod value;
 
@@ -100,10 +104,38 @@ pub fn run_entry(
     entry: &str,
     args: Vec<Value>,
 ) -> Result<Vec<Value>, Diagnostic> {
+    run_entry_with(sources, program, checked, entry, args, false).0
+}
+
+/// [`run_entry`], checking the laws of the operators of `reduce`, `scan`, `hist` and
+/// `reduce_by_index` on the values the run sees (module `laws`): returns the warnings (codes
+/// `W0720`, `W0721`) beside the outcome.
+pub fn run_entry_checking_laws(
+    sources: &SourceMap,
+    program: &Program,
+    checked: &Checked,
+    entry: &str,
+    args: Vec<Value>,
+) -> (Result<Vec<Value>, Diagnostic>, Vec<Diagnostic>) {
+    run_entry_with(sources, program, checked, entry, args, true)
+}
+
+fn run_entry_with(
+    sources: &SourceMap,
+    program: &Program,
+    checked: &Checked,
+    entry: &str,
+    args: Vec<Value>,
+    laws: bool,
+) -> (Result<Vec<Value>, Diagnostic>, Vec<Diagnostic>) {
     let _ = sources;
-    let run = move || -> Res<Vec<Value>> {
-        let interp = eval::Interp::new(program, checked);
-        entry::run(&interp, &checked.entries, entry, args)
+    let run = move || -> (Res<Vec<Value>>, Vec<Diagnostic>) {
+        let mut interp = eval::Interp::new(program, checked);
+        if laws {
+            interp = interp.checking_laws();
+        }
+        let result = entry::run(&interp, &checked.entries, entry, args);
+        (result, interp.into_warnings())
     };
     let result = std::thread::scope(|s| {
         let thread = std::thread::Builder::new()
@@ -113,11 +145,14 @@ pub fn run_entry(
             Ok(handle) => handle
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            Err(e) => Err(Box::new(Diagnostic::error(
-                R_INTERNAL,
-                format!("cannot start the interpreter thread: {e}"),
-            ))),
+            Err(e) => (
+                Err(Box::new(Diagnostic::error(
+                    R_INTERNAL,
+                    format!("cannot start the interpreter thread: {e}"),
+                ))),
+                Vec::new(),
+            ),
         }
     });
-    result.map_err(|d| *d)
+    (result.0.map_err(|d| *d), result.1)
 }

@@ -414,18 +414,25 @@ impl<'a> Builder<'a> {
     }
 }
 
-/// An empty array of type `ty` (`[0]...` with the constant inner sizes of the type, 0 for the
-/// others; element kind from the type, boxed when unknown).
-pub fn empty_array<'a>(ty: &Type) -> Array<'a> {
+/// An empty array of type `ty` (`[0]...` with the inner sizes of the type: constants, and
+/// named sizes bound in `env` to a valid size; 0 for the others; element kind from the type,
+/// boxed when unknown).
+pub fn empty_array<'a>(ty: &Type, env: &Env<'_>) -> Array<'a> {
+    use ogham_compiler::types::Size;
     let mut shape = vec![0];
     let mut t = match ty {
         Type::Array(elem, _) => &**elem,
         other => other,
     };
     while let Type::Array(elem, size) = t {
+        let named = |name: &str| match *env.frame(name)?.val.borrow() {
+            Some(Val::Prim(Scalar::I64(n))) => ogham_compiler::sizes::count(n).ok(),
+            _ => None,
+        };
         shape.push(match size {
-            ogham_compiler::types::Size::Const(n) => usize::try_from(*n).unwrap_or(0),
-            _ => 0,
+            Size::Const(n) => usize::try_from(*n).unwrap_or(0),
+            Size::Var(name) => named(name).unwrap_or(0),
+            Size::Unknown(_) => 0,
         });
         t = elem;
     }
@@ -521,8 +528,9 @@ pub enum Callee<'a> {
         env: Env<'a>,
     },
     /// A built-in; `ty` is the type of this use of its name (instantiated), which gives the
-    /// types of empty results.
-    Builtin(Builtin, Cow<'a, Type>),
+    /// types of empty results, and the environment of the use gives the values of the sizes
+    /// named in it.
+    Builtin(Builtin, Cow<'a, Type>, Env<'a>),
     /// `(+)`
     Op(BinOp),
     /// `(x +)`
@@ -536,7 +544,7 @@ impl Callee<'_> {
     pub fn arity(&self) -> usize {
         match self {
             Callee::Code { params, .. } => params.len(),
-            Callee::Builtin(b, _) => b.arity(),
+            Callee::Builtin(b, ..) => b.arity(),
             Callee::Op(_) => 2,
             Callee::LeftSection(..) | Callee::RightSection(..) => 1,
         }

@@ -5,6 +5,7 @@ use crate::interp::index::{self, IdxArg};
 use crate::interp::ops::{self, OpError};
 use crate::interp::value::{Array, Store};
 use crate::interp::{R_COERCE, R_DIV_ZERO, R_INTERNAL, R_NEG_SIZE, R_SIZE, error};
+use crate::memory;
 use crate::value::Scalar;
 use ogham_compiler::diag::Diagnostic;
 use ogham_compiler::ir::{
@@ -12,6 +13,7 @@ use ogham_compiler::ir::{
     Soac, Stmt, SubExp, Type, VarId,
 };
 use ogham_compiler::kir::{SegKind, SegOp};
+use ogham_compiler::sizes;
 use ogham_compiler::source::Span;
 use std::collections::HashMap;
 
@@ -138,6 +140,12 @@ impl<'f> Evaluator<'f> {
             .map_err(|_| error(R_NEG_SIZE, self.loc, format!("{what}: negative size {n}")))
     }
 
+    /// A count of elements (`iota`, `replicate`): the interpreter's check ([`sizes::count`],
+    /// error `R0706`).
+    fn count(&self, se: SubExp, what: &str) -> Res<usize> {
+        sizes::count(self.int(se)?).map_err(|e| error(R_NEG_SIZE, self.loc, e.message(what)))
+    }
+
     /// The shape of a type, its dimensions evaluated.
     pub(crate) fn shape(&self, ty: &Type) -> Res<Vec<usize>> {
         ty.shape().iter().map(|d| self.size(*d, "array")).collect()
@@ -211,14 +219,23 @@ impl<'f> Evaluator<'f> {
                 one(Val::Array(a))
             }
             Exp::Iota(n) => {
-                let n = self.size(*n, "iota")?;
+                let n = self.count(*n, "iota")?;
+                memory::reserve(n, 8, "iota", self.loc)?;
                 let data = crate::value::ArrayData::I64((0..n as i64).collect());
                 one(Val::Array(Array::new(vec![n], Store::Prim(data))))
             }
             Exp::Replicate(n, v) => {
-                let n = self.size(*n, "replicate")?;
+                let n = self.count(*n, "replicate")?;
                 let v = self.operand(*v)?;
                 let elem = self.function.ty(pat[0]).elem();
+                let row = match &v {
+                    Val::Array(a) => a.elem_count(),
+                    _ => 1,
+                };
+                let total = sizes::replicated(n, row).ok_or_else(|| {
+                    error(R_NEG_SIZE, self.loc, "replicate: the result is too large")
+                })?;
+                memory::reserve(total, elem.byte_size(), "replicate", self.loc)?;
                 one(Val::Array(self.replicate(n, &v, elem)?))
             }
             Exp::ArrayLit(elems, elem_ty) => {
@@ -338,7 +355,7 @@ impl<'f> Evaluator<'f> {
             }
             return Ok(());
         }
-        if shape.iter().product::<usize>() != from.iter().product::<usize>() {
+        if sizes::product(shape).is_none_or(|n| Some(n) != sizes::product(from)) {
             let message = match shape {
                 [n, m, ..] if shape.len() == from.len() + 1 => format!(
                     "unflatten {n} {m}: the array has {} elements, not {n}×{m}",
@@ -513,6 +530,7 @@ impl<'f> Evaluator<'f> {
             Soac::Screma {
                 map, scans, reds, ..
             } => {
+                self.reserve_results(pat)?;
                 let points = (0..width).map(|i| inputs.iter().map(|a| a.row(i)).collect());
                 let per_point = self.map_points(map, points)?;
                 self.combine_points(per_point, scans, reds, &[width], pat)
@@ -711,13 +729,38 @@ impl<'f> Evaluator<'f> {
         Ok(flat.reshape(shape))
     }
 
+    /// Checks that the results bound to `pat` fit in memory before computing them (their
+    /// shapes are known from their types; a reduction over empty segments still has a value per
+    /// segment).
+    fn reserve_results(&self, pat: &[VarId]) -> Res<()> {
+        for v in pat {
+            let ty = self.function.ty(*v);
+            if ty.rank() == 0 {
+                continue;
+            }
+            // A size that would be invalid is checked where it is computed, if ever: here it
+            // counts as empty, as in `collect`.
+            let shape: Vec<usize> = ty
+                .shape()
+                .iter()
+                .map(|d| Ok(usize::try_from(self.int(*d)?).unwrap_or(0)))
+                .collect::<Res<_>>()?;
+            let count = sizes::product(&shape).unwrap_or(usize::MAX);
+            memory::reserve(count, ty.elem().byte_size(), "a result", self.loc)?;
+        }
+        Ok(())
+    }
+
     fn seg(&mut self, seg: &SegOp, pat: &[VarId]) -> Res<Vec<Val>> {
         let space: Vec<usize> = seg
             .space
             .iter()
             .map(|(_, d)| self.size(*d, "kernel space"))
             .collect::<Res<_>>()?;
-        let total: usize = space.iter().product();
+        let total = kernel_points(&space, self.loc)?;
+        if !matches!(seg.kind, SegKind::Hist(_)) {
+            self.reserve_results(pat)?;
+        }
         if let SegKind::Hist(hists) = &seg.kind {
             // Destinations are `[segments...][bins]...`: index them as `[segments * bins]...`.
             let outer = space.len().saturating_sub(1);
@@ -800,6 +843,21 @@ pub(crate) fn slice_arg(start: i64, len: i64, stride: i64) -> IdxArg {
         // The interpreter's messages show a unit stride as omitted.
         stride: (stride != 1).then_some(stride),
     }
+}
+
+/// The number of points of a kernel's space; error `R0709` when it exceeds any memory (its
+/// results could not be stored).
+pub(crate) fn kernel_points(space: &[usize], loc: Span) -> Res<usize> {
+    sizes::product(space).ok_or_else(|| {
+        error(
+            crate::interp::R_OUT_OF_MEMORY,
+            loc,
+            format!(
+                "out of memory: a parallel operation over {} points",
+                shape_text(space)
+            ),
+        )
+    })
 }
 
 fn shape_text(shape: &[usize]) -> String {

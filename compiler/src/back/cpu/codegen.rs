@@ -345,11 +345,13 @@ impl<'a> Gen<'a> {
         self.b.ins().icmp(IntCC::UnsignedLessThan, i, n)
     }
 
+    /// `0 <= n <= MAX_ELEMS` (one unsigned comparison; see `crate::sizes::count`).
     fn check_size(&mut self, n: Value, what: &str) -> Res<()> {
-        let ok = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, n, 0);
+        let ok = self.b.ins().icmp_imm_s(
+            IntCC::UnsignedLessThanOrEqual,
+            n,
+            crate::sizes::MAX_ELEMS as i64,
+        );
         self.check(
             ok,
             Failure::NegativeSize {
@@ -471,10 +473,35 @@ impl<'a> Gen<'a> {
         n
     }
 
-    /// A fresh array of the given extents from the worker's arena.
+    /// The product of extents that may be invalid (negative, or with a product of 2^63 or
+    /// more), and whether it is valid (an `I8`): checked size arithmetic, never wrapping.
+    fn checked_product(&mut self, dims: &[Value]) -> (Value, Value) {
+        let mut n = self.iconst(1);
+        let mut ok = self.b.ins().iconst(I8, 1);
+        for d in dims {
+            let nonneg = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, *d, 0);
+            let (p, overflow) = self.b.ins().smul_overflow(n, *d);
+            let fits = self.b.ins().bxor_imm_u(overflow, 1);
+            ok = self.b.ins().band(ok, nonneg);
+            ok = self.b.ins().band(ok, fits);
+            n = p;
+        }
+        (n, ok)
+    }
+
+    /// A fresh array of the given extents from the worker's arena (an impossible size asks
+    /// for `i64::MAX` bytes, which fails as out of memory).
     pub fn alloc_array(&mut self, elem: PrimType, dims: Vec<Value>) -> Res<View> {
-        let count = self.product(&dims);
-        let bytes = self.b.ins().imul_imm_s(count, elem_size(elem));
+        let (count, fits) = self.checked_product(&dims);
+        let size = self.iconst(elem_size(elem));
+        let (bytes, overflow) = self.b.ins().smul_overflow(count, size);
+        let fits_bytes = self.b.ins().bxor_imm_u(overflow, 1);
+        let fits = self.b.ins().band(fits, fits_bytes);
+        let impossible = self.iconst(i64::MAX);
+        let bytes = self.b.ins().select(fits, bytes, impossible);
         let ctx = self.ctx;
         let ptr = self
             .call(HelperId::Alloc, &[ctx, bytes])
@@ -761,8 +788,9 @@ impl<'a> Gen<'a> {
                     ok
                 } else {
                     let have = self.product(&view.dims);
-                    let want = self.product(&target);
-                    self.b.ins().icmp(IntCC::Equal, have, want)
+                    let (want, valid) = self.checked_product(&target);
+                    let equal = self.b.ins().icmp(IntCC::Equal, have, want);
+                    self.b.ins().band(equal, valid)
                 };
                 let mut details = view.dims.clone();
                 details.extend(&target);

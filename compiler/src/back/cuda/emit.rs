@@ -252,9 +252,10 @@ impl<'f> Emit<'f> {
             .any(|r| r.file == loc.file && r.start <= loc.start && loc.end <= r.end)
     }
 
+    /// `0 <= n <= MAX_ELEMS` (see `crate::sizes::count`).
     fn check_size(&mut self, n: &str, what: &str) -> Res<()> {
         self.check(
-            &format!("{n} >= 0"),
+            &format!("(u64)({n}) <= (u64){}LL", crate::sizes::MAX_ELEMS),
             Failure::NegativeSize {
                 what: what.to_string(),
             },

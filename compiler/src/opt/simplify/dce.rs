@@ -1,21 +1,46 @@
 //! Dead-code elimination: one backward pass over a function with a single set of live
 //! variables (every variable is bound once, so the set needs no scoping).
 //!
-//! A statement is live if it is an assertion (it binds nothing but may fail) or binds a live
-//! variable; the rest are removed, whatever they would have done at run time (an index out of
-//! bounds in dead code is not reported, as in Futhark). A live statement makes its operands
+//! A statement is live if it is an assertion (it binds nothing but may fail), an `iota` or
+//! `replicate` whose size is not a valid constant (its size check is the program's guarantee
+//! that the size, which the array's type may pass on, is valid: see [`checks_size`]) unless
+//! that size is already known valid there (an extent of a parameter, or the size of an earlier
+//! top-level `iota`/`replicate`) — also inside the bodies of an otherwise dead statement, which
+//! then stays — or binds a live variable; the rest are removed, whatever they would have done at run time (an index
+//! out of bounds in dead code is not reported, as in Futhark). A live statement makes its operands
 //! live, and the sizes in the types of the variables it binds; its nested bodies are cleaned
 //! first, their results being live.
 
 use crate::ir::traverse::{for_each_operand, nested_bodies_mut, nested_scopes};
-use crate::ir::{Body, Exp, Function, SubExp, VarId};
+use crate::ir::{Body, Const, Exp, Function, SubExp, VarId};
+use std::collections::HashMap;
 
 /// Removes the dead statements of `function`, nested bodies included.
 pub fn eliminate_dead_code(function: &mut Function) {
     let mut body = std::mem::take(&mut function.body);
     let mut live = vec![false; function.vars.len()];
-    clean(function, &mut body, &mut live);
+    let checked = checked_sizes(function, &body);
+    clean(function, &mut body, &mut live, &checked, None);
     function.body = body;
+}
+
+/// Sizes known valid before each top-level statement, as the position from which on they are:
+/// 0 for the extents of the parameters (arrays that exist), `k + 1` for the size of the first
+/// `iota`/`replicate` at the top level of the body, statement `k`, which checks it before
+/// anything after it runs.
+fn checked_sizes(function: &Function, body: &Body) -> HashMap<SubExp, usize> {
+    let mut checked = HashMap::new();
+    for p in &function.params {
+        for &d in function.ty(p.var).shape() {
+            checked.insert(d, 0);
+        }
+    }
+    for (k, stmt) in body.stmts.iter().enumerate() {
+        if let Exp::Iota(n) | Exp::Replicate(n, _) = &stmt.exp {
+            checked.entry(*n).or_insert(k + 1);
+        }
+    }
+    checked
 }
 
 fn mark(live: &mut [bool], se: SubExp) {
@@ -34,13 +59,54 @@ fn mark_type_of(function: &Function, live: &mut [bool], v: VarId) {
     }
 }
 
-fn clean(function: &Function, body: &mut Body, live: &mut [bool]) {
+/// Whether `exp` checks a size that may be invalid at run time: `iota n` or `replicate n v`
+/// of a variable `n` (error `R0706` when negative or too large, on every backend).
+pub fn checks_size(exp: &Exp) -> bool {
+    let valid =
+        |n: &SubExp| matches!(n, SubExp::Const(Const::I64(k)) if crate::sizes::count(*k).is_ok());
+    match exp {
+        Exp::Iota(n) | Exp::Replicate(n, _) => !valid(n),
+        _ => false,
+    }
+}
+
+/// Whether `exp`, or a statement of a body nested in it (a dead `map` or loop whose body
+/// would check a size), checks a size that `already_checked` does not vouch for.
+fn unchecked_size_check(exp: &Exp, already_checked: &dyn Fn(&SubExp) -> bool) -> bool {
+    match exp {
+        Exp::Iota(n) | Exp::Replicate(n, _) => checks_size(exp) && !already_checked(n),
+        _ => nested_scopes(exp).into_iter().any(|(_, body)| {
+            body.stmts
+                .iter()
+                .any(|s| unchecked_size_check(&s.exp, already_checked))
+        }),
+    }
+}
+
+/// Cleans `body`; `top`: the position of the enclosing top-level statement (`None` for the
+/// function's body itself), before which the sizes of `checked` are known valid.
+fn clean(
+    function: &Function,
+    body: &mut Body,
+    live: &mut [bool],
+    checked: &HashMap<SubExp, usize>,
+    top: Option<usize>,
+) {
     for &r in &body.result {
         mark(live, r);
     }
-    let mut kept = Vec::with_capacity(body.stmts.len());
-    for mut stmt in std::mem::take(&mut body.stmts).into_iter().rev() {
+    let count = body.stmts.len();
+    let mut kept = Vec::with_capacity(count);
+    for (back, mut stmt) in std::mem::take(&mut body.stmts)
+        .into_iter()
+        .rev()
+        .enumerate()
+    {
+        let at = top.unwrap_or(count - 1 - back);
+        let already_checked = |n: &SubExp| checked.get(n).is_some_and(|&from| from <= at);
+        let unchecked_size = unchecked_size_check(&stmt.exp, &already_checked);
         let needed = matches!(stmt.exp, Exp::Assert { .. })
+            || unchecked_size
             || stmt
                 .pat
                 .iter()
@@ -53,7 +119,7 @@ fn clean(function: &Function, body: &mut Body, live: &mut [bool]) {
             .flat_map(|(bound, _)| bound)
             .collect();
         for nested in nested_bodies_mut(&mut stmt.exp) {
-            clean(function, nested, live);
+            clean(function, nested, live, checked, Some(at));
         }
         for v in binders.into_iter().chain(stmt.pat.iter().copied()) {
             mark_type_of(function, live, v);

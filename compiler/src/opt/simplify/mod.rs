@@ -32,9 +32,11 @@
 //!   the function; the CSE table is scoped (an expression from inside a branch or a lambda is
 //!   not available after it).
 //! - Results are those of the evaluator, run-time errors included, with two documented
-//!   exceptions: dead code is removed even if it would have failed (an out-of-bounds index
-//!   whose result is unused), as Futhark does; and `x * 1.0`, `x / 1.0` keep a signalling
-//!   NaN's payload (see `rules`).
+//!   exceptions: dead code is removed even if it would have failed (an out-of-bounds index or
+//!   a division by zero whose result is unused), as Futhark does — but never a size check
+//!   (`dce::checks_size`: a dead `iota`/`replicate` of an unchecked size stays, since its type
+//!   may pass the size on); and `x * 1.0`, `x / 1.0` keep a signalling NaN's payload (see
+//!   `rules`).
 //! - Only statements that cannot fail are hoisted (never an index, an integer division by a
 //!   variable, an assertion, a reshape), so hoisting out of a loop that runs zero times
 //!   reports no new error. Arrays are hoisted only out of loops, only when built from constant

@@ -1,0 +1,137 @@
+//! The memory limit: the most bytes one array (or one chunk of a compiled kernel's arena) may
+//! take. Every executor asks [`check`] before allocating an array whose size comes from the
+//! program or its data, so that an absurd size is error `R0709` (out of memory) instead of an
+//! abort of the process when the allocator fails, or an attempt that swaps the machine to a halt.
+//!
+//! The limit is `OGHAM_MEMORY_LIMIT` (bytes, with an optional `K`, `M`, `G` or `T` suffix for
+//! powers of 1024) when set, else the machine's physical memory. [`from_env`] validates the
+//! variable (the CLI calls it first, so that a malformed value is an error); a malformed value
+//! seen later counts as unset.
+//!
+//! Invariant: the limit is read once per process ([`limit`] caches it; [`set_limit`] may fix
+//! it first); it bounds single
+//! allocations, not their sum.
+
+use std::sync::OnceLock;
+
+/// The environment variable holding the limit.
+pub const VARIABLE: &str = "OGHAM_MEMORY_LIMIT";
+
+/// Parses a limit: a number of bytes with an optional `K`/`M`/`G`/`T` suffix (powers of 1024).
+pub fn parse(text: &str) -> Result<usize, String> {
+    let t = text.trim();
+    let (digits, shift) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let shift = match c.to_ascii_uppercase() {
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                'T' => 40,
+                _ => {
+                    return Err(format!(
+                        "{VARIABLE}={text}: unknown unit `{c}` (use K, M, G or T)"
+                    ));
+                }
+            };
+            (&t[..i], shift)
+        }
+        _ => (t, 0),
+    };
+    digits
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(1usize << shift))
+        .ok_or_else(|| {
+            format!("{VARIABLE}={text}: expected a number of bytes such as 4000000 or 512M")
+        })
+}
+
+/// The limit `OGHAM_MEMORY_LIMIT` sets, if any; an error for a malformed value.
+pub fn from_env() -> Result<Option<usize>, String> {
+    match std::env::var(VARIABLE) {
+        Ok(v) => parse(&v).map(Some),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(format!("{VARIABLE} is not valid text")),
+    }
+}
+
+/// The machine's physical memory in bytes (`usize::MAX` when it cannot be determined).
+fn physical_memory() -> usize {
+    // SAFETY: `sysconf` has no preconditions.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    match (usize::try_from(pages), usize::try_from(page)) {
+        (Ok(p), Ok(s)) if p > 0 && s > 0 => p.saturating_mul(s),
+        _ => usize::MAX,
+    }
+}
+
+static LIMIT: OnceLock<usize> = OnceLock::new();
+
+/// Sets the limit of this process (for programs embedding the runtime, and test harnesses)
+/// instead of `OGHAM_MEMORY_LIMIT`; `false` when the limit was already fixed otherwise (by an
+/// earlier call or a first allocation check), which then stays.
+pub fn set_limit(bytes: usize) -> bool {
+    LIMIT.set(bytes).is_ok() || limit() == bytes
+}
+
+/// The limit in bytes.
+pub fn limit() -> usize {
+    *LIMIT.get_or_init(|| from_env().ok().flatten().unwrap_or_else(physical_memory))
+}
+
+/// `Ok` when an array of `elems` elements of `elem_size` bytes may be allocated; otherwise the
+/// message of error `R0709`, naming `what` is allocated.
+pub fn check(elems: usize, elem_size: usize, what: &str) -> Result<(), String> {
+    let limit = limit();
+    match ogham_compiler::sizes::bytes(elems, elem_size) {
+        Some(b) if b <= limit => Ok(()),
+        Some(b) => Err(format!(
+            "out of memory: {what} of {elems} elements needs {b} bytes, more than the limit of \
+             {limit} bytes (set {VARIABLE} to change it)"
+        )),
+        None => Err(format!(
+            "out of memory: {what} of {elems} elements of {elem_size} bytes is larger than any \
+             memory"
+        )),
+    }
+}
+
+/// [`check`] as the executors report it: error `R0709` at `loc`.
+pub(crate) fn reserve(
+    elems: usize,
+    elem_size: usize,
+    what: &str,
+    loc: ogham_compiler::source::Span,
+) -> Result<(), Box<ogham_compiler::diag::Diagnostic>> {
+    check(elems, elem_size, what)
+        .map_err(|m| crate::interp::error(crate::interp::R_OUT_OF_MEMORY, loc, m))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_units() {
+        assert_eq!(parse("4096"), Ok(4096));
+        assert_eq!(parse(" 2K"), Ok(2048));
+        assert_eq!(parse("3m"), Ok(3 << 20));
+        assert_eq!(parse("1G"), Ok(1 << 30));
+        assert!(parse("1X").is_err());
+        assert!(parse("lots").is_err());
+        assert!(parse("").is_err());
+        assert!(parse("99999999999999999999T").is_err());
+    }
+
+    #[test]
+    fn checks_against_the_limit() {
+        assert!(check(10, 4, "an array").is_ok());
+        let e = check(usize::MAX / 2, 8, "an array").unwrap_err();
+        assert!(e.starts_with("out of memory"), "{e}");
+    }
+}

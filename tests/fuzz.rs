@@ -1,0 +1,222 @@
+//! The fuzzing harness: random well-typed programs on random inputs (empty arrays, NaN,
+//! infinities, negative and huge sizes and indices) run differentially on every backend
+//! (`ogham_tests::random_programs` writes them, `ogham_tests::differential` runs them), and damaged `.npy`
+//! files and libraries fed to the readers (`ogham_tests::badfiles`). No run may panic, fail with
+//! an internal error or disagree with the reference interpreter.
+//!
+//! `cargo test -p ogham-tests --test fuzz` runs a bounded number of cases (seconds); the long
+//! campaign is
+//!
+//! ```text
+//! OGHAM_FUZZ_SECONDS=3600 cargo test --release -p ogham-tests --test fuzz -- --ignored --nocapture
+//! ```
+//!
+//! which runs programs, inputs and bad files until the time is up (default 600 s) and prints
+//! the counts. The process's memory limit is 256 MiB (huge sizes fail as R0709 instead of taking
+//! the machine's memory); every failure it prints becomes a corpus case under `tests/cases/reliability/`.
+
+use ogham::Frontend;
+use ogham_compiler::pipeline::Options;
+use ogham_runtime::library::Library;
+use ogham_runtime::value::{Array, ArrayData, Value};
+use ogham_tests::badfiles;
+use ogham_tests::differential::{Inputs, Rng, Verdict, check_program};
+use ogham_tests::random_programs;
+use proptest::prelude::*;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// The memory limit of the fuzzing process: extreme sizes (2^32 elements) must fail as out of
+/// memory (R0709) rather than take the machine's memory.
+const MEMORY_LIMIT: usize = 256 << 20;
+
+fn limit_memory() {
+    assert!(
+        ogham_runtime::memory::set_limit(MEMORY_LIMIT),
+        "the memory limit was fixed before the fuzzing tests set it"
+    );
+}
+
+/// Input draws per generated program.
+const INPUTS_PER_PROGRAM: u64 = 3;
+
+const ROW_SUMS: &str = "entry main (a: [][]f32) : []f32 = map (\\r -> reduce (+) 0 r) a\n";
+
+/// Runs program `seed` on its inputs: the runs that agreed on outputs, that failed alike, and
+/// that failed only on the interpreter, in dead code.
+fn fuzz_program(seed: u64, emulate_cuda: bool) -> Result<[u64; 3], String> {
+    limit_memory();
+    let source = random_programs::program(&mut Rng(seed | 1));
+    let draws: Vec<(u64, Inputs)> = (0..INPUTS_PER_PROGRAM)
+        .map(|k| (seed ^ (k << 32), Inputs { extreme: k > 0 }))
+        .collect();
+    let verdicts = check_program(&source, &draws, emulate_cuda)
+        .map_err(|e| format!("program (seed {seed}):\n{source}\n{e}"))?;
+    let count = |want: Verdict| verdicts.iter().filter(|v| **v == want).count() as u64;
+    Ok([
+        count(Verdict::Agreed),
+        count(Verdict::FailedAlike),
+        count(Verdict::DeadIndex),
+    ])
+}
+
+fn row_sums() -> Frontend {
+    Frontend::load_source("rows.og", ROW_SUMS).unwrap_or_else(|e| panic!("{}", e.render()))
+}
+
+/// A valid library of [`ROW_SUMS`], as JSON text.
+fn library_json(dir: &std::path::Path) -> String {
+    let fe = row_sums();
+    let program = fe.compile(Options::KERNEL).expect("compiles");
+    let path = dir.join("valid.ogl");
+    Library::new(fe.sources.clone(), program)
+        .save(&path)
+        .expect("saves");
+    std::fs::read_to_string(&path).expect("reads")
+}
+
+fn scratch() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ogham-fuzz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    dir
+}
+
+/// Loads a damaged library and, if it loads, runs it: `Err` on a panic.
+fn check_library(bytes: &[u8], path: &std::path::Path) -> Result<(), String> {
+    std::fs::write(path, bytes).map_err(|e| e.to_string())?;
+    let arg = Value::Array(Array::new(vec![2, 2], ArrayData::F32(vec![1.0; 4])).expect("shape"));
+    catch_unwind(AssertUnwindSafe(|| {
+        if let Ok(lib) = Library::load(path) {
+            let _ = lib.call("main", vec![arg]);
+        }
+    }))
+    .map_err(|_| {
+        format!(
+            "a damaged library panicked: {}",
+            String::from_utf8_lossy(bytes)
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if std::env::var_os("CI").is_some() { 48 } else { 16 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn random_programs_agree_on_every_backend(seed in any::<u64>()) {
+        let result = fuzz_program(seed, false);
+        prop_assert!(result.is_ok(), "{}", result.unwrap_err());
+    }
+
+    #[test]
+    fn damaged_npy_files_are_errors_or_values(seed in any::<u64>()) {
+        limit_memory();
+        let fe = row_sums();
+        let mut rng = Rng(seed | 1);
+        for _ in 0..8 {
+            let bytes = badfiles::npy_bytes(&mut rng);
+            let result = badfiles::check_npy(&bytes, &fe);
+            prop_assert!(result.is_ok(), "{}", result.unwrap_err());
+        }
+    }
+}
+
+/// A few generated programs on the CUDA backend's emulator as well (slow: one `g++` build each).
+#[test]
+fn random_programs_on_the_cuda_emulator() {
+    for seed in [3u64, 17, 101] {
+        if let Err(e) = fuzz_program(seed, true) {
+            panic!("{e}");
+        }
+    }
+}
+
+#[test]
+fn damaged_libraries_are_errors() {
+    limit_memory();
+    let dir = scratch();
+    let valid = library_json(&dir);
+    let path = dir.join("damaged.ogl");
+    let mut rng = Rng(0x5eed);
+    for _ in 0..40 {
+        let bytes = badfiles::library_text(&valid, &mut rng);
+        if let Err(e) = check_library(&bytes, &path) {
+            panic!("{e}");
+        }
+    }
+}
+
+/// The long campaign (see the header); prints what it ran and every failure.
+#[test]
+#[ignore = "long: run with --ignored (OGHAM_FUZZ_SECONDS bounds it)"]
+fn campaign() {
+    let seconds: u64 = std::env::var("OGHAM_FUZZ_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(600);
+    limit_memory();
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let start: u64 = std::env::var("OGHAM_FUZZ_START")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let fe = row_sums();
+    let dir = scratch();
+    let valid = library_json(&dir);
+    let path = dir.join("damaged.ogl");
+    let mut failures = Vec::new();
+    let mut programs = 0u64;
+    let mut runs = [0u64; 3];
+    let (mut npy_files, mut libraries) = (0u64, 0u64);
+    let mut seed = start;
+    while Instant::now() < deadline {
+        // One program (on its inputs), 50 bad `.npy` files and 2 bad libraries per round.
+        match fuzz_program(
+            seed.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            seed.is_multiple_of(200),
+        ) {
+            Ok(counts) => {
+                for (total, c) in runs.iter_mut().zip(counts) {
+                    *total += c;
+                }
+            }
+            Err(e) => {
+                eprintln!("FAILURE {e}");
+                failures.push(e);
+            }
+        }
+        programs += 1;
+        let mut rng = Rng(seed | 1);
+        for _ in 0..50 {
+            let bytes = badfiles::npy_bytes(&mut rng);
+            if let Err(e) = badfiles::check_npy(&bytes, &fe) {
+                eprintln!("FAILURE {e}");
+                failures.push(e);
+            }
+            npy_files += 1;
+        }
+        for _ in 0..2 {
+            let bytes = badfiles::library_text(&valid, &mut rng);
+            if let Err(e) = check_library(&bytes, &path) {
+                eprintln!("FAILURE {e}");
+                failures.push(e);
+            }
+            libraries += 1;
+        }
+        seed += 1;
+    }
+    let [agreed, failed_alike, dead_index] = runs;
+    eprintln!(
+        "fuzz campaign: seeds {start}..{seed}: {programs} programs x {INPUTS_PER_PROGRAM} inputs = \
+         {} runs ({agreed} agreed on outputs, {failed_alike} failed alike, {dead_index} failed \
+         only on the interpreter, in dead code); {npy_files} bad .npy files; \
+         {libraries} bad libraries; {} failures",
+        agreed + failed_alike + dead_index,
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{} failures", failures.len());
+}
