@@ -424,7 +424,13 @@ impl<'a> Interp<'a> {
 
     /// The value of a use of built-in `b` whose type there is `ty` (a generic built-in is made
     /// concrete with it; `env` gives the values of the sizes named in `ty`).
-    fn builtin_value(&self, b: Builtin, ty: Cow<'a, Type>, env: &Env<'a>, span: Span) -> Res<Val<'a>> {
+    fn builtin_value(
+        &self,
+        b: Builtin,
+        ty: Cow<'a, Type>,
+        env: &Env<'a>,
+        span: Span,
+    ) -> Res<Val<'a>> {
         let b = b.specialise(&ty).ok_or_else(|| {
             error(
                 R_INTERNAL,
