@@ -79,6 +79,15 @@ impl Found {
             display: format!("<stdlib>/{path}.og"),
         }
     }
+
+    /// The file `file` on disk, shown in messages as `shown`.
+    fn on_disk(file: &Path, shown: &Path) -> Found {
+        Found {
+            origin: Origin::Disk(file.canonicalize().unwrap_or_else(|_| file.to_path_buf())),
+            name: shown.with_extension("").display().to_string(),
+            display: shown.display().to_string(),
+        }
+    }
 }
 
 struct Loader<'a> {
@@ -247,15 +256,7 @@ impl<'a> Loader<'a> {
                     .join(&relative),
             );
             if candidate.is_file() {
-                return Ok(Found {
-                    origin: Origin::Disk(
-                        candidate
-                            .canonicalize()
-                            .unwrap_or_else(|_| candidate.clone()),
-                    ),
-                    name: shown.with_extension("").display().to_string(),
-                    display: shown.display().to_string(),
-                });
+                return Ok(Found::on_disk(&candidate, &shown));
             }
             tried.push(format!("`{}`", shown.display()));
         }
@@ -263,15 +264,7 @@ impl<'a> Loader<'a> {
             for dir in search_path() {
                 let candidate = normalize(&dir.join(format!("{path}.og")));
                 if candidate.is_file() {
-                    return Ok(Found {
-                        origin: Origin::Disk(
-                            candidate
-                                .canonicalize()
-                                .unwrap_or_else(|_| candidate.clone()),
-                        ),
-                        name: candidate.with_extension("").display().to_string(),
-                        display: candidate.display().to_string(),
-                    });
+                    return Ok(Found::on_disk(&candidate, &candidate));
                 }
                 tried.push(format!("`{}` (OGHAM_PATH)", candidate.display()));
             }

@@ -248,19 +248,20 @@ fn compile(py: Python<'_>, source: Source, options: Options) -> PyResult<Program
     if let Some(why) = options.backend.unavailable() {
         return Err(ogham_error(py, "R0711", why));
     }
-    let result = py.detach(|| {
-        catch_unwind(AssertUnwindSafe(|| cache::compile(source, &options)))
-            .map_err(|_| "a panic in the compiler".to_string())
-    });
-    match result {
-        Ok(Ok(c)) => Ok(Program::new(c)),
-        Ok(Err(e)) => Err(compile_error(py, e)),
-        Err(what) => Err(ogham_error(
-            py,
-            "internal",
-            format!("internal error in Ogham (please report it): {what}"),
-        )),
-    }
+    load_program(py, || cache::compile(source, &options))
+}
+
+/// Runs `load` (compiling or opening a program) without the GIL, a panic turned into an
+/// internal `OghamError`.
+fn load_program(
+    py: Python<'_>,
+    load: impl FnOnce() -> Result<Arc<Compiled>, CompileError> + Send,
+) -> PyResult<Program> {
+    guarded(py, || {
+        py.detach(load)
+            .map(Program::new)
+            .map_err(|e| compile_error(py, e))
+    })
 }
 
 /// Compiles the program in file `path` (and its imports).
@@ -294,19 +295,7 @@ fn compile_text(
 /// Opens a library built by `ogham build` (`.ogl`).
 #[pyfunction]
 fn open_library(py: Python<'_>, path: PathBuf) -> PyResult<Program> {
-    let result = py.detach(|| {
-        catch_unwind(AssertUnwindSafe(|| cache::open(&path)))
-            .map_err(|_| "a panic while opening the library".to_string())
-    });
-    match result {
-        Ok(Ok(c)) => Ok(Program::new(c)),
-        Ok(Err(e)) => Err(compile_error(py, e)),
-        Err(what) => Err(ogham_error(
-            py,
-            "internal",
-            format!("internal error in Ogham (please report it): {what}"),
-        )),
-    }
+    load_program(py, || cache::open(&path))
 }
 
 /// The bundled programs' files: `(relative path, text)`.
