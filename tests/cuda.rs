@@ -11,7 +11,7 @@
 //! CI (`CI` set), where a missing NVRTC is a failure.
 
 use ogham::Frontend;
-use ogham::testing::TestFile;
+use ogham::testing::{TestFile, collect_og_files};
 use ogham_compiler::back::cuda::generate;
 use ogham_compiler::pipeline::Options;
 use ogham_runtime::cuda::nvrtc;
@@ -19,21 +19,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 const ARCHS: [&str; 2] = ["sm_80", "sm_90"];
-
-fn og_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            og_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "og") {
-            out.push(path);
-        }
-    }
-}
 
 /// A program with kernels: its path, CUDA source, and how many kernels were not generated.
 struct Unit {
@@ -45,8 +30,10 @@ struct Unit {
 
 fn units(root: &Path) -> Vec<Unit> {
     let mut files = Vec::new();
-    og_files(&root.join("tests/cases"), &mut files);
-    og_files(&root.join("programs"), &mut files);
+    for dir in ["tests/cases", "programs"] {
+        collect_og_files(&root.join(dir), &mut files)
+            .unwrap_or_else(|e| panic!("cannot list the programs: {e}"));
+    }
     let mut out = Vec::new();
     for path in files {
         // Known bugs (`tags { disable }`, each explained in its file) are not compiled either.
