@@ -16,8 +16,17 @@ in-memory call, with pixels/s, peak memory per worker and the fixed cost per chu
 3. The same pipeline with a trivial entry (`xs[:, 0]`), run once to warm the workers up, then
    timed: its time per chunk is the fixed cost of a chunk (Zarr read and decompression,
    transpose to [m][N], conversion, scheduling, result assembly).
-4. In memory (unless --no-memory): the cube loaded and one call `ogham.bfast_monitor` on all
+4. The same on dask's threaded scheduler in this process (--workers threads sharing the
+   process's kernel threads), for comparison with peers that do not run on worker processes.
+5. In memory (unless --no-memory): the cube loaded and one call `ogham.bfast_monitor` on all
    pixels, using all cores; the maps must be bit-identical to dask's.
+6. With --zeit, the peer on the same cube: `zeit.bfast_monitor(cube, "2016-01-01", order=3,
+   h=0.25, period=10, alpha=0.05)` (zeit-cdts 2.2.0; `benches/python/setup.sh` installs it):
+   first whether it runs on a fresh cluster of the same shape (zeit 2.2.0 does not: its compiled
+   kernel cannot be pickled to worker processes), then timed on dask's threaded scheduler with
+   --workers threads (n_jobs=1 per chunk) and, unless --no-memory, in memory with n_jobs=2. zeit places the observations on R's regular `ts` axis (23 per year
+   here) where Ogham uses their dates, so the break maps are compared (share of pixels on which
+   both flag a break or both do not), not required to be equal.
 """
 
 import argparse
@@ -88,6 +97,7 @@ def main():
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--dir", default="/tmp/ogham-dask-bench")
     ap.add_argument("--no-memory", action="store_true", help="skip the in-memory call")
+    ap.add_argument("--zeit", action="store_true", help="also time zeit-cdts' xarray API")
     args = ap.parse_args()
     import distributed
     import xarray as xr
@@ -109,9 +119,12 @@ def main():
 
     os.environ["OGHAM_CACHE_DIR"] = os.path.join(args.dir, "cache")
     env = {"RAYON_NUM_THREADS": "1", "OGHAM_CACHE_DIR": os.environ["OGHAM_CACHE_DIR"]}
-    with distributed.LocalCluster(n_workers=args.workers, processes=True, threads_per_worker=1,
-                                  dashboard_address=None, env=env) as cluster, \
-            distributed.Client(cluster) as client:
+
+    def cluster():
+        return distributed.LocalCluster(n_workers=args.workers, processes=True,
+                                        threads_per_worker=1, dashboard_address=None, env=env)
+
+    with cluster() as ogham_cluster, distributed.Client(ogham_cluster) as client:
         cube = xr.open_zarr(path).ndmi
         trivial = ogham.load(TRIVIAL)
         cube.ogham.apply(trivial.first).compute()  # warm-up: imports and compilation on workers
@@ -130,6 +143,15 @@ def main():
     print(f"fixed cost per chunk (trivial entry, same pipeline): "
           f"{fixed / chunks * args.workers * 1e3:.1f} ms of a worker ({fixed:.1f} s for "
           f"{chunks} chunks)")
+    # dask's threaded scheduler in this process (the kernels release the GIL): the same chunks
+    # on --workers threads, whose kernels share this process's pool of worker threads.
+    t0 = time.perf_counter()
+    threads = xr.open_zarr(path).ndmi.ogham.bfast_monitor("2016-01-01")[["status", "magnitude"]]
+    threads = threads.compute(scheduler="threads", num_workers=args.workers)
+    wall = time.perf_counter() - t0
+    same = threads.status.equals(maps.status) and threads.magnitude.equals(maps.magnitude)
+    print(f"dask, threads: {wall:8.1f} s  {pixels / wall:12.0f} pixels/s   {args.workers} threads "
+          f"of one process; bit-identical to the cluster's: {same}")
     if not args.no_memory:
         t0 = time.perf_counter()
         stack = xr.open_zarr(path).ndmi.ogham.pixels()
@@ -145,6 +167,51 @@ def main():
         print(f"in memory: {call:8.1f} s  {pixels / call:12.0f} pixels/s   one call, all cores "
               f"(+ {load:.1f} s to load the cube as [pixels][time]); peak RSS "
               f"{worker_peak_rss_mib():.0f} MiB; bit-identical to dask: {same}")
+    if args.zeit:
+        zeit_bfast(args, path, pixels, maps, cluster)
+
+
+def zeit_bfast(args, path, pixels, maps, cluster):
+    """Step 6: zeit-cdts' `bfast_monitor` on the same cube, on a cluster and in memory."""
+    import distributed
+    import xarray as xr
+    import zeit
+
+    params = dict(order=3, h=0.25, period=10, alpha=0.05)
+    ogham_break = maps.status.values >= 0
+
+    def agreement(ds):
+        zeit_break = np.nan_to_num(ds.has_break.values) > 0
+        return np.mean(zeit_break == ogham_break)
+
+    try:
+        with cluster() as zeit_cluster, distributed.Client(zeit_cluster) as client:
+            cube = xr.open_zarr(path).ndmi
+            zeit.bfast_monitor(cube[:, :64, :64], "2016-01-01", n_jobs=1, **params).compute()
+    except Exception as error:  # zeit 2.2.0: its compiled kernel cannot be pickled
+        print(f"zeit dask.distributed: fails ({type(error).__name__}: "
+              f"{str(error).splitlines()[0][:160]})")
+    else:
+        print("zeit dask.distributed: works")
+    # The threaded scheduler of one process (what zeit supports): same chunks, one thread each.
+    cube = xr.open_zarr(path).ndmi
+    zeit.bfast_monitor(cube[:, :64, :64], "2016-01-01", n_jobs=1, **params).compute()  # warm-up
+    t0 = time.perf_counter()
+    ds = zeit.bfast_monitor(cube, "2016-01-01", n_jobs=1, **params)
+    ds = ds[["has_break", "breakpoint", "magnitude"]].compute(scheduler="threads",
+                                                               num_workers=args.workers)
+    wall = time.perf_counter() - t0
+    print(f"zeit dask, threads: {wall:8.1f} s  {pixels / wall:12.0f} pixels/s   "
+          f"{args.workers} threads of one process, peak RSS of this process "
+          f"{worker_peak_rss_mib():.0f} MiB; same break/no break as Ogham on "
+          f"{100 * agreement(ds):.2f} % of the pixels")
+    if not args.no_memory:
+        cube = xr.open_zarr(path).ndmi.load()
+        t0 = time.perf_counter()
+        ds = zeit.bfast_monitor(cube, "2016-01-01", n_jobs=2, **params)
+        call = time.perf_counter() - t0
+        print(f"zeit in memory: {call:8.1f} s  {pixels / call:12.0f} pixels/s   (n_jobs=2); "
+              f"same break/no break as Ogham on {100 * agreement(ds):.2f} % of the pixels")
 
 
 if __name__ == "__main__":
