@@ -5,7 +5,8 @@
 //! with the same options returns the same `Arc` without running the compiler. The key of a
 //! compiled program is a hash of: the root source's identity (the path as given and its real
 //! path; for source text, its name and the current directory, from which its imports are
-//! resolved) and its text, the backend, the tuning file's text, the compiler's build id
+//! resolved) and its text, the import directories (`--lib`, `OGHAM_PATH`), the backend, the
+//! tuning file's text, the compiler's build id
 //! (`ogham_runtime::BUILD_ID`) and the CPU features generated code may use. A cached program is
 //! used only if every source file it was compiled from is unchanged: the root's text equals
 //! the given one, and each imported file on disk still has the text it was compiled from (the
@@ -218,6 +219,26 @@ impl Compiled {
         }
     }
 
+    /// Where the kernels of entry point `entry` come from in the source, one line per kernel
+    /// (see `ogham_compiler::back::kernel_origins`); none for `interp` and `core`, and for a
+    /// program from the disk cache before the entry point's first call.
+    pub fn kernel_origins(&self, entry: &str) -> Vec<String> {
+        let program = match &self.code {
+            Code::Cpu(library) => Some(library.program()),
+            Code::Cached(cached) => cached.program(entry),
+            Code::Interp(_) => None,
+            Code::Ir { program, .. } => Some(program),
+        };
+        let Some(program) = program else {
+            return Vec::new();
+        };
+        ogham_compiler::back::kernel_origins(program, self.sources())
+            .into_iter()
+            .filter(|(f, _)| program.functions.get(*f).is_some_and(|f| f.name == entry))
+            .map(|(_, line)| line)
+            .collect()
+    }
+
     /// The thresholds of the tuning file the program was compiled with.
     pub fn thresholds(&self) -> &Thresholds {
         &self.thresholds
@@ -282,7 +303,12 @@ fn key(source: Source, root: &Root, backend: Backend, tuning: Option<&str>) -> R
         Source::Text { name, .. } => ("text", name.to_string(), cwd),
     };
     let features = ogham_runtime::cpu::host_cpu_features()?.join(",");
-    let fields: [&[u8]; 9] = [
+    let search: Vec<u8> = ogham_compiler::loader::search_path()
+        .iter()
+        .flat_map(|(dir, _)| dir.as_os_str().as_encoded_bytes().iter().chain(b"\0"))
+        .copied()
+        .collect();
+    let fields: [&[u8]; 10] = [
         b"ogham-cache-key 1",
         ogham_runtime::BUILD_ID.as_bytes(),
         features.as_bytes(),
@@ -292,6 +318,7 @@ fn key(source: Source, root: &Root, backend: Backend, tuning: Option<&str>) -> R
         place.as_os_str().as_encoded_bytes(),
         root.text.as_bytes(),
         tuning.unwrap_or("\0no tuning").as_bytes(),
+        &search,
     ];
     let mut bytes = Vec::new();
     for field in fields {

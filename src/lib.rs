@@ -134,6 +134,22 @@ pub fn no_entry<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> String 
     }
 }
 
+/// The entry point to run when the caller names none: the program's only entry point, else
+/// `main`; with several and no `main`, an error listing them.
+pub fn default_entry<'a>(names: impl Iterator<Item = &'a str>) -> Result<String, String> {
+    let names: Vec<&str> = names.collect();
+    match names.as_slice() {
+        [only] => Ok(only.to_string()),
+        _ if names.contains(&"main") => Ok("main".to_string()),
+        [] => Err("the program has no entry points".to_string()),
+        _ => Err(format!(
+            "the program has {} entry points; choose one with `--entry NAME` (entry points: {})",
+            names.len(),
+            names.join(", ")
+        )),
+    }
+}
+
 /// The outputs as callers see them: tuple outputs (tuples, records, arrays of tuples) spread
 /// into their components, recursively (Futhark's convention). `ogham run` prints and saves
 /// these, and test blocks may list expected outputs this way.

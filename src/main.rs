@@ -28,6 +28,10 @@ use std::sync::Mutex;
     about = "The Ogham array language: check, run and test programs"
 )]
 struct Cli {
+    /// A directory to search for imports that are not next to the importing file, before the
+    /// directories of `OGHAM_PATH` and the standard library (repeatable; searched in order).
+    #[arg(long = "lib", value_name = "DIR", global = true)]
+    lib: Vec<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -43,9 +47,9 @@ enum Command {
     Run {
         /// The program (`.og`), or a library built by `ogham build` (`.ogl`).
         file: PathBuf,
-        /// The entry point to run.
-        #[arg(long, default_value = "main")]
-        entry: String,
+        /// The entry point to run (default: the program's only entry point, else `main`).
+        #[arg(long)]
+        entry: Option<String>,
         /// The executor.
         #[arg(long, value_enum, default_value_t = BackendArg::Interp)]
         backend: BackendArg,
@@ -88,9 +92,9 @@ enum Command {
     Autotune {
         /// The program (`.og`).
         file: PathBuf,
-        /// The entry point to time.
-        #[arg(long, default_value = "main")]
-        entry: String,
+        /// The entry point to time (default: the program's only entry point, else `main`).
+        #[arg(long)]
+        entry: Option<String>,
         /// The executor to tune for.
         #[arg(long, value_enum, default_value_t = BackendArg::Cpu)]
         backend: BackendArg,
@@ -226,6 +230,7 @@ fn main() -> ExitCode {
         }
     };
     install_panic_hook();
+    ogham_compiler::loader::set_lib_dirs(cli.lib);
     if let Err(m) = ogham_runtime::memory::from_env() {
         eprintln!("error: {m}");
         return ExitCode::from(1);
@@ -268,11 +273,11 @@ fn run_command(command: Command) -> Result<(), Failure> {
                         "--check-laws runs on the interpreter (--backend interp)".to_string(),
                     ));
                 }
-                check_laws_run(&file, &entry, output_dir.as_deref(), &args)
+                check_laws_run(&file, entry.as_deref(), output_dir.as_deref(), &args)
             } else {
                 run(
                     &file,
-                    &entry,
+                    entry.as_deref(),
                     backend,
                     output_dir.as_deref(),
                     tuning.as_deref(),
@@ -289,7 +294,7 @@ fn run_command(command: Command) -> Result<(), Failure> {
             runs,
             output,
             args,
-        } => autotune(&file, &entry, backend.into(), runs, output, &args),
+        } => autotune(&file, entry.as_deref(), backend.into(), runs, output, &args),
         Command::Test {
             paths,
             backend,
@@ -435,7 +440,7 @@ fn check(file: &Path) -> Result<(), Failure> {
 #[allow(clippy::too_many_arguments)]
 fn run(
     file: &Path,
-    entry: &str,
+    entry: Option<&str>,
     backend: Backend,
     output_dir: Option<&Path>,
     tuning: Option<&Path>,
@@ -458,6 +463,7 @@ fn run(
         e.emit_to_stderr();
         Failure::Reported
     })?;
+    let entry = &chosen_entry(entry, compiled.entries().iter().map(|e| e.name.as_str()))?;
     let info = compiled.entry(entry)?;
     let args = args::bind_params(&info.name, &info.params, command_line_args(raw_args)?)?;
     if std::env::var_os("OGHAM_PROFILE").is_some()
@@ -473,17 +479,23 @@ fn run(
         emit_to_stderr(compiled.sources(), &[*diag]);
         Failure::Reported
     })?;
+    if std::env::var_os("OGHAM_PROFILE").is_some() {
+        for line in compiled.kernel_origins(entry) {
+            eprintln!("ogham-profile: kernel {line}");
+        }
+    }
     write_outputs(ogham::output_components(outputs), output_dir)
 }
 
 /// `ogham run --check-laws`: the interpreter, checking the laws of the operators it applies.
 fn check_laws_run(
     file: &Path,
-    entry: &str,
+    entry: Option<&str>,
     output_dir: Option<&Path>,
     raw_args: &[String],
 ) -> Result<(), Failure> {
     let fe = load(file)?;
+    let entry = &chosen_entry(entry, fe.checked.entries.iter().map(|e| e.name.as_str()))?;
     let entry_point = fe.entry(entry)?;
     let args = args::bind_params(
         &entry_point.name,
@@ -505,6 +517,18 @@ fn check_laws_run(
     write_outputs(ogham::output_components(outputs), output_dir)
 }
 
+/// The entry point `--entry` names, or the default one of a program whose entry points are
+/// `names` ([`ogham::default_entry`]).
+fn chosen_entry<'a>(
+    requested: Option<&str>,
+    names: impl Iterator<Item = &'a str>,
+) -> Result<String, Failure> {
+    match requested {
+        Some(name) => Ok(name.to_string()),
+        None => ogham::default_entry(names).map_err(Failure::Message),
+    }
+}
+
 /// The arguments given on the command line.
 fn command_line_args(raw_args: &[String]) -> Result<Vec<Arg>, Failure> {
     let mut args = Vec::new();
@@ -516,7 +540,7 @@ fn command_line_args(raw_args: &[String]) -> Result<Vec<Arg>, Failure> {
 
 fn autotune(
     file: &Path,
-    entry: &str,
+    entry: Option<&str>,
     backend: Backend,
     runs: usize,
     output: Option<PathBuf>,
@@ -530,6 +554,7 @@ fn autotune(
         e.emit_to_stderr();
         Failure::Reported
     })?;
+    let entry = &chosen_entry(entry, compiled.entries().iter().map(|e| e.name.as_str()))?;
     let info = compiled.entry(entry)?;
     let args = args::bind_params(&info.name, &info.params, command_line_args(raw_args)?)?;
     let tuned = ogham::autotune::autotune(&compiled, entry, args, runs).map_err(|diag| {
@@ -594,7 +619,7 @@ fn write_outputs(
 /// `ogham run LIB.ogl`: a compiled library on the CPU backend.
 fn run_library(
     file: &Path,
-    entry: &str,
+    entry: Option<&str>,
     backend: Backend,
     output_dir: Option<&Path>,
     tuning: Option<&Path>,
@@ -607,7 +632,8 @@ fn run_library(
             backend.name()
         )));
     }
-    let Some((_, signature)) = lib.entries().find(|(name, _)| *name == entry) else {
+    let entry = &chosen_entry(entry, lib.entries().map(|(name, _)| name))?;
+    let Some((_, signature)) = lib.entries().find(|(name, _)| name == entry) else {
         let names: Vec<&str> = lib.entries().map(|(n, _)| n).collect();
         return Err(Failure::Message(format!(
             "{} has no entry point `{entry}` (entry points: {})",
@@ -632,6 +658,19 @@ fn run_library(
 // ---------------------------------------------------------------------------------------------
 // build
 
+/// The directory of the C interface's shared library (`libogham_c.so`) when it is next to this
+/// executable (both built into the same `target/<profile>`).
+fn c_library_dir() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    let name = format!(
+        "{}ogham_c{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    );
+    dir.join(name).is_file().then(|| dir.to_path_buf())
+}
+
 fn build(file: &Path, output: Option<PathBuf>) -> Result<(), Failure> {
     let fe = load(file)?;
     let program = fe.compile(pipeline::Options::KERNEL).map_err(|d| {
@@ -647,17 +686,23 @@ fn build(file: &Path, output: Option<PathBuf>) -> Result<(), Failure> {
         let header = output.with_extension("h");
         let signatures: Vec<String> = fe.checked.entries.iter().map(signature).collect();
         let origin = file.display().to_string();
+        let absolute = std::path::absolute(&output).unwrap_or_else(|_| output.clone());
+        let build_line = aot::build_line(&absolute, c_library_dir().as_deref());
+        let interface = output.with_file_name("ogham.h");
         let mut staged = Staged::new();
         staged.write(&output, &object)?;
         staged.write(
             &header,
-            aot::c_header(&name, &origin, &signatures).as_bytes(),
+            aot::c_header(&name, &origin, &signatures, &build_line).as_bytes(),
         )?;
+        staged.write(&interface, aot::OGHAM_H.as_bytes())?;
         staged.commit()?;
         outln!(
-            "wrote {} and {} (entry points: {}; open with ogham_open_image(&{name}_image))",
+            "wrote {}, {} and {} (entry points: {}; open with ogham_open_image(&{name}_image))\n\
+             build a program with: {build_line}",
             output.display(),
             header.display(),
+            interface.display(),
             entries.join(", ")
         );
         return Ok(());
@@ -764,6 +809,13 @@ fn dev(
                 printed = Some(match print {
                     Some(StageArg::Clif) => ogham_compiler::back::cpu::print_clif(ir),
                     Some(StageArg::Cuda) => ogham_compiler::back::cuda::generate(ir).source(),
+                    Some(StageArg::Kir) => {
+                        let origins: String = ogham_compiler::back::kernel_origins(ir, &fe.sources)
+                            .into_iter()
+                            .map(|(_, line)| format!("-- kernel {line}\n"))
+                            .collect();
+                        format!("{origins}{}", print_program(ir))
+                    }
                     _ => print_program(ir),
                 });
             }

@@ -14,8 +14,10 @@
  *     ogham_free(lib);
  *
  * A library compiled ahead of time, `ogham build FILE -o NAME.o`, is an object file with the
- * kernels' machine code (for the CPU of the machine that built it) and a header NAME.h; link
- * it into the program (`cc main.c NAME.o -logham_c`) and open it without the JIT:
+ * kernels' machine code (for the CPU of the machine that built it), a header NAME.h and this
+ * header beside it; link it into the program with libogham_c (NAME.h's comment has the exact
+ * command, e.g. `cc main.c /abs/NAME.o -I/abs -L/lib -Wl,-rpath,/lib -logham_c -lm`) and open
+ * it without the JIT:
  *
  *     #include "NAME.h"
  *     ogham_library *lib = ogham_open_image(&NAME_image);

@@ -165,9 +165,10 @@ fn a_c_program_calls_a_library_compiled_ahead_of_time() {
     let object = dir.join("capi.o");
     std::fs::write(&object, library(&dir).object("capi").unwrap()).unwrap();
     let signatures = ["entry scale ...".to_string(), "entry pick ...".to_string()];
+    let build = aot::build_line(&object, Some(&library_dir()));
     std::fs::write(
         dir.join("capi.h"),
-        aot::c_header("capi", "capi.og", &signatures),
+        aot::c_header("capi", "capi.og", &signatures, &build),
     )
     .unwrap();
     let stdout = compile_and_run(&dir, &["IMAGE"], &[object], Path::new("unused"));
@@ -192,5 +193,43 @@ fn a_c_program_calls_a_library_compiled_ahead_of_time() {
         )
     );
     assert!(library(&dir).object("9lives").is_err());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The build command in a generated header works as written: `ogham.h` beside the header, the
+/// object and `libogham_c` found, the program runs.
+#[test]
+fn the_build_line_in_the_generated_header_works_as_written() {
+    let dir = std::env::temp_dir().join(format!("ogham-capi-line-{}", std::process::id()));
+    let object = dir.join("capi.o");
+    std::fs::write(&object, library(&dir).object("capi").unwrap()).unwrap();
+    let build = aot::build_line(&object, Some(&library_dir()));
+    let header = aot::c_header("capi", "capi.og", &[], &build);
+    std::fs::write(dir.join("capi.h"), &header).unwrap();
+    std::fs::write(dir.join("ogham.h"), aot::OGHAM_H).unwrap();
+    std::fs::write(
+        dir.join("main.c"),
+        "#include <stdio.h>\n#include \"capi.h\"\nint main(void) {\n  ogham_library *lib = \
+         ogham_open_image(&capi_image);\n  if (!lib) { printf(\"%s\\n\", ogham_last_error()); \
+         return 1; }\n  printf(\"opened\\n\");\n  ogham_free(lib);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let line = header
+        .lines()
+        .find_map(|l| l.strip_prefix(" *   cc "))
+        .expect("the header has a build line");
+    let cc = Command::new("sh")
+        .arg("-c")
+        .arg(format!("cc {line}"))
+        .current_dir(&dir)
+        .output()
+        .expect("a shell");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let run = Command::new(dir.join("a.out")).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "opened\n");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,9 +1,10 @@
 //! Loading a program: the root file, its imports (transitively) and the implicit prelude.
 //!
 //! `import "x/y"` in a file on disk names `x/y.og` relative to that file's directory; if there is
-//! no such file, `x/y.og` in each directory of the `OGHAM_PATH` environment variable (separated
-//! by `:`, like `PATH`: user libraries); failing that, the embedded standard library module
-//! `x/y` ([`crate::stdlib`]).
+//! no such file, `x/y.og` in each import directory ([`search_path`]: those given to
+//! [`set_lib_dirs`], e.g. by `ogham --lib DIR`, then those of the `OGHAM_PATH` environment
+//! variable, separated by `:` like `PATH`: user libraries); failing that, the embedded standard
+//! library module `x/y` ([`crate::stdlib`]).
 //! In a library module, imports are looked up relative to the module's own path first
 //! (`lib/a` importing `"b"` finds `lib/b`), then as written.
 //!
@@ -23,6 +24,16 @@ use crate::syntax::ast::{Decl, Module, Program};
 use crate::syntax::parse_module;
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
+use std::sync::RwLock;
+
+/// The import directories set by [`set_lib_dirs`].
+static LIB_DIRS: RwLock<Vec<PathBuf>> = RwLock::new(Vec::new());
+
+/// Sets the import directories searched before those of `OGHAM_PATH` (`ogham --lib DIR`), for
+/// every later load in this process.
+pub fn set_lib_dirs(dirs: Vec<PathBuf>) {
+    *LIB_DIRS.write().unwrap_or_else(|e| e.into_inner()) = dirs;
+}
 
 /// Loads `root` and everything it imports into `sources`, parsing each module once.
 pub fn load(sources: &mut SourceMap, root: &Path) -> Result<Program, Vec<Diagnostic>> {
@@ -261,12 +272,12 @@ impl<'a> Loader<'a> {
             tried.push(format!("`{}`", shown.display()));
         }
         if matches!(from, Origin::Disk(_)) {
-            for dir in search_path() {
+            for (dir, given_by) in search_path() {
                 let candidate = normalize(&dir.join(format!("{path}.og")));
                 if candidate.is_file() {
                     return Ok(Found::on_disk(&candidate, &candidate));
                 }
-                tried.push(format!("`{}` (OGHAM_PATH)", candidate.display()));
+                tried.push(format!("`{}` ({given_by})", candidate.display()));
             }
         }
         let mut library = Vec::new();
@@ -286,15 +297,22 @@ impl<'a> Loader<'a> {
     }
 }
 
-/// The directories of `OGHAM_PATH`, in order (empty entries skipped).
-fn search_path() -> Vec<PathBuf> {
-    std::env::var_os("OGHAM_PATH")
+/// The import directories, in search order, each with what gave it (`--lib`, `OGHAM_PATH`):
+/// those of [`set_lib_dirs`], then those of `OGHAM_PATH` (empty entries skipped).
+pub fn search_path() -> Vec<(PathBuf, &'static str)> {
+    let lib_dirs = LIB_DIRS.read().unwrap_or_else(|e| e.into_inner()).clone();
+    let env: Vec<PathBuf> = std::env::var_os("OGHAM_PATH")
         .map(|v| {
             std::env::split_paths(&v)
                 .filter(|p| !p.as_os_str().is_empty())
                 .collect()
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    lib_dirs
+        .into_iter()
+        .map(|d| (d, "--lib"))
+        .chain(env.into_iter().map(|d| (d, "OGHAM_PATH")))
+        .collect()
 }
 
 /// Removes `.` and `name/..` components without touching the file system.

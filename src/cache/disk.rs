@@ -217,6 +217,19 @@ impl Cached {
         &self.skeleton.thresholds
     }
 
+    /// The kernel-IR program of entry point `entry` alone, once a call has loaded it.
+    pub fn program(&self, entry: &str) -> Option<&Program> {
+        let i = self
+            .skeleton
+            .functions
+            .iter()
+            .position(|f| f.name == entry)?;
+        match self.executables[i].get()? {
+            Ok(executable) => Some(executable.program()),
+            Err(_) => None,
+        }
+    }
+
     /// Runs entry point `entry` (see `ogham_runtime::library::Library::call_tuned`).
     pub fn call(
         &self,

@@ -8,6 +8,7 @@
 //! (`picture.rs`) and the report (`report.rs`). Programs are read from `programs/` of the
 //! current directory or, failing that, of the source tree the binary was built from.
 
+mod font;
 pub mod picture;
 mod report;
 pub mod scene;
@@ -530,24 +531,51 @@ fn write_pictures(
         ("truth_ps.png", ps_map.scaled((256 / n).max(1))),
         ("ptsel_rank.png", rank_map.scaled((256 / n).max(1))),
     ];
-    // The map files carry their colour bar (low → high, left to right) under the map; the
-    // report labels its ends.
-    let bars: [(&str, &picture::ColourMap); 5] = [
-        ("truth_clearcuts.png", &SEQUENTIAL),
-        ("bfast_break_date.png", &SEQUENTIAL),
-        ("bfast_magnitude.png", &DIVERGING),
-        ("stl_trend.png", &DIVERGING),
-        ("ptsel_rank.png", &SEQUENTIAL),
+    // The map files carry a title above the map and, for continuous values, their colour bar
+    // (low → high, left to right, numbered: values from, to, decimals) under it.
+    type Bar<'c> = (&'c picture::ColourMap, f64, f64, usize);
+    let labels: [(&str, &str, Option<Bar>); 8] = [
+        (
+            "truth_clearcuts.png",
+            "True clear-cut dates",
+            Some((&SEQUENTIAL, monitor.0, monitor.1, 1)),
+        ),
+        (
+            "bfast_break_date.png",
+            "BFAST break dates",
+            Some((&SEQUENTIAL, monitor.0, monitor.1, 1)),
+        ),
+        (
+            "bfast_magnitude.png",
+            "BFAST magnitude",
+            Some((&DIVERGING, -MAGNITUDE_RANGE, MAGNITUDE_RANGE, 1)),
+        ),
+        ("truth_landcover.png", "True land cover", None),
+        ("twdtw_landcover.png", "TWDTW land cover", None),
+        (
+            "stl_trend.png",
+            "STL trend magnitude",
+            Some((&DIVERGING, -TREND_RANGE, TREND_RANGE, 1)),
+        ),
+        ("truth_ps.png", "True scatterers", None),
+        (
+            "ptsel_rank.png",
+            "PtSel rank",
+            Some((&SEQUENTIAL, 0.0, 1.0, 1)),
+        ),
     ];
     let mut files = Vec::new();
     for (name, raster) in &maps {
-        let with_bar = bars
+        let (_, title, bar) = labels
             .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, cmap)| raster.with_colour_bar(cmap));
+            .find(|(n, _, _)| n == name)
+            .ok_or_else(|| format!("no title for {name}"))?;
+        let with_bar =
+            bar.map(|(cmap, lo, hi, digits)| raster.with_colour_bar(cmap, lo, hi, digits));
         with_bar
             .as_ref()
             .unwrap_or(raster)
+            .titled(title)
             .write_png(&out.join(name))?;
         files.push(name.to_string());
     }

@@ -1,6 +1,7 @@
-//! Pictures of the demo: colour-mapped PNG maps (with their legends described for the report)
-//! and SVG line plots, written without a plotting library.
+//! Pictures of the demo: colour-mapped PNG maps with a title and a numbered colour bar (text
+//! in the bitmap font of `font.rs`), and SVG line plots, written without a plotting library.
 
+use super::font::{self, GLYPH};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -65,6 +66,15 @@ pub const CATEGORIES: [Rgb; 6] = [
     [0, 0, 0],
 ];
 
+/// The background of titles and colour bars.
+pub const BACKGROUND: Rgb = [255, 255, 255];
+
+/// The colour of text.
+pub const TEXT: Rgb = [0, 0, 0];
+
+/// Space around text, in pixels.
+const MARGIN: usize = 3;
+
 /// An RGB raster.
 pub struct Raster {
     pub width: usize,
@@ -111,16 +121,75 @@ impl Raster {
         }
     }
 
-    /// This raster with `cmap`'s colour bar (low on the left) in a strip underneath.
-    pub fn with_colour_bar(&self, cmap: &ColourMap) -> Raster {
+    /// Draws `text` in [`TEXT`] colour with its top-left corner at `(row, col)`, each font pixel
+    /// a `scale`×`scale` square; what falls outside the raster is clipped.
+    pub fn draw_text(&mut self, text: &str, row: usize, col: usize, scale: usize) {
+        for (k, c) in text.chars().enumerate() {
+            let left = col + k * (GLYPH.0 + 1) * scale;
+            for (r, bits) in font::glyph(c).iter().enumerate() {
+                for x in 0..GLYPH.0 {
+                    if bits & (1 << (GLYPH.0 - 1 - x)) == 0 {
+                        continue;
+                    }
+                    for dy in 0..scale {
+                        for dx in 0..scale {
+                            let (y, x) = (row + r * scale + dy, left + x * scale + dx);
+                            if y < self.height && x < self.width {
+                                self.pixels[y * self.width + x] = TEXT;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// This raster under a white strip with `title` (at twice the font size where it fits the
+    /// width, else at the font size; centred).
+    pub fn titled(&self, title: &str) -> Raster {
+        let scale = if font::text_width(title, 2) + 2 * MARGIN <= self.width {
+            2
+        } else {
+            1
+        };
+        let strip = GLYPH.1 * scale + 2 * MARGIN;
+        let mut out = Raster::new(self.width, self.height + strip, BACKGROUND);
+        out.paste(self, strip, 0);
+        let col = self.width.saturating_sub(font::text_width(title, scale)) / 2;
+        out.draw_text(title, MARGIN, col, scale);
+        out
+    }
+
+    /// This raster with `cmap`'s colour bar for values from `lo` to `hi` (low on the left) in a
+    /// strip underneath, numbered at both ends and in the middle (at twice the font size where
+    /// the numbers fit the width with room between them, else at the font size).
+    pub fn with_colour_bar(&self, cmap: &ColourMap, lo: f64, hi: f64, digits: usize) -> Raster {
         let (gap, bar) = (4, 12);
-        let mut out = Raster::new(self.width, self.height + gap + bar, [255, 255, 255]);
+        let label = |x: f64| format!("{x:.digits$}");
+        let texts = [label(lo), label((lo + hi) / 2.0), label(hi)];
+        let widths = |scale| texts.each_ref().map(|t| font::text_width(t, scale));
+        let scale = if widths(2).iter().sum::<usize>() + 8 * MARGIN <= self.width {
+            2
+        } else {
+            1
+        };
+        let label_row = self.height + gap + bar + MARGIN;
+        let mut out = Raster::new(self.width, label_row + GLYPH.1 * scale + MARGIN, BACKGROUND);
         out.paste(self, 0, 0);
         for c in 0..self.width {
             let colour = cmap.colour(c as f64, 0.0, (self.width - 1).max(1) as f64);
             for r in 0..bar {
                 out.pixels[(self.height + gap + r) * self.width + c] = colour;
             }
+        }
+        let [_, mid_w, hi_w] = widths(scale);
+        let columns = [
+            MARGIN,
+            self.width.saturating_sub(mid_w) / 2,
+            self.width.saturating_sub(hi_w + MARGIN),
+        ];
+        for (text, col) in texts.iter().zip(columns) {
+            out.draw_text(text, label_row, col, scale);
         }
         out
     }
@@ -269,4 +338,52 @@ pub fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pixels of a PNG file: width, height and RGB rows.
+    fn read_png(path: &Path) -> (usize, usize, Vec<u8>) {
+        let decoder =
+            png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+        let mut reader = decoder.read_info().unwrap();
+        let mut data = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut data).unwrap();
+        data.truncate(info.buffer_size());
+        (info.width as usize, info.height as usize, data)
+    }
+
+    #[test]
+    fn maps_get_a_title_and_a_numbered_colour_bar() {
+        let map = Raster::new(64, 40, [10, 20, 30]);
+        let out = map.with_colour_bar(&SEQUENTIAL, -0.5, 0.5, 1).titled("Map");
+        // Title strip: 2·7 + 2·3 rows; under the map: gap 4, bar 12, numbers 3 + 7 + 3.
+        let (title, bar_top) = (20, 20 + 40 + 4);
+        let path = std::env::temp_dir().join(format!("ogham-picture-{}.png", std::process::id()));
+        out.write_png(&path).unwrap();
+        let (width, height, data) = read_png(&path);
+        let _ = std::fs::remove_file(&path);
+        assert_eq!((width, height), (64, title + 40 + 4 + 12 + 13));
+        let pixel = |r: usize, c: usize| [0, 1, 2].map(|k| data[(r * width + c) * 3 + k]);
+        let text_in = |rows: std::ops::Range<usize>| {
+            rows.flat_map(|r| (0..width).map(move |c| (r, c)))
+                .filter(|&(r, c)| pixel(r, c) == TEXT)
+                .count()
+        };
+        assert!(text_in(0..title) > 30, "the title is drawn");
+        assert!(text_in(bar_top + 12..height) > 30, "the bar is numbered");
+        assert_eq!(pixel(title, 0), [10, 20, 30], "the map is under the title");
+        assert_eq!(
+            pixel(bar_top, 0),
+            SEQUENTIAL.0[0],
+            "the bar starts at the low colour"
+        );
+        // "-0.5" starts at the left margin: its minus sign is the glyph's fourth row.
+        assert_eq!(pixel(bar_top + 12 + MARGIN + 3, MARGIN), TEXT);
+        // Where the numbers fit at twice the font size, they are drawn so.
+        let wide = Raster::new(256, 10, [0; 3]).with_colour_bar(&DIVERGING, -0.4, 0.4, 1);
+        assert_eq!(wide.height, 10 + 4 + 12 + 3 + 14 + 3);
+    }
 }

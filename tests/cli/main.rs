@@ -333,6 +333,17 @@ fn build_then_run_a_library() {
     assert_eq!(stdout(&out).trim(), "[3.0f32, 6.0f32]");
     let out = ogham(&["run", lib.to_str().unwrap(), "[1f32]"]);
     assert_user_error(&out, "takes 2 arguments");
+    // A data argument of the wrong type: the library's error points at the entry point.
+    let ints = dir.join("ints.npy");
+    std::fs::write(
+        &ints,
+        npy::encode(&Value::Array(Array::from_i64(vec![2], vec![1, 2]).unwrap())).unwrap(),
+    )
+    .unwrap();
+    let out = ogham(&["run", lib.to_str().unwrap(), ints.to_str().unwrap(), "3f32"]);
+    assert_user_error(&out, "expected [n]f32 for parameter xs");
+    assert!(stderr(&out).contains("scale.og:1:"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("prelude"), "{}", stderr(&out));
     let out = ogham(&[
         "run",
         "--backend",
@@ -363,6 +374,75 @@ fn build_then_run_a_library() {
     assert!(
         header.contains(" *   entry main (xs: [n]f32) (k: f32) : [n]f32\n"),
         "{header}"
+    );
+    // The header names the command that builds a program with it (run by capi/tests/c_api.rs),
+    // and the C interface's header is written beside it.
+    let absolute = object.canonicalize().unwrap();
+    assert!(
+        header.contains(&format!(" *   cc main.c {} -I", absolute.display())),
+        "{header}"
+    );
+    let interface = std::fs::read_to_string(dir.join("ogham.h")).expect("ogham.h");
+    assert!(interface.contains("ogham_open_image"), "{interface}");
+}
+
+/// A program with one entry point runs without `--entry`; with several, `main` is the default,
+/// and without a `main` the error lists them.
+#[test]
+fn the_only_entry_point_is_the_default() {
+    let dir = scratch("default_entry");
+    let one = write(&dir, "one.og", "entry double (x: i64) : i64 = x + x\n");
+    let out = ogham(&["run", one.to_str().unwrap(), "21"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "42i64\n");
+    let out = ogham(&["run", "--backend", "cpu", one.to_str().unwrap(), "4"]);
+    assert_eq!(stdout(&out), "8i64\n", "{}", stderr(&out));
+    let two = write(
+        &dir,
+        "two.og",
+        "entry double (x: i64) : i64 = x + x\nentry triple (x: i64) : i64 = 3 * x\n",
+    );
+    let out = ogham(&["run", two.to_str().unwrap(), "1"]);
+    assert_user_error(
+        &out,
+        "the program has 2 entry points; choose one with `--entry NAME` (entry points: double, \
+         triple)",
+    );
+    let out = ogham(&["run", "--entry", "triple", two.to_str().unwrap(), "2"]);
+    assert_eq!(stdout(&out), "6i64\n", "{}", stderr(&out));
+}
+
+/// `ogham dev --print kir` and `OGHAM_PROFILE` name the source location of every kernel.
+#[test]
+fn kernels_are_traced_to_their_source() {
+    let dir = scratch("kernel_origins");
+    let program = write(
+        &dir,
+        "cusum.og",
+        "entry main [m][n] (xs: [m][n]f32) : [m][n]f32 =\n  map (\\row -> scan (+) 0 row) xs\n",
+    );
+    let out = ogham(&["dev", "--print", "kir", program.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let first = stdout(&out).lines().next().unwrap_or_default().to_string();
+    assert!(
+        first.starts_with("-- kernel main_k0 (") && first.ends_with("cusum.og:2:3"),
+        "{}",
+        stdout(&out)
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_ogham"))
+        .args(["run", "--backend", "cpu", "--no-cache"])
+        .arg(&program)
+        .arg("[[1f32, 2f32], [3f32, 4f32]]")
+        .env("OGHAM_PROFILE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).lines().any(
+            |l| l.starts_with("ogham-profile: kernel main_k0 (") && l.ends_with("cusum.og:2:3")
+        ),
+        "{}",
+        stderr(&out)
     );
 }
 

@@ -15,7 +15,7 @@ it inside the PyPI-bfast venv of tests/oracles/bfast_pypi.py):
 Writes:
   tests/oracles/bfast_critvals.json   {"max": [750 floats], "range": [750 floats]} in the flat
                                       order ((L·5 + P)·3 + H) of each functional
-  lib/bfast.og                        the block between `-- BEGIN CRITVALS` and `-- END CRITVALS`
+  lib/mosum.og                        the block between `-- BEGIN CRITVALS` and `-- END CRITVALS`
                                       (the "max" table as an Ogham array literal)
 and checks the sums and interpolated values given in the spec. Without an argument it only
 re-checks the JSON file and regenerates the Ogham block from it.
@@ -30,7 +30,7 @@ import tarfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 JSON = os.path.join(HERE, "bfast_critvals.json")
-LIB = os.path.join(HERE, "..", "..", "lib", "bfast.og")
+LIB = os.path.join(HERE, "..", "..", "lib", "mosum.og")
 HS = (0.25, 0.5, 1.0)
 ENDS = (2, 4, 6, 8, 10)
 
@@ -116,7 +116,7 @@ def main():
             new = src[:a] + ogham_block(data["max"]) + src[b:]
             if new != src:
                 open(LIB, "w").write(new)
-                print("updated the table in lib/bfast.og")
+                print("updated the table in lib/mosum.og")
     print("critical-value table OK")
 
 

@@ -6,8 +6,8 @@ pub mod cpu;
 pub mod cuda;
 
 use crate::ir::{Body, DimIndex, Exp, Program, Stmt, SubExp, VarId};
-use crate::kir::SegOp;
-use crate::source::Span;
+use crate::kir::{SegKind, SegLevel, SegOp};
+use crate::source::{SourceMap, Span};
 
 /// The most values a failed check records for its message.
 pub const MAX_DETAILS: usize = 16;
@@ -80,6 +80,30 @@ pub fn kernels(program: &Program) -> Vec<KernelSite<'_>> {
         }
     }
     out
+}
+
+/// Where each kernel of `program` comes from, entry point by entry point: `(function, line)`
+/// with the line `main_k3 (segred thread) at lib/x.og:12:5`, the kernel's name ([`kernels`]),
+/// kind and level, and the location of the source expression (the SOAC, or the `map` around
+/// the lambda) it was made of. `ogham dev --print kir` lists them; `OGHAM_PROFILE` names them.
+pub fn kernel_origins(program: &Program, sources: &SourceMap) -> Vec<(usize, String)> {
+    kernels(program)
+        .into_iter()
+        .map(|k| {
+            let kind = match k.seg.kind {
+                SegKind::Map => "segmap",
+                SegKind::Red(_) => "segred",
+                SegKind::Scan(_) => "segscan",
+                SegKind::Hist(_) => "seghist",
+            };
+            let level = match k.seg.level {
+                SegLevel::Thread => "thread",
+                SegLevel::Block => "block",
+            };
+            let at = sources.location(k.stmt.loc);
+            (k.function, format!("{} ({kind} {level}) at {at}", k.name))
+        })
+        .collect()
 }
 
 /// The kernel statements of a host body (kernels are only at host level: in the body and in

@@ -258,6 +258,9 @@ pub struct Function {
     /// The source types of the parameters and results, for checking arguments and for gathering
     /// the flat results back into tuples/records.
     pub signature: Signature,
+    /// The entry point's declaration in the source: argument errors point there.
+    #[serde(default)]
+    pub loc: Span,
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

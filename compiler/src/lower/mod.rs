@@ -153,6 +153,7 @@ impl<'p> Lowerer<'p> {
                     params: Vec::new(),
                     results: Vec::new(),
                 },
+                loc: Span::default(),
             },
             stmts: Vec::new(),
             env: Rc::new(HashMap::new()),
@@ -219,6 +220,7 @@ impl<'p> Lowerer<'p> {
             return Err(self.internal("entry point is not a definition"));
         };
         self.loc = def.span;
+        self.function.loc = entry.span;
         self.function.signature = Signature {
             params: entry.params.clone(),
             results: entry.results.clone(),

@@ -7,9 +7,9 @@
 //! goes on with the next `def`/`entry`/`type`/`import`, so one run reports every broken
 //! declaration without follow-on noise. [`print`] writes an AST back as source text.
 //!
-//! Syntax error codes: E0101 unexpected character, E0102 invalid numeric literal, E0103
-//! unterminated string, E0104 detached field access, E0105 unexpected token, E0106 unexpected
-//! end of file, E0107 invalid size or field number.
+//! Syntax error codes: E0101 unexpected character (or `..`: there are no ranges), E0102 invalid
+//! numeric literal, E0103 unterminated string, E0104 detached field access, E0105 unexpected
+//! token, E0106 unexpected end of file, E0107 invalid size or field number.
 
 pub mod ast;
 pub mod lexer;

@@ -405,6 +405,7 @@ impl Checker<'_> {
     /// whose types are already inferred.
     fn apply(&mut self, callee_span: Span, callee: Instance, args: &[(&Expr, Ty)]) -> Ty {
         let mut ty = callee.ty;
+        let mut adjacency = self.adjacency_hint(callee_span, args);
         for (i, (arg, at)) in args.iter().enumerate() {
             for &(_, s) in callee.deps.iter().filter(|(k, _)| *k == i) {
                 let size = self.size_of(arg);
@@ -441,7 +442,10 @@ impl Checker<'_> {
                             format!("after {i} arguments this is `{shown}`"),
                         )
                     };
-                    self.error(d);
+                    self.error(match adjacency.take() {
+                        Some(help) => d.with_help(help),
+                        None => d,
+                    });
                     return Ty::Error;
                 }
             };
@@ -464,11 +468,40 @@ impl Checker<'_> {
                         }
                     }
                 }
+                if let Some(help) = adjacency.take() {
+                    d = d.with_help(help);
+                }
                 self.error(d);
             }
             ty = r;
         }
         ty
+    }
+
+    /// The help for `f r [i]` where `f r[i]` was meant: an argument that is a one-element array
+    /// literal set apart from the argument before it (`[` right after an expression indexes
+    /// it; after a space it starts an array, another argument).
+    fn adjacency_hint(&self, callee_span: Span, args: &[(&Expr, Ty)]) -> Option<String> {
+        let text = &self.sources.get(callee_span.file).text;
+        let source = |span: Span| text.get(span.start as usize..span.end as usize);
+        args.windows(2).find_map(|pair| {
+            let (array, index) = (pair[0].0, pair[1].0);
+            let ExprKind::ArrayLit(elems) = &index.kind else {
+                return None;
+            };
+            if elems.len() != 1 || array.span.end >= index.span.start {
+                return None;
+            }
+            let (f, a, i) = (
+                source(callee_span)?,
+                source(array.span)?,
+                source(elems[0].span)?,
+            );
+            Some(format!(
+                "`{a} [{i}]` passes the array `[{i}]` as another argument; to index `{a}`, write \
+                 the `[` right after it: `{f} {a}[{i}]` (or `{f} ({a}[{i}])`)"
+            ))
+        })
     }
 
     /// Whether `s` occurs in `t` (after resolution).

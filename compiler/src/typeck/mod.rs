@@ -49,7 +49,7 @@ use crate::builtins::Builtin;
 use crate::diag::Diagnostic;
 use crate::source::{SourceMap, Span};
 use crate::syntax::ast::{Decl, Def, Expr, ExprId, ExprKind, Ident, Pattern, Program, TypeExp};
-use crate::types::{Type, TypeArgs};
+use crate::types::{PrimType, Type, TypeArgs};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use unify::{Constraint, Mismatch, PrimSet, Subst, Sz, Ty};
@@ -614,6 +614,44 @@ impl<'a> Checker<'a> {
                     }
                     (Ty::Prim(q), Ty::Param(p)) if self.subst.param_classes.contains_key(&p) => {
                         d.with_help(format!("convert with `{q}.{p}`"))
+                    }
+                    (Ty::Prim(p), Ty::Prim(q))
+                        if p != q
+                            && p != PrimType::Bool
+                            && q != PrimType::Bool
+                            && (e != p.to_string() || f != q.to_string()) =>
+                    {
+                        let convert =
+                            (0..f.matches('[').count()).fold(format!("{p}.{q}"), |g, depth| {
+                                match depth {
+                                    0 => format!("map {g}"),
+                                    _ => format!("map ({g})"),
+                                }
+                            });
+                        d.with_help(format!(
+                            "numbers are not converted implicitly: convert the `{q}` elements \
+                             with `{convert}`"
+                        ))
+                    }
+                    (Ty::Prim(p), Ty::Prim(q))
+                        if p != q && p != PrimType::Bool && q != PrimType::Bool =>
+                    {
+                        let text = self
+                            .sources
+                            .get(span.file)
+                            .text
+                            .get(span.start as usize..span.end as usize)
+                            .filter(|t| t.len() <= 40 && !t.contains('\n'))
+                            .unwrap_or("x");
+                        let arg = if text.contains(' ') {
+                            format!("({text})")
+                        } else {
+                            text.to_string()
+                        };
+                        d.with_help(format!(
+                            "numbers are not converted implicitly: convert the `{q}` with \
+                             `{p}.{q} {arg}`"
+                        ))
                     }
                     _ => d,
                 };

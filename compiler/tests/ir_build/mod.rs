@@ -86,6 +86,7 @@ impl FnBuilder {
                     params: Vec::new(),
                     results: Vec::new(),
                 },
+                loc: Default::default(),
             },
         }
     }

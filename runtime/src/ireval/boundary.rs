@@ -17,7 +17,7 @@ type Res<T> = Result<T, Box<Diagnostic>>;
 /// size parameters are bound from the arguments' shapes.
 pub fn bind_arguments(function: &Function, args: Vec<Value>) -> Res<Vec<(VarId, Val)>> {
     let sig = &function.signature;
-    let span = Span::default();
+    let span = function.loc;
     if args.len() != sig.params.len() {
         let plural = |n: usize| if n == 1 { "" } else { "s" };
         return Err(error(
