@@ -4,10 +4,10 @@
 mod ir_build;
 
 use ir_build::*;
+use ogham_compiler::ir::op::BinOp;
 use ogham_compiler::ir::verify::{Form, verify};
 use ogham_compiler::ir::{DimIndex, Exp, LoopForm, Program, Soac};
 use ogham_compiler::kir::{SegKind, SegLevel, SegOp};
-use ogham_compiler::syntax::ast::BinOp;
 use ogham_compiler::types::PrimType;
 
 /// The verifier's messages for `program`, which must be rejected.

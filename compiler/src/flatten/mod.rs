@@ -66,6 +66,7 @@ mod nest;
 mod rename;
 
 use crate::builtins::MathFn;
+use crate::ir::op::BinOp;
 use crate::ir::traverse::{Subst, for_each_stmt, free_vars_body, free_vars_stmt, substitute_body};
 use crate::ir::{
     Body, Const, Exp, Function, HistOp, Lambda, LoopForm, Program, RedOp, Soac, Stmt, SubExp, Type,
@@ -73,7 +74,6 @@ use crate::ir::{
 };
 use crate::kir::{SegKind, SegLevel, SegOp, Threshold};
 use crate::source::Span;
-use crate::syntax::ast::BinOp;
 use crate::types::PrimType;
 use nest::{Irregular, Nest};
 use std::collections::{BTreeSet, HashMap, HashSet};

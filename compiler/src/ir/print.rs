@@ -271,11 +271,7 @@ impl Printer<'_> {
                 );
             }
             Exp::UnOp(op, a) => {
-                let symbol = match op {
-                    crate::syntax::ast::UnOp::Neg => "-",
-                    crate::syntax::ast::UnOp::Not => "!",
-                };
-                let _ = write!(out, "{symbol}{}", self.subexp(*a));
+                let _ = write!(out, "{}{}", op.symbol(), self.subexp(*a));
             }
             Exp::Math(op, ty, args) => {
                 // The variants of `MathFn` are named as the source functions (`sqrt`, `atan2`).

@@ -42,7 +42,6 @@ use crate::ir::{
     Stmt, SubExp, Type, VarId,
 };
 use crate::kir::{SegKind, SegOp};
-use crate::syntax::ast::{BinOp, UnOp};
 use crate::types::PrimType;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -88,19 +87,6 @@ fn fits(expected: &Type, actual: &Type, lenient: bool) -> bool {
         && expected.shape().iter().zip(actual.shape()).all(|(a, b)| {
             a == b || (lenient && !matches!((a, b), (SubExp::Const(_), SubExp::Const(_))))
         })
-}
-
-/// The result type of `a op b` for operands of type `t`, if the operator applies to it.
-fn binop_result(op: BinOp, t: PrimType) -> Option<PrimType> {
-    use BinOp::*;
-    let ok = match op {
-        Eq | Ne | Lt | Le | Gt | Ge => return Some(PrimType::Bool),
-        Add | Sub | Mul | Div | Mod | Quot | Rem | Pow => t != PrimType::Bool,
-        BitAnd | BitOr | BitXor => t.is_int() || t == PrimType::Bool,
-        Shl | Shr => t.is_int(),
-        And | Or | PipeLeft | PipeRight => false,
-    };
-    ok.then_some(t)
 }
 
 struct Checker<'a> {
@@ -437,7 +423,7 @@ impl<'a> Checker<'a> {
                     ));
                     return None;
                 }
-                match binop_result(*op, ta.elem()) {
+                match op.result_type(ta.elem()) {
                     Some(t) => one(Type::Prim(t)),
                     None => {
                         self.error(format!(
@@ -451,11 +437,7 @@ impl<'a> Checker<'a> {
             }
             Exp::UnOp(op, a) => {
                 let t = self.use_subexp(*a)?;
-                let ok = t.rank() == 0
-                    && match op {
-                        UnOp::Neg => t.elem() != PrimType::Bool,
-                        UnOp::Not => t.elem() == PrimType::Bool || t.elem().is_int(),
-                    };
+                let ok = t.rank() == 0 && op.applies_to(t.elem());
                 if !ok {
                     self.error(format!("unary {op:?} does not apply to {}", self.show(&t)));
                     return None;

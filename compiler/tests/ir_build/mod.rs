@@ -2,13 +2,13 @@
 #![allow(dead_code)]
 
 use ogham_compiler::builtins::MathFn;
+use ogham_compiler::ir::op::{BinOp, UnOp};
 use ogham_compiler::ir::{
     Body, Const, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, Param, Program, RedOp, ScanOp,
     Signature, Soac, Stmt, SubExp, Type, VarId,
 };
 use ogham_compiler::kir::{SegKind, SegLevel, SegOp, Threshold};
 use ogham_compiler::source::Span;
-use ogham_compiler::syntax::ast::{BinOp, UnOp};
 use ogham_compiler::types::PrimType;
 
 pub const F32: Type = Type::Prim(PrimType::F32);
