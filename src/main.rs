@@ -541,7 +541,7 @@ fn autotune(
     staged.write(&path, tuned.file().as_bytes())?;
     staged.commit()?;
     for c in &tuned.choices {
-        outln!("{}={} (default {})", c.name, c.value, c.default);
+        outln!("{}={} (default {})", c.id, c.value, c.default);
     }
     for r in &tuned.rejected {
         eprintln!("warning: {r} changes the outputs; not used");

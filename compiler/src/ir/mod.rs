@@ -415,9 +415,9 @@ pub enum Exp {
     /// Kernel IR only: a segmented operation launched by the host (see [`crate::kir`]).
     Seg(Box<SegOp>),
     /// Kernel IR only: `size >= threshold` (a `bool`), where the threshold is the program's
-    /// tunable parameter of that name (default or from a tuning file).
+    /// tunable parameter `id` (default or from a tuning file).
     Threshold {
-        name: String,
+        id: crate::kir::ThresholdId,
         size: SubExp,
     },
 }

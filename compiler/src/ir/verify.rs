@@ -41,7 +41,7 @@ use crate::ir::{
     Body, Const, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, Program, RedOp, ScanOp, Soac,
     Stmt, SubExp, Type, VarId,
 };
-use crate::kir::{SegKind, SegOp};
+use crate::kir::{SegKind, SegOp, ThresholdId};
 use crate::types::PrimType;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -60,8 +60,8 @@ pub fn verify(program: &Program, form: Form) -> Result<(), Vec<String>> {
     let mut errors = Vec::new();
     let mut thresholds = BTreeSet::new();
     for t in &program.thresholds {
-        if !thresholds.insert(t.name.as_str()) {
-            errors.push(format!("threshold {} is declared twice", t.name));
+        if !thresholds.insert(t.id) {
+            errors.push(format!("threshold {} is declared twice", t.id));
         }
     }
     if form == Form::Core && !program.thresholds.is_empty() {
@@ -92,7 +92,7 @@ fn fits(expected: &Type, actual: &Type, lenient: bool) -> bool {
 struct Checker<'a> {
     f: &'a Function,
     form: Form,
-    thresholds: &'a BTreeSet<&'a str>,
+    thresholds: &'a BTreeSet<ThresholdId>,
     errors: Vec<String>,
     /// Whether each variable has been bound so far (anywhere in the function).
     bound: Vec<bool>,
@@ -113,7 +113,7 @@ struct Checker<'a> {
 }
 
 impl<'a> Checker<'a> {
-    fn new(f: &'a Function, form: Form, thresholds: &'a BTreeSet<&'a str>) -> Self {
+    fn new(f: &'a Function, form: Form, thresholds: &'a BTreeSet<ThresholdId>) -> Self {
         let n = f.vars.len();
         Checker {
             f,
@@ -540,9 +540,9 @@ impl<'a> Checker<'a> {
             Exp::Loop { params, form, body } => self.loop_(stmt, params, form, body),
             Exp::Soac(soac) => self.soac(soac),
             Exp::Seg(seg) => self.seg(seg),
-            Exp::Threshold { name, size } => {
-                if !self.thresholds.contains(name.as_str()) {
-                    self.error(format!("threshold {name} is not declared"));
+            Exp::Threshold { id, size } => {
+                if !self.thresholds.contains(id) {
+                    self.error(format!("threshold {id} is not declared"));
                 }
                 self.expect_prim(*size, PrimType::I64, "threshold size");
                 one(Type::Prim(PrimType::Bool))

@@ -7,7 +7,7 @@ use ogham_compiler::ir::{
     Body, Const, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, Param, Program, RedOp, ScanOp,
     Signature, Soac, Stmt, SubExp, Type, VarId,
 };
-use ogham_compiler::kir::{SegKind, SegLevel, SegOp, Threshold};
+use ogham_compiler::kir::{SegKind, SegLevel, SegOp, Threshold, ThresholdId, ThresholdKind};
 use ogham_compiler::source::Span;
 use ogham_compiler::types::PrimType;
 
@@ -248,10 +248,11 @@ pub fn sample_kernel() -> Program {
         body: body(vec![], &[v(bin), f32c(1.0)]),
         ret: vec![I64, F32],
     };
-    let threshold = Exp::Threshold {
-        name: "suff_outer_par_0".to_string(),
-        size: v(n),
+    let id = ThresholdId {
+        kind: ThresholdKind::SuffOuterPar,
+        map: 0,
     };
+    let threshold = Exp::Threshold { id, size: v(n) };
     let choose = Exp::If {
         cond: v(suff),
         then_body: body(vec![], &[f32c(0.0)]),
@@ -261,7 +262,7 @@ pub fn sample_kernel() -> Program {
     Program {
         unchecked: Vec::new(),
         thresholds: vec![Threshold {
-            name: "suff_outer_par_0".to_string(),
+            id,
             default: 32768,
             doc: "sum: one thread per element".to_string(),
         }],

@@ -12,7 +12,7 @@ use ogham_compiler::ir::{
     AssertKind, Body, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, RedOp, ScanOp, Soac, Stmt,
     SubExp, Type, VarId,
 };
-use ogham_compiler::kir::{SegKind, SegOp};
+use ogham_compiler::kir::{SegKind, SegOp, ThresholdId};
 use ogham_compiler::sizes;
 use ogham_compiler::source::Span;
 use std::collections::HashMap;
@@ -31,7 +31,7 @@ pub trait Launcher {
 
 pub struct Evaluator<'f> {
     pub(crate) function: &'f Function,
-    thresholds: &'f HashMap<String, i64>,
+    thresholds: &'f HashMap<ThresholdId, i64>,
     launcher: Option<&'f dyn Launcher>,
     /// The value of every variable bound so far, by arena index.
     env: Vec<Option<Val>>,
@@ -42,7 +42,7 @@ pub struct Evaluator<'f> {
 impl<'f> Evaluator<'f> {
     pub fn new(
         function: &'f Function,
-        thresholds: &'f HashMap<String, i64>,
+        thresholds: &'f HashMap<ThresholdId, i64>,
         launcher: Option<&'f dyn Launcher>,
     ) -> Evaluator<'f> {
         Evaluator {
@@ -299,12 +299,12 @@ impl<'f> Evaluator<'f> {
                 }
                 self.seg(seg, pat)
             }
-            Exp::Threshold { name, size } => {
+            Exp::Threshold { id, size } => {
                 let size = self.int(*size)?;
                 let limit = *self
                     .thresholds
-                    .get(name)
-                    .ok_or_else(|| self.internal(format!("unknown threshold `{name}`")))?;
+                    .get(id)
+                    .ok_or_else(|| self.internal(format!("unknown threshold `{id}`")))?;
                 one(Val::Prim(Scalar::Bool(size >= limit)))
             }
         }
