@@ -17,6 +17,7 @@
 
 use crate::cache::Compiled;
 use ogham_compiler::diag::Diagnostic;
+use ogham_compiler::kir::ThresholdId;
 use ogham_runtime::ireval::Thresholds;
 use ogham_runtime::value::Value;
 use std::collections::BTreeMap;
@@ -25,7 +26,7 @@ use std::time::Instant;
 
 /// What the search found for one threshold.
 pub struct Choice {
-    pub name: String,
+    pub id: ThresholdId,
     pub doc: String,
     pub default: i64,
     pub value: i64,
@@ -59,7 +60,7 @@ impl Tuned {
                 .collect();
             let _ = writeln!(out, "# {}", c.doc);
             let _ = writeln!(out, "# default {}; tried {}", c.default, tried.join(", "));
-            let _ = writeln!(out, "{}={}", c.name, c.value);
+            let _ = writeln!(out, "{}={}", c.id, c.value);
         }
         out
     }
@@ -71,7 +72,7 @@ fn measure(
     compiled: &Compiled,
     entry: &str,
     args: &[Value],
-    values: &BTreeMap<String, i64>,
+    values: &BTreeMap<ThresholdId, i64>,
     runs: usize,
 ) -> Result<(f64, Vec<Value>), Box<Diagnostic>> {
     let mut times = Vec::new();
@@ -104,10 +105,8 @@ pub fn autotune(
     runs: usize,
 ) -> Result<Tuned, Box<Diagnostic>> {
     let thresholds = compiled.tunable();
-    let mut values: BTreeMap<String, i64> = thresholds
-        .iter()
-        .map(|t| (t.name.clone(), t.default))
-        .collect();
+    let mut values: BTreeMap<ThresholdId, i64> =
+        thresholds.iter().map(|t| (t.id, t.default)).collect();
     // A first run warms caches (the NVRTC cache on disk, the operating system's) untimed.
     measure(compiled, entry, &args, &values, 1)?;
     let (default_seconds, expected) = measure(compiled, entry, &args, &values, runs)?;
@@ -115,29 +114,29 @@ pub fn autotune(
     let mut choices = Vec::new();
     let mut rejected = Vec::new();
     for t in thresholds {
-        let mut tried = vec![(values[&t.name], best_seconds)];
+        let mut tried = vec![(values[&t.id], best_seconds)];
         for candidate in [0, i64::MAX] {
             if tried.iter().any(|(v, _)| *v == candidate) {
                 continue;
             }
             let mut trial = values.clone();
-            trial.insert(t.name.clone(), candidate);
+            trial.insert(t.id, candidate);
             let (seconds, out) = measure(compiled, entry, &args, &trial, runs)?;
             if !same_outputs(&out, &expected) {
-                rejected.push(format!("{}={candidate}", t.name));
+                rejected.push(format!("{}={candidate}", t.id));
                 continue;
             }
             tried.push((candidate, seconds));
             if seconds < best_seconds {
                 best_seconds = seconds;
-                values.insert(t.name.clone(), candidate);
+                values.insert(t.id, candidate);
             }
         }
         choices.push(Choice {
-            name: t.name.clone(),
+            id: t.id,
             doc: t.doc.clone(),
             default: t.default,
-            value: values[&t.name],
+            value: values[&t.id],
             tried,
         });
     }

@@ -566,7 +566,7 @@ fn autotune(
     staged.write(&path, tuned.file().as_bytes())?;
     staged.commit()?;
     for c in &tuned.choices {
-        outln!("{}={} (default {})", c.name, c.value, c.default);
+        outln!("{}={} (default {})", c.id, c.value, c.default);
     }
     for r in &tuned.rejected {
         eprintln!("warning: {r} changes the outputs; not used");
@@ -783,8 +783,8 @@ fn dev(
     optimise: bool,
 ) -> Result<(), Failure> {
     let stop_after = match (dump_after, print) {
-        (Some(name), _) => pipeline::pass_named(name).ok_or_else(|| {
-            let names: Vec<&str> = pipeline::PASSES.iter().map(|(n, _)| *n).collect();
+        (Some(name), _) => pipeline::Pass::named(name).ok_or_else(|| {
+            let names: Vec<&str> = pipeline::Pass::ALL.iter().map(|p| p.name()).collect();
             format!("there is no pass `{name}` (passes: {})", names.join(", "))
         })?,
         (None, Some(StageArg::Core)) => pipeline::Options::CORE.stop_after,

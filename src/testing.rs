@@ -13,9 +13,9 @@
 //!                             or type-check and the rendered diagnostics must match
 //! -- tolerance: 1e-3          relative tolerance of float comparisons in this file
 //! -- tags { slow disable }    free-form tags; `disable` skips every trial of the file
-//! -- snapshot { diag core kir clif }  snapshot the rendered diagnostics, the printed
+//! -- snapshot { diag core kir clif cuda }  snapshot the rendered diagnostics, the printed
 //!                             optimised core IR, the printed kernel IR, the CPU backend's
-//!                             Cranelift IR (stage cuda is accepted but not produced yet: skipped)
+//!                             Cranelift IR, the CUDA backend's translation unit
 //! -- snapshot { clif kernel = main_k3 }  the `clif` snapshot holds only that kernel (names as
 //!                             in `ogham dev --print kir` and `OGHAM_PROFILE`)
 //! -- structure core { map 1 } constructs of the optimised core IR (or `kir`) named in

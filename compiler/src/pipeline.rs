@@ -1,4 +1,5 @@
-//! The middle end's one ordered list of passes, from the typed AST to core IR and kernel IR.
+//! The middle end's one ordered list of passes ([`Pass::ALL`]), from the typed AST to core IR
+//! and kernel IR.
 //!
 //! | pass          | module             | form after   |
 //! |---------------|--------------------|--------------|
@@ -24,21 +25,70 @@ use crate::{flatten, lower, opt};
 /// The code of the diagnostic reporting IR that fails verification: a compiler bug.
 pub const INTERNAL_ERROR: &str = "ICE";
 
-/// The passes in order, with the IR form each produces.
-pub const PASSES: &[(&str, Form)] = &[
-    ("lower", Form::Core),
-    ("simplify", Form::Core),
-    ("fuse", Form::Core),
-    ("resimplify", Form::Core),
-    ("flatten", Form::Kernel),
-    ("kir-simplify", Form::Kernel),
-];
+/// A middle-end pass, in the order [`Pass::ALL`] runs them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pass {
+    Lower,
+    Simplify,
+    Fuse,
+    Resimplify,
+    Flatten,
+    KirSimplify,
+}
+
+impl Pass {
+    /// Every pass, in order.
+    pub const ALL: [Pass; 6] = [
+        Pass::Lower,
+        Pass::Simplify,
+        Pass::Fuse,
+        Pass::Resimplify,
+        Pass::Flatten,
+        Pass::KirSimplify,
+    ];
+
+    /// The pass's name on the command line (`ogham dev --dump-after NAME`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Pass::Lower => "lower",
+            Pass::Simplify => "simplify",
+            Pass::Fuse => "fuse",
+            Pass::Resimplify => "resimplify",
+            Pass::Flatten => "flatten",
+            Pass::KirSimplify => "kir-simplify",
+        }
+    }
+
+    /// The pass of that name, if there is one.
+    pub fn named(name: &str) -> Option<Pass> {
+        Pass::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// The IR form the pass produces.
+    pub fn form(self) -> Form {
+        match self {
+            Pass::Lower | Pass::Simplify | Pass::Fuse | Pass::Resimplify => Form::Core,
+            Pass::Flatten | Pass::KirSimplify => Form::Kernel,
+        }
+    }
+
+    /// Whether the pass is an optimisation (skipped when [`Options::optimise`] is off).
+    pub fn optimises(self) -> bool {
+        !matches!(self, Pass::Lower | Pass::Flatten)
+    }
+}
+
+impl std::fmt::Display for Pass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// How far to compile and how carefully.
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
-    /// The last pass to run (a name from [`PASSES`]).
-    pub stop_after: &'static str,
+    /// The last pass to run.
+    pub stop_after: Pass,
     /// Run `simplify` and `fuse` (otherwise the pipeline is `lower`, then `flatten` if asked).
     pub optimise: bool,
     /// Verify the IR after every pass (always on in debug builds).
@@ -48,21 +98,16 @@ pub struct Options {
 impl Options {
     /// Core IR, optimised.
     pub const CORE: Options = Options {
-        stop_after: "resimplify",
+        stop_after: Pass::Resimplify,
         optimise: true,
         verify: false,
     };
     /// Kernel IR, optimised.
     pub const KERNEL: Options = Options {
-        stop_after: "kir-simplify",
+        stop_after: Pass::KirSimplify,
         optimise: true,
         verify: false,
     };
-}
-
-/// The name of a pass if `name` is one (for command-line validation).
-pub fn pass_named(name: &str) -> Option<&'static str> {
-    PASSES.iter().map(|(n, _)| *n).find(|n| *n == name)
 }
 
 /// Runs the passes up to `options.stop_after`, calling `observe(pass, program)` after each.
@@ -71,26 +116,26 @@ pub fn compile(
     program: &ast::Program,
     checked: &Checked,
     options: Options,
-    observe: &mut dyn FnMut(&str, &Program),
+    observe: &mut dyn FnMut(Pass, &Program),
 ) -> Result<Program, Vec<Diagnostic>> {
     let mut ir = lower::lower(sources, program, checked)?;
-    check(&ir, "lower", Form::Core, options)?;
-    observe("lower", &ir);
-    for &(pass, form) in &PASSES[1..] {
-        if !options.optimise && matches!(pass, "simplify" | "fuse" | "resimplify" | "kir-simplify")
-        {
-            if pass == options.stop_after {
-                break;
-            }
-            continue;
-        }
+    for pass in Pass::ALL {
         match pass {
-            "simplify" | "resimplify" | "kir-simplify" => opt::simplify::simplify(&mut ir),
-            "fuse" => opt::fuse::fuse(&mut ir),
-            "flatten" => ir = flatten::flatten(ir),
-            _ => unreachable!("unknown pass {pass}"),
+            // Lowering makes the pipeline's first program, above.
+            Pass::Lower => {}
+            _ if !options.optimise && pass.optimises() => {
+                if pass == options.stop_after {
+                    break;
+                }
+                continue;
+            }
+            Pass::Simplify | Pass::Resimplify | Pass::KirSimplify => {
+                opt::simplify::simplify(&mut ir)
+            }
+            Pass::Fuse => opt::fuse::fuse(&mut ir),
+            Pass::Flatten => ir = flatten::flatten(ir),
         }
-        check(&ir, pass, form, options)?;
+        check(&ir, pass, options)?;
         observe(pass, &ir);
         if pass == options.stop_after {
             break;
@@ -100,11 +145,11 @@ pub fn compile(
 }
 
 /// Verifies `ir` when asked; a failure is an internal compiler error naming the pass.
-fn check(ir: &Program, pass: &str, form: Form, options: Options) -> Result<(), Vec<Diagnostic>> {
+fn check(ir: &Program, pass: Pass, options: Options) -> Result<(), Vec<Diagnostic>> {
     if !(options.verify || cfg!(debug_assertions)) {
         return Ok(());
     }
-    verify(ir, form).map_err(|errors| {
+    verify(ir, pass.form()).map_err(|errors| {
         vec![Diagnostic::error(
             INTERNAL_ERROR,
             format!(
@@ -113,4 +158,19 @@ fn check(ir: &Program, pass: &str, form: Form, options: Options) -> Result<(), V
             ),
         )]
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for pass in Pass::ALL {
+            assert_eq!(Pass::named(pass.name()), Some(pass));
+        }
+        assert_eq!(Pass::named("fusion"), None);
+        assert_eq!(Options::KERNEL.stop_after.form(), Form::Kernel);
+        assert_eq!(Options::CORE.stop_after.form(), Form::Core);
+    }
 }

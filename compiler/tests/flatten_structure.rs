@@ -80,7 +80,7 @@ fn map_of_reduction_has_three_versions() {
             ("threshold", 2),
         ],
     );
-    let names: Vec<&str> = k.thresholds.iter().map(|t| t.name.as_str()).collect();
+    let names: Vec<String> = k.thresholds.iter().map(|t| t.id.to_string()).collect();
     assert_eq!(names, ["suff_outer_par_0", "suff_intra_par_0"]);
     // The distributed version is a segmented reduction over the two-dimensional space.
     let printed = print_program(&k);

@@ -3,12 +3,12 @@
 mod ir_build;
 
 use ir_build::*;
+use ogham_compiler::ir::op::BinOp;
 use ogham_compiler::ir::print::print_stmt;
 use ogham_compiler::ir::traverse::{
     Subst, consumed_arrays, free_vars_body, free_vars_stmt, substitute_exp, use_counts,
 };
 use ogham_compiler::ir::{DimIndex, Exp, LoopForm, SubExp, VarId};
-use ogham_compiler::syntax::ast::BinOp;
 use ogham_compiler::types::PrimType;
 
 #[test]

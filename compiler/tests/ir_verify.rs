@@ -4,10 +4,10 @@
 mod ir_build;
 
 use ir_build::*;
+use ogham_compiler::ir::op::BinOp;
 use ogham_compiler::ir::verify::{Form, verify};
 use ogham_compiler::ir::{DimIndex, Exp, LoopForm, Program, Soac};
-use ogham_compiler::kir::{SegKind, SegLevel, SegOp};
-use ogham_compiler::syntax::ast::BinOp;
+use ogham_compiler::kir::{SegKind, SegLevel, SegOp, ThresholdId, ThresholdKind};
 use ogham_compiler::types::PrimType;
 
 /// The verifier's messages for `program`, which must be rejected.
@@ -343,7 +343,10 @@ fn rejects_kernels_inside_kernels_and_undeclared_thresholds() {
     function.body.stmts.push(stmt(
         &[t],
         Exp::Threshold {
-            name: "suff_nowhere".to_string(),
+            id: ThresholdId {
+                kind: ThresholdKind::SuffOuterPar,
+                map: 5,
+            },
             size: v(n),
         },
     ));
@@ -354,7 +357,7 @@ fn rejects_kernels_inside_kernels_and_undeclared_thresholds() {
     );
     assert_mentions(
         &errors,
-        "k: let t_19: bool: threshold suff_nowhere is not declared",
+        "k: let t_19: bool: threshold suff_outer_par_5 is not declared",
     );
     assert_eq!(errors.len(), 2, "{errors:#?}");
 }

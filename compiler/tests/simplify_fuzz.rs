@@ -1,6 +1,6 @@
 //! Property test: simplification preserves the results of random programs, evaluated by a
-//! small reference evaluator built on the interpreter's scalar semantics (`fold`, itself checked
-//! against the interpreter's cases in `simplify_fold.rs`). The programs mix integer, float and
+//! small reference evaluator built on the executors' scalar semantics (`ir::scalar`). The
+//! programs mix integer, float and
 //! boolean arithmetic on interesting constants, conversions, nested `if`s, `for` loops, maps
 //! and map-reductions, and small arrays (`iota`, `replicate`, indexing in and out of bounds,
 //! in-place updates).
@@ -10,12 +10,13 @@
 mod ir_build;
 
 use ir_build::*;
+use ogham_compiler::ir::op::{BinOp, UnOp};
+use ogham_compiler::ir::scalar;
 use ogham_compiler::ir::verify::{Form, verify};
 use ogham_compiler::ir::{
     Body, Const, DimIndex, Exp, Function, LoopForm, Program, RedOp, Soac, Stmt, SubExp, Type, VarId,
 };
-use ogham_compiler::opt::simplify::{fold, simplify};
-use ogham_compiler::syntax::ast::{BinOp, UnOp};
+use ogham_compiler::opt::simplify::simplify;
 use ogham_compiler::types::PrimType;
 use proptest::prelude::*;
 use std::collections::HashMap;
@@ -411,11 +412,11 @@ fn eval(body: &Body, env: &mut Env) -> Option<Vec<Value>> {
         let values = match &s.exp {
             Exp::SubExp(a) => vec![value(env, *a)],
             Exp::BinOp(op, a, b) => {
-                let r = fold::binop(*op, scalar(env, *a), scalar(env, *b))?;
+                let r = scalar::binop(*op, scalar(env, *a), scalar(env, *b)).ok()?;
                 vec![Value::Scalar(r)]
             }
-            Exp::UnOp(op, a) => vec![Value::Scalar(fold::unop(*op, scalar(env, *a))?)],
-            Exp::Convert(to, a) => vec![Value::Scalar(fold::convert(scalar(env, *a), *to))],
+            Exp::UnOp(op, a) => vec![Value::Scalar(scalar::unop(*op, scalar(env, *a)).ok()?)],
+            Exp::Convert(to, a) => vec![Value::Scalar(scalar::convert(scalar(env, *a), *to))],
             Exp::Iota(_) => vec![Value::Array((0..LEN).map(Const::I64).collect())],
             Exp::Replicate(_, x) => vec![Value::Array(vec![scalar(env, *x); LEN as usize])],
             Exp::Index(a, idx) => {

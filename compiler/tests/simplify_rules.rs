@@ -5,11 +5,11 @@ mod ir_build;
 
 use ir_build::*;
 use ogham_compiler::ir::count::count_constructs;
+use ogham_compiler::ir::op::{BinOp, UnOp};
 use ogham_compiler::ir::print::print_program;
 use ogham_compiler::ir::verify::{Form, verify};
 use ogham_compiler::ir::{DimIndex, Exp, LoopForm, Program, RedOp, Soac};
 use ogham_compiler::opt::simplify::simplify;
-use ogham_compiler::syntax::ast::{BinOp, UnOp};
 use ogham_compiler::types::PrimType;
 
 /// Simplifies a program that must verify before and after (in `form`); the printed result.

@@ -1,6 +1,8 @@
 //! The Ogham runtime: values, `.npy` and textual value I/O, and the executors of compiled
-//! programs. The reference interpreter (`interp`) defines the language's semantics; the CPU and
-//! CUDA executors come with their issues and must agree with it.
+//! programs. The reference interpreter (`interp`) defines the language's semantics; the IR
+//! evaluator (`ireval`) and the CPU and CUDA executors must agree with it. Scalar operations
+//! have one definition, the compiler's `ir::scalar`, which every executor reaches through
+//! `scalar`.
 
 pub mod boundary;
 pub mod cpu;
@@ -12,6 +14,7 @@ mod kernel_io;
 pub mod library;
 pub mod memory;
 pub mod npy;
+pub mod scalar;
 pub mod text;
 pub mod value;
 

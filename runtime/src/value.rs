@@ -4,6 +4,7 @@
 //! and of every backend's buffers). Arrays of tuples or records cross the boundary as tuples of
 //! arrays (Futhark's convention), so a [`Value`] is a scalar, a flat array, or a tuple of values.
 
+use ogham_compiler::ir::Const;
 use ogham_compiler::types::PrimType;
 use std::fmt;
 
@@ -59,6 +60,36 @@ impl Scalar {
             Scalar::U8(x) => x as i64,
             Scalar::F32(x) => x as i64,
             Scalar::F64(x) => x as i64,
+        }
+    }
+}
+
+impl From<Const> for Scalar {
+    fn from(c: Const) -> Scalar {
+        match c {
+            Const::Bool(x) => Scalar::Bool(x),
+            Const::I8(x) => Scalar::I8(x),
+            Const::I16(x) => Scalar::I16(x),
+            Const::I32(x) => Scalar::I32(x),
+            Const::I64(x) => Scalar::I64(x),
+            Const::U8(x) => Scalar::U8(x),
+            Const::F32(x) => Scalar::F32(x),
+            Const::F64(x) => Scalar::F64(x),
+        }
+    }
+}
+
+impl From<Scalar> for Const {
+    fn from(s: Scalar) -> Const {
+        match s {
+            Scalar::Bool(x) => Const::Bool(x),
+            Scalar::I8(x) => Const::I8(x),
+            Scalar::I16(x) => Const::I16(x),
+            Scalar::I32(x) => Const::I32(x),
+            Scalar::I64(x) => Const::I64(x),
+            Scalar::U8(x) => Const::U8(x),
+            Scalar::F32(x) => Const::F32(x),
+            Scalar::F64(x) => Const::F64(x),
         }
     }
 }

@@ -35,7 +35,7 @@ pub enum Failure {
         update: bool,
     },
     /// Division by zero in operator `op` (`/`, `%`, `//`, `%%`).
-    DivByZero { op: crate::syntax::ast::BinOp },
+    DivByZero { op: crate::ir::op::BinOp },
     Assert {
         message: String,
         kind: crate::ir::AssertKind,

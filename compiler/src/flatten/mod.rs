@@ -66,14 +66,14 @@ mod nest;
 mod rename;
 
 use crate::builtins::MathFn;
+use crate::ir::op::BinOp;
 use crate::ir::traverse::{Subst, for_each_stmt, free_vars_body, free_vars_stmt, substitute_body};
 use crate::ir::{
     Body, Const, Exp, Function, HistOp, Lambda, LoopForm, Program, RedOp, Soac, Stmt, SubExp, Type,
     VarId,
 };
-use crate::kir::{SegKind, SegLevel, SegOp, Threshold};
+use crate::kir::{SegKind, SegLevel, SegOp, Threshold, ThresholdId, ThresholdKind};
 use crate::source::Span;
-use crate::syntax::ast::BinOp;
 use crate::types::PrimType;
 use nest::{Irregular, Nest};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -117,7 +117,7 @@ pub fn flatten(program: Program) -> Program {
 struct State {
     thresholds: Vec<Threshold>,
     /// How many maps have been multi-versioned (numbers their thresholds).
-    versioned: usize,
+    versioned: u32,
 }
 
 /// Flattens one function.
@@ -222,7 +222,10 @@ impl Flattener<'_> {
         let width = *width;
         let name = self.f.name.clone();
         let outer = self.threshold(
-            format!("suff_outer_par_{k}"),
+            ThresholdId {
+                kind: ThresholdKind::SuffOuterPar,
+                map: k,
+            },
             DEFAULT_OUTER_PAR,
             format!(
                 "{name}: map {k}: the outer width from which one thread per outer element runs \
@@ -245,7 +248,10 @@ impl Flattener<'_> {
                 let mut stmts = Vec::new();
                 let inner_size = self.maximum(&inner_widths, s.loc, &mut stmts);
                 let intra = self.threshold(
-                    format!("suff_intra_par_{k}"),
+                    ThresholdId {
+                        kind: ThresholdKind::SuffIntraPar,
+                        map: k,
+                    },
                     DEFAULT_INTRA_PAR,
                     format!(
                         "{name}: map {k}: the inner parallelism per outer element from which the \
@@ -341,20 +347,16 @@ impl Flattener<'_> {
     /// Binds `size >= threshold` to a fresh `bool`, registering the threshold.
     fn threshold(
         &mut self,
-        name: String,
+        id: ThresholdId,
         default: i64,
         doc: String,
         size: SubExp,
         loc: Span,
         out: &mut Vec<Stmt>,
     ) -> SubExp {
-        let cond = self.f.new_var(name.clone(), Type::Prim(PrimType::Bool));
-        self.state.thresholds.push(Threshold {
-            name: name.clone(),
-            default,
-            doc,
-        });
-        out.push(stmt(vec![cond], Exp::Threshold { name, size }, loc));
+        let cond = self.f.new_var(id.to_string(), Type::Prim(PrimType::Bool));
+        self.state.thresholds.push(Threshold { id, default, doc });
+        out.push(stmt(vec![cond], Exp::Threshold { id, size }, loc));
         SubExp::Var(cond)
     }
 

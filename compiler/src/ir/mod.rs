@@ -36,15 +36,17 @@
 //!   parameter is not used after the consuming statement.
 
 pub mod count;
+pub mod op;
 pub mod print;
+pub mod scalar;
 pub mod traverse;
 pub mod verify;
 
 use crate::builtins::MathFn;
 use crate::kir::SegOp;
 use crate::source::Span;
-use crate::syntax::ast::{BinOp, UnOp};
 use crate::types::PrimType;
+use op::{BinOp, UnOp};
 use std::hash::{Hash, Hasher};
 
 /// A handle to a variable of the enclosing [`Function`]'s arena.
@@ -358,9 +360,9 @@ pub enum DimIndex {
 pub enum Exp {
     /// The operand itself (a copy of a scalar; an alias of an array).
     SubExp(SubExp),
-    /// A scalar binary operator (never `|>`, `<|`, `&&`, `||`: pipes are applications and the
-    /// logical operators are `if`s, so that they short-circuit). Operands have the same type;
-    /// comparisons return `bool`. Integer `/`, `%` by zero are run-time errors.
+    /// A scalar binary operator ([`op::BinOp`]: pipes are applications and `&&`, `||` are
+    /// `if`s, so that they short-circuit). Operands have the same type; comparisons return
+    /// `bool`. Integer `/`, `%` by zero are run-time errors. Semantics: [`scalar`].
     BinOp(BinOp, SubExp, SubExp),
     UnOp(UnOp, SubExp),
     /// A math function (`f32.sqrt`, `i64.max`, ...) at the given scalar type.
@@ -416,9 +418,9 @@ pub enum Exp {
     /// Kernel IR only: a segmented operation launched by the host (see [`crate::kir`]).
     Seg(Box<SegOp>),
     /// Kernel IR only: `size >= threshold` (a `bool`), where the threshold is the program's
-    /// tunable parameter of that name (default or from a tuning file).
+    /// tunable parameter `id` (default or from a tuning file).
     Threshold {
-        name: String,
+        id: crate::kir::ThresholdId,
         size: SubExp,
     },
 }

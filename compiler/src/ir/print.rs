@@ -22,7 +22,7 @@ use std::fmt::Write;
 pub fn print_program(program: &Program) -> String {
     let mut out = String::new();
     for t in &program.thresholds {
-        let _ = writeln!(out, "threshold {} = {} -- {}", t.name, t.default, t.doc);
+        let _ = writeln!(out, "threshold {} = {} -- {}", t.id, t.default, t.doc);
     }
     for (i, function) in program.functions.iter().enumerate() {
         if i > 0 || !program.thresholds.is_empty() {
@@ -271,11 +271,7 @@ impl Printer<'_> {
                 );
             }
             Exp::UnOp(op, a) => {
-                let symbol = match op {
-                    crate::syntax::ast::UnOp::Neg => "-",
-                    crate::syntax::ast::UnOp::Not => "!",
-                };
-                let _ = write!(out, "{symbol}{}", self.subexp(*a));
+                let _ = write!(out, "{}{}", op.symbol(), self.subexp(*a));
             }
             Exp::Math(op, ty, args) => {
                 // The variants of `MathFn` are named as the source functions (`sqrt`, `atan2`).
@@ -372,8 +368,8 @@ impl Printer<'_> {
             }
             Exp::Soac(soac) => self.soac(out, soac, indent),
             Exp::Seg(seg) => self.seg(out, seg, indent),
-            Exp::Threshold { name, size } => {
-                let _ = write!(out, "threshold({name}, {})", self.subexp(*size));
+            Exp::Threshold { id, size } => {
+                let _ = write!(out, "threshold({id}, {})", self.subexp(*size));
             }
         }
     }

@@ -41,8 +41,7 @@ use crate::ir::{
     Body, Const, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, Program, RedOp, ScanOp, Soac,
     Stmt, SubExp, Type, VarId,
 };
-use crate::kir::{SegKind, SegOp};
-use crate::syntax::ast::{BinOp, UnOp};
+use crate::kir::{SegKind, SegOp, ThresholdId};
 use crate::types::PrimType;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -61,8 +60,8 @@ pub fn verify(program: &Program, form: Form) -> Result<(), Vec<String>> {
     let mut errors = Vec::new();
     let mut thresholds = BTreeSet::new();
     for t in &program.thresholds {
-        if !thresholds.insert(t.name.as_str()) {
-            errors.push(format!("threshold {} is declared twice", t.name));
+        if !thresholds.insert(t.id) {
+            errors.push(format!("threshold {} is declared twice", t.id));
         }
     }
     if form == Form::Core && !program.thresholds.is_empty() {
@@ -90,23 +89,10 @@ fn fits(expected: &Type, actual: &Type, lenient: bool) -> bool {
         })
 }
 
-/// The result type of `a op b` for operands of type `t`, if the operator applies to it.
-fn binop_result(op: BinOp, t: PrimType) -> Option<PrimType> {
-    use BinOp::*;
-    let ok = match op {
-        Eq | Ne | Lt | Le | Gt | Ge => return Some(PrimType::Bool),
-        Add | Sub | Mul | Div | Mod | Quot | Rem | Pow => t != PrimType::Bool,
-        BitAnd | BitOr | BitXor => t.is_int() || t == PrimType::Bool,
-        Shl | Shr => t.is_int(),
-        And | Or | PipeLeft | PipeRight => false,
-    };
-    ok.then_some(t)
-}
-
 struct Checker<'a> {
     f: &'a Function,
     form: Form,
-    thresholds: &'a BTreeSet<&'a str>,
+    thresholds: &'a BTreeSet<ThresholdId>,
     errors: Vec<String>,
     /// Whether each variable has been bound so far (anywhere in the function).
     bound: Vec<bool>,
@@ -127,7 +113,7 @@ struct Checker<'a> {
 }
 
 impl<'a> Checker<'a> {
-    fn new(f: &'a Function, form: Form, thresholds: &'a BTreeSet<&'a str>) -> Self {
+    fn new(f: &'a Function, form: Form, thresholds: &'a BTreeSet<ThresholdId>) -> Self {
         let n = f.vars.len();
         Checker {
             f,
@@ -437,7 +423,7 @@ impl<'a> Checker<'a> {
                     ));
                     return None;
                 }
-                match binop_result(*op, ta.elem()) {
+                match op.result_type(ta.elem()) {
                     Some(t) => one(Type::Prim(t)),
                     None => {
                         self.error(format!(
@@ -451,11 +437,7 @@ impl<'a> Checker<'a> {
             }
             Exp::UnOp(op, a) => {
                 let t = self.use_subexp(*a)?;
-                let ok = t.rank() == 0
-                    && match op {
-                        UnOp::Neg => t.elem() != PrimType::Bool,
-                        UnOp::Not => t.elem() == PrimType::Bool || t.elem().is_int(),
-                    };
+                let ok = t.rank() == 0 && op.applies_to(t.elem());
                 if !ok {
                     self.error(format!("unary {op:?} does not apply to {}", self.show(&t)));
                     return None;
@@ -558,9 +540,9 @@ impl<'a> Checker<'a> {
             Exp::Loop { params, form, body } => self.loop_(stmt, params, form, body),
             Exp::Soac(soac) => self.soac(soac),
             Exp::Seg(seg) => self.seg(seg),
-            Exp::Threshold { name, size } => {
-                if !self.thresholds.contains(name.as_str()) {
-                    self.error(format!("threshold {name} is not declared"));
+            Exp::Threshold { id, size } => {
+                if !self.thresholds.contains(id) {
+                    self.error(format!("threshold {id} is not declared"));
                 }
                 self.expect_prim(*size, PrimType::I64, "threshold size");
                 one(Type::Prim(PrimType::Bool))

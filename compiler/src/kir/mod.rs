@@ -7,7 +7,8 @@
 //! allocations from those types.
 //!
 //! Multi-versioned code is an `if` on [`crate::ir::Exp::Threshold`], comparing a size with a
-//! named, tunable threshold (defaults in [`Threshold`], overridable by a tuning file).
+//! tunable threshold ([`ThresholdId`]: a [`ThresholdKind`] and the map's number; defaults in
+//! [`Threshold`], overridable by name in a tuning file).
 
 pub mod tuning;
 
@@ -71,13 +72,96 @@ impl SegKind {
     }
 }
 
+/// What a threshold's comparison decides; it fixes the prefix of the threshold's name.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub enum ThresholdKind {
+    /// `suff_outer_par_K`: the outer width from which one thread per outer element runs a
+    /// multi-versioned map's body sequentially.
+    SuffOuterPar,
+    /// `suff_intra_par_K`: the inner parallelism from which the distributed kernels run rather
+    /// than one block per outer element.
+    SuffIntraPar,
+}
+
+impl ThresholdKind {
+    pub const ALL: [ThresholdKind; 2] = [ThresholdKind::SuffOuterPar, ThresholdKind::SuffIntraPar];
+
+    /// The prefix of the names of thresholds of this kind.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            ThresholdKind::SuffOuterPar => "suff_outer_par",
+            ThresholdKind::SuffIntraPar => "suff_intra_par",
+        }
+    }
+}
+
+/// The identity of a threshold: its kind and the number of the multi-versioned map it belongs
+/// to. Its name, `{prefix}_{map}` (`suff_outer_par_0`), is how tuning files refer to it.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub struct ThresholdId {
+    pub kind: ThresholdKind,
+    pub map: u32,
+}
+
+impl ThresholdId {
+    /// The threshold that `name` names, if it is a threshold's name.
+    pub fn parse(name: &str) -> Option<ThresholdId> {
+        let (prefix, map) = name.rsplit_once('_')?;
+        let kind = ThresholdKind::ALL
+            .into_iter()
+            .find(|k| k.prefix() == prefix)?;
+        // Only the canonical spelling (no sign, no leading zeros) names a threshold.
+        let map: u32 = map.parse().ok()?;
+        (map.to_string() == name[prefix.len() + 1..]).then_some(ThresholdId { kind, map })
+    }
+}
+
+impl std::fmt::Display for ThresholdId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}_{}", self.kind.prefix(), self.map)
+    }
+}
+
 /// A tunable parameter of the compiled program: multi-versioned code takes its first version
 /// when the size it compares is at least the threshold.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Threshold {
-    /// Unique in the program, e.g. `suff_outer_par_0`.
-    pub name: String,
+    /// Unique in the program.
+    pub id: ThresholdId,
     pub default: i64,
     /// What the comparison decides, for the tuning file and `ogham dev --print kir`.
     pub doc: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threshold_names_round_trip() {
+        for kind in ThresholdKind::ALL {
+            for map in [0, 7, 12, u32::MAX] {
+                let id = ThresholdId { kind, map };
+                assert_eq!(ThresholdId::parse(&id.to_string()), Some(id));
+            }
+        }
+        assert_eq!(
+            ThresholdId::parse("suff_outer_par_3").map(|t| t.to_string()),
+            Some("suff_outer_par_3".to_string())
+        );
+        for bad in [
+            "suff_outer_par",
+            "suff_outer_par_",
+            "suff_outer_par_03",
+            "suff_outer_par_+3",
+        ] {
+            assert_eq!(ThresholdId::parse(bad), None, "{bad}");
+        }
+        assert_eq!(ThresholdId::parse("suff_outer_3"), None);
+        assert_eq!(ThresholdId::parse("x"), None);
+    }
 }

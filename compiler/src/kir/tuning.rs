@@ -1,13 +1,13 @@
 //! Tuning files: values for a compiled program's thresholds ([`Threshold`]), one `name=value`
-//! per line. Blank lines and lines starting with `#` are ignored; spaces around the name and the
-//! value are allowed. Every name must be a threshold of the program, at most once; every value a
-//! non-negative integer (sizes are never negative). A threshold the file does not name keeps its
-//! default.
+//! per line, a threshold named by its [`ThresholdId`]'s name (`suff_outer_par_0`). Blank lines
+//! and lines starting with `#` are ignored; spaces around the name and the value are allowed.
+//! Every name must be a threshold of the program, at most once; every value a non-negative
+//! integer (sizes are never negative). A threshold the file does not name keeps its default.
 //!
 //! [`print_tuning`] writes the file that sets every threshold to its default, each preceded by
 //! its doc comment, which is the starting point for tuning by hand.
 
-use crate::kir::Threshold;
+use crate::kir::{Threshold, ThresholdId};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
@@ -36,7 +36,7 @@ impl std::error::Error for TuningError {}
 pub fn read_tuning(
     path: &Path,
     thresholds: &[Threshold],
-) -> Result<BTreeMap<String, i64>, TuningError> {
+) -> Result<BTreeMap<ThresholdId, i64>, TuningError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| TuningError {
         file: file.clone(),
@@ -51,7 +51,7 @@ pub fn parse_tuning(
     file: &str,
     text: &str,
     thresholds: &[Threshold],
-) -> Result<BTreeMap<String, i64>, TuningError> {
+) -> Result<BTreeMap<ThresholdId, i64>, TuningError> {
     let mut values = BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
         let error = |message: String| TuningError {
@@ -67,15 +67,16 @@ pub fn parse_tuning(
             return Err(error(format!("expected `name=value`, found `{line}`")));
         };
         let (name, value) = (name.trim(), value.trim());
-        if !thresholds.iter().any(|t| t.name == name) {
-            let known: Vec<&str> = thresholds.iter().map(|t| t.name.as_str()).collect();
+        let id = ThresholdId::parse(name).filter(|id| thresholds.iter().any(|t| t.id == *id));
+        let Some(id) = id else {
+            let known: Vec<String> = thresholds.iter().map(|t| t.id.to_string()).collect();
             let known = if known.is_empty() {
                 "the program has none".to_string()
             } else {
                 format!("the program has {}", known.join(", "))
             };
             return Err(error(format!("unknown threshold `{name}` ({known})")));
-        }
+        };
         let value: i64 = match value.parse() {
             Ok(v) if v >= 0 => v,
             _ => {
@@ -84,7 +85,7 @@ pub fn parse_tuning(
                 )));
             }
         };
-        if values.insert(name.to_string(), value).is_some() {
+        if values.insert(id, value).is_some() {
             return Err(error(format!("`{name}` is set twice")));
         }
     }
@@ -95,23 +96,31 @@ pub fn parse_tuning(
 pub fn print_tuning(thresholds: &[Threshold]) -> String {
     thresholds
         .iter()
-        .map(|t| format!("# {}\n{}={}\n", t.doc, t.name, t.default))
+        .map(|t| format!("# {}\n{}={}\n", t.doc, t.id, t.default))
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kir::ThresholdKind;
 
     fn thresholds() -> Vec<Threshold> {
-        ["suff_outer_par_0", "suff_intra_par_0"]
-            .iter()
-            .map(|name| Threshold {
-                name: name.to_string(),
-                default: 7,
-                doc: format!("what {name} decides"),
+        [ThresholdKind::SuffOuterPar, ThresholdKind::SuffIntraPar]
+            .into_iter()
+            .map(|kind| {
+                let id = ThresholdId { kind, map: 0 };
+                Threshold {
+                    id,
+                    default: 7,
+                    doc: format!("what {id} decides"),
+                }
             })
             .collect()
+    }
+
+    fn id(name: &str) -> ThresholdId {
+        ThresholdId::parse(name).unwrap()
     }
 
     fn error(text: &str) -> String {
@@ -124,8 +133,8 @@ mod tests {
     fn parses_values_comments_and_spaces() {
         let text = "# a comment\n\nsuff_outer_par_0=12\n  suff_intra_par_0 = 0  \n";
         let values = parse_tuning("t.tuning", text, &thresholds()).unwrap();
-        assert_eq!(values["suff_outer_par_0"], 12);
-        assert_eq!(values["suff_intra_par_0"], 0);
+        assert_eq!(values[&id("suff_outer_par_0")], 12);
+        assert_eq!(values[&id("suff_intra_par_0")], 0);
     }
 
     #[test]
@@ -164,6 +173,25 @@ mod tests {
         let values = parse_tuning("t.tuning", &text, &thresholds()).unwrap();
         assert_eq!(values.len(), 2);
         assert!(values.values().all(|&v| v == 7));
+    }
+
+    #[test]
+    fn an_autotuned_file_reads_back_by_name() {
+        // As `ogham autotune` writes it: comments, then `name=value` per threshold.
+        let text = "# ogham autotune: 2.000 ms with the defaults, 1.000 ms tuned\n\
+                    # what suff_outer_par_0 decides\n\
+                    # default 7; tried 7: 2.000 ms, 0: 1.000 ms\n\
+                    suff_outer_par_0=0\n\
+                    # what suff_intra_par_0 decides\n\
+                    # default 7; tried 7: 1.000 ms, 0: 1.500 ms\n\
+                    suff_intra_par_0=9223372036854775807\n";
+        let values = parse_tuning("t.tuning", text, &thresholds()).unwrap();
+        let mut written: Vec<String> = values.iter().map(|(id, v)| format!("{id}={v}")).collect();
+        let mut settings: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+        written.sort();
+        settings.sort();
+        assert_eq!(written, settings);
+        assert_eq!(values[&id("suff_intra_par_0")], i64::MAX);
     }
 
     #[test]

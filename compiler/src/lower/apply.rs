@@ -3,8 +3,9 @@
 //! arguments are applied to the result.
 
 use super::{Callee, Closure, LVal, Lowerer, Res};
+use crate::ir::op::BinOp;
 use crate::ir::{Body, Exp, Lambda, SubExp, Type, VarId, traverse};
-use crate::syntax::ast::{self, BinOp, Decl, ExprKind};
+use crate::syntax::ast::{self, Decl, ExprKind};
 use crate::types::TypeArgs;
 use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
@@ -113,14 +114,8 @@ impl<'p> Lowerer<'p> {
 
     /// A binary operator as a function (sections): `&&`/`||` evaluate both operands here.
     fn operator(&mut self, op: ast::BinOp, a: SubExp, b: SubExp) -> Res<SubExp> {
-        Ok(match op {
-            ast::BinOp::And => self.binop(ast::BinOp::BitAnd, a, b),
-            ast::BinOp::Or => self.binop(ast::BinOp::BitOr, a, b),
-            ast::BinOp::PipeLeft | ast::BinOp::PipeRight => {
-                return Err(self.internal("pipe operator section"));
-            }
-            op => self.binop(op, a, b),
-        })
+        let op = super::surface::binop(op).ok_or_else(|| self.internal("pipe operator section"))?;
+        Ok(self.binop(op, a, b))
     }
 
     /// Lowers `body` with `params` bound to `args` in `scope`: the environment and the type

@@ -4,10 +4,11 @@
 
 use super::{LVal, Lowerer, Res};
 use crate::builtins::{ArrayFn, Builtin, MathFn};
+use crate::ir::op::{BinOp, UnOp};
 use crate::ir::{
     AssertKind, Const, DimIndex, Exp, HistOp, Lambda, RedOp, ScanOp, Soac, SubExp, Type, VarId,
 };
-use crate::syntax::ast::{BinOp, ExprId};
+use crate::syntax::ast::ExprId;
 use crate::types::PrimType;
 
 const I64: Type = Type::Prim(PrimType::I64);
@@ -500,7 +501,7 @@ impl<'p> Lowerer<'p> {
             let v = self.new_var("keep", Type::Prim(PrimType::Bool));
             map.body.stmts.push(crate::ir::Stmt {
                 pat: vec![v],
-                exp: Exp::UnOp(crate::syntax::ast::UnOp::Not, keep),
+                exp: Exp::UnOp(UnOp::Not, keep),
                 loc: self.loc,
             });
             SubExp::Var(v)

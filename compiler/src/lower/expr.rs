@@ -2,8 +2,9 @@
 //! in `apply` and `builtins`).
 
 use super::{Callee, Closure, LVal, Lowerer, Res, prim_of};
-use crate::ir::{Const, DimIndex, Exp, LoopForm, SubExp, Type, VarId};
-use crate::syntax::ast::{self, BinOp, Expr, ExprKind, IndexArg, LitValue};
+use crate::ir::op::BinOp;
+use crate::ir::{Const, DimIndex, Exp, LoopForm, SubExp, Type, VarId, scalar};
+use crate::syntax::ast::{self, Expr, ExprKind, IndexArg};
 use crate::typeck::Resolution;
 use crate::types::{self, PrimType};
 use std::rc::Rc;
@@ -34,7 +35,8 @@ impl<'p> Lowerer<'p> {
             ExprKind::Lit(lit) => {
                 let ty = prim_of(&self.source_type(e))
                     .ok_or_else(|| self.unsupported("a literal of a polymorphic type"))?;
-                let c = literal(lit.value, ty).ok_or_else(|| self.internal("bad literal"))?;
+                let c = super::surface::literal(lit.value, ty)
+                    .ok_or_else(|| self.internal("bad literal"))?;
                 Ok(LVal::Leaf(SubExp::Const(c)))
             }
             ExprKind::Var(name) => self.variable(e, name),
@@ -82,24 +84,24 @@ impl<'p> Lowerer<'p> {
                 let args = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
                 self.apply(f, args)
             }
-            ExprKind::BinOp(BinOp::PipeRight, x, f) => {
+            ExprKind::BinOp(ast::BinOp::PipeRight, x, f) => {
                 let x = self.expr(x)?;
                 let f = self.expr(f)?;
                 self.apply(f, vec![x])
             }
-            ExprKind::BinOp(BinOp::PipeLeft, f, x) => {
+            ExprKind::BinOp(ast::BinOp::PipeLeft, f, x) => {
                 let f = self.expr(f)?;
                 let x = self.expr(x)?;
                 self.apply(f, vec![x])
             }
-            ExprKind::BinOp(op @ (BinOp::And | BinOp::Or), a, b) => {
+            ExprKind::BinOp(op @ (ast::BinOp::And | ast::BinOp::Or), a, b) => {
                 let a = self.scalar(a)?;
                 let (_, then_body) = self.body_of(|this| this.expr(b))?;
                 let constant = super::Body {
                     stmts: Vec::new(),
-                    result: vec![SubExp::Const(Const::Bool(*op == BinOp::Or))],
+                    result: vec![SubExp::Const(Const::Bool(*op == ast::BinOp::Or))],
                 };
-                let (then_body, else_body) = if *op == BinOp::And {
+                let (then_body, else_body) = if *op == ast::BinOp::And {
                     (then_body, constant)
                 } else {
                     (constant, then_body)
@@ -116,19 +118,22 @@ impl<'p> Lowerer<'p> {
                 )))
             }
             ExprKind::BinOp(op, a, b) => {
+                let op = super::surface::binop(*op)
+                    .ok_or_else(|| self.internal("a pipe as a scalar operator"))?;
                 let (a, b) = (self.scalar(a)?, self.scalar(b)?);
-                Ok(LVal::Leaf(self.binop(*op, a, b)))
+                Ok(LVal::Leaf(self.binop(op, a, b)))
             }
             ExprKind::UnOp(op, a) => {
+                let op = super::surface::unop(*op);
                 let a = self.scalar(a)?;
                 // Negative literals are constants (slice strides rely on it).
                 if let SubExp::Const(c) = a
-                    && let Some(folded) = crate::opt::simplify::fold::unop(*op, c)
+                    && let Ok(folded) = scalar::unop(op, c)
                 {
                     return Ok(LVal::Leaf(SubExp::Const(folded)));
                 }
                 let ty = self.ty(a);
-                Ok(LVal::Leaf(self.bind("x", ty, Exp::UnOp(*op, a))))
+                Ok(LVal::Leaf(self.bind("x", ty, Exp::UnOp(op, a))))
             }
             ExprKind::OpSection(op) => Ok(self.closure(Callee::Op(*op, None, None, e.span))),
             ExprKind::LeftSection(op, x) => {
@@ -276,7 +281,7 @@ impl<'p> Lowerer<'p> {
             .ok_or_else(|| self.internal("a generic built-in at a non-primitive type"))?;
         match b {
             crate::builtins::Builtin::Const { op, ty } => {
-                let c = builtin_constant(op, ty)
+                let c = scalar::constant(op, ty)
                     .ok_or_else(|| self.internal(format!("no constant {ty}.{op:?}")))?;
                 Ok(LVal::Leaf(SubExp::Const(c)))
             }
@@ -286,11 +291,10 @@ impl<'p> Lowerer<'p> {
 
     /// A scalar binary operation (not `&&`, `||`, pipes).
     pub(super) fn binop(&mut self, op: BinOp, a: SubExp, b: SubExp) -> SubExp {
-        let ty = match op {
-            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
-                Type::Prim(PrimType::Bool)
-            }
-            _ => self.ty(a),
+        let ty = if op.is_comparison() {
+            Type::Prim(PrimType::Bool)
+        } else {
+            self.ty(a)
         };
         self.bind("x", ty, Exp::BinOp(op, a, b))
     }
@@ -428,9 +432,7 @@ impl<'p> Lowerer<'p> {
     pub(super) fn as_i64(&mut self, i: SubExp) -> SubExp {
         match (self.ty(i), i) {
             (Type::Prim(PrimType::I64), _) => i,
-            (_, SubExp::Const(c)) => {
-                SubExp::Const(crate::opt::simplify::fold::convert(c, PrimType::I64))
-            }
+            (_, SubExp::Const(c)) => SubExp::Const(scalar::convert(c, PrimType::I64)),
             _ => self.bind(
                 "i",
                 Type::Prim(PrimType::I64),
@@ -982,49 +984,4 @@ pub(super) fn index_type(ty: &Type, idx: &[DimIndex]) -> Type {
         }
     }
     Type::with_shape(ty.elem(), shape)
-}
-
-/// The value of a literal of type `ty` (the interpreter's rules: integers wrap, may be floats).
-fn literal(v: LitValue, ty: PrimType) -> Option<Const> {
-    use crate::opt::simplify::fold::convert;
-    match v {
-        LitValue::Int(x) if ty.is_float() => Some(convert(Const::F64(x as f64), ty)),
-        LitValue::Int(x) => Some(convert(Const::I64(x as i64), ty)),
-        LitValue::Float(x) if ty.is_float() => Some(convert(Const::F64(x), ty)),
-        LitValue::Float(_) => None,
-        LitValue::Bool(b) => (ty == PrimType::Bool).then_some(Const::Bool(b)),
-        LitValue::Nan => builtin_constant(crate::builtins::ConstFn::Nan, ty),
-        LitValue::Inf => builtin_constant(crate::builtins::ConstFn::Inf, ty),
-    }
-}
-
-/// `f32.pi`, `i64.highest`, ... (the interpreter's table).
-fn builtin_constant(op: crate::builtins::ConstFn, ty: PrimType) -> Option<Const> {
-    use crate::builtins::ConstFn;
-    let float = |x: f64| match ty {
-        PrimType::F32 => Some(Const::F32(x as f32)),
-        PrimType::F64 => Some(Const::F64(x)),
-        _ => None,
-    };
-    let int = |hi: bool| {
-        Some(match ty {
-            PrimType::I8 => Const::I8(if hi { i8::MAX } else { i8::MIN }),
-            PrimType::I16 => Const::I16(if hi { i16::MAX } else { i16::MIN }),
-            PrimType::I32 => Const::I32(if hi { i32::MAX } else { i32::MIN }),
-            PrimType::I64 => Const::I64(if hi { i64::MAX } else { i64::MIN }),
-            PrimType::U8 => Const::U8(if hi { u8::MAX } else { u8::MIN }),
-            PrimType::Bool => return None,
-            PrimType::F32 | PrimType::F64 => {
-                return float(if hi { f64::INFINITY } else { f64::NEG_INFINITY });
-            }
-        })
-    };
-    match op {
-        ConstFn::Nan => float(f64::NAN),
-        ConstFn::Inf => float(f64::INFINITY),
-        ConstFn::Pi => float(std::f64::consts::PI),
-        ConstFn::E => float(std::f64::consts::E),
-        ConstFn::Highest => int(true),
-        ConstFn::Lowest => int(false),
-    }
 }

@@ -38,6 +38,7 @@
 mod apply;
 mod builtins;
 mod expr;
+pub mod surface;
 
 use crate::diag::Diagnostic;
 use crate::ir::{Body, Function, Param, Program, Signature, Stmt, SubExp, Type, VarId};

@@ -1,11 +1,11 @@
 //! Hand-built core IR programs for the flattening tests: each exercises one shape of nesting.
 
 use crate::ir_build::*;
+use ogham_compiler::ir::op::BinOp;
 use ogham_compiler::ir::{
     Body, DimIndex, Exp, HistOp, Lambda, LoopForm, Program, RedOp, ScanOp, Soac, Stmt, SubExp,
     Type, VarId,
 };
-use ogham_compiler::syntax::ast::BinOp;
 use ogham_compiler::types::PrimType;
 
 /// `\a b -> a + b` at type `t`.

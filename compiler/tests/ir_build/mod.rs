@@ -2,13 +2,13 @@
 #![allow(dead_code)]
 
 use ogham_compiler::builtins::MathFn;
+use ogham_compiler::ir::op::{BinOp, UnOp};
 use ogham_compiler::ir::{
     Body, Const, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, Param, Program, RedOp, ScanOp,
     Signature, Soac, Stmt, SubExp, Type, VarId,
 };
-use ogham_compiler::kir::{SegKind, SegLevel, SegOp, Threshold};
+use ogham_compiler::kir::{SegKind, SegLevel, SegOp, Threshold, ThresholdId, ThresholdKind};
 use ogham_compiler::source::Span;
-use ogham_compiler::syntax::ast::{BinOp, UnOp};
 use ogham_compiler::types::PrimType;
 
 pub const F32: Type = Type::Prim(PrimType::F32);
@@ -249,10 +249,11 @@ pub fn sample_kernel() -> Program {
         body: body(vec![], &[v(bin), f32c(1.0)]),
         ret: vec![I64, F32],
     };
-    let threshold = Exp::Threshold {
-        name: "suff_outer_par_0".to_string(),
-        size: v(n),
+    let id = ThresholdId {
+        kind: ThresholdKind::SuffOuterPar,
+        map: 0,
     };
+    let threshold = Exp::Threshold { id, size: v(n) };
     let choose = Exp::If {
         cond: v(suff),
         then_body: body(vec![], &[f32c(0.0)]),
@@ -262,7 +263,7 @@ pub fn sample_kernel() -> Program {
     Program {
         unchecked: Vec::new(),
         thresholds: vec![Threshold {
-            name: "suff_outer_par_0".to_string(),
+            id,
             default: 32768,
             doc: "sum: one thread per element".to_string(),
         }],

@@ -1,14 +1,14 @@
 //! The run-time helpers that generated CPU code calls (`ogham_compiler::back::cpu::helpers`),
-//! implemented with the reference interpreter's own operations, and the per-worker context
+//! implemented with the IR's scalar semantics (`crate::scalar`), and the per-worker context
 //! record with its arena. The helpers are exported C symbols of their own names, which the
 //! kernels of ahead-of-time objects (`aot.rs`) link against; the JIT binds them by address.
 
 use crate::interp::index::{IdxArg, check_index};
-use crate::interp::ops;
+use crate::scalar as ops;
 use crate::value::Scalar;
-use ogham_compiler::back::cpu::helpers::{BINOPS, MATH_FNS, all_helpers};
+use ogham_compiler::back::cpu::helpers::{MATH_FNS, all_helpers};
 use ogham_compiler::back::cpu::{CTX_GENERATED_BYTES, MAX_DETAILS};
-use ogham_compiler::builtins::MathFn;
+use ogham_compiler::ir::op::BinOp;
 use ogham_compiler::types::PrimType;
 
 /// The context record of one worker (layout: see `ogham_compiler::back::cpu`).
@@ -131,12 +131,12 @@ extern "C" fn ogham_arena_reset(ctx: *mut Ctx) {
 #[unsafe(no_mangle)]
 extern "C" fn ogham_int_op(op: i64, ty: i64, x: i64, y: i64) -> i64 {
     // Division by zero is checked by the generated code before the call.
-    ops::binop(BINOPS[op as usize], scalar(ty, x), scalar(ty, y)).map_or(0, bits)
+    ops::binop(BinOp::ALL[op as usize], scalar(ty, x), scalar(ty, y)).map_or(0, bits)
 }
 
 #[unsafe(no_mangle)]
 extern "C" fn ogham_f32_op(op: i64, x: f32, y: f32) -> f32 {
-    match ops::binop(BINOPS[op as usize], Scalar::F32(x), Scalar::F32(y)) {
+    match ops::binop(BinOp::ALL[op as usize], Scalar::F32(x), Scalar::F32(y)) {
         Ok(Scalar::F32(r)) => r,
         _ => f32::NAN,
     }
@@ -144,7 +144,7 @@ extern "C" fn ogham_f32_op(op: i64, x: f32, y: f32) -> f32 {
 
 #[unsafe(no_mangle)]
 extern "C" fn ogham_f64_op(op: i64, x: f64, y: f64) -> f64 {
-    match ops::binop(BINOPS[op as usize], Scalar::F64(x), Scalar::F64(y)) {
+    match ops::binop(BinOp::ALL[op as usize], Scalar::F64(x), Scalar::F64(y)) {
         Ok(Scalar::F64(r)) => r,
         _ => f64::NAN,
     }
@@ -152,11 +152,8 @@ extern "C" fn ogham_f64_op(op: i64, x: f64, y: f64) -> f64 {
 
 fn math(f: i64, x: Scalar, y: Scalar) -> Option<Scalar> {
     let f = MATH_FNS[f as usize];
-    match f {
-        MathFn::Atan2 | MathFn::Min | MathFn::Max | MathFn::Pow => ops::math2(f, x, y),
-        _ => ops::math1(f, x),
-    }
-    .ok()
+    let args = [x, y];
+    ops::math(f, &args[..f.arity()]).ok()
 }
 
 #[unsafe(no_mangle)]
@@ -232,7 +229,7 @@ extern "C" fn ogham_sincos_f64(x: f64, out: *mut f64) {
     }
 }
 
-/// The [`HelperId::Libm`] helpers: the methods `interp::ops` uses for each function.
+/// The [`HelperId::Libm`] helpers: the methods `ogham_compiler::ir::scalar` uses for each function.
 /// `LIBM` lists them (name, address) in the order of their function ids.
 macro_rules! libm_helpers {
     ($($f32:ident $f64:ident |$x:ident $(, $y:ident)?| $e:expr;)*) => {

@@ -39,7 +39,7 @@ use ogham_compiler::back::cpu::{self as back, CompiledSeg, Kernel};
 use ogham_compiler::back::{ErrorSite, Unsupported};
 use ogham_compiler::diag::Diagnostic;
 use ogham_compiler::ir::{Body, Exp, Program, VarId};
-use ogham_compiler::kir::{SegKind, SegLevel, SegOp};
+use ogham_compiler::kir::{SegKind, SegLevel, SegOp, ThresholdKind};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -50,13 +50,10 @@ type Res<T> = Result<T, Box<Diagnostic>>;
 /// outer parallelism (`suff_outer_par_*`) from 64 points; block-level versions
 /// (`suff_intra_par_*`) never (a block is one task here, so the fully distributed version is
 /// the parallel one).
-pub fn cpu_threshold_default(name: &str) -> Option<i64> {
-    if name.starts_with("suff_outer_par") {
-        Some(64)
-    } else if name.starts_with("suff_intra_par") {
-        Some(i64::MAX)
-    } else {
-        None
+pub fn cpu_threshold_default(kind: ThresholdKind) -> i64 {
+    match kind {
+        ThresholdKind::SuffOuterPar => 64,
+        ThresholdKind::SuffIntraPar => i64::MAX,
     }
 }
 
@@ -322,9 +319,8 @@ fn run_kernels<'p>(
     let mut thresholds = thresholds.clone();
     if thresholds.others.is_none() {
         for t in &program.thresholds {
-            if let Some(v) = cpu_threshold_default(&t.name) {
-                thresholds.named.entry(t.name.clone()).or_insert(v);
-            }
+            let default = cpu_threshold_default(t.id.kind);
+            thresholds.named.entry(t.id).or_insert(default);
         }
     }
     ireval::run_with(program, entry, args, &thresholds, move || {

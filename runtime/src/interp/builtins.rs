@@ -8,10 +8,10 @@
 //! `copy` returns its argument: arrays are copied on their first in-place update anyway.
 
 use super::eval::{Interp, as_array, as_int, shape_text};
-use super::ops;
 use super::value::{Array, Builder, Env, Store, Val, empty_array};
 use super::{R_INTERNAL, R_NEG_SIZE, R_SIZE, Res, error};
 use crate::memory;
+use crate::scalar;
 use crate::value::{ArrayData, Scalar};
 use ogham_compiler::builtins::{ArrayFn, Builtin};
 use ogham_compiler::sizes;
@@ -86,17 +86,19 @@ impl<'a> Interp<'a> {
             Builtin::Array(f) => self.array_fn(f, result_type(ty, b.arity()), env, args, span),
             Builtin::Math { op, .. } => {
                 let r = match args.as_slice() {
-                    [Val::Prim(x)] => ops::math1(op, *x),
-                    [Val::Prim(x), Val::Prim(y)] => ops::math2(op, *x, *y),
+                    [Val::Prim(x)] => scalar::math(op, &[*x]),
+                    [Val::Prim(x), Val::Prim(y)] => scalar::math(op, &[*x, *y]),
                     _ => return Err(ill_typed()),
                 };
                 r.map(Val::Prim).map_err(|_| ill_typed())
             }
             Builtin::Convert { to, .. } => match args.as_slice() {
-                [Val::Prim(x)] => Ok(Val::Prim(ops::convert(*x, to))),
+                [Val::Prim(x)] => Ok(Val::Prim(scalar::convert(*x, to))),
                 _ => Err(ill_typed()),
             },
-            Builtin::Const { op, ty } => ops::constant(op, ty).map(Val::Prim).ok_or_else(ill_typed),
+            Builtin::Const { op, ty } => scalar::constant(op, ty)
+                .map(Val::Prim)
+                .ok_or_else(ill_typed),
             Builtin::Generic(_) => Err(ill_typed()),
         }
     }

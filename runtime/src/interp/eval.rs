@@ -17,12 +17,13 @@
 //! recursion depth is bounded by the nesting depth of the program text.
 
 use super::index::{self, IdxArg};
-use super::ops::{self, OpError};
 use super::value::{Array, Builder, Callee, Closure, Env, Val, empty_array};
 use super::{R_COERCE, R_DIV_ZERO, R_INTERNAL, R_IRREGULAR, R_SIZE, Res, error};
+use crate::scalar::{self, OpError};
 use crate::value::Scalar;
 use ogham_compiler::builtins::{ArrayFn, Builtin};
 use ogham_compiler::diag::Diagnostic;
+use ogham_compiler::lower::surface;
 use ogham_compiler::source::Span;
 use ogham_compiler::syntax::ast::{
     BinOp, Decl, Expr, ExprKind, IndexArg, LoopForm, Pattern, Program, SizeExp, TypeArg, TypeExp,
@@ -251,7 +252,8 @@ impl<'a> Interp<'a> {
                     (Some(t), _) | (None, &Type::Prim(t)) => t,
                     _ => return Err(error(R_INTERNAL, e.span, "literal without a scalar type")),
                 };
-                ops::literal(lit.value, ty).map(Val::Prim).ok_or_else(|| {
+                let value = surface::literal(lit.value, ty).map(Scalar::from);
+                value.map(Val::Prim).ok_or_else(|| {
                     error(R_INTERNAL, e.span, format!("literal cannot have type {ty}"))
                 })
             }
@@ -334,7 +336,7 @@ impl<'a> Interp<'a> {
                 self.binop(*op, a, b, e.span)
             }
             ExprKind::UnOp(op, x) => match self.eval(x, env)? {
-                Val::Prim(s) => ops::unop(*op, s)
+                Val::Prim(s) => scalar::unop(surface::unop(*op), s)
                     .map(Val::Prim)
                     .map_err(|_| error(R_INTERNAL, e.span, "ill-typed operand")),
                 _ => Err(error(R_INTERNAL, e.span, "ill-typed operand")),
@@ -439,7 +441,7 @@ impl<'a> Interp<'a> {
             )
         })?;
         match b {
-            Builtin::Const { op, ty } => ops::constant(op, ty)
+            Builtin::Const { op, ty } => scalar::constant(op, ty)
                 .map(Val::Prim)
                 .ok_or_else(|| error(R_INTERNAL, span, format!("no constant {ty}.{op:?}"))),
             _ => Ok(closure(Callee::Builtin(b, ty, env.clone()))),
@@ -573,7 +575,7 @@ impl<'a> Interp<'a> {
                 for k in 0..n.as_i64().max(0) {
                     let inner = self.bind(pat, acc, env)?.bind(
                         &i.name,
-                        Val::Prim(ops::convert(Scalar::I64(k), n.prim_type())),
+                        Val::Prim(scalar::convert(Scalar::I64(k), n.prim_type())),
                     );
                     acc = self.eval(body, &inner)?;
                 }
@@ -734,7 +736,9 @@ impl<'a> Interp<'a> {
             (BinOp::Eq, a, b) => Ok(Val::Prim(Scalar::Bool(a.equals(&b)))),
             (BinOp::Ne, a, b) => Ok(Val::Prim(Scalar::Bool(!a.equals(&b)))),
             (op, Val::Prim(x), Val::Prim(y)) => {
-                ops::binop(op, x, y)
+                let scalar_op = surface::binop(op).ok_or(OpError::IllTyped);
+                scalar_op
+                    .and_then(|o| scalar::binop(o, x, y))
                     .map(Val::Prim)
                     .map_err(|err| match err {
                         OpError::DivByZero => Box::new(

@@ -2,12 +2,13 @@
 //!
 //! It evaluates the parsed AST directly, using the type checker's side tables for what the
 //! syntax leaves open: the types of unsuffixed literals and of empty arrays, and what each name
-//! refers to. Every other backend must agree with it.
+//! refers to. Every other backend must agree with it. Scalar operators, math functions,
+//! conversions and literals have the IR's one definition (`ogham_compiler::ir::scalar`, through
+//! `crate::scalar` and `ogham_compiler::lower::surface`), which constant folding shares.
 //!
 //! | module     | contents                                                              |
 //! |------------|-----------------------------------------------------------------------|
 //! | `value`    | internal values (flat typed arrays with copy on write), environments  |
-//! | `ops`      | scalar operators, math, conversions, constants, literals              |
 //! | `index`    | indexing, slicing, in-place update                                    |
 //! | `eval`     | expressions, patterns, application, loops, size parameters           |
 //! | `builtins` | the array built-ins (SOACs and shape functions)                       |
@@ -43,7 +44,6 @@ mod entry;
 mod eval;
 pub(crate) mod index;
 mod laws;
-pub(crate) mod ops;
 pub(crate) mod value;
 
 use crate::value::Value;

@@ -100,7 +100,7 @@ impl<'a> Val<'a> {
     /// arrays by shape and elements. Functions are never equal (the type checker rejects them).
     pub fn equals(&self, other: &Val<'a>) -> bool {
         match (self, other) {
-            (Val::Prim(a), Val::Prim(b)) => super::ops::scalar_eq(*a, *b),
+            (Val::Prim(a), Val::Prim(b)) => crate::scalar::eq(*a, *b),
             (Val::Array(a), Val::Array(b)) => {
                 a.shape() == b.shape() && (0..a.elem_count()).all(|i| a.elem(i).equals(&b.elem(i)))
             }

@@ -2,17 +2,17 @@
 
 use super::boundary::empty_data;
 use crate::interp::index::{self, IdxArg};
-use crate::interp::ops::{self, OpError};
 use crate::interp::value::{Array, Store};
 use crate::interp::{R_COERCE, R_DIV_ZERO, R_INTERNAL, R_NEG_SIZE, R_SIZE, error};
 use crate::memory;
+use crate::scalar::{self, OpError};
 use crate::value::Scalar;
 use ogham_compiler::diag::Diagnostic;
 use ogham_compiler::ir::{
-    AssertKind, Body, Const, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, RedOp, ScanOp,
-    Soac, Stmt, SubExp, Type, VarId,
+    AssertKind, Body, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, RedOp, ScanOp, Soac, Stmt,
+    SubExp, Type, VarId,
 };
-use ogham_compiler::kir::{SegKind, SegOp};
+use ogham_compiler::kir::{SegKind, SegOp, ThresholdId};
 use ogham_compiler::sizes;
 use ogham_compiler::source::Span;
 use std::collections::HashMap;
@@ -31,7 +31,7 @@ pub trait Launcher {
 
 pub struct Evaluator<'f> {
     pub(crate) function: &'f Function,
-    thresholds: &'f HashMap<String, i64>,
+    thresholds: &'f HashMap<ThresholdId, i64>,
     launcher: Option<&'f dyn Launcher>,
     /// The value of every variable bound so far, by arena index.
     env: Vec<Option<Val>>,
@@ -39,23 +39,10 @@ pub struct Evaluator<'f> {
     pub(crate) loc: Span,
 }
 
-fn scalar_of(c: Const) -> Scalar {
-    match c {
-        Const::Bool(x) => Scalar::Bool(x),
-        Const::I8(x) => Scalar::I8(x),
-        Const::I16(x) => Scalar::I16(x),
-        Const::I32(x) => Scalar::I32(x),
-        Const::I64(x) => Scalar::I64(x),
-        Const::U8(x) => Scalar::U8(x),
-        Const::F32(x) => Scalar::F32(x),
-        Const::F64(x) => Scalar::F64(x),
-    }
-}
-
 impl<'f> Evaluator<'f> {
     pub fn new(
         function: &'f Function,
-        thresholds: &'f HashMap<String, i64>,
+        thresholds: &'f HashMap<ThresholdId, i64>,
         launcher: Option<&'f dyn Launcher>,
     ) -> Evaluator<'f> {
         Evaluator {
@@ -100,7 +87,7 @@ impl<'f> Evaluator<'f> {
 
     pub(crate) fn operand(&self, se: SubExp) -> Res<Val> {
         match se {
-            SubExp::Const(c) => Ok(Val::Prim(scalar_of(c))),
+            SubExp::Const(c) => Ok(Val::Prim(c.into())),
             SubExp::Var(v) => self.var(v),
         }
     }
@@ -187,24 +174,20 @@ impl<'f> Evaluator<'f> {
             Exp::SubExp(se) => one(self.operand(*se)?),
             Exp::BinOp(op, a, b) => {
                 let (a, b) = (self.scalar(*a)?, self.scalar(*b)?);
-                let r = ops::binop(*op, a, b).map_err(|e| self.op_error(e, op.symbol()))?;
+                let r = scalar::binop(*op, a, b).map_err(|e| self.op_error(e, op.symbol()))?;
                 one(Val::Prim(r))
             }
             Exp::UnOp(op, a) => {
-                let r = ops::unop(*op, self.scalar(*a)?).map_err(|e| self.op_error(e, "-"))?;
+                let r = scalar::unop(*op, self.scalar(*a)?)
+                    .map_err(|e| self.op_error(e, op.symbol()))?;
                 one(Val::Prim(r))
             }
             Exp::Math(f, _, args) => {
                 let args: Vec<Scalar> = args.iter().map(|a| self.scalar(*a)).collect::<Res<_>>()?;
-                let r = match args.as_slice() {
-                    [a] => ops::math1(*f, *a),
-                    [a, b] => ops::math2(*f, *a, *b),
-                    _ => Err(OpError::IllTyped),
-                }
-                .map_err(|e| self.op_error(e, "math"))?;
+                let r = scalar::math(*f, &args).map_err(|e| self.op_error(e, "math"))?;
                 one(Val::Prim(r))
             }
-            Exp::Convert(to, a) => one(Val::Prim(ops::convert(self.scalar(*a)?, *to))),
+            Exp::Convert(to, a) => one(Val::Prim(scalar::convert(self.scalar(*a)?, *to))),
             Exp::Index(a, idx) => {
                 let a = self.array(*a)?;
                 let args = self.index_args(idx)?;
@@ -316,12 +299,12 @@ impl<'f> Evaluator<'f> {
                 }
                 self.seg(seg, pat)
             }
-            Exp::Threshold { name, size } => {
+            Exp::Threshold { id, size } => {
                 let size = self.int(*size)?;
                 let limit = *self
                     .thresholds
-                    .get(name)
-                    .ok_or_else(|| self.internal(format!("unknown threshold `{name}`")))?;
+                    .get(id)
+                    .ok_or_else(|| self.internal(format!("unknown threshold `{id}`")))?;
                 one(Val::Prim(Scalar::Bool(size >= limit)))
             }
         }

@@ -22,14 +22,14 @@ use crate::interp::{R_INTERNAL, error};
 use crate::value::Value;
 use ogham_compiler::diag::Diagnostic;
 use ogham_compiler::ir::Program;
-use ogham_compiler::kir::Threshold;
+use ogham_compiler::kir::{Threshold, ThresholdId};
 use std::collections::{BTreeMap, HashMap};
 
 /// The values of a program's tunable thresholds ([`ogham_compiler::kir::Threshold`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Thresholds {
-    /// Values by name (a tuning file's).
-    pub named: BTreeMap<String, i64>,
+    /// Values of particular thresholds (a tuning file's).
+    pub named: BTreeMap<ThresholdId, i64>,
     /// The value of every threshold not in `named`; `None`: each one's default. `Some(0)`
     /// selects the first version of all multi-versioned code, `Some(i64::MAX)` the last.
     pub others: Option<i64>,
@@ -47,7 +47,7 @@ impl Thresholds {
     /// The value of threshold `t`.
     pub fn value(&self, t: &Threshold) -> i64 {
         self.named
-            .get(&t.name)
+            .get(&t.id)
             .copied()
             .or(self.others)
             .unwrap_or(t.default)
@@ -95,10 +95,10 @@ pub fn run_with<'p>(
             program.functions.iter().map(|f| f.name.as_str()),
         ));
     };
-    let limits: HashMap<String, i64> = program
+    let limits: HashMap<ThresholdId, i64> = program
         .thresholds
         .iter()
-        .map(|t| (t.name.clone(), thresholds.value(t)))
+        .map(|t| (t.id, thresholds.value(t)))
         .collect();
     let run = move || -> Result<Vec<Value>, Box<Diagnostic>> {
         let params = boundary::bind_arguments(function, args)?;

@@ -13,9 +13,9 @@ use super::helpers::{
 use super::interleave;
 use super::{CTX_DETAILS, CTX_SITE, ErrorSite, Failure, MAX_DETAILS, Unsupported};
 use crate::builtins::MathFn;
+use crate::ir::op::{BinOp, UnOp};
 use crate::ir::{self, Body, Const, DimIndex, Exp, Lambda, LoopForm, Soac, Stmt, SubExp, VarId};
 use crate::source::Span;
-use crate::syntax::ast::{BinOp, UnOp};
 use crate::types::PrimType;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I8, I16, I32, I64};
@@ -928,9 +928,7 @@ impl<'a> Gen<'a> {
                         | BinOp::Gt
                         | BinOp::Ge => true,
                         BinOp::Div => is_float(t),
-                        BinOp::And | BinOp::Or | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
-                            !is_float(t)
-                        }
+                        BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => !is_float(t),
                         _ => false,
                     }
                 }
@@ -1333,8 +1331,8 @@ impl<'a> Gen<'a> {
             BinOp::Add => ins.iadd(x, y),
             BinOp::Sub => ins.isub(x, y),
             BinOp::Mul => ins.imul(x, y),
-            BinOp::BitAnd | BinOp::And => ins.band(x, y),
-            BinOp::BitOr | BinOp::Or => ins.bor(x, y),
+            BinOp::BitAnd => ins.band(x, y),
+            BinOp::BitOr => ins.bor(x, y),
             BinOp::BitXor => ins.bxor(x, y),
             BinOp::Div
             | BinOp::Mod
@@ -1343,7 +1341,7 @@ impl<'a> Gen<'a> {
             | BinOp::Pow
             | BinOp::Shl
             | BinOp::Shr => {
-                if matches!(op, BinOp::Div | BinOp::Mod | BinOp::Quot | BinOp::Rem) {
+                if op.is_division() {
                     let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, y, 0);
                     self.check(nonzero, Failure::DivByZero { op }, &[])?;
                     return Ok(self.division(op, t, x, y));
@@ -1354,9 +1352,6 @@ impl<'a> Gen<'a> {
                     .call(HelperId::IntOp, &[args[0], args[1], wx, wy])
                     .expect("int ops return");
                 self.narrow_int(t, r)
-            }
-            BinOp::PipeLeft | BinOp::PipeRight => {
-                return Err(Unsupported(format!("operator `{}`", op.symbol())));
             }
         })
     }

@@ -3,15 +3,15 @@
 //!
 //! Operations whose exact semantics would be long to restate in CLIF (floored integer division,
 //! `**`, saturating conversions, the transcendental functions, Rust's NaN-ignoring `min`/`max`)
-//! are calls to helpers that the runtime implements with the reference interpreter's own
-//! operations, so every backend agrees with `interp` bit for bit. Cheap operations (float
+//! are calls to helpers that the runtime implements with the IR's scalar semantics
+//! ([`crate::ir::scalar`]), so every backend agrees with the interpreters bit for bit. Cheap operations (float
 //! arithmetic, comparisons, wrapping integer arithmetic) are inlined.
 //!
 //! Contract with the runtime: the runtime declares the helpers, in the order of [`HELPERS`],
 //! before any kernel, so that the function index a kernel refers to is the helper's position.
 
 use crate::builtins::MathFn;
-use crate::syntax::ast::BinOp;
+use crate::ir::op::BinOp;
 use crate::types::PrimType;
 use cranelift_codegen::ir::types::{F32, F64, I64};
 use cranelift_codegen::ir::{AbiParam, Signature, Type};
@@ -265,33 +265,6 @@ impl HelperId {
     }
 }
 
-/// The operators, by code (a code is the position in this list).
-pub const BINOPS: [BinOp; 23] = [
-    BinOp::PipeRight,
-    BinOp::PipeLeft,
-    BinOp::Or,
-    BinOp::And,
-    BinOp::Eq,
-    BinOp::Ne,
-    BinOp::Lt,
-    BinOp::Le,
-    BinOp::Gt,
-    BinOp::Ge,
-    BinOp::BitOr,
-    BinOp::BitXor,
-    BinOp::BitAnd,
-    BinOp::Shl,
-    BinOp::Shr,
-    BinOp::Add,
-    BinOp::Sub,
-    BinOp::Mul,
-    BinOp::Div,
-    BinOp::Mod,
-    BinOp::Quot,
-    BinOp::Rem,
-    BinOp::Pow,
-];
-
 /// The math functions, by code.
 pub const MATH_FNS: [MathFn; 26] = [
     MathFn::Sqrt,
@@ -322,11 +295,9 @@ pub const MATH_FNS: [MathFn; 26] = [
     MathFn::IsInf,
 ];
 
+/// An operator's code: its position in [`BinOp::ALL`].
 pub fn binop_code(op: BinOp) -> i64 {
-    BINOPS
-        .iter()
-        .position(|o| *o == op)
-        .expect("every operator has a code") as i64
+    op as i64
 }
 
 pub fn math_code(f: MathFn) -> i64 {

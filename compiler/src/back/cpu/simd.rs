@@ -50,9 +50,9 @@
 use super::codegen::{Gen, Res, clif_type, elem_size, float_min_max};
 use super::helpers::is_inline_float_math;
 use crate::builtins::MathFn;
+use crate::ir::op::{BinOp, UnOp};
 use crate::ir::{self, Body, Const, DimIndex, Exp, LoopForm, SubExp, VarId};
 use crate::kir::{SegKind, SegLevel, SegOp};
-use crate::syntax::ast::{BinOp, UnOp};
 use crate::types::PrimType;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32X4, F64X2, I8, I32X4, I64, I64X2};
@@ -334,8 +334,7 @@ impl Check<'_> {
                     op,
                     BinOp::Div | BinOp::Mod | BinOp::Quot | BinOp::Rem | BinOp::Pow
                 ) && !matches!(self.prim(*a), Some(PrimType::F32 | PrimType::F64));
-                let pipe = matches!(op, BinOp::PipeLeft | BinOp::PipeRight);
-                !fails && !pipe && self.uniform(*a) && self.uniform(*b)
+                !fails && self.uniform(*a) && self.uniform(*b)
             }
             Exp::Math(_, _, args) => args.iter().all(|a| self.uniform(*a)),
             _ => false,
@@ -361,10 +360,9 @@ impl Check<'_> {
                             )
                             || (matches!(op, B::Div | B::Mod) && power_of_two(*b).is_some())
                     }
-                    Some(PrimType::Bool) => matches!(
-                        op,
-                        B::And | B::Or | B::BitAnd | B::BitOr | B::BitXor | B::Eq | B::Ne
-                    ),
+                    Some(PrimType::Bool) => {
+                        matches!(op, B::BitAnd | B::BitOr | B::BitXor | B::Eq | B::Ne)
+                    }
                     _ => false,
                 };
                 ok && self.operand(*a) && self.operand(*b)
@@ -974,8 +972,8 @@ impl Lanes<'_> {
             BinOp::Add => return ins.iadd(x, y),
             BinOp::Sub => return ins.isub(x, y),
             BinOp::Mul => return ins.imul(x, y),
-            BinOp::BitAnd | BinOp::And => return ins.band(x, y),
-            BinOp::BitOr | BinOp::Or => return ins.bor(x, y),
+            BinOp::BitAnd => return ins.band(x, y),
+            BinOp::BitOr => return ins.bor(x, y),
             BinOp::BitXor => return ins.bxor(x, y),
             BinOp::Eq => IntCC::Equal,
             BinOp::Ne => IntCC::NotEqual,

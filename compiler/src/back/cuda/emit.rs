@@ -18,11 +18,11 @@
 
 use super::{ErrorSite, Failure, Unsupported};
 use crate::builtins::MathFn;
+use crate::ir::op::{BinOp, UnOp};
 use crate::ir::{
     self, Body, Const, DimIndex, Exp, Function, Lambda, LoopForm, Soac, Stmt, SubExp, VarId,
 };
 use crate::source::Span;
-use crate::syntax::ast::{BinOp, UnOp};
 use crate::types::PrimType;
 
 pub type Res<T> = Result<T, Unsupported>;
@@ -1134,8 +1134,8 @@ impl<'f> Emit<'f> {
         }
         if t == PrimType::Bool {
             return match op {
-                BinOp::And | BinOp::BitAnd => Ok(format!("({x} && {y})")),
-                BinOp::Or | BinOp::BitOr => Ok(format!("({x} || {y})")),
+                BinOp::BitAnd => Ok(format!("({x} && {y})")),
+                BinOp::BitOr => Ok(format!("({x} || {y})")),
                 BinOp::BitXor => Ok(format!("({x} != {y})")),
                 _ => Err(Unsupported(format!("`{}` on bool", op.symbol()))),
             };

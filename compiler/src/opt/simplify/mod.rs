@@ -46,7 +46,6 @@
 //! - Kernel IR stays kernel IR: SOACs and kernels are never hoisted or merged.
 
 pub mod dce;
-pub mod fold;
 mod rules;
 
 use crate::ir::traverse::{
@@ -55,7 +54,6 @@ use crate::ir::traverse::{
 };
 use crate::ir::{Body, Const, Exp, Function, LoopForm, Program, Soac, Stmt, SubExp, Type, VarId};
 use crate::kir::SegKind;
-use crate::syntax::ast::BinOp;
 use rules::{Facts, Rewrite};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
@@ -260,7 +258,7 @@ impl<'a> Simplifier<'a> {
         match &stmt.exp {
             Exp::SubExp(_) | Exp::UnOp(..) | Exp::Math(..) | Exp::Convert(..) => true,
             Exp::BinOp(op, _, divisor) => {
-                let divides = matches!(op, BinOp::Div | BinOp::Mod | BinOp::Quot | BinOp::Rem);
+                let divides = op.is_division();
                 let ty = self.function.subexp_type(*divisor).elem();
                 let nonzero = matches!(divisor, SubExp::Const(c) if c.bits() != 0);
                 !divides || ty.is_float() || nonzero

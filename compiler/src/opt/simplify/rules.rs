@@ -5,13 +5,15 @@
 //! index into `iota`/`replicate` is replaced only when it is provably in bounds, a division
 //! whose divisor may be zero never folds. One documented exception: `x * 1.0` and `x / 1.0`
 //! become `x`, which keeps a signalling NaN's payload where the hardware would quiet it.
+//! Constants fold with the executors' own semantics ([`crate::ir::scalar`]); an operation that
+//! fails there is left to fail at run time.
 
-use super::fold;
+use crate::ir::op::BinOp;
+use crate::ir::scalar;
 use crate::ir::traverse::{Subst, substitute_body};
 use crate::ir::{
     Body, Const, DimIndex, Exp, Function, Lambda, LoopForm, Soac, Stmt, SubExp, VarId,
 };
-use crate::syntax::ast::BinOp;
 use std::collections::{HashMap, HashSet};
 
 /// What the rules may know about variables in scope.
@@ -58,7 +60,7 @@ pub fn rewrite(facts: &Facts, stmt: &Stmt) -> Rewrite {
     match &stmt.exp {
         Exp::SubExp(se) => replace(*se),
         Exp::BinOp(op, a, b) => binop(facts, *op, *a, *b),
-        Exp::UnOp(op, SubExp::Const(c)) => fold::unop(*op, *c)
+        Exp::UnOp(op, SubExp::Const(c)) => scalar::unop(*op, *c)
             .map(|r| replace(SubExp::Const(r)))
             .unwrap_or(Rewrite::Keep),
         Exp::Math(op, _, args) => {
@@ -70,11 +72,11 @@ pub fn rewrite(facts: &Facts, stmt: &Stmt) -> Rewrite {
                 })
                 .collect();
             consts
-                .and_then(|cs| fold::math(*op, &cs))
+                .and_then(|cs| scalar::math(*op, &cs).ok())
                 .map(|r| replace(SubExp::Const(r)))
                 .unwrap_or(Rewrite::Keep)
         }
-        Exp::Convert(to, SubExp::Const(c)) => replace(SubExp::Const(fold::convert(*c, *to))),
+        Exp::Convert(to, SubExp::Const(c)) => replace(SubExp::Const(scalar::convert(*c, *to))),
         Exp::Convert(to, a) if facts.function.subexp_type(*a).elem() == *to => replace(*a),
         Exp::Index(a, idx) => index(facts, *a, idx),
         Exp::Rearrange(v, perm) => {
@@ -202,13 +204,13 @@ fn float_value(se: SubExp) -> Option<f64> {
 /// The constant `n` of integer type `like`'s type.
 fn int_const(like: &Facts, operand: SubExp, n: i64) -> SubExp {
     let ty = like.function.subexp_type(operand).elem();
-    SubExp::Const(fold::convert(Const::I64(n), ty))
+    SubExp::Const(scalar::convert(Const::I64(n), ty))
 }
 
 fn binop(facts: &Facts, op: BinOp, a: SubExp, b: SubExp) -> Rewrite {
     use BinOp::*;
     if let (SubExp::Const(x), SubExp::Const(y)) = (a, b) {
-        return fold::binop(op, x, y)
+        return scalar::binop(op, x, y)
             .map(|r| Rewrite::Replace(vec![SubExp::Const(r)]))
             .unwrap_or(Rewrite::Keep);
     }

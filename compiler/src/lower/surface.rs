@@ -1,0 +1,122 @@
+//! The source language's scalar syntax in IR terms: the AST's operators as the IR's
+//! ([`crate::ir::op`]) and literals as constants. This is the one place that converts them;
+//! lowering uses it, and so does the AST interpreter (`ogham-runtime`'s `interp`), so that both
+//! get their scalar semantics from [`crate::ir::scalar`].
+
+use crate::builtins::ConstFn;
+use crate::ir::Const;
+use crate::ir::op::{BinOp, UnOp};
+use crate::ir::scalar::{self, integer_literal};
+use crate::syntax::ast::{self, LitValue};
+use crate::types::PrimType;
+
+/// The IR operator that `op` applies to two evaluated scalars: `&&` and `||` as `&` and `|` on
+/// `bool` (both operands evaluated, as in their sections; where they short-circuit, lowering
+/// makes them `if`s first). `None` for the pipes, which are applications.
+pub fn binop(op: ast::BinOp) -> Option<BinOp> {
+    use ast::BinOp as A;
+    Some(match op {
+        A::PipeRight | A::PipeLeft => return None,
+        A::Or | A::BitOr => BinOp::BitOr,
+        A::And | A::BitAnd => BinOp::BitAnd,
+        A::Eq => BinOp::Eq,
+        A::Ne => BinOp::Ne,
+        A::Lt => BinOp::Lt,
+        A::Le => BinOp::Le,
+        A::Gt => BinOp::Gt,
+        A::Ge => BinOp::Ge,
+        A::BitXor => BinOp::BitXor,
+        A::Shl => BinOp::Shl,
+        A::Shr => BinOp::Shr,
+        A::Add => BinOp::Add,
+        A::Sub => BinOp::Sub,
+        A::Mul => BinOp::Mul,
+        A::Div => BinOp::Div,
+        A::Mod => BinOp::Mod,
+        A::Quot => BinOp::Quot,
+        A::Rem => BinOp::Rem,
+        A::Pow => BinOp::Pow,
+    })
+}
+
+/// The IR operator of a unary operator.
+pub fn unop(op: ast::UnOp) -> UnOp {
+    match op {
+        ast::UnOp::Neg => UnOp::Neg,
+        ast::UnOp::Not => UnOp::Not,
+    }
+}
+
+/// The value of a literal of (inferred or suffixed) type `ty`. Integer literals wrap into
+/// narrow types (`255i8 == -1i8`) and may have a float type; float literals round to nearest.
+/// `None` if the literal cannot have that type (a type checker bug).
+pub fn literal(v: LitValue, ty: PrimType) -> Option<Const> {
+    match v {
+        LitValue::Int(x) => Some(integer_literal(x, ty)),
+        LitValue::Float(x) => ty.is_float().then(|| scalar::convert(Const::F64(x), ty)),
+        LitValue::Bool(b) => (ty == PrimType::Bool).then_some(Const::Bool(b)),
+        LitValue::Nan => scalar::constant(ConstFn::Nan, ty),
+        LitValue::Inf => scalar::constant(ConstFn::Inf, ty),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operators() {
+        assert_eq!(binop(ast::BinOp::PipeLeft), None);
+        assert_eq!(binop(ast::BinOp::And), Some(BinOp::BitAnd));
+        assert_eq!(binop(ast::BinOp::Or), Some(BinOp::BitOr));
+        // Every other operator is the IR's of the same spelling.
+        use ast::BinOp as A;
+        let others = [
+            A::Eq,
+            A::Ne,
+            A::Lt,
+            A::Le,
+            A::Gt,
+            A::Ge,
+            A::BitOr,
+            A::BitXor,
+            A::BitAnd,
+            A::Shl,
+            A::Shr,
+            A::Add,
+            A::Sub,
+            A::Mul,
+            A::Div,
+            A::Mod,
+            A::Quot,
+            A::Rem,
+            A::Pow,
+        ];
+        for op in others {
+            assert_eq!(binop(op).map(BinOp::symbol), Some(op.symbol()));
+        }
+        assert_eq!(unop(ast::UnOp::Not), UnOp::Not);
+    }
+
+    #[test]
+    fn literals() {
+        assert_eq!(
+            literal(LitValue::Int(255), PrimType::I8),
+            Some(Const::I8(-1))
+        );
+        assert_eq!(
+            literal(LitValue::Int(3), PrimType::F32),
+            Some(Const::F32(3.0))
+        );
+        assert_eq!(
+            literal(LitValue::Float(0.1), PrimType::F32),
+            Some(Const::F32(0.1))
+        );
+        assert_eq!(literal(LitValue::Float(0.1), PrimType::I32), None);
+        assert_eq!(literal(LitValue::Bool(true), PrimType::I32), None);
+        assert!(matches!(
+            literal(LitValue::Nan, PrimType::F64),
+            Some(Const::F64(x)) if x.is_nan()
+        ));
+    }
+}
