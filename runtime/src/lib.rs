@@ -3,6 +3,7 @@
 //! CUDA executors come with their issues and must agree with it.
 
 pub mod boundary;
+pub mod cache_file;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
