@@ -119,6 +119,11 @@ enum Command {
         /// beside each file) instead of comparing with them.
         #[arg(long)]
         accept: bool,
+        /// Run the cases on the interpreter checking that the operators of `reduce`, `scan`,
+        /// `hist` and `reduce_by_index` are associative and their neutral elements neutral on the
+        /// values the cases see: a case that breaks a law fails, with the warnings (W0720, W0721).
+        #[arg(long)]
+        check_laws: bool,
     },
     /// Change detection on a generated scene: runs the bundled programs, writes maps, plots and a
     /// report, and prints the accuracy against the scene's truth and the timings.
@@ -269,9 +274,7 @@ fn run_command(command: Command) -> Result<(), Failure> {
             let backend = backend.into();
             if check_laws {
                 if backend != Backend::Interp {
-                    return Err(Failure::Message(
-                        "--check-laws runs on the interpreter (--backend interp)".to_string(),
-                    ));
+                    return Err(Failure::Message(LAWS_ON_INTERP.to_string()));
                 }
                 check_laws_run(&file, entry.as_deref(), output_dir.as_deref(), &args)
             } else {
@@ -299,7 +302,8 @@ fn run_command(command: Command) -> Result<(), Failure> {
             paths,
             backend,
             accept,
-        } => test(&paths, backend.into(), accept),
+            check_laws,
+        } => test(&paths, backend.into(), accept, check_laws),
         Command::Demo {
             backend,
             size,
@@ -486,6 +490,9 @@ fn run(
     }
     write_outputs(ogham::output_components(outputs), output_dir)
 }
+
+/// Why `--check-laws` refuses another backend.
+const LAWS_ON_INTERP: &str = "--check-laws runs on the interpreter (--backend interp)";
 
 /// `ogham run --check-laws`: the interpreter, checking the laws of the operators it applies.
 fn check_laws_run(
@@ -870,7 +877,15 @@ fn demo(options: ogham::demo::Options) -> Result<(), Failure> {
 // ---------------------------------------------------------------------------------------------
 // test
 
-fn test(paths: &[PathBuf], backend: Backend, accept: bool) -> Result<(), Failure> {
+fn test(
+    paths: &[PathBuf],
+    backend: Backend,
+    accept: bool,
+    check_laws: bool,
+) -> Result<(), Failure> {
+    if check_laws && backend != Backend::Interp {
+        return Err(Failure::Message(LAWS_ON_INTERP.to_string()));
+    }
     let default = [PathBuf::from("tests/cases")];
     let paths = if paths.is_empty() {
         &default[..]
@@ -908,7 +923,14 @@ fn test(paths: &[PathBuf], backend: Backend, accept: bool) -> Result<(), Failure
             }
         };
         for trial in file.trials(&[backend.name()]) {
-            match panic::catch_unwind(AssertUnwindSafe(|| file.run(&trial, &loaded))) {
+            let run = || {
+                if check_laws {
+                    file.run_checking_laws(&trial, &loaded)
+                } else {
+                    file.run(&trial, &loaded)
+                }
+            };
+            match panic::catch_unwind(AssertUnwindSafe(run)) {
                 Ok(outcome) => {
                     let outcome = match (outcome, &trial.kind) {
                         (Outcome::Snapshot(text), TrialKind::Snapshot(stage)) => {

@@ -282,6 +282,42 @@ impl TestFile {
         }
     }
 
+    /// Runs one trial as [`TestFile::run`] does, but a case runs on the interpreter checking the
+    /// laws of the operators it applies (`ogham test --check-laws`): a run that breaks a law
+    /// (warnings `W0720`, `W0721`) fails, with the located warnings, whatever its outputs.
+    pub fn run_checking_laws(
+        &self,
+        trial: &Trial,
+        loaded: &Result<Frontend, FrontendErrors>,
+    ) -> Outcome {
+        match (&trial.kind, loaded) {
+            (TrialKind::Case { index, .. }, Ok(fe)) if !self.spec.disabled() => {
+                let case = &self.spec.cases[*index];
+                let mut warnings = Vec::new();
+                let result = bind_case(fe, case).and_then(|args| {
+                    let (outputs, found) = ogham_runtime::interp::run_entry_checking_laws(
+                        &fe.sources,
+                        &fe.program,
+                        &fe.checked,
+                        &case.entry,
+                        args,
+                    );
+                    warnings = found;
+                    outputs.map_err(|diag| render(&fe.sources, &[diag]))
+                });
+                if warnings.is_empty() {
+                    judge(fe, case, self.spec.tolerance, result)
+                } else {
+                    Outcome::Failed(format!(
+                        "an operator breaks a law:\n{}",
+                        render(&fe.sources, &warnings)
+                    ))
+                }
+            }
+            _ => self.run(trial, loaded),
+        }
+    }
+
     fn check(&self, loaded: &Result<Frontend, FrontendErrors>) -> Outcome {
         match (&self.spec.compile_error, loaded) {
             (None, Ok(_)) => Outcome::Passed,
@@ -369,6 +405,14 @@ fn run_raw(
     backend: Backend,
     tuning: Tuning,
 ) -> Result<Vec<Value>, String> {
+    let args = bind_case(fe, case)?;
+    backend
+        .run_tuned(fe, &case.entry, args, tuning)
+        .map_err(|diag| render(&fe.sources, &[*diag]))
+}
+
+/// The arguments of `case` for its entry point.
+fn bind_case(fe: &Frontend, case: &Case) -> Result<Vec<Value>, String> {
     let entry = fe.entry(&case.entry)?;
     let args = case
         .inputs
@@ -378,10 +422,7 @@ fn run_raw(
             value: ArgValue::Text(v.clone()),
         })
         .collect();
-    let args = args::bind(entry, args).map_err(|e| format!("bad input: {e}"))?;
-    backend
-        .run_tuned(fe, &case.entry, args, tuning)
-        .map_err(|diag| render(&fe.sources, &[*diag]))
+    args::bind(entry, args).map_err(|e| format!("bad input: {e}"))
 }
 
 /// The program compiled to core IR or kernel IR (optimised, verified after every pass).
@@ -476,7 +517,17 @@ fn run_case_tuned(
     backend: Backend,
     tuning: Tuning,
 ) -> Outcome {
-    match (&case.expected, run_raw(fe, case, backend, tuning)) {
+    judge(fe, case, tolerance, run_raw(fe, case, backend, tuning))
+}
+
+/// Whether a run of `case` (its outputs, or its error rendered) is what the case expects.
+fn judge(
+    fe: &Frontend,
+    case: &Case,
+    tolerance: Option<f64>,
+    result: Result<Vec<Value>, String>,
+) -> Outcome {
+    match (&case.expected, result) {
         (Expected::Success, Ok(_)) => Outcome::Passed,
         (Expected::Outputs(expected), Ok(got)) => {
             let checked = fe

@@ -27,15 +27,16 @@ use ogham_compiler::diag::Diagnostic;
 use ogham_compiler::ir::{Program, Signature};
 use ogham_compiler::kir::Threshold;
 use ogham_compiler::source::{SourceMap, Span};
+use ogham_runtime::cache_file::{damaged, report, write_atomically};
 use ogham_runtime::cpu::native::{self, Native};
 use ogham_runtime::cpu::{Executable, NativeStore};
 use ogham_runtime::ireval::Thresholds;
 use ogham_runtime::library::Library;
 use ogham_runtime::value::Value;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 /// Bumped whenever the layout of the files changes.
 pub const FORMAT: u64 = 2;
@@ -332,27 +333,6 @@ impl NativeStore for EntryStore {
     }
 }
 
-/// Reports a damaged file and removes it.
-fn damaged(path: &Path, why: &str) {
-    report(
-        path,
-        &format!(
-            "the cache entry {} is damaged ({why}); compiling the program again",
-            path.display()
-        ),
-    );
-    let _ = std::fs::remove_file(path);
-}
-
-/// Prints `message` on standard error, once per file and process.
-fn report(path: &Path, message: &str) {
-    static REPORTED: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
-    let mut reported = REPORTED.lock().unwrap_or_else(|e| e.into_inner());
-    if reported.get_or_insert_default().insert(path.to_path_buf()) {
-        eprintln!("warning: {message}");
-    }
-}
-
 /// A file's bytes: the header, then parts `a` and `b`.
 fn encode(magic: &[u8; 8], key: u64, entry: u64, a: &[u8], b: &[u8]) -> Vec<u8> {
     let mut body = Vec::with_capacity(a.len() + b.len());
@@ -413,20 +393,6 @@ fn write(path: &Path, bytes: &[u8]) {
             &format!("cannot write the cache entry {}: {e}", path.display()),
         );
     }
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let temp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
-    let written = std::fs::write(&temp, bytes).and_then(|()| std::fs::rename(&temp, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    written
 }
 
 #[cfg(test)]

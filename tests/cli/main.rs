@@ -496,3 +496,73 @@ fn the_cuda_backend_without_a_gpu_is_a_clear_error() {
     ]);
     assert_user_error(&out, "error[R0711]");
 }
+
+/// The CUDA emulator's cached shared library is verified before use: a damaged one (changed
+/// bytes, a missing checksum) is reported by name, compiled again and replaced; one that passes
+/// its checksum but does not load is reported and compiled again too.
+#[test]
+fn damaged_cuda_objects_in_the_cache_are_rebuilt() {
+    if ogham::Backend::CudaEmu.unavailable().is_some() {
+        return; // No g++: no emulator.
+    }
+    let dir = scratch("cuda_cache");
+    let cache = dir.join("cache");
+    let program = write(&dir, "double.og", "entry main (xs: []f32) = map (*2) xs\n");
+    let run = || {
+        ogham_cached(
+            &[
+                "run",
+                "--backend",
+                "cuda-emu",
+                program.to_str().unwrap(),
+                "[1f32, 2f32]",
+            ],
+            &cache,
+        )
+    };
+    let first = run();
+    assert_eq!(stdout(&first), "[2.0f32, 4.0f32]\n", "{}", stderr(&first));
+    let library = std::fs::read_dir(cache.join("cuda-emu"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "so"))
+        .expect("a cached shared library");
+    let sum = library.with_extension("so.sum");
+    let warning = format!("warning: the cache entry {} is damaged", library.display());
+    let damages: [(&str, &dyn Fn()); 3] = [
+        ("changed bytes", &|| {
+            let mut bytes = std::fs::read(&library).unwrap();
+            let middle = bytes.len() / 2;
+            bytes[middle] ^= 0xff;
+            std::fs::write(&library, bytes).unwrap();
+        }),
+        ("no checksum", &|| std::fs::remove_file(&sum).unwrap()),
+        ("not a library, with its checksum", &|| {
+            let junk = b"not an ELF file";
+            std::fs::write(&library, junk).unwrap();
+            let hash = ogham::runtime::content_hash(junk);
+            std::fs::write(&sum, format!("{hash:016x}\n")).unwrap();
+        }),
+    ];
+    for (what, damage) in damages {
+        damage();
+        let repaired = run();
+        assert_eq!(
+            stdout(&repaired),
+            stdout(&first),
+            "{what}: {}",
+            stderr(&repaired)
+        );
+        assert!(
+            stderr(&repaired).contains(&warning),
+            "{what}: {}",
+            stderr(&repaired)
+        );
+        let again = run();
+        assert_eq!(
+            (stdout(&again), stderr(&again)),
+            (stdout(&first), String::new()),
+            "{what}"
+        );
+    }
+}

@@ -177,6 +177,40 @@ fn the_memory_limit_makes_large_arrays_r0709() {
     assert_user_error(&out, "OGHAM_MEMORY_LIMIT=lots");
 }
 
+/// An array made inside a kernel whose size in bytes overflows 64 bits (`[2^32][2^32]i64`,
+/// rows of an empty `[2^32][0]` array): out of memory (R0709) at the `map` that makes it on every
+/// backend. The CUDA backend's generated code once multiplied the extents as they were, wrapped
+/// around to 0 bytes, took them from the arena and failed later elsewhere.
+#[test]
+fn kernel_arrays_whose_bytes_overflow_are_out_of_memory() {
+    let dir = scratch("kernel_bytes_overflow");
+    let program = write(
+        &dir,
+        "wide.og",
+        "entry main (n: i64) (m: i64) (ys: []i64) (xs: []i64) : []i64 =\n  \
+         map (\\x -> let a = map (\\r -> map (+x) (iota (m + x))) (unflatten n 0 ys) \
+         in a[n-1, m-1]) xs\n",
+    );
+    let mut backends = vec!["interp", "kir", "cpu"];
+    if Command::new("g++").arg("--version").output().is_ok() {
+        backends.push("cuda-emu");
+    }
+    for backend in backends {
+        let out = Command::new(env!("CARGO_BIN_EXE_ogham"))
+            .env("OGHAM_MEMORY_LIMIT", "1G")
+            .args(["run", "--backend", backend, program.to_str().unwrap()])
+            .args(["4294967296i64", "4294967296i64", "empty([0]i64)", "[0i64]"])
+            .output()
+            .unwrap();
+        assert_user_error(&out, "error[R0709]");
+        assert!(
+            stderr(&out).contains("wide.og:2:22"),
+            "{backend}: {}",
+            stderr(&out)
+        );
+    }
+}
+
 #[test]
 fn check_laws_warns_about_operators_that_break_them() {
     let dir = scratch("check_laws");
@@ -236,6 +270,42 @@ fn check_laws_warns_about_operators_that_break_them() {
         "cpu",
         program.to_str().unwrap(),
         "[1f32]",
+    ]);
+    assert_user_error(&out, "--check-laws runs on the interpreter");
+}
+
+#[test]
+fn test_check_laws_fails_cases_whose_operators_break_them() {
+    let dir = scratch("test_check_laws");
+    let minus = write(
+        &dir,
+        "minus.og",
+        "-- ==\n-- input { [5f32, 3f32, 1f32, 2f32] }\n-- output { -1f32 }\n\
+         entry main (xs: []f32) : f32 =\n  \
+         reduce (\\a b -> if a == 0 then b else if b == 0 then a else a - b) 0 xs\n",
+    );
+    // Without the checks the case passes on the interpreter (it folds from the left).
+    let out = ogham(&["test", minus.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let out = ogham(&["test", "--check-laws", minus.to_str().unwrap()]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    let report = stdout(&out);
+    assert!(report.contains("FAIL interp::"), "{report}");
+    assert!(report.contains("warning[W0720]"), "{report}");
+    assert!(report.contains("minus.og:5:3"), "{report}");
+    assert!(report.contains("0 passed, 1 failed"), "{report}");
+    // Lawful operators pass, and so do the other kinds of trial.
+    let ewma =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/reliability/ewma_associative.og");
+    let out = ogham(&["test", "--check-laws", ewma.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert!(!stdout(&out).contains("warning"), "{}", stdout(&out));
+    let out = ogham(&[
+        "test",
+        "--check-laws",
+        "--backend",
+        "cpu",
+        minus.to_str().unwrap(),
     ]);
     assert_user_error(&out, "--check-laws runs on the interpreter");
 }

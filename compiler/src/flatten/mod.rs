@@ -1034,7 +1034,7 @@ impl Flattener<'_> {
         substitute_body(&mut code, &subst);
         // A value read from a host array that the kernel updates in place is a copy: the
         // kernel must not consume (write into) memory bound outside it.
-        let consumed = consumed_in(&code);
+        let consumed = consumed_in(&self.f, &code);
         let mut stmts = Vec::with_capacity(binds.len() + code.stmts.len());
         for mut bind in binds {
             let v = bind.pat[0];
@@ -1098,9 +1098,10 @@ impl Flattener<'_> {
 }
 
 /// The variables that statements of `body` (at any depth) consume: updated arrays, scatter and
-/// histogram destinations, and the initial values of loop parameters of loops that update
-/// arrays in place.
-fn consumed_in(body: &Body) -> HashSet<VarId> {
+/// histogram destinations, and the initial values of the array parameters of loops that update
+/// arrays in place (a scalar parameter is never consumed, even when the loop's body updates
+/// other arrays: it needs no copy).
+fn consumed_in(function: &Function, body: &Body) -> HashSet<VarId> {
     let mut consumed = HashSet::new();
     for_each_stmt(body, &mut |s| match &s.exp {
         Exp::Update(v, ..) => {
@@ -1110,9 +1111,12 @@ fn consumed_in(body: &Body) -> HashSet<VarId> {
         Exp::Soac(Soac::Hist { hists, .. }) => {
             consumed.extend(hists.iter().flat_map(|h| h.dests.iter().copied()))
         }
-        Exp::Loop { params, body, .. } if updates_in_place(body) => {
-            consumed.extend(params.iter().filter_map(|(_, init)| init.as_var()))
-        }
+        Exp::Loop { params, body, .. } if updates_in_place(body) => consumed.extend(
+            params
+                .iter()
+                .filter(|&&(p, _)| function.ty(p).rank() > 0)
+                .filter_map(|(_, init)| init.as_var()),
+        ),
         _ => {}
     });
     consumed

@@ -514,7 +514,7 @@ impl<'a> Checker<'a> {
                 one(Type::with_shape(t.elem(), shape.clone()))
             }
             Exp::Concat(vs) => self.concat(stmt, vs),
-            Exp::Copy(v) => one(self.use_var(*v)?),
+            Exp::Copy(v) => one(self.use_array(*v, "copied value")?),
             Exp::Assert { cond, .. } => {
                 self.expect_prim(*cond, PrimType::Bool, "assertion");
                 Some(vec![])

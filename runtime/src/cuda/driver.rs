@@ -1,12 +1,14 @@
 //! The GPU: the CUDA driver through cudarc (context of device 0, raw allocations and copies,
-//! modules compiled by NVRTC and cached on disk, synchronous launches on the null stream).
+//! modules compiled by NVRTC and cached on disk (`<cache>/cuda/<key>.cubin`, verified by its
+//! checksum file before use, see [`crate::cache_file`]), synchronous launches on the null stream).
 
 use super::{Device, Res, driver_error, machine_error, nvrtc};
-use crate::cache_dir;
 use crate::interp::{R_CUDA, R_OUT_OF_MEMORY};
+use crate::{cache_dir, cache_file};
 use cudarc::driver::{CudaContext, result, sys};
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 pub struct Driver {
@@ -33,27 +35,31 @@ impl Driver {
     }
 }
 
-/// The CUBIN of `source` for `arch`, from the on-disk cache or NVRTC.
-fn cached_cubin(source: &str, arch: &str) -> Res<Vec<u8>> {
+/// The CUBIN of `source` for `arch` and where it is cached: from the on-disk cache when the entry
+/// there is intact (see [`crate::cache_file`]), otherwise compiled by NVRTC (`fresh`: never from
+/// the cache) and cached.
+fn cached_cubin(source: &str, arch: &str, fresh: bool) -> Res<(Vec<u8>, Option<PathBuf>)> {
     let (major, minor) = nvrtc::version().map_err(|e| driver_error("NVRTC version", e))?;
     let key = format!(
         "{:016x}-{arch}-nvrtc{major}.{minor}",
         crate::fnv1a(source.as_bytes())
     );
     let path = cache_dir("cuda").map(|d| d.join(format!("{key}.cubin")));
-    if let Some(image) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
-        return Ok(image);
+    if !fresh && let Some(image) = path.as_deref().and_then(cache_file::load) {
+        return Ok((image, path));
     }
     let compiled = nvrtc::compile(source, arch, false)
         .map_err(|log| machine_error(R_CUDA, format!("CUDA: {log}")))?;
-    if let Some(p) = &path {
+    if let Some(p) = &path
+        && let Err(e) = cache_file::store(p, &compiled.cubin)
+    {
         // The cache is an optimisation: a failure to write it is not an error.
-        let _ = p
-            .parent()
-            .map(std::fs::create_dir_all)
-            .and_then(|_| std::fs::write(p, &compiled.cubin).ok());
+        cache_file::report(
+            p,
+            &format!("cannot write the cache entry {}: {e}", p.display()),
+        );
     }
-    Ok(compiled.cubin)
+    Ok((compiled.cubin, path))
 }
 
 impl Device for Driver {
@@ -76,11 +82,29 @@ impl Device for Driver {
     }
 
     fn load(&mut self, source: &str, names: &[String]) -> Res<HashMap<String, u64>> {
-        let cubin = cached_cubin(source, &self.arch)?;
         self.bind()?;
-        // SAFETY: the image is a CUBIN NVRTC made for this device; the context is current.
-        let module = unsafe { result::module::load_data(cubin.as_ptr().cast()) }
-            .map_err(|e| driver_error("loading the module", e))?;
+        // A cached CUBIN that passes its checksum but does not load is compiled once more; when
+        // that fails too, the error names the cache file.
+        let mut fresh = false;
+        let module = loop {
+            let (cubin, path) = cached_cubin(source, &self.arch, fresh)?;
+            // SAFETY: the image is a CUBIN NVRTC made for this device; the context is current.
+            match unsafe { result::module::load_data(cubin.as_ptr().cast()) } {
+                Ok(module) => break module,
+                Err(e) if fresh || path.is_none() => {
+                    let file = path
+                        .map(|p| format!(" ({})", p.display()))
+                        .unwrap_or_default();
+                    return Err(driver_error(&format!("loading the module{file}"), e));
+                }
+                Err(e) => {
+                    if let Some(p) = &path {
+                        cache_file::damaged(p, &format!("it does not load: {e:?}"));
+                    }
+                    fresh = true;
+                }
+            }
+        };
         let mut functions = HashMap::new();
         for name in names {
             let c_name = CString::new(name.as_str()).expect("kernel names have no NUL");

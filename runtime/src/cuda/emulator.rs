@@ -4,12 +4,14 @@
 //! plans, argument slots, arenas and failure records as on a GPU. It tests the generated code
 //! and the executor's launch logic on machines without a GPU (CI); it is not fast.
 //!
-//! Shared libraries are cached like CUBINs (`<cache>/cuda-emu/<hash>.so`). Blocks have 4
-//! threads, so block-level code really runs in parallel and its barriers matter.
+//! Shared libraries are cached like CUBINs (`<cache>/cuda-emu/<hash>.so`, verified by its
+//! checksum file before use and compiled again when damaged or when it does not load; see
+//! [`crate::cache_file`]). Blocks have 4 threads, so block-level code really runs in parallel
+//! and its barriers matter.
 
 use super::{Device, Res, machine_error};
-use crate::cache_dir;
 use crate::interp::{R_CUDA, R_CUDA_UNAVAILABLE};
+use crate::{cache_dir, cache_file};
 use std::alloc::Layout;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -53,11 +55,12 @@ impl Emulator {
     }
 }
 
-/// The shared library of `source` (compiled with `g++`, cached on disk).
+/// The shared library of `source`: from the cache when the entry there is intact (see
+/// [`crate::cache_file`]), otherwise compiled with `g++` and cached.
 fn shared_library(source: &str) -> Res<std::path::PathBuf> {
     let dir = cache_dir("cuda-emu").unwrap_or_else(|| std::env::temp_dir().join("ogham-cuda-emu"));
     let path = dir.join(format!("{:016x}.so", crate::fnv1a(source.as_bytes())));
-    if path.exists() {
+    if cache_file::load(&path).is_some() {
         return Ok(path);
     }
     let fail = |what: String| machine_error(R_CUDA, format!("CUDA emulator: {what}"));
@@ -93,8 +96,34 @@ fn shared_library(source: &str) -> Res<std::path::PathBuf> {
                 .join("\n")
         )));
     }
-    std::fs::rename(&tmp, &path).map_err(|e| fail(format!("{}: {e}", path.display())))?;
+    let library = std::fs::read(&tmp).map_err(|e| fail(format!("{}: {e}", tmp.display())));
+    let _ = std::fs::remove_file(&tmp);
+    cache_file::store(&path, &library?).map_err(|e| fail(format!("{}: {e}", path.display())))?;
     Ok(path)
+}
+
+/// Opens the shared library of `source`. A cached library that passes its checksum but does not
+/// load is removed and compiled once more; when that fails too, the error names the file.
+fn open_library(source: &str) -> Res<libloading::Library> {
+    let mut path = shared_library(source)?;
+    let mut retried = false;
+    loop {
+        // SAFETY: the library is ours: its initialisers only set up the emulator's globals.
+        match unsafe { libloading::Library::new(&path) } {
+            Ok(library) => return Ok(library),
+            Err(e) if retried => {
+                return Err(machine_error(
+                    R_CUDA,
+                    format!("CUDA emulator: cannot load {}: {e}", path.display()),
+                ));
+            }
+            Err(e) => {
+                cache_file::damaged(&path, &format!("it does not load: {e}"));
+                path = shared_library(source)?;
+                retried = true;
+            }
+        }
+    }
 }
 
 impl Device for Emulator {
@@ -121,10 +150,8 @@ impl Device for Emulator {
                 "extern \"C\" void og_call_{name}(const og_u64* p) {{ og_call({name}, p); }}\n"
             ));
         }
-        let path = shared_library(&unit)?;
+        let library = open_library(&unit)?;
         let fail = |e: libloading::Error| machine_error(R_CUDA, format!("CUDA emulator: {e}"));
-        // SAFETY: the library is ours: its initialisers only set up the emulator's globals.
-        let library = unsafe { libloading::Library::new(&path) }.map_err(fail)?;
         let mut functions = HashMap::new();
         // SAFETY: the symbols have the types the emulation header declares.
         unsafe {

@@ -442,14 +442,20 @@ fn replicate<'a>(n: usize, x: &Val<'a>, span: Span) -> Res<Array<'a>> {
             };
             memory::reserve(total, elem_size, "replicate", span)?;
             let mut store = a.store().empty_like();
-            for _ in 0..n {
-                let _ = store.extend_from(a.store(), a.range());
+            // Copies of an empty row add nothing: no loop over up to 2^32 of them.
+            if total > 0 {
+                for _ in 0..n {
+                    let _ = store.extend_from(a.store(), a.range());
+                }
             }
             let mut shape = vec![n];
             shape.extend_from_slice(a.shape());
             Array::new(shape, store)
         }
-        other => Array::new(vec![n], Store::Boxed(vec![other.clone(); n])),
+        other => {
+            memory::reserve(n, size_of::<Val<'a>>(), "replicate", span)?;
+            Array::new(vec![n], Store::Boxed(vec![other.clone(); n]))
+        }
     })
 }
 

@@ -362,9 +362,19 @@ impl<'a> Interp<'a> {
                 body,
             } => self.eval_loop(pat, init.as_deref(), form, body, env, e.span),
             ExprKind::Update(target, idx, value) => {
+                // Left to right (the target first), but a local variable is moved out of its
+                // binding last: the index and the value may still read it.
+                let a = if self.is_local(target) {
+                    None
+                } else {
+                    Some(self.eval(target, env)?)
+                };
                 let idx = self.eval_index_args(idx, env)?;
                 let v = self.eval(value, env)?;
-                let a = self.eval_consumed(target, env)?;
+                let a = match a {
+                    Some(a) => a,
+                    None => self.eval_consumed(target, env)?,
+                };
                 self.update(a, &idx, v, e.span)
             }
             ExprKind::RecordUpdate(target, path, value) => {
@@ -412,6 +422,14 @@ impl<'a> Interp<'a> {
         let frame = env.frame(name).ok_or_else(|| unbound(name, span))?;
         let v = frame.val.borrow_mut().take();
         v.ok_or_else(|| consumed(name, span))
+    }
+
+    /// Whether `e` is a local variable (which a consuming use moves out of its binding).
+    fn is_local(&self, e: &'a Expr) -> bool {
+        matches!(
+            (&e.kind, self.resolution(e)),
+            (ExprKind::Var(_), Some(Resolution::Local))
+        )
     }
 
     /// Evaluates an expression whose value is consumed: a local variable is moved out.
@@ -628,10 +646,12 @@ impl<'a> Interp<'a> {
             _ => false,
         };
         let fv = self.eval(f, env)?;
-        // Consumed arguments are moved out last, after the other arguments have used them.
+        // Arguments are evaluated left to right (the reference order, which compiled code
+        // follows: of two failing arguments the first one's error is reported), but a consumed
+        // local variable is moved out of its binding last, after the other arguments used it.
         let mut vals = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
-            vals.push(if consumes(i) {
+            vals.push(if consumes(i) && self.is_local(a) {
                 None
             } else {
                 Some(self.eval(a, env)?)

@@ -373,7 +373,7 @@ impl<'f> Evaluator<'f> {
         &self,
         shape: Vec<usize>,
         elem: ogham_compiler::types::PrimType,
-        rows: Vec<Val>,
+        rows: impl IntoIterator<Item = Val>,
     ) -> Res<Array<'static>> {
         let mut store = Store::Prim(empty_data(elem));
         for row in rows {
@@ -412,8 +412,12 @@ impl<'f> Evaluator<'f> {
         let mut shape = vec![n];
         if let Val::Array(a) = v {
             shape.extend_from_slice(a.shape());
+            if a.elem_count() == 0 {
+                // No data: no loop over (and no list of) up to 2^32 empty rows.
+                return Ok(Array::new(shape, Store::Prim(empty_data(elem))));
+            }
         }
-        self.build(shape, elem, vec![v.clone(); n])
+        self.build(shape, elem, std::iter::repeat_n(v.clone(), n))
     }
 
     fn rearrange(&self, a: &Array<'static>, perm: &[usize]) -> Res<Array<'static>> {

@@ -295,15 +295,16 @@ impl<'f> Emit<'f> {
     pub fn alloc(&mut self, elem: PrimType, dims: &[String]) -> Res<String> {
         self.allocates = true;
         let name = self.temp("a");
-        let count = if dims.is_empty() {
-            "1".to_string()
-        } else {
-            dims.join(" * ")
-        };
         let t = ctype(elem);
-        self.line(format!(
-            "const i64 {name}_bytes = ({count}) * (i64)sizeof({t});"
-        ));
+        if dims.is_empty() {
+            self.line(format!("const i64 {name}_bytes = (i64)sizeof({t});"));
+        } else {
+            self.line(format!(
+                "const i64 {name}_bytes = og_bytes<{}>({{{}}}, (i64)sizeof({t}));",
+                dims.len(),
+                dims.join(", ")
+            ));
+        }
         self.line(format!(
             "{t}* {name}_p = ({t}*)og_alloc({}, {name}_bytes);",
             self.arena()

@@ -183,9 +183,23 @@ struct OgArena {
   i64 cap;
 };
 
+// The bytes of a fresh array of extents `d` with elements of `size` bytes, by the checked size
+// arithmetic of the other backends (`sizes.rs`; the CPU backend's `alloc_array`): a negative
+// extent or a product that overflows asks for INT64_MAX bytes, which `og_alloc` refuses (out of
+// memory, R0709) instead of a wrapped-around size.
+template <int R> __device__ __forceinline__ i64 og_bytes(const i64 (&d)[R], i64 size) {
+  const i64 impossible = 0x7fffffffffffffffLL;
+  i64 n = 1;
+  for (int k = 0; k < R; k++) {
+    if (d[k] < 0 || (d[k] > 0 && n > impossible / d[k])) return impossible;
+    n *= d[k];
+  }
+  return n > impossible / size ? impossible : n * size;
+}
+
 // `bytes` from the arena (16-byte aligned), or null when it is full.
 __device__ __forceinline__ void* og_alloc(OgArena& a, i64 bytes) {
-  if (bytes > a.cap - a.used) return 0;
+  if (bytes < 0 || bytes > a.cap - a.used) return 0;
   void* p = a.base + a.used;
   a.used += (bytes + 15) & ~15LL;
   return p;
