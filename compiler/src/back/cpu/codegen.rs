@@ -559,7 +559,7 @@ impl<'a> Gen<'a> {
         self.b.switch_to_block(header);
         let iv = self.b.use_var(i);
         let go = self.b.ins().icmp(IntCC::SignedLessThan, iv, end);
-        self.b.ins().brif(go, inner, &[], exit, &[]);
+        self.loop_branch(go, inner, exit);
         self.b.switch_to_block(inner);
         self.b.seal_block(inner);
         body(self, iv)?;
@@ -567,6 +567,24 @@ impl<'a> Gen<'a> {
         self.b.def_var(i, next);
         self.close_loop(header, exit);
         Ok(())
+    }
+
+    /// The branch at the end of a loop header: into `inner` while `go` (a `bool`) holds, else to
+    /// `exit`. Emitted as a branch to `exit` when `go` is false, with `inner` as the second
+    /// successor: Cranelift lays out a function's blocks in reverse postorder of a depth-first
+    /// walk that visits a block's first successor first, so with `inner` first every loop body
+    /// would be placed after all the code that follows the loop. Its values would then be live,
+    /// in the linear order the register allocator works on, across everything after the loop,
+    /// and be reloaded and spilled in every iteration; with `exit` first the body follows its
+    /// header.
+    pub fn loop_branch(
+        &mut self,
+        go: Value,
+        inner: cranelift_codegen::ir::Block,
+        exit: cranelift_codegen::ir::Block,
+    ) {
+        let stop = self.b.ins().icmp_imm_u(IntCC::Equal, go, 0);
+        self.b.ins().brif(stop, exit, &[], inner, &[]);
     }
 
     /// Ends a loop body: back to `header` (now sealed: its last predecessor is known), then
@@ -1059,7 +1077,7 @@ impl<'a> Gen<'a> {
             }
             LoopForm::While { cond } => self.scalar(SubExp::Var(*cond))?,
         };
-        self.b.ins().brif(go, inner, &[], exit, &[]);
+        self.loop_branch(go, inner, exit);
         self.b.switch_to_block(inner);
         self.b.seal_block(inner);
         let results = self.body(body)?;

@@ -502,7 +502,7 @@ pub fn vector_points(
     let more =
         g.b.ins()
             .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, left, lanes);
-    g.b.ins().brif(more, body, &[], exit, &[]);
+    g.loop_branch(more, body, exit);
     g.b.switch_to_block(body);
     g.b.seal_block(body);
     let mut group = Lanes {
@@ -823,7 +823,7 @@ impl Lanes<'_> {
                 g.bind(*index, &[j]);
                 let bound = g.scalar(*bound)?;
                 let go = g.b.ins().icmp(IntCC::SignedLessThan, j, bound);
-                g.b.ins().brif(go, inner, &[], exit, &[]);
+                g.loop_branch(go, inner, exit);
                 None
             }
             LoopForm::While { cond } => {
@@ -833,7 +833,7 @@ impl Lanes<'_> {
         };
         if let Some(live) = live {
             let any = g.b.ins().vany_true(live);
-            g.b.ins().brif(any, inner, &[], exit, &[]);
+            g.loop_branch(any, inner, exit);
             self.mask = Some(live);
         }
         g.b.switch_to_block(inner);
