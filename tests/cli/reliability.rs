@@ -347,7 +347,10 @@ fn absurd_shapes_of_empty_arrays_are_located_errors() {
         assert_user_error(&out, "error[R0709]");
         let out = run(&[rows.to_str().unwrap(), wide.to_str().unwrap()]);
         assert_eq!(code(&out), 0, "{backend}: {}", stderr(&out));
-        // BFAST on a stack of 0 pixels of 10^18 dates: the dates are too many to index.
+        // BFAST on a stack of 0 pixels of 10^18 dates: a located error. Which one is a known
+        // difference (issue 19): the interpreter fails first at `regular_years`' `iota N`
+        // (R0706), the compiled backends at the design matrix over the dates (R0709), which
+        // their code computes first.
         let out = run(&[
             bfast.to_str().unwrap(),
             wide.to_str().unwrap(),
@@ -361,7 +364,12 @@ fn absurd_shapes_of_empty_arrays_are_located_errors() {
             "0.05f64",
             "1f64",
         ]);
-        assert_user_error(&out, "error[R0706]");
+        let expected = if backend == "interp" {
+            "error[R0706]"
+        } else {
+            "error[R0709]"
+        };
+        assert_user_error(&out, expected);
         assert!(stderr(&out).contains("bfast.og:"), "{}", stderr(&out));
     }
 }
