@@ -775,7 +775,9 @@ impl<'f> Evaluator<'f> {
                 .map(|(d, shape)| Val::Array(d.reshape(shape)))
                 .collect());
         }
-        let mut per_point = Vec::with_capacity(total);
+        // Reserved up to a bound: a huge space whose points fail early must not abort on the
+        // reservation (the results' memory is checked when they are combined).
+        let mut per_point = Vec::with_capacity(total.min(1 << 16));
         for p in 0..total {
             self.bind_point(seg, &space, p);
             per_point.push(self.body(&seg.body)?);
