@@ -40,9 +40,11 @@ impl Driver {
 /// the cache) and cached.
 fn cached_cubin(source: &str, arch: &str, fresh: bool) -> Res<(Vec<u8>, Option<PathBuf>)> {
     let (major, minor) = nvrtc::version().map_err(|e| driver_error("NVRTC version", e))?;
+    let options = nvrtc::OPTIONS.join(" ");
     let key = format!(
-        "{:016x}-{arch}-nvrtc{major}.{minor}",
-        crate::fnv1a(source.as_bytes())
+        "{:016x}-{:08x}-{arch}-nvrtc{major}.{minor}",
+        crate::fnv1a(source.as_bytes()),
+        crate::fnv1a(options.as_bytes()) as u32
     );
     let path = cache_dir("cuda").map(|d| d.join(format!("{key}.cubin")));
     if !fresh && let Some(image) = path.as_deref().and_then(cache_file::load) {

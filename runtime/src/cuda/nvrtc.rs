@@ -3,8 +3,11 @@
 //! loaded at run time (`libnvrtc.so.12`, found through `LD_LIBRARY_PATH`); without it
 //! [`available`] is false and nothing here may be called (cudarc panics on a missing library).
 //!
-//! Options: C++17, and the warnings about unused variables silenced (generated kernels declare
-//! every output and arena even when a body does not use them).
+//! Options ([`OPTIONS`]): C++17; no contraction of `a * b + c` into one fused multiply-add
+//! (`--fmad=false`: NVRTC fuses by default, which rounds once instead of twice and made BFAST's
+//! outputs on an H200 differ from the CPU backends' and the interpreter's); and the warnings about
+//! unused variables silenced (generated kernels declare every output and arena even when a body
+//! does not use them). The options are part of the CUBIN cache key.
 
 use cudarc::nvrtc::{result, sys};
 use std::ffi::{CStr, CString};
@@ -33,16 +36,16 @@ pub fn version() -> Result<(i32, i32), String> {
     Ok((major, minor))
 }
 
+/// The options of every compilation besides the architecture (and ptxas's report).
+pub const OPTIONS: [&str; 3] = ["--std=c++17", "--fmad=false", "-diag-suppress=177,550"];
+
 /// Compiles `source` for architecture `arch` (`sm_90`). The error is NVRTC's log.
 pub fn compile(source: &str, arch: &str, verbose: bool) -> Result<Compiled, String> {
     let src = CString::new(source).map_err(|_| "the source contains a NUL byte".to_string())?;
     let name = CString::new("ogham.cu").expect("no NUL");
     let prog = result::create_program(&src, Some(&name)).map_err(|e| format!("{e:?}"))?;
-    let mut options = vec![
-        format!("--gpu-architecture={arch}"),
-        "--std=c++17".to_string(),
-        "-diag-suppress=177,550".to_string(),
-    ];
+    let mut options = vec![format!("--gpu-architecture={arch}")];
+    options.extend(OPTIONS.iter().map(|o| o.to_string()));
     if verbose {
         options.push("--ptxas-options=-v".to_string());
     }
