@@ -85,7 +85,8 @@ fn scratch() -> PathBuf {
 /// Loads a damaged library and, if it loads, runs it: `Err` on a panic.
 fn check_library(bytes: &[u8], path: &std::path::Path) -> Result<(), String> {
     std::fs::write(path, bytes).map_err(|e| e.to_string())?;
-    let arg = Value::Array(Array::new(vec![2, 2], ArrayData::F32(vec![1.0; 4])).expect("shape"));
+    let arg =
+        Value::Array(Array::new(vec![2, 2], ArrayData::F32(vec![1.0; 4].into())).expect("shape"));
     catch_unwind(AssertUnwindSafe(|| {
         if let Ok(lib) = Library::load(path) {
             let _ = lib.call("main", vec![arg]);

@@ -162,13 +162,13 @@ unsafe fn copy_data(t: PrimType, data: *const c_void, count: usize) -> ArrayData
             PrimType::Bool => {
                 ArrayData::Bool(slice::<u8>(data, count).iter().map(|b| *b != 0).collect())
             }
-            PrimType::I8 => ArrayData::I8(slice(data, count).to_vec()),
-            PrimType::I16 => ArrayData::I16(slice(data, count).to_vec()),
-            PrimType::I32 => ArrayData::I32(slice(data, count).to_vec()),
-            PrimType::I64 => ArrayData::I64(slice(data, count).to_vec()),
-            PrimType::U8 => ArrayData::U8(slice(data, count).to_vec()),
-            PrimType::F32 => ArrayData::F32(slice(data, count).to_vec()),
-            PrimType::F64 => ArrayData::F64(slice(data, count).to_vec()),
+            PrimType::I8 => ArrayData::I8(slice(data, count).to_vec().into()),
+            PrimType::I16 => ArrayData::I16(slice(data, count).to_vec().into()),
+            PrimType::I32 => ArrayData::I32(slice(data, count).to_vec().into()),
+            PrimType::I64 => ArrayData::I64(slice(data, count).to_vec().into()),
+            PrimType::U8 => ArrayData::U8(slice(data, count).to_vec().into()),
+            PrimType::F32 => ArrayData::F32(slice(data, count).to_vec().into()),
+            PrimType::F64 => ArrayData::F64(slice(data, count).to_vec().into()),
         }
     }
 }

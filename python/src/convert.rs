@@ -5,10 +5,11 @@
 //! - An array parameter takes a NumPy array of exactly its element type and rank (no silent
 //!   casts: a float64 array for an f32 parameter is a `TypeError` that says
 //!   `pass x.astype(np.float32)`); lists and tuples are converted with
-//!   `numpy.asarray(x, dtype=<the parameter's>)`. C-contiguous arrays are read as one slice,
-//!   others (views, Fortran order) element by element in row-major order; an array at an
-//!   address not aligned for its element type is copied by NumPy first. The data is copied once
-//!   into the runtime's buffers, which own their memory.
+//!   `numpy.asarray(x, dtype=<the parameter's>)`. Aligned C-contiguous arrays are passed
+//!   without a copy (the runtime's buffer borrows the array's memory and keeps a reference to
+//!   it; a program that writes to its argument writes to its own copy); others (views with
+//!   strides, Fortran order) are copied element by element in row-major order; an array at an
+//!   address not aligned for its element type is copied by NumPy first.
 //! - Sizes: the sizes named in the parameters' types (`[m][N]`) must agree between arguments,
 //!   constant sizes must match (`ValueError` naming both parameters).
 //! - Scalars: `bool` parameters take `bool`/`numpy.bool_` only; integer parameters take Python
@@ -16,7 +17,8 @@
 //!   (not `bool`), rounded to f32 for f32 parameters.
 //! - Tuples and records: a Python tuple of the components (records: fields in name order, or a
 //!   dict by field name); arrays of tuples are tuples of arrays (the runtime's convention).
-//! - Results: arrays become NumPy arrays that own the runtime's buffer (no copy), scalars Python
+//! - Results: arrays become NumPy arrays that own the runtime's buffer (no copy; a result that
+//!   is a borrowed argument is copied, so results never alias arguments), scalars Python
 //!   scalars, tuples Python tuples.
 
 use numpy::{
@@ -24,11 +26,12 @@ use numpy::{
     PyUntypedArrayMethods, dtype,
 };
 use ogham::compiler::types::{PrimType, Size, Type};
-use ogham::runtime::value::{Array, ArrayData, Scalar, Value};
+use ogham::runtime::value::{Array, ArrayData, Buffer, Scalar, Value};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The sizes bound so far in one call: size name -> (value, which argument and dimension).
 pub type Sizes = HashMap<String, (usize, String)>;
@@ -340,8 +343,12 @@ fn prim_dtype(py: Python<'_>, p: PrimType) -> Bound<'_, numpy::PyArrayDescr> {
     }
 }
 
-/// The elements of an array whose dtype is `T`'s, row-major.
-fn elements<T: Element + Copy>(arr: &Bound<'_, PyUntypedArray>) -> PyResult<Vec<T>> {
+/// The elements of an array whose dtype is `T`'s, row-major: an aligned C-contiguous array is
+/// borrowed without a copy (the buffer keeps a reference to it and copies only if the program
+/// writes to it); others are copied.
+fn elements<T: Element + Copy + Send + Sync + 'static>(
+    arr: &Bound<'_, PyUntypedArray>,
+) -> PyResult<Buffer<T>> {
     if !arr.is_aligned() {
         // A buffer at an odd address (pickle protocol 5 hands such arrays to dask workers):
         // NumPy's copy is aligned.
@@ -351,7 +358,13 @@ fn elements<T: Element + Copy>(arr: &Bound<'_, PyUntypedArray>) -> PyResult<Vec<
     let view = arr.try_readonly()?;
     // `as_slice` also accepts Fortran order, whose memory order is not row-major.
     Ok(match view.as_slice() {
-        Ok(slice) if arr.is_c_contiguous() => slice.to_vec(),
+        Ok(slice) if arr.is_c_contiguous() => {
+            let owner: Arc<dyn Send + Sync> = Arc::new(arr.clone().unbind());
+            // SAFETY: `slice` is the array's aligned, initialised elements; `owner` holds a
+            // reference to the array, which keeps its memory alive; callers must not write to
+            // the array while a call that reads it runs (docs/python.md).
+            unsafe { Buffer::borrowed(slice.as_ptr(), slice.len(), owner) }
+        }
         _ => view.as_array().iter().copied().collect(),
     })
 }
@@ -392,14 +405,14 @@ pub fn to_py(py: Python<'_>, value: Value) -> PyResult<Py<PyAny>> {
         Value::Array(a) => {
             let (shape, data) = a.into_parts();
             match data {
-                ArrayData::Bool(v) => numpy_array(py, v, &shape)?,
-                ArrayData::I8(v) => numpy_array(py, v, &shape)?,
-                ArrayData::I16(v) => numpy_array(py, v, &shape)?,
-                ArrayData::I32(v) => numpy_array(py, v, &shape)?,
-                ArrayData::I64(v) => numpy_array(py, v, &shape)?,
-                ArrayData::U8(v) => numpy_array(py, v, &shape)?,
-                ArrayData::F32(v) => numpy_array(py, v, &shape)?,
-                ArrayData::F64(v) => numpy_array(py, v, &shape)?,
+                ArrayData::Bool(v) => numpy_array(py, v.into_vec(), &shape)?,
+                ArrayData::I8(v) => numpy_array(py, v.into_vec(), &shape)?,
+                ArrayData::I16(v) => numpy_array(py, v.into_vec(), &shape)?,
+                ArrayData::I32(v) => numpy_array(py, v.into_vec(), &shape)?,
+                ArrayData::I64(v) => numpy_array(py, v.into_vec(), &shape)?,
+                ArrayData::U8(v) => numpy_array(py, v.into_vec(), &shape)?,
+                ArrayData::F32(v) => numpy_array(py, v.into_vec(), &shape)?,
+                ArrayData::F64(v) => numpy_array(py, v.into_vec(), &shape)?,
             }
         }
         Value::Tuple(vs) => {

@@ -102,6 +102,51 @@ def test_non_contiguous_inputs(mod):
     np.testing.assert_array_equal(mod.a1_i64([1, 2, 3]), [2, 3, 4])  # lists: numpy.asarray
 
 
+PEAK_MEMORY_OF_A_CALL = r"""
+import resource, sys
+import numpy as np
+import ogham
+mod = ogham.load("entry total [n][m] (xs: [n][m]f32) : f32 ="
+                 " reduce (+) 0f32 (map (\\r -> reduce (+) 0f32 r) xs)")
+mod.total(np.ones((4, 4), dtype=np.float32))  # compiled before measuring
+x = np.ones((8192, 8192), dtype=np.float32, order=sys.argv[1])  # 256 MiB
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+assert mod.total(x) == x.size
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
+"""
+
+
+def test_contiguous_inputs_are_not_copied():
+    """A C-contiguous argument is read in place: the peak memory of a call on a 256 MiB array
+    grows by far less than the array, while a Fortran-order one (copied into row-major order)
+    grows by the array (the control: the measurement sees a copy). A fresh process each, so
+    that no earlier peak hides the growth."""
+    import subprocess
+    import sys
+
+    def grown_kib(order):
+        run = subprocess.run([sys.executable, "-c", PEAK_MEMORY_OF_A_CALL, order],
+                             capture_output=True, text=True, check=True)
+        return int(run.stdout.split()[-1])
+
+    assert grown_kib("C") < 64 << 10
+    assert grown_kib("F") > 200 << 10
+    # a result never aliases an argument: returning an argument copies it
+    mod = ogham.load("entry same [n] (xs: [n]f32) : [n]f32 = xs\n")
+    small = np.arange(5, dtype=np.float32)
+    out = mod.same(small)
+    assert not np.shares_memory(out, small)
+    np.testing.assert_array_equal(out, small)
+
+
+def test_an_argument_the_program_consumes_is_not_modified():
+    """A unique (`*`) parameter updated in place writes to the program's own copy."""
+    mod = ogham.load("entry bump [n] (xs: *[n]i64) : [n]i64 = xs with [0] = 99\n")
+    x = np.arange(4, dtype=np.int64)
+    np.testing.assert_array_equal(mod.bump(x), [99, 1, 2, 3])
+    np.testing.assert_array_equal(x, [0, 1, 2, 3])
+
+
 def test_same_program_loaded_once(mod):
     before = ogham.load_count()
     assert ogham.load(program()) is mod

@@ -5,6 +5,7 @@
 //! `scalar`.
 
 pub mod boundary;
+pub mod buffer;
 pub mod cache_file;
 pub mod cpu;
 #[cfg(feature = "cuda")]

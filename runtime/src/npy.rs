@@ -235,7 +235,7 @@ fn decode_data(t: PrimType, bytes: &[u8]) -> Result<ArrayData, String> {
         PrimType::I16 => le!(i16, I16),
         PrimType::I32 => le!(i32, I32),
         PrimType::I64 => le!(i64, I64),
-        PrimType::U8 => ArrayData::U8(bytes.to_vec()),
+        PrimType::U8 => ArrayData::U8(bytes.to_vec().into()),
         PrimType::F32 => le!(f32, F32),
         PrimType::F64 => le!(f64, F64),
     })
@@ -248,7 +248,7 @@ fn encode_data(data: &ArrayData, out: &mut Vec<u8>) {
         ArrayData::I16(v) => out.extend(v.iter().flat_map(|x| x.to_le_bytes())),
         ArrayData::I32(v) => out.extend(v.iter().flat_map(|x| x.to_le_bytes())),
         ArrayData::I64(v) => out.extend(v.iter().flat_map(|x| x.to_le_bytes())),
-        ArrayData::U8(v) => out.extend(v),
+        ArrayData::U8(v) => out.extend_from_slice(v),
         ArrayData::F32(v) => out.extend(v.iter().flat_map(|x| x.to_le_bytes())),
         ArrayData::F64(v) => out.extend(v.iter().flat_map(|x| x.to_le_bytes())),
     }
@@ -358,19 +358,19 @@ mod tests {
             Array::from_i64(vec![3], vec![i64::MIN, 0, i64::MAX]).unwrap(),
         ));
         round_trip(Value::Array(
-            Array::new(vec![2], ArrayData::Bool(vec![true, false])).unwrap(),
+            Array::new(vec![2], ArrayData::Bool(vec![true, false].into())).unwrap(),
         ));
         round_trip(Value::Array(
-            Array::new(vec![1, 1, 2], ArrayData::I8(vec![-1, 1])).unwrap(),
+            Array::new(vec![1, 1, 2], ArrayData::I8(vec![-1, 1].into())).unwrap(),
         ));
         round_trip(Value::Array(
-            Array::new(vec![2], ArrayData::I16(vec![-300, 300])).unwrap(),
+            Array::new(vec![2], ArrayData::I16(vec![-300, 300].into())).unwrap(),
         ));
         round_trip(Value::Array(
-            Array::new(vec![2], ArrayData::U8(vec![0, 255])).unwrap(),
+            Array::new(vec![2], ArrayData::U8(vec![0, 255].into())).unwrap(),
         ));
         round_trip(Value::Array(
-            Array::new(vec![1], ArrayData::I32(vec![7])).unwrap(),
+            Array::new(vec![1], ArrayData::I32(vec![7].into())).unwrap(),
         ));
         round_trip(Value::Scalar(Scalar::F64(2.5)));
         round_trip(Value::Scalar(Scalar::Bool(true)));
@@ -409,7 +409,7 @@ mod tests {
             bytes.extend((header.len() as u32).to_le_bytes());
             bytes.extend(header.as_bytes());
             bytes.extend([1, 0, 0, 0, 2, 0, 0, 0]);
-            let expected = Array::new(vec![2], ArrayData::I32(vec![1, 2])).unwrap();
+            let expected = Array::new(vec![2], ArrayData::I32(vec![1, 2].into())).unwrap();
             assert_eq!(decode(&bytes).unwrap(), Value::Array(expected));
         }
     }

@@ -778,7 +778,7 @@ mod tests {
     #[test]
     fn arrays() {
         let v = one("[[1, 2], [3, 4]]");
-        let expected = Array::new(vec![2, 2], ArrayData::I32(vec![1, 2, 3, 4])).unwrap();
+        let expected = Array::new(vec![2, 2], ArrayData::I32(vec![1, 2, 3, 4].into())).unwrap();
         assert_eq!(v, Value::Array(expected));
         let v = at("[[1, 2.5]]", "[][]f32").unwrap();
         assert_eq!(

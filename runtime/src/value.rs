@@ -4,6 +4,7 @@
 //! and of every backend's buffers). Arrays of tuples or records cross the boundary as tuples of
 //! arrays (Futhark's convention), so a [`Value`] is a scalar, a flat array, or a tuple of values.
 
+pub use crate::buffer::Buffer;
 use ogham_compiler::ir::Const;
 use ogham_compiler::types::PrimType;
 use std::fmt;
@@ -125,17 +126,18 @@ impl fmt::Display for Scalar {
     }
 }
 
-/// The flat, row-major element storage of an array.
+/// The flat, row-major element storage of an array: owned, or borrowed from the caller without
+/// a copy and copied on its first write ([`Buffer`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum ArrayData {
-    Bool(Vec<bool>),
-    I8(Vec<i8>),
-    I16(Vec<i16>),
-    I32(Vec<i32>),
-    I64(Vec<i64>),
-    U8(Vec<u8>),
-    F32(Vec<f32>),
-    F64(Vec<f64>),
+    Bool(Buffer<bool>),
+    I8(Buffer<i8>),
+    I16(Buffer<i16>),
+    I32(Buffer<i32>),
+    I64(Buffer<i64>),
+    U8(Buffer<u8>),
+    F32(Buffer<f32>),
+    F64(Buffer<f64>),
 }
 
 impl ArrayData {
@@ -208,14 +210,14 @@ impl ArrayData {
             Some(unsafe { Vec::from_raw_parts(ptr, n, n) })
         }
         Some(match t {
-            PrimType::Bool => ArrayData::Bool(zeros(n)?),
-            PrimType::I8 => ArrayData::I8(zeros(n)?),
-            PrimType::I16 => ArrayData::I16(zeros(n)?),
-            PrimType::I32 => ArrayData::I32(zeros(n)?),
-            PrimType::I64 => ArrayData::I64(zeros(n)?),
-            PrimType::U8 => ArrayData::U8(zeros(n)?),
-            PrimType::F32 => ArrayData::F32(zeros(n)?),
-            PrimType::F64 => ArrayData::F64(zeros(n)?),
+            PrimType::Bool => ArrayData::Bool(zeros(n)?.into()),
+            PrimType::I8 => ArrayData::I8(zeros(n)?.into()),
+            PrimType::I16 => ArrayData::I16(zeros(n)?.into()),
+            PrimType::I32 => ArrayData::I32(zeros(n)?.into()),
+            PrimType::I64 => ArrayData::I64(zeros(n)?.into()),
+            PrimType::U8 => ArrayData::U8(zeros(n)?.into()),
+            PrimType::F32 => ArrayData::F32(zeros(n)?.into()),
+            PrimType::F64 => ArrayData::F64(zeros(n)?.into()),
         })
     }
 
@@ -250,28 +252,28 @@ impl ArrayData {
     /// An empty buffer of the given element type with room for `capacity` elements.
     pub fn with_capacity(t: PrimType, capacity: usize) -> ArrayData {
         match t {
-            PrimType::Bool => ArrayData::Bool(Vec::with_capacity(capacity)),
-            PrimType::I8 => ArrayData::I8(Vec::with_capacity(capacity)),
-            PrimType::I16 => ArrayData::I16(Vec::with_capacity(capacity)),
-            PrimType::I32 => ArrayData::I32(Vec::with_capacity(capacity)),
-            PrimType::I64 => ArrayData::I64(Vec::with_capacity(capacity)),
-            PrimType::U8 => ArrayData::U8(Vec::with_capacity(capacity)),
-            PrimType::F32 => ArrayData::F32(Vec::with_capacity(capacity)),
-            PrimType::F64 => ArrayData::F64(Vec::with_capacity(capacity)),
+            PrimType::Bool => ArrayData::Bool(Vec::with_capacity(capacity).into()),
+            PrimType::I8 => ArrayData::I8(Vec::with_capacity(capacity).into()),
+            PrimType::I16 => ArrayData::I16(Vec::with_capacity(capacity).into()),
+            PrimType::I32 => ArrayData::I32(Vec::with_capacity(capacity).into()),
+            PrimType::I64 => ArrayData::I64(Vec::with_capacity(capacity).into()),
+            PrimType::U8 => ArrayData::U8(Vec::with_capacity(capacity).into()),
+            PrimType::F32 => ArrayData::F32(Vec::with_capacity(capacity).into()),
+            PrimType::F64 => ArrayData::F64(Vec::with_capacity(capacity).into()),
         }
     }
 
     /// Appends a scalar; `None` if its type differs from the buffer's.
     pub fn push(&mut self, s: Scalar) -> Option<()> {
         match (self, s) {
-            (ArrayData::Bool(v), Scalar::Bool(x)) => v.push(x),
-            (ArrayData::I8(v), Scalar::I8(x)) => v.push(x),
-            (ArrayData::I16(v), Scalar::I16(x)) => v.push(x),
-            (ArrayData::I32(v), Scalar::I32(x)) => v.push(x),
-            (ArrayData::I64(v), Scalar::I64(x)) => v.push(x),
-            (ArrayData::U8(v), Scalar::U8(x)) => v.push(x),
-            (ArrayData::F32(v), Scalar::F32(x)) => v.push(x),
-            (ArrayData::F64(v), Scalar::F64(x)) => v.push(x),
+            (ArrayData::Bool(v), Scalar::Bool(x)) => v.make_mut().push(x),
+            (ArrayData::I8(v), Scalar::I8(x)) => v.make_mut().push(x),
+            (ArrayData::I16(v), Scalar::I16(x)) => v.make_mut().push(x),
+            (ArrayData::I32(v), Scalar::I32(x)) => v.make_mut().push(x),
+            (ArrayData::I64(v), Scalar::I64(x)) => v.make_mut().push(x),
+            (ArrayData::U8(v), Scalar::U8(x)) => v.make_mut().push(x),
+            (ArrayData::F32(v), Scalar::F32(x)) => v.make_mut().push(x),
+            (ArrayData::F64(v), Scalar::F64(x)) => v.make_mut().push(x),
             _ => return None,
         }
         Some(())
@@ -294,15 +296,15 @@ impl Array {
     }
 
     pub fn from_f32(shape: Vec<usize>, data: Vec<f32>) -> Option<Array> {
-        Array::new(shape, ArrayData::F32(data))
+        Array::new(shape, ArrayData::F32(data.into()))
     }
 
     pub fn from_f64(shape: Vec<usize>, data: Vec<f64>) -> Option<Array> {
-        Array::new(shape, ArrayData::F64(data))
+        Array::new(shape, ArrayData::F64(data.into()))
     }
 
     pub fn from_i64(shape: Vec<usize>, data: Vec<i64>) -> Option<Array> {
-        Array::new(shape, ArrayData::I64(data))
+        Array::new(shape, ArrayData::I64(data.into()))
     }
 
     pub fn shape(&self) -> &[usize] {

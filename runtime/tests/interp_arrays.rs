@@ -87,7 +87,9 @@ fn scatter_and_histograms_ignore_out_of_bounds() {
 fn shape_functions() {
     let src = "entry main (a: [][]i32) : ([][]i32, []i32, [][]i32, []i32, []i32, i64) = \
                (transpose a, flatten a, unflatten 3 2 (flatten a), concat a[0] a[1], rotate 1 a[0], length a)";
-    let a = Value::Array(Array::new(vec![2, 3], ArrayData::I32(vec![1, 2, 3, 4, 5, 6])).unwrap());
+    let a = Value::Array(
+        Array::new(vec![2, 3], ArrayData::I32(vec![1, 2, 3, 4, 5, 6].into())).unwrap(),
+    );
     assert_eq!(
         eval(src, vec![a]),
         "[[1i32, 4i32], [2i32, 5i32], [3i32, 6i32]] [1i32, 2i32, 3i32, 4i32, 5i32, 6i32] \
@@ -126,7 +128,7 @@ fn size_mismatches_are_run_time_errors() {
 #[test]
 fn empty_arrays_keep_their_shape() {
     let src = "entry main [n] [m] (a: [n][m]i32) : ([m][n]i32, []i32, i64) = (transpose a, flatten a, length a)";
-    let a = Value::Array(Array::new(vec![0, 2], ArrayData::I32(vec![])).unwrap());
+    let a = Value::Array(Array::new(vec![0, 2], ArrayData::I32(vec![].into())).unwrap());
     assert_eq!(eval(src, vec![a]), "empty([2][0]i32) empty([0]i32) 0i64");
     let src = "entry main (n: i64) : ([][3]f32, []f32) = (map (\\_ -> [1f32, 2, 3]) (iota n), filter (> 0) [])";
     assert_eq!(eval(src, vec![i64v(0)]), "empty([0][3]f32) empty([0]f32)");

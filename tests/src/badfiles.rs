@@ -38,7 +38,7 @@ pub fn npy_bytes(rng: &mut Rng) -> Vec<u8> {
     let cols = rng.below(4) as usize;
     let data: Vec<f32> = (0..rows * cols).map(|k| k as f32 * 0.5).collect();
     let valid = npy::encode(&Value::Array(
-        Array::new(vec![rows, cols], ArrayData::F32(data)).expect("shape"),
+        Array::new(vec![rows, cols], ArrayData::F32(data.into())).expect("shape"),
     ))
     .expect("encodes");
     const SHAPES: [&str; 10] = [

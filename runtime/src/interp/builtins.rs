@@ -461,14 +461,14 @@ fn replicate<'a>(n: usize, x: &Val<'a>, span: Span) -> Res<Array<'a>> {
 
 fn fill(s: Scalar, n: usize) -> ArrayData {
     match s {
-        Scalar::Bool(x) => ArrayData::Bool(vec![x; n]),
-        Scalar::I8(x) => ArrayData::I8(vec![x; n]),
-        Scalar::I16(x) => ArrayData::I16(vec![x; n]),
-        Scalar::I32(x) => ArrayData::I32(vec![x; n]),
-        Scalar::I64(x) => ArrayData::I64(vec![x; n]),
-        Scalar::U8(x) => ArrayData::U8(vec![x; n]),
-        Scalar::F32(x) => ArrayData::F32(vec![x; n]),
-        Scalar::F64(x) => ArrayData::F64(vec![x; n]),
+        Scalar::Bool(x) => ArrayData::Bool(vec![x; n].into()),
+        Scalar::I8(x) => ArrayData::I8(vec![x; n].into()),
+        Scalar::I16(x) => ArrayData::I16(vec![x; n].into()),
+        Scalar::I32(x) => ArrayData::I32(vec![x; n].into()),
+        Scalar::I64(x) => ArrayData::I64(vec![x; n].into()),
+        Scalar::U8(x) => ArrayData::U8(vec![x; n].into()),
+        Scalar::F32(x) => ArrayData::F32(vec![x; n].into()),
+        Scalar::F64(x) => ArrayData::F64(vec![x; n].into()),
     }
 }
 

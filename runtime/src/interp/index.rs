@@ -325,12 +325,12 @@ mod tests {
         .unwrap();
         assert_eq!(ints(&Val::Array(u.clone()))[0], -1);
         assert_eq!(ints(&Val::Array(shared))[0], 0);
-        let row = Val::Array(Array::from_data(ArrayData::I64(vec![7, 7])));
+        let row = Val::Array(Array::from_data(ArrayData::I64(vec![7, 7].into())));
         let u = update(u, &[IdxArg::At(2), sl(Some(1), Some(3), None)], row)
             .ok()
             .unwrap();
         assert_eq!(ints(&Val::Array(u.clone()))[9..11], [7, 7]);
-        let bad = Val::Array(Array::from_data(ArrayData::I64(vec![1])));
+        let bad = Val::Array(Array::from_data(ArrayData::I64(vec![1].into())));
         assert!(update(u, &[IdxArg::At(0)], bad).is_err());
     }
 }

@@ -30,14 +30,14 @@ use std::rc::Rc;
 macro_rules! map_data {
     ($d:expr, $v:ident => $body:expr) => {
         match $d {
-            ArrayData::Bool($v) => ArrayData::Bool($body),
-            ArrayData::I8($v) => ArrayData::I8($body),
-            ArrayData::I16($v) => ArrayData::I16($body),
-            ArrayData::I32($v) => ArrayData::I32($body),
-            ArrayData::I64($v) => ArrayData::I64($body),
-            ArrayData::U8($v) => ArrayData::U8($body),
-            ArrayData::F32($v) => ArrayData::F32($body),
-            ArrayData::F64($v) => ArrayData::F64($body),
+            ArrayData::Bool($v) => ArrayData::Bool($crate::buffer::Buffer::from($body)),
+            ArrayData::I8($v) => ArrayData::I8($crate::buffer::Buffer::from($body)),
+            ArrayData::I16($v) => ArrayData::I16($crate::buffer::Buffer::from($body)),
+            ArrayData::I32($v) => ArrayData::I32($crate::buffer::Buffer::from($body)),
+            ArrayData::I64($v) => ArrayData::I64($crate::buffer::Buffer::from($body)),
+            ArrayData::U8($v) => ArrayData::U8($crate::buffer::Buffer::from($body)),
+            ArrayData::F32($v) => ArrayData::F32($crate::buffer::Buffer::from($body)),
+            ArrayData::F64($v) => ArrayData::F64($crate::buffer::Buffer::from($body)),
         }
     };
 }
@@ -206,14 +206,14 @@ fn extend_data(
     range: std::ops::Range<usize>,
 ) -> Result<(), ()> {
     match (dst, src) {
-        (ArrayData::Bool(d), ArrayData::Bool(s)) => d.extend_from_slice(&s[range]),
-        (ArrayData::I8(d), ArrayData::I8(s)) => d.extend_from_slice(&s[range]),
-        (ArrayData::I16(d), ArrayData::I16(s)) => d.extend_from_slice(&s[range]),
-        (ArrayData::I32(d), ArrayData::I32(s)) => d.extend_from_slice(&s[range]),
-        (ArrayData::I64(d), ArrayData::I64(s)) => d.extend_from_slice(&s[range]),
-        (ArrayData::U8(d), ArrayData::U8(s)) => d.extend_from_slice(&s[range]),
-        (ArrayData::F32(d), ArrayData::F32(s)) => d.extend_from_slice(&s[range]),
-        (ArrayData::F64(d), ArrayData::F64(s)) => d.extend_from_slice(&s[range]),
+        (ArrayData::Bool(d), ArrayData::Bool(s)) => d.make_mut().extend_from_slice(&s[range]),
+        (ArrayData::I8(d), ArrayData::I8(s)) => d.make_mut().extend_from_slice(&s[range]),
+        (ArrayData::I16(d), ArrayData::I16(s)) => d.make_mut().extend_from_slice(&s[range]),
+        (ArrayData::I32(d), ArrayData::I32(s)) => d.make_mut().extend_from_slice(&s[range]),
+        (ArrayData::I64(d), ArrayData::I64(s)) => d.make_mut().extend_from_slice(&s[range]),
+        (ArrayData::U8(d), ArrayData::U8(s)) => d.make_mut().extend_from_slice(&s[range]),
+        (ArrayData::F32(d), ArrayData::F32(s)) => d.make_mut().extend_from_slice(&s[range]),
+        (ArrayData::F64(d), ArrayData::F64(s)) => d.make_mut().extend_from_slice(&s[range]),
         _ => return Err(()),
     }
     Ok(())
@@ -556,7 +556,7 @@ mod tests {
     use super::*;
 
     fn ints(xs: &[i64]) -> Val<'static> {
-        Val::Array(Array::from_data(ArrayData::I64(xs.to_vec())))
+        Val::Array(Array::from_data(ArrayData::I64(xs.to_vec().into())))
     }
 
     #[test]
@@ -580,7 +580,10 @@ mod tests {
 
     #[test]
     fn views_share_and_updates_copy_on_write() {
-        let m = Array::new(vec![2, 2], Store::Prim(ArrayData::I64(vec![1, 2, 3, 4])));
+        let m = Array::new(
+            vec![2, 2],
+            Store::Prim(ArrayData::I64(vec![1, 2, 3, 4].into())),
+        );
         let Val::Array(mut row) = m.row(1) else {
             panic!("a row of a matrix is an array")
         };
@@ -589,7 +592,7 @@ mod tests {
         assert!(matches!(row.elem(0), Val::Prim(Scalar::I64(9))));
         assert!(matches!(m.elem(2), Val::Prim(Scalar::I64(3))));
         // A sole owner is updated in place.
-        let mut v = Array::from_data(ArrayData::I64(vec![0; 4]));
+        let mut v = Array::from_data(ArrayData::I64(vec![0; 4].into()));
         let before = Rc::as_ptr(&v.store);
         assert!(v.make_mut().set(3, Val::Prim(Scalar::I64(1))).is_ok());
         assert_eq!(before, Rc::as_ptr(&v.store));

@@ -67,7 +67,7 @@ pub fn i64s(xs: &[i64]) -> Value {
 }
 
 pub fn i32s(xs: &[i32]) -> Value {
-    Value::Array(Array::new(vec![xs.len()], ArrayData::I32(xs.to_vec())).unwrap())
+    Value::Array(Array::new(vec![xs.len()], ArrayData::I32(xs.to_vec().into())).unwrap())
 }
 
 pub fn matrix_f32(rows: usize, cols: usize, xs: &[f32]) -> Value {
