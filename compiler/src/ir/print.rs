@@ -270,13 +270,16 @@ impl Printer<'_> {
                     self.subexp(*b)
                 );
             }
+            // A negated constant keeps its parentheses, so that `-(1i64)` (an operator) reads
+            // back differently from `-1i64` (a constant).
+            Exp::UnOp(op, SubExp::Const(c)) => {
+                let _ = write!(out, "{}({})", op.symbol(), print_const(*c));
+            }
             Exp::UnOp(op, a) => {
                 let _ = write!(out, "{}{}", op.symbol(), self.subexp(*a));
             }
             Exp::Math(op, ty, args) => {
-                // The variants of `MathFn` are named as the source functions (`sqrt`, `atan2`).
-                let name = format!("{op:?}").to_lowercase();
-                let _ = write!(out, "{ty}.{name}({})", self.subexps(args));
+                let _ = write!(out, "{ty}.{}({})", op.name(), self.subexps(args));
             }
             Exp::Convert(to, a) => {
                 let from = match a {
