@@ -51,18 +51,18 @@ fn filetests() -> Vec<Trial> {
     };
     dirs.sort();
     for dir in dirs {
-        let pass_name = dir.file_name().map_or(String::new(), |n| {
-            n.to_string_lossy().into_owned()
-        });
+        let pass_name = dir
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
         let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
             .map(|es| es.filter_map(|e| e.ok().map(|e| e.path())).collect())
             .unwrap_or_default();
         files.retain(|f| f.extension().is_some_and(|x| x == "ir"));
         files.sort();
         for file in files {
-            let stem = file.file_stem().map_or(String::new(), |s| {
-                s.to_string_lossy().into_owned()
-            });
+            let stem = file
+                .file_stem()
+                .map_or(String::new(), |s| s.to_string_lossy().into_owned());
             let name = format!("filetest::{pass_name}/{stem}");
             let pass_name = pass_name.clone();
             trials.push(Trial::test(name, move || run_filetest(&pass_name, &file)));
@@ -95,12 +95,8 @@ fn run_filetest(pass_name: &str, path: &Path) -> Result<(), Failed> {
         )
     })?;
     let output = pass.run(program);
-    verify(&output, pass.form()).map_err(|errors| {
-        format!(
-            "the IR after `{pass}` is invalid:\n{}",
-            errors.join("\n")
-        )
-    })?;
+    verify(&output, pass.form())
+        .map_err(|errors| format!("the IR after `{pass}` is invalid:\n{}", errors.join("\n")))?;
     let actual = print_program(&output);
     if expected == Some(actual.as_str()) {
         return Ok(());

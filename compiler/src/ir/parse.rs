@@ -113,8 +113,8 @@ struct Token {
 
 /// Operators and punctuation, longest first.
 const PUNCT: [&str; 31] = [
-    "**", "//", "%%", "==", "!=", "<=", ">=", "<<", ">>", "->", "(", ")", "[", "]", "{", "}",
-    ",", ":", "=", "<", ">", "|", "^", "&", "+", "-", "*", "/", "%", "!", "\\",
+    "**", "//", "%%", "==", "!=", "<=", ">=", "<<", ">>", "->", "(", ")", "[", "]", "{", "}", ",",
+    ":", "=", "<", ">", "|", "^", "&", "+", "-", "*", "/", "%", "!", "\\",
 ];
 
 /// The punctuation `.` (in `f32.sqrt`) is separate: it is not an operator.
@@ -309,7 +309,10 @@ impl Parser {
         let mut k = self.next_index();
         for _ in 0..ahead {
             k += 1;
-            while matches!(self.tokens[k.min(self.tokens.len() - 1)].tok, Tok::Comment(_)) {
+            while matches!(
+                self.tokens[k.min(self.tokens.len() - 1)].tok,
+                Tok::Comment(_)
+            ) {
                 k += 1;
             }
         }
@@ -442,7 +445,11 @@ impl Parser {
         }
         match &self.vars[k] {
             Some(slot) if slot.name != name => {
-                let earlier = if slot.name.is_empty() { "v" } else { &slot.name };
+                let earlier = if slot.name.is_empty() {
+                    "v"
+                } else {
+                    &slot.name
+                };
                 return self.error(format!(
                     "variable {id} is `{w}` here but `{earlier}_{id}` elsewhere"
                 ));
@@ -472,10 +479,8 @@ impl Parser {
         if let Some(Some(slot)) = self.vars.get_mut(v.index()) {
             match &slot.ty {
                 Some(old) if *old != ty => {
-                    return self.error(format!(
-                        "variable {} is bound again with another type",
-                        v.0
-                    ));
+                    return self
+                        .error(format!("variable {} is bound again with another type", v.0));
                 }
                 _ => slot.ty = Some(ty),
             }
@@ -845,7 +850,9 @@ impl Parser {
         }
         match MathFn::named(member) {
             Some(op) => Ok(Exp::Math(op, ty, self.subexps("(", ")")?)),
-            None => self.error(format!("`{ty}.{member}` is not a math function or conversion")),
+            None => self.error(format!(
+                "`{ty}.{member}` is not a math function or conversion"
+            )),
         }
     }
 
@@ -1240,8 +1247,10 @@ mod tests {
             error("entry main (x_0: i64) : i64 =\n  in y_0\n"),
             "2:6: variable 0 is `y_0` here but `x_0` elsewhere"
         );
-        assert!(error("entry main (x_0: i64) : i64 =\n  let y_1: i64 = 1\n  in y_1\n")
-            .starts_with("2:18: `1` is not a constant"));
+        assert!(
+            error("entry main (x_0: i64) : i64 =\n  let y_1: i64 = 1\n  in y_1\n")
+                .starts_with("2:18: `1` is not a constant")
+        );
         assert!(error("entry main (x_0: i64) : i64 =\n  let").starts_with("2:6: expected"));
         assert!(error("entry m (x_0: i64) : i64 =\n let s_1: i64 = \"ab").contains("unterminated"));
     }
