@@ -6,7 +6,8 @@
 //!   `ogham_compiler::pipeline::Pass`: `simplify`, `fuse`, `flatten`, `kir-simplify`, ...) makes
 //!   of it. The trial parses the input, verifies it in the pass's input form, runs the pass,
 //!   verifies the result in the pass's output form, prints it and compares the text with the
-//!   expected section. Lines of `--` comments before the input describe the test.
+//!   expected section (the simplification passes must also leave their own output unchanged).
+//!   Lines of `--` comments before the input describe the test.
 //! - `roundtrip::<file>`: every `tests/cases/**/*.og` and `programs/*.og` compiles to kernel IR;
 //!   after every pass the IR printed, parsed back and printed again gives the same text.
 //!
@@ -98,6 +99,11 @@ fn run_filetest(pass_name: &str, path: &Path) -> Result<(), Failed> {
     verify(&output, pass.form())
         .map_err(|errors| format!("the IR after `{pass}` is invalid:\n{}", errors.join("\n")))?;
     let actual = print_program(&output);
+    if matches!(pass, Pass::Simplify | Pass::Resimplify | Pass::KirSimplify)
+        && print_program(&pass.run(output)) != actual
+    {
+        return Err(format!("`{pass}` is not idempotent on {}", path.display()).into());
+    }
     if expected == Some(actual.as_str()) {
         return Ok(());
     }

@@ -723,12 +723,13 @@ impl Parser {
         let Tok::Word(w) = self.peek().clone() else {
             return self.operator_exp();
         };
-        if PrimType::from_name(&w).is_some() && *self.peek_at(1) == Tok::Punct(DOT) {
-            if let Tok::Word(member) = self.peek_at(2).clone() {
-                if member != "nan" && member != "inf" {
-                    return self.call_exp(&member);
-                }
-            }
+        if PrimType::from_name(&w).is_some()
+            && *self.peek_at(1) == Tok::Punct(DOT)
+            && let Tok::Word(member) = self.peek_at(2).clone()
+            && member != "nan"
+            && member != "inf"
+        {
+            return self.call_exp(&member);
         }
         match w.as_str() {
             "if" => self.if_exp(),
@@ -874,11 +875,11 @@ impl Parser {
             return Ok(Exp::UnOp(UnOp::Neg, self.unop_operand()?));
         }
         let a = self.subexp()?;
-        if let Tok::Punct(p) = self.peek().clone() {
-            if let Some(op) = BinOp::ALL.into_iter().find(|op| op.symbol() == p) {
-                self.bump();
-                return Ok(Exp::BinOp(op, a, self.subexp()?));
-            }
+        if let Tok::Punct(p) = self.peek().clone()
+            && let Some(op) = BinOp::ALL.into_iter().find(|op| op.symbol() == p)
+        {
+            self.bump();
+            return Ok(Exp::BinOp(op, a, self.subexp()?));
         }
         let SubExp::Var(v) = a else {
             return Ok(Exp::SubExp(a));
