@@ -1231,6 +1231,16 @@ mod tests {
     }
 
     #[test]
+    fn comments_are_skipped() {
+        let text = "-- kernel main: a.og:1:1\nentry main (x_0: i64) : i64 = -- header\n  in x_0\n";
+        let program = parse_program(text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            print_program(&program),
+            "entry main (x_0: i64) : i64 =\n  in x_0\n"
+        );
+    }
+
+    #[test]
     fn errors_are_located() {
         assert_eq!(
             error("entry main (x_0: i64) : i64 =\n  in y\n"),
