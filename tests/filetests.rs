@@ -8,6 +8,9 @@
 //!   verifies the result in the pass's output form, prints it and compares the text with the
 //!   expected section (the simplification passes must also leave their own output unchanged).
 //!   Lines of `--` comments before the input describe the test.
+//! - `filetest::clif/<name>`, `filetest::cuda/<name>`: the same for a backend: the input is
+//!   kernel IR and the expected section the code of its kernels (`ogham dev --print clif`,
+//!   the kernels of `--print cuda` without the prelude).
 //! - `roundtrip::<file>`: every `tests/cases/**/*.og` and `programs/*.og` compiles to kernel IR;
 //!   after every pass the IR printed, parsed back and printed again gives the same text.
 //!
@@ -18,9 +21,12 @@
 use libtest_mimic::{Arguments, Failed, Trial};
 use ogham::Frontend;
 use ogham::testing::collect_og_files;
+use ogham_compiler::back::cpu::print_clif;
+use ogham_compiler::back::cuda::print_cuda;
+use ogham_compiler::ir::Program;
 use ogham_compiler::ir::parse::parse_program;
 use ogham_compiler::ir::print::print_program;
-use ogham_compiler::ir::verify::verify;
+use ogham_compiler::ir::verify::{Form, verify};
 use ogham_compiler::pipeline::Pass;
 use ogham_tests::irtext::round_trip_every_pass;
 use ogham_tests::{cases_dir, workspace_root};
@@ -52,7 +58,7 @@ fn filetests() -> Vec<Trial> {
     };
     dirs.sort();
     for dir in dirs {
-        let pass_name = dir
+        let step_name = dir
             .file_name()
             .map_or(String::new(), |n| n.to_string_lossy().into_owned());
         let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -64,9 +70,9 @@ fn filetests() -> Vec<Trial> {
             let stem = file
                 .file_stem()
                 .map_or(String::new(), |s| s.to_string_lossy().into_owned());
-            let name = format!("filetest::{pass_name}/{stem}");
-            let pass_name = pass_name.clone();
-            trials.push(Trial::test(name, move || run_filetest(&pass_name, &file)));
+            let name = format!("filetest::{step_name}/{stem}");
+            let step_name = step_name.clone();
+            trials.push(Trial::test(name, move || run_filetest(&step_name, &file)));
         }
     }
     trials
@@ -78,32 +84,73 @@ fn blessing() -> bool {
         && std::env::var("CI").map_or(true, |v| v != "true")
 }
 
-fn run_filetest(pass_name: &str, path: &Path) -> Result<(), Failed> {
-    let pass = Pass::named(pass_name)
-        .filter(|p| *p != Pass::Lower)
-        .ok_or_else(|| format!("`{pass_name}` is not a pass that runs on IR"))?;
+/// What a directory of filetests checks: one pass, or a backend's code for kernel IR.
+#[derive(Clone, Copy)]
+enum Step {
+    Pass(Pass),
+    Clif,
+    Cuda,
+}
+
+impl Step {
+    fn named(name: &str) -> Option<Step> {
+        match name {
+            "clif" => Some(Step::Clif),
+            "cuda" => Some(Step::Cuda),
+            _ => Pass::named(name)
+                .filter(|p| *p != Pass::Lower)
+                .map(Step::Pass),
+        }
+    }
+
+    fn input_form(self) -> Form {
+        match self {
+            Step::Pass(pass) => pass.input_form(),
+            Step::Clif | Step::Cuda => Form::Kernel,
+        }
+    }
+
+    /// The text the step makes of `program`: the program after the pass, or the kernels' code.
+    fn output(self, program: Program) -> Result<String, String> {
+        let pass = match self {
+            Step::Pass(pass) => pass,
+            Step::Clif => return Ok(print_clif(&program)),
+            Step::Cuda => return Ok(print_cuda(&program)),
+        };
+        let output = pass.run(program);
+        verify(&output, pass.form()).map_err(|errors| {
+            format!("the IR after `{pass}` is invalid:\n{}", errors.join("\n"))
+        })?;
+        let text = print_program(&output);
+        if matches!(pass, Pass::Simplify | Pass::Resimplify | Pass::KirSimplify)
+            && print_program(&pass.run(output)) != text
+        {
+            return Err(format!("`{pass}` is not idempotent here"));
+        }
+        Ok(text)
+    }
+}
+
+fn run_filetest(step_name: &str, path: &Path) -> Result<(), Failed> {
+    let step = Step::named(step_name).ok_or_else(|| {
+        format!("`{step_name}` is neither a pass that runs on IR nor `clif` or `cuda`")
+    })?;
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let (input, expected) = match text.split_once(&format!("\n{EXPECTED}\n")) {
         Some((input, expected)) => (format!("{input}\n"), Some(expected)),
         None => (text.clone(), None),
     };
     let program = parse_program(&input).map_err(|e| format!("{}:{e}", path.display()))?;
-    verify(&program, pass.input_form()).map_err(|errors| {
+    verify(&program, step.input_form()).map_err(|errors| {
         format!(
             "the input is not valid {:?} IR:\n{}",
-            pass.input_form(),
+            step.input_form(),
             errors.join("\n")
         )
     })?;
-    let output = pass.run(program);
-    verify(&output, pass.form())
-        .map_err(|errors| format!("the IR after `{pass}` is invalid:\n{}", errors.join("\n")))?;
-    let actual = print_program(&output);
-    if matches!(pass, Pass::Simplify | Pass::Resimplify | Pass::KirSimplify)
-        && print_program(&pass.run(output)) != actual
-    {
-        return Err(format!("`{pass}` is not idempotent on {}", path.display()).into());
-    }
+    let actual = step
+        .output(program)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     if expected == Some(actual.as_str()) {
         return Ok(());
     }
