@@ -11,6 +11,9 @@
 //! - `filetest::clif/<name>`, `filetest::cuda/<name>`: the same for a backend: the input is
 //!   kernel IR and the expected section the code of its kernels (`ogham dev --print clif`,
 //!   the kernels of `--print cuda` without the prelude).
+//! - `filetest::verify-core/<name>`, `filetest::verify-kernel/<name>`: the input need not be
+//!   valid; the expected section is what the verifier says of it in that form (its messages,
+//!   one a line, or `valid`).
 //! - `roundtrip::<file>`: every `tests/cases/**/*.og` and `programs/*.og` compiles to kernel IR;
 //!   after every pass the IR printed, parsed back and printed again gives the same text.
 //!
@@ -84,12 +87,14 @@ fn blessing() -> bool {
         && std::env::var("CI").map_or(true, |v| v != "true")
 }
 
-/// What a directory of filetests checks: one pass, or a backend's code for kernel IR.
+/// What a directory of filetests checks: one pass, a backend's code for kernel IR, or the
+/// verifier's verdict.
 #[derive(Clone, Copy)]
 enum Step {
     Pass(Pass),
     Clif,
     Cuda,
+    Verify(Form),
 }
 
 impl Step {
@@ -97,25 +102,36 @@ impl Step {
         match name {
             "clif" => Some(Step::Clif),
             "cuda" => Some(Step::Cuda),
+            "verify-core" => Some(Step::Verify(Form::Core)),
+            "verify-kernel" => Some(Step::Verify(Form::Kernel)),
             _ => Pass::named(name)
                 .filter(|p| *p != Pass::Lower)
                 .map(Step::Pass),
         }
     }
 
-    fn input_form(self) -> Form {
+    /// The form the input must verify in (none for the verifier's own tests).
+    fn input_form(self) -> Option<Form> {
         match self {
-            Step::Pass(pass) => pass.input_form(),
-            Step::Clif | Step::Cuda => Form::Kernel,
+            Step::Pass(pass) => Some(pass.input_form()),
+            Step::Clif | Step::Cuda => Some(Form::Kernel),
+            Step::Verify(_) => None,
         }
     }
 
-    /// The text the step makes of `program`: the program after the pass, or the kernels' code.
+    /// The text the step makes of `program`: the program after the pass, the kernels' code, or
+    /// the verifier's messages (one a line; `valid` when there are none).
     fn output(self, program: Program) -> Result<String, String> {
         let pass = match self {
             Step::Pass(pass) => pass,
             Step::Clif => return Ok(print_clif(&program)),
             Step::Cuda => return Ok(print_cuda(&program)),
+            Step::Verify(form) => {
+                return Ok(match verify(&program, form) {
+                    Ok(()) => "valid\n".to_string(),
+                    Err(errors) => errors.iter().map(|e| format!("{e}\n")).collect(),
+                });
+            }
         };
         let output = pass.run(program);
         verify(&output, pass.form()).map_err(|errors| {
@@ -133,7 +149,10 @@ impl Step {
 
 fn run_filetest(step_name: &str, path: &Path) -> Result<(), Failed> {
     let step = Step::named(step_name).ok_or_else(|| {
-        format!("`{step_name}` is neither a pass that runs on IR nor `clif` or `cuda`")
+        format!(
+            "`{step_name}` is neither a pass that runs on IR nor `clif`, `cuda`, \
+             `verify-core` or `verify-kernel`"
+        )
     })?;
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let (input, expected) = match text.split_once(&format!("\n{EXPECTED}\n")) {
@@ -141,13 +160,11 @@ fn run_filetest(step_name: &str, path: &Path) -> Result<(), Failed> {
         None => (text.clone(), None),
     };
     let program = parse_program(&input).map_err(|e| format!("{}:{e}", path.display()))?;
-    verify(&program, step.input_form()).map_err(|errors| {
-        format!(
-            "the input is not valid {:?} IR:\n{}",
-            step.input_form(),
-            errors.join("\n")
-        )
-    })?;
+    if let Some(form) = step.input_form() {
+        verify(&program, form).map_err(|errors| {
+            format!("the input is not valid {form:?} IR:\n{}", errors.join("\n"))
+        })?;
+    }
     let actual = step
         .output(program)
         .map_err(|e| format!("{}: {e}", path.display()))?;
