@@ -2,8 +2,14 @@
 //! the reference interpreter, the unoptimised and the optimised core IR, the kernel IR and the
 //! CPU backend's compiled kernels must agree — on the outputs, or on the error code when the run
 //! fails (`ogham_tests::differential`; random programs are `tests/fuzz.rs`'s).
+//!
+//! The IR of every random program and of the table's programs prints, parses back and prints
+//! identically after every pass (`ogham_tests::irtext`).
 
-use ogham_tests::differential::{Inputs, check_program};
+use ogham::Frontend;
+use ogham_tests::differential::{Inputs, Rng, check_program};
+use ogham_tests::irtext::round_trip_every_pass;
+use ogham_tests::random_programs;
 use proptest::prelude::*;
 
 const PROGRAMS: &[&str] = &[
@@ -76,6 +82,32 @@ proptest! {
     fn backends_agree_with_the_interpreter(index in 0..PROGRAMS.len(), seed in any::<u64>()) {
         let result = check_program(PROGRAMS[index], &[(seed, Inputs::default())], true);
         prop_assert!(result.is_ok(), "program {}:\n{}\n{}", index, PROGRAMS[index], result.unwrap_err());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(if std::env::var_os("CI").is_some() { 256 } else { 32 }))]
+
+    #[test]
+    fn ir_text_round_trips_on_random_programs(seed in any::<u64>()) {
+        let source = random_programs::program(&mut Rng(seed | 1));
+        let fe = Frontend::load_source("random.og", &source);
+        prop_assert!(fe.is_ok(), "the random program does not load:\n{}", source);
+        if let Ok(fe) = fe {
+            let result = round_trip_every_pass(&fe);
+            prop_assert!(result.is_ok(), "{}\n{}", source, result.unwrap_err());
+        }
+    }
+}
+
+/// The IR text of every program of the table round-trips after every pass.
+#[test]
+fn ir_text_round_trips_on_the_table() {
+    for (i, p) in PROGRAMS.iter().enumerate() {
+        let fe = Frontend::load_source("table.og", p).unwrap_or_else(|e| panic!("{}", e.render()));
+        if let Err(e) = round_trip_every_pass(&fe) {
+            panic!("program {i}:\n{p}\n{e}");
+        }
     }
 }
 

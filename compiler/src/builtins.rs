@@ -235,6 +235,19 @@ const CONSTS: &[(&str, ConstFn)] = &[
 ];
 
 impl MathFn {
+    /// The function's name in a numeric module (`sqrt` of `f32.sqrt`).
+    pub fn name(self) -> &'static str {
+        MATH_FNS
+            .iter()
+            .find(|(_, op)| *op == self)
+            .map_or("?", |(s, _)| s)
+    }
+
+    /// The function named `name` in a numeric module, if there is one.
+    pub fn named(name: &str) -> Option<MathFn> {
+        MATH_FNS.iter().find(|(s, _)| *s == name).map(|(_, op)| *op)
+    }
+
     /// Whether the function is defined only on floating-point types.
     pub fn float_only(self) -> bool {
         !matches!(

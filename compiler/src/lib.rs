@@ -14,7 +14,8 @@
 //! | `back`   | `back::cpu::compile` | kernel IR -> Cranelift functions (CPU backend)        |
 //!
 //! `pipeline` holds the one ordered list of middle-end passes (`ogham dev --dump-after PASS`);
-//! `ir::verify` checks the IR after each of them in debug builds and tests. `sizes` is the one
+//! `ir::verify` checks the IR after each of them in debug builds and tests; `ir::print` and
+//! `ir::parse` write and read its text form (filetests run one pass on it). `sizes` is the one
 //! checked size arithmetic that every executor and the generated code share. `docs/compiler.md`
 //! explains the IRs.
 

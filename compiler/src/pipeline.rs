@@ -72,6 +72,28 @@ impl Pass {
         }
     }
 
+    /// The IR form the pass reads (`lower` reads the AST: core, as it makes core IR).
+    pub fn input_form(self) -> Form {
+        match self {
+            Pass::KirSimplify => Form::Kernel,
+            _ => Form::Core,
+        }
+    }
+
+    /// Runs the pass on `ir` (filetests run one pass on parsed IR). `lower` starts from the
+    /// AST, so on IR it returns the program unchanged.
+    pub fn run(self, mut ir: Program) -> Program {
+        match self {
+            Pass::Lower => {}
+            Pass::Simplify | Pass::Resimplify | Pass::KirSimplify => {
+                opt::simplify::simplify(&mut ir)
+            }
+            Pass::Fuse => opt::fuse::fuse(&mut ir),
+            Pass::Flatten => ir = flatten::flatten(ir),
+        }
+        ir
+    }
+
     /// Whether the pass is an optimisation (skipped when [`Options::optimise`] is off).
     pub fn optimises(self) -> bool {
         !matches!(self, Pass::Lower | Pass::Flatten)
@@ -129,11 +151,7 @@ pub fn compile(
                 }
                 continue;
             }
-            Pass::Simplify | Pass::Resimplify | Pass::KirSimplify => {
-                opt::simplify::simplify(&mut ir)
-            }
-            Pass::Fuse => opt::fuse::fuse(&mut ir),
-            Pass::Flatten => ir = flatten::flatten(ir),
+            _ => ir = pass.run(ir),
         }
         check(&ir, pass, options)?;
         observe(pass, &ir);

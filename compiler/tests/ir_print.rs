@@ -3,8 +3,9 @@
 mod ir_build;
 
 use ir_build::*;
+use ogham_compiler::ir::parse::parse_program;
 use ogham_compiler::ir::print::{print_const, print_program};
-use ogham_compiler::ir::{Const, DimIndex, Exp};
+use ogham_compiler::ir::{Const, DimIndex, Exp, Program};
 use ogham_compiler::types::PrimType;
 
 #[test]
@@ -60,8 +61,8 @@ fn constants_print_exactly() {
     }
 }
 
-#[test]
-fn prints_array_constructs() {
+/// A function with every array construct.
+fn arrays() -> Program {
     let mut b = FnBuilder::new("arrays");
     let n = b.var("n", I64);
     let m = b.var("m", I64);
@@ -77,7 +78,7 @@ fn prints_array_constructs() {
     let rep = b.var("rep", arr(PrimType::F64, &[i64c(4)]));
     let conv = b.var("conv", F64);
     let slice = b.var("slice", arr(PrimType::I32, &[i64c(2)]));
-    let p = b.program(body(
+    b.program(body(
         vec![
             stmt(&[row], Exp::Index(xss, vec![DimIndex::Fix(i64c(0))])),
             stmt(&[t], Exp::Rearrange(xss, vec![1, 0])),
@@ -117,7 +118,11 @@ fn prints_array_constructs() {
             ),
         ],
         &[v(upd), v(cp), v(io), v(rep), v(slice), v(row)],
-    ));
+    ))
+}
+
+#[test]
+fn prints_array_constructs() {
     let expected = r#"entry arrays [n_0, m_1] (*xss_2: [n_0][m_1]i32) : ([n_0][m_1]i32, [8i64]i32, [n_0]i64, [4i64]f64, [2i64]i32, [m_1]i32) =
   let row_3: [m_1]i32 = xss_2[0i64]
   let t_4: [m_1][n_0]i32 = rearrange((1, 0), xss_2)
@@ -133,7 +138,7 @@ fn prints_array_constructs() {
   let () = assert(true, "size \"n\"")
   in (upd_8, cp_9, io_10, rep_11, slice_13, row_3)
 "#;
-    assert_eq!(print_program(&p), expected);
+    assert_eq!(print_program(&arrays()), expected);
 }
 
 #[test]
@@ -186,4 +191,32 @@ fn prints_scatter_and_hist() {
   in out_8
 ";
     assert_eq!(print_program(&sample_hist(i32c(0))), expected);
+}
+
+/// Every hand-built program prints, parses back to the same statements and parameters, and
+/// prints identically (`ir::parse`).
+#[test]
+fn printed_programs_parse_back() {
+    for program in [
+        sample_core(),
+        sample_kernel(),
+        sample_segred(F32),
+        sample_scatter(2, false),
+        sample_hist(i32c(0)),
+        arrays(),
+    ] {
+        let text = print_program(&program);
+        let parsed = parse_program(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(print_program(&parsed), text);
+        assert_eq!(parsed.thresholds, program.thresholds);
+        for (f, g) in program.functions.iter().zip(&parsed.functions) {
+            assert_eq!(f.body, g.body, "{text}");
+            assert_eq!(f.params, g.params);
+            for (i, info) in g.vars.iter().enumerate() {
+                if !info.name.is_empty() {
+                    assert_eq!(f.vars[i].ty, info.ty);
+                }
+            }
+        }
+    }
 }

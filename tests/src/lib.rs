@@ -7,6 +7,7 @@
 
 pub mod badfiles;
 pub mod differential;
+pub mod irtext;
 pub mod random_programs;
 
 use std::path::{Path, PathBuf};

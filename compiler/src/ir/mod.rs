@@ -37,6 +37,7 @@
 
 pub mod count;
 pub mod op;
+pub mod parse;
 pub mod print;
 pub mod scalar;
 pub mod traverse;

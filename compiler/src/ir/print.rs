@@ -10,6 +10,8 @@
 //!   indented by two spaces, then `in results`, between braces.
 //! - Output depends only on the program (no hashing, no addresses), and printing never fails,
 //!   even on invalid IR (the verifier prints the statements it rejects).
+//! - The text of a valid program reads back with [`super::parse`], and prints again identically
+//!   (so `-(1i64)`, an operator on a constant, is not `-1i64`, a constant).
 
 use crate::ir::{
     AssertKind, Body, Const, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, Program, RedOp,
@@ -270,13 +272,16 @@ impl Printer<'_> {
                     self.subexp(*b)
                 );
             }
+            // An operator on a constant keeps parentheses, so that `-(1i64)` (an operator)
+            // reads back differently from `-1i64` (a constant).
+            Exp::UnOp(op, SubExp::Const(c)) => {
+                let _ = write!(out, "{}({})", op.symbol(), print_const(*c));
+            }
             Exp::UnOp(op, a) => {
                 let _ = write!(out, "{}{}", op.symbol(), self.subexp(*a));
             }
             Exp::Math(op, ty, args) => {
-                // The variants of `MathFn` are named as the source functions (`sqrt`, `atan2`).
-                let name = format!("{op:?}").to_lowercase();
-                let _ = write!(out, "{ty}.{name}({})", self.subexps(args));
+                let _ = write!(out, "{ty}.{}({})", op.name(), self.subexps(args));
             }
             Exp::Convert(to, a) => {
                 let from = match a {

@@ -38,10 +38,6 @@ pub fn f32c(x: f32) -> SubExp {
     SubExp::Const(Const::F32(x))
 }
 
-pub fn f64c(x: f64) -> SubExp {
-    SubExp::Const(Const::F64(x))
-}
-
 pub fn boolc(b: bool) -> SubExp {
     SubExp::Const(Const::Bool(b))
 }

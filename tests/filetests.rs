@@ -1,0 +1,214 @@
+//! IR filetests and the IR text round trip (`ogham_compiler::ir::parse`).
+//!
+//! Trials (filter them like any `cargo test` names):
+//! - `filetest::<pass>/<name>`: `tests/filetests/<pass>/<name>.ir` is an input program in the
+//!   IR text format, a line `-- expected`, then the program the one pass `<pass>` (a name of
+//!   `ogham_compiler::pipeline::Pass`: `simplify`, `fuse`, `flatten`, `kir-simplify`, ...) makes
+//!   of it. The trial parses the input, verifies it in the pass's input form, runs the pass,
+//!   verifies the result in the pass's output form, prints it and compares the text with the
+//!   expected section (the simplification passes must also leave their own output unchanged).
+//!   Lines of `--` comments before the input describe the test.
+//! - `filetest::clif/<name>`, `filetest::cuda/<name>`: the same for a backend: the input is
+//!   kernel IR and the expected section the code of its kernels (`ogham dev --print clif`,
+//!   the kernels of `--print cuda` without the prelude).
+//! - `filetest::verify-core/<name>`, `filetest::verify-kernel/<name>`: the input need not be
+//!   valid; the expected section is what the verifier says of it in that form (its messages,
+//!   one a line, or `valid`).
+//! - `roundtrip::<file>`: every `tests/cases/**/*.og` and `programs/*.og` compiles to kernel IR;
+//!   after every pass the IR printed, parsed back and printed again gives the same text.
+//!
+//! `OGHAM_BLESS=1 cargo test -p ogham-tests --test filetests` rewrites the expected sections
+//! (adding missing ones) with what the passes print; review the diff. Without it a missing or
+//! different expectation fails, and always under `CI=true`.
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use ogham::Frontend;
+use ogham::testing::collect_og_files;
+use ogham_compiler::back::cpu::print_clif;
+use ogham_compiler::back::cuda::print_cuda;
+use ogham_compiler::ir::Program;
+use ogham_compiler::ir::parse::parse_program;
+use ogham_compiler::ir::print::print_program;
+use ogham_compiler::ir::verify::{Form, verify};
+use ogham_compiler::pipeline::Pass;
+use ogham_tests::irtext::round_trip_every_pass;
+use ogham_tests::{cases_dir, workspace_root};
+use std::path::{Path, PathBuf};
+
+/// The line that separates a filetest's input from its expected output.
+const EXPECTED: &str = "-- expected";
+
+fn main() {
+    let args = Arguments::from_args();
+    if let Err(e) = std::env::set_current_dir(workspace_root()) {
+        eprintln!("cannot enter the workspace root: {e}");
+        std::process::exit(101);
+    }
+    let mut trials = filetests();
+    trials.extend(round_trips());
+    libtest_mimic::run(&args, trials).exit()
+}
+
+fn filetests() -> Vec<Trial> {
+    let root = Path::new("tests/filetests");
+    let mut trials = Vec::new();
+    let mut dirs: Vec<PathBuf> = match std::fs::read_dir(root) {
+        Ok(entries) => entries.filter_map(|e| e.ok().map(|e| e.path())).collect(),
+        Err(e) => {
+            let message = format!("{}: {e}", root.display());
+            return vec![Trial::test("filetests", move || Err(message.into()))];
+        }
+    };
+    dirs.sort();
+    for dir in dirs {
+        let step_name = dir
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map(|es| es.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        files.retain(|f| f.extension().is_some_and(|x| x == "ir"));
+        files.sort();
+        for file in files {
+            let stem = file
+                .file_stem()
+                .map_or(String::new(), |s| s.to_string_lossy().into_owned());
+            let name = format!("filetest::{step_name}/{stem}");
+            let step_name = step_name.clone();
+            trials.push(Trial::test(name, move || run_filetest(&step_name, &file)));
+        }
+    }
+    trials
+}
+
+/// Whether expectations are rewritten rather than compared (never under CI).
+fn blessing() -> bool {
+    std::env::var_os("OGHAM_BLESS").is_some_and(|v| v == "1")
+        && std::env::var("CI").map_or(true, |v| v != "true")
+}
+
+/// What a directory of filetests checks: one pass, a backend's code for kernel IR, or the
+/// verifier's verdict.
+#[derive(Clone, Copy)]
+enum Step {
+    Pass(Pass),
+    Clif,
+    Cuda,
+    Verify(Form),
+}
+
+impl Step {
+    fn named(name: &str) -> Option<Step> {
+        match name {
+            "clif" => Some(Step::Clif),
+            "cuda" => Some(Step::Cuda),
+            "verify-core" => Some(Step::Verify(Form::Core)),
+            "verify-kernel" => Some(Step::Verify(Form::Kernel)),
+            _ => Pass::named(name)
+                .filter(|p| *p != Pass::Lower)
+                .map(Step::Pass),
+        }
+    }
+
+    /// The form the input must verify in (none for the verifier's own tests).
+    fn input_form(self) -> Option<Form> {
+        match self {
+            Step::Pass(pass) => Some(pass.input_form()),
+            Step::Clif | Step::Cuda => Some(Form::Kernel),
+            Step::Verify(_) => None,
+        }
+    }
+
+    /// The text the step makes of `program`: the program after the pass, the kernels' code, or
+    /// the verifier's messages (one a line; `valid` when there are none).
+    fn output(self, program: Program) -> Result<String, String> {
+        let pass = match self {
+            Step::Pass(pass) => pass,
+            Step::Clif => return Ok(print_clif(&program)),
+            Step::Cuda => return Ok(print_cuda(&program)),
+            Step::Verify(form) => {
+                return Ok(match verify(&program, form) {
+                    Ok(()) => "valid\n".to_string(),
+                    Err(errors) => errors.iter().map(|e| format!("{e}\n")).collect(),
+                });
+            }
+        };
+        let output = pass.run(program);
+        verify(&output, pass.form()).map_err(|errors| {
+            format!("the IR after `{pass}` is invalid:\n{}", errors.join("\n"))
+        })?;
+        let text = print_program(&output);
+        if matches!(pass, Pass::Simplify | Pass::Resimplify | Pass::KirSimplify)
+            && print_program(&pass.run(output)) != text
+        {
+            return Err(format!("`{pass}` is not idempotent here"));
+        }
+        Ok(text)
+    }
+}
+
+fn run_filetest(step_name: &str, path: &Path) -> Result<(), Failed> {
+    let step = Step::named(step_name).ok_or_else(|| {
+        format!(
+            "`{step_name}` is neither a pass that runs on IR nor `clif`, `cuda`, \
+             `verify-core` or `verify-kernel`"
+        )
+    })?;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let (input, expected) = match text.split_once(&format!("\n{EXPECTED}\n")) {
+        Some((input, expected)) => (format!("{input}\n"), Some(expected)),
+        None => (text.clone(), None),
+    };
+    let program = parse_program(&input).map_err(|e| format!("{}:{e}", path.display()))?;
+    if let Some(form) = step.input_form() {
+        verify(&program, form).map_err(|errors| {
+            format!("the input is not valid {form:?} IR:\n{}", errors.join("\n"))
+        })?;
+    }
+    let actual = step
+        .output(program)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if expected == Some(actual.as_str()) {
+        return Ok(());
+    }
+    if blessing() {
+        let blessed = format!("{input}{EXPECTED}\n{actual}");
+        std::fs::write(path, blessed).map_err(|e| format!("{}: {e}", path.display()))?;
+        return Ok(());
+    }
+    Err(match expected {
+        None => format!(
+            "{} has no `{EXPECTED}` section; the pass prints:\n{actual}\n\
+             (OGHAM_BLESS=1 cargo test -p ogham-tests --test filetests writes it)",
+            path.display()
+        ),
+        Some(expected) => format!(
+            "{} differs from its expectation:\n--- expected\n{expected}--- actual\n{actual}\
+             (OGHAM_BLESS=1 cargo test -p ogham-tests --test filetests accepts it)",
+            path.display()
+        ),
+    }
+    .into())
+}
+
+fn round_trips() -> Vec<Trial> {
+    let mut paths = Vec::new();
+    for dir in [cases_dir(), PathBuf::from("programs")] {
+        if let Err(e) = collect_og_files(&dir, &mut paths) {
+            return vec![Trial::test("roundtrip", move || Err(e.into()))];
+        }
+    }
+    paths
+        .into_iter()
+        .map(|path| {
+            let name = format!("roundtrip::{}", path.display());
+            Trial::test(name, move || {
+                // Programs that do not load are the corpus's business (error cases).
+                let Ok(fe) = Frontend::load(&path) else {
+                    return Ok(());
+                };
+                round_trip_every_pass(&fe).map_err(Failed::from)
+            })
+        })
+        .collect()
+}
