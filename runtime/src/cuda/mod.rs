@@ -1,8 +1,8 @@
 //! The CUDA executor (`--backend cuda`): the host program of a kernel-IR program runs in the IR
-//! evaluator; every kernel the CUDA backend generated (`ogham_compiler::back::cuda`) is compiled
-//! once per program with NVRTC for the device's architecture (CUBINs cached on disk, keyed by
-//! the source, the architecture and the NVRTC version) and launched through the CUDA driver
-//! (cudarc). Kernels the backend could not generate are evaluated on the host.
+//! evaluator; the kernels the CUDA backend generated (`ogham_compiler::back::cuda`) for the entry
+//! point being run are compiled with NVRTC for the device's architecture, as one translation
+//! unit per entry point (CUBINs cached on disk, keyed by the source, the compiler options, the
+//! architecture and the NVRTC version) and launched through the CUDA driver (cudarc). Kernels the backend could not generate are evaluated on the host.
 //!
 //! Memory: a launch uploads its operands, allocates its results on the device, and copies the
 //! results back after it (histogram destinations are updated in place on the device and copied
@@ -136,7 +136,11 @@ fn run_on(
     ireval::run_with(program, entry, args, thresholds, move || {
         let mut dev = open()?;
         let generated = back::generate(program);
-        let source = generated.source();
+        // Only this entry point's kernels: NVRTC's time grows with the unit (docs/cuda.md).
+        let source = match function {
+            Some(f) => generated.source_of(f),
+            None => generated.source(),
+        };
         let segs: Vec<GeneratedSeg> = generated
             .segs
             .into_iter()

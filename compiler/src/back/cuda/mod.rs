@@ -55,29 +55,47 @@ pub struct GeneratedSeg<'p> {
     pub stmt: &'p Stmt,
     pub name: String,
     pub kernel: Result<CudaKernel, Unsupported>,
+    /// The kernel's code (or the comment saying why there is none), without the prelude.
+    pub text: String,
 }
 
 /// A whole program's CUDA code.
 pub struct CudaProgram<'p> {
-    /// The kernels, without the prelude.
-    pub kernels_text: String,
     pub segs: Vec<GeneratedSeg<'p>>,
 }
 
 impl CudaProgram<'_> {
-    /// The complete translation unit (prelude then kernels).
+    /// The kernels of every entry point, without the prelude.
+    pub fn kernels_text(&self) -> String {
+        self.segs.iter().map(|s| s.text.as_str()).collect()
+    }
+
+    /// The translation unit of the whole program (prelude then every kernel).
     pub fn source(&self) -> String {
-        format!("{PRELUDE}\n{}", self.kernels_text)
+        format!("{PRELUDE}\n{}", self.kernels_text())
+    }
+
+    /// The translation unit of entry point `function` alone (its index in
+    /// [`Program::functions`]): what the runtime compiles, so that a run pays NVRTC only for
+    /// the kernels it can launch (BFAST's program has six entry points).
+    pub fn source_of(&self, function: usize) -> String {
+        let kernels: String = self
+            .segs
+            .iter()
+            .filter(|s| s.function == function)
+            .map(|s| s.text.as_str())
+            .collect();
+        format!("{PRELUDE}\n{kernels}")
     }
 }
 
 /// Generates every kernel of a kernel-IR program.
 pub fn generate(program: &Program) -> CudaProgram<'_> {
-    let mut text = String::new();
     let mut segs = Vec::new();
     for k in super::kernels(program) {
         let (fi, stmt, seg, name) = (k.function, k.stmt, k.seg, k.name);
         let f = &program.functions[fi];
+        let mut text = String::new();
         let kernel = match kernel::build(f, stmt, seg, &name, &program.unchecked) {
             Ok(built) => {
                 let level = match seg.level {
@@ -111,16 +129,14 @@ pub fn generate(program: &Program) -> CudaProgram<'_> {
             stmt,
             name,
             kernel,
+            text,
         });
     }
-    CudaProgram {
-        kernels_text: text,
-        segs,
-    }
+    CudaProgram { segs }
 }
 
 /// The kernels' CUDA C (deterministic; `snapshot { cuda }` and, after the prelude,
 /// `ogham dev --print cuda`).
 pub fn print_cuda(program: &Program) -> String {
-    generate(program).kernels_text
+    generate(program).kernels_text()
 }
