@@ -163,14 +163,28 @@ pub const OGHAM_H: &str = include_str!("../../../capi/include/ogham.h");
 /// object file `object` (its header and `ogham.h` beside it) and `libogham_c` from `lib_dir`,
 /// which the program finds again at run time (`-rpath`). `object` should be absolute, so that
 /// the command works from any directory. Without `lib_dir` (not known), `LIBDIR` stands for it.
+/// Arguments are quoted for a POSIX shell where they need it (a path with spaces or quotes).
 pub fn build_line(object: &Path, lib_dir: Option<&Path>) -> String {
     let include = object.parent().unwrap_or(Path::new("."));
     let lib = lib_dir.map_or("LIBDIR".to_string(), |d| d.display().to_string());
     format!(
-        "cc main.c {} -I{} -L{lib} -Wl,-rpath,{lib} -logham_c -lm",
-        object.display(),
-        include.display()
+        "cc main.c {} {} {} {} -logham_c -lm",
+        shell_word(&object.display().to_string()),
+        shell_word(&format!("-I{}", include.display())),
+        shell_word(&format!("-L{lib}")),
+        shell_word(&format!("-Wl,-rpath,{lib}")),
     )
+}
+
+/// `word` as one word of a POSIX shell command: as it is when it holds only characters that
+/// the shell leaves alone, otherwise in single quotes (a `'` inside becomes `'\''`).
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+=,:@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// The C header of an object whose image is `<name>_image`, built from `origin`, with the
@@ -311,5 +325,43 @@ impl Contents<'_> {
             }));
         }
         Executable::with_kernels(program, kernels, Box::new(())).map_err(|_| mismatch())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_build_line_quotes_paths_for_the_shell() {
+        let line = build_line(
+            Path::new("/tmp/my dir/it's.o"),
+            Some(Path::new("/opt/ogham/lib")),
+        );
+        assert_eq!(
+            line,
+            "cc main.c '/tmp/my dir/it'\\''s.o' '-I/tmp/my dir' -L/opt/ogham/lib \
+             -Wl,-rpath,/opt/ogham/lib -logham_c -lm"
+        );
+        // The shell splits it into the intended words.
+        let words = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("set -- {line}; printf '%s\\n' \"$@\""))
+            .output()
+            .expect("sh runs");
+        let words = String::from_utf8_lossy(&words.stdout);
+        assert_eq!(
+            words.lines().collect::<Vec<_>>(),
+            [
+                "cc",
+                "main.c",
+                "/tmp/my dir/it's.o",
+                "-I/tmp/my dir",
+                "-L/opt/ogham/lib",
+                "-Wl,-rpath,/opt/ogham/lib",
+                "-logham_c",
+                "-lm"
+            ]
+        );
     }
 }
