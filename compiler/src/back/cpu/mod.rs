@@ -33,6 +33,7 @@
 //! reported as [`Unsupported`] with the reason (`ogham dev --print clif` shows it) and the
 //! runtime evaluates it instead; every other kernel is compiled.
 
+mod bounds;
 mod codegen;
 pub mod helpers;
 mod interleave;
