@@ -50,6 +50,12 @@ fn proven_indices_have_no_bounds_checks() {
     let longer = COMPACTION.replace("for i < n", "for i < n + 1");
     assert_eq!(checks(&by_two), proven + 1);
     assert_eq!(checks(&longer), proven + 2);
+    // In the branch where `i < n` holds, `xs[i]` is proven too; with `i <= n` it is not.
+    let pad = "entry main [m][n] (xss: [m][n]f32) (k: i64) : [m][k]f32 =
+      map (\\xs -> map (\\i -> if i < n then xs[i] else 0) (iota k)) xss";
+    assert!(checks(&pad.replace("i < n", "i <= n")) > checks(pad));
+    let flipped = pad.replace("if i < n then xs[i] else 0", "if i >= n then 0 else xs[i]");
+    assert_eq!(checks(&flipped), checks(pad));
 }
 
 #[test]

@@ -15,18 +15,23 @@
 //!
 //! An index `i` into dimension `k` of an array `a` is then proven in range when `i` lies in
 //! `0..b` and the `k`-th dimension of `a`'s type is `b` itself (the same variable, or a constant
-//! at least `b`'s).
+//! at least `b`'s). Inside a branch of an `if` on a comparison of `i` (`i < d` holds in the
+//! `then` branch of `if i < d` or `if d > i`, and in the `else` branch of `if i >= d` or
+//! `if d <= i`), an `i` known to lie in some `0..b` also lies in `0..d` (the padding idiom
+//! `map (\i -> if i < n then xs[i] else 0) (iota m)`); the code generator passes the conditions
+//! of the branches it is in ([`Guard`]).
 //!
 //! This relies on two invariants of the IR (see `crate::ir`): every variable is bound once (so
 //! `i`, `b` and the array's extents cannot change between the fact and the access), and an
 //! array variable's extents at run time are its type's dimensions (lowering inserts the size
 //! checks, `R0704`, that make a value fit its declared type; an array made by `iota` is not
 //! updated in place while a SOAC still reads it, since a consumed array is not used again).
-//! Indices the analysis cannot prove (data-dependent ones, loop parameters that count) keep
+//! Indices the analysis cannot prove (data-dependent ones, offsets from proven ones) keep
 //! their checks, and every out-of-bounds access still fails with its located error.
 
 use crate::ir::op::BinOp;
 use crate::ir::{self, Exp, Function, LoopForm, Soac, SubExp, VarId};
+use crate::types::PrimType;
 use std::collections::HashMap;
 
 /// Whether `next`, a loop's new value of its parameter `p`, is `p` or `p + 1` (through `if`s);
@@ -55,10 +60,16 @@ fn counts(defs: &HashMap<VarId, (usize, &Exp)>, p: VarId, next: SubExp) -> bool 
     }
 }
 
+/// The condition of an `if` whose branch the code being generated is in, and which branch.
+pub type Guard = (VarId, bool);
+
 /// The variables known to lie in `0..bound`, with their bounds.
 #[derive(Default)]
 pub struct Ranges {
     below: HashMap<VarId, SubExp>,
+    /// Conditions on `i64` variables: `c` bound to a comparison such that `c == holds` implies
+    /// `i < d`, as `c -> (i, d, holds)`.
+    less: HashMap<VarId, (VarId, SubExp, bool)>,
 }
 
 impl Ranges {
@@ -75,7 +86,20 @@ impl Ranges {
             }
         });
         let mut below = HashMap::new();
+        let mut less = HashMap::new();
         ir::traverse::for_each_stmt(&f.body, &mut |stmt| match &stmt.exp {
+            Exp::BinOp(op, a, b) if f.subexp_type(*a) == ir::Type::Prim(PrimType::I64) => {
+                let fact = match (op, a, b) {
+                    (BinOp::Lt, SubExp::Var(i), d) => Some((*i, *d, true)),
+                    (BinOp::Ge, SubExp::Var(i), d) => Some((*i, *d, false)),
+                    (BinOp::Gt, d, SubExp::Var(i)) => Some((*i, *d, true)),
+                    (BinOp::Le, d, SubExp::Var(i)) => Some((*i, *d, false)),
+                    _ => None,
+                };
+                if let (Some(fact), [c]) = (fact, &stmt.pat[..]) {
+                    less.insert(*c, fact);
+                }
+            }
             Exp::Loop {
                 params,
                 form: LoopForm::For { index, bound },
@@ -102,18 +126,25 @@ impl Ranges {
             }
             _ => {}
         });
-        Ranges { below }
+        Ranges { below, less }
     }
 
-    /// Whether `i` is proven to lie in `0..dim`.
-    pub fn within(&self, i: SubExp, dim: SubExp) -> bool {
+    /// Whether `i` is proven to lie in `0..dim` in code under the branch conditions `guards`.
+    pub fn within(&self, i: SubExp, dim: SubExp, guards: &[Guard]) -> bool {
         let SubExp::Var(i) = i else {
             return false;
         };
-        match (self.below.get(&i), dim) {
-            (Some(b), d) if *b == d => true,
-            (Some(SubExp::Const(ir::Const::I64(b))), SubExp::Const(ir::Const::I64(d))) => b <= &d,
+        let Some(b) = self.below.get(&i) else {
+            return false;
+        };
+        let at_most = |b: &SubExp| match (b, dim) {
+            (b, d) if *b == d => true,
+            (SubExp::Const(ir::Const::I64(b)), SubExp::Const(ir::Const::I64(d))) => *b <= d,
             _ => false,
-        }
+        };
+        at_most(b)
+            || guards.iter().any(|(c, taken)| {
+                matches!(self.less.get(c), Some((v, d, holds)) if *v == i && holds == taken && at_most(d))
+            })
     }
 }

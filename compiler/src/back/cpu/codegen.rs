@@ -7,7 +7,7 @@
 //! `ogham_alloc`). Run-time checks branch to a cold block that records an [`ErrorSite`] and the
 //! values its message needs in the context record, then returns 1.
 
-use super::bounds::Ranges;
+use super::bounds::{Guard, Ranges};
 use super::helpers::{
     HelperId, binop_code, has_libm_helper, is_inline_float_math, math_code, prim_code,
 };
@@ -161,6 +161,8 @@ pub struct Gen<'a> {
     unchecked: &'a [Span],
     /// Indices proven in range, whose bounds checks are omitted (`bounds.rs`).
     ranges: Ranges,
+    /// The conditions of the `if` branches being emitted, innermost last (`bounds.rs`).
+    guards: Vec<Guard>,
     /// Arrays that are a map kernel's results at the current point, or the rows a sequential
     /// map's lambda returns at the current iteration: where their elements go (in the kernel's
     /// output, or the map's result) and how many there must be. A SOAC making one of them writes
@@ -189,6 +191,7 @@ impl<'a> Gen<'a> {
             loc: Span::default(),
             unchecked,
             ranges: Ranges::of(f),
+            guards: Vec::new(),
             result_slots: HashMap::new(),
             sin_cos: HashMap::new(),
         }
@@ -919,10 +922,20 @@ impl<'a> Gen<'a> {
                 let else_block = self.b.create_block();
                 let merge = self.b.create_block();
                 self.b.ins().brif(c, then_block, &[], else_block, &[]);
-                for (block, body) in [(then_block, then_body), (else_block, else_body)] {
+                for (block, body, taken) in [
+                    (then_block, then_body, true),
+                    (else_block, else_body, false),
+                ] {
                     self.b.switch_to_block(block);
                     self.b.seal_block(block);
-                    let vals = self.body(body)?;
+                    if let SubExp::Var(c) = cond {
+                        self.guards.push((*c, taken));
+                    }
+                    let vals = self.body(body);
+                    if let SubExp::Var(_) = cond {
+                        self.guards.pop();
+                    }
+                    let vals = vals?;
                     for (v, val) in pat.iter().zip(vals) {
                         self.bind(*v, &val);
                     }
@@ -1015,7 +1028,10 @@ impl<'a> Gen<'a> {
             match d {
                 DimIndex::Fix(se) => {
                     let i = self.scalar(*se)?;
-                    if !self.ranges.within(*se, self.f.ty(arr).shape()[k]) {
+                    if !self
+                        .ranges
+                        .within(*se, self.f.ty(arr).shape()[k], &self.guards)
+                    {
                         let inb = self.in_bounds(i, n);
                         ok = self.b.ins().band(ok, inb);
                         checked = true;
