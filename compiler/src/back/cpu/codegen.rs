@@ -595,9 +595,9 @@ impl<'a> Gen<'a> {
         self.b.ins().brif(stop, exit, &[], inner, &[]);
     }
 
-    /// `!c` for a `bool` `c`: the complementary comparison when `c` is one (the branch on it
-    /// then compiles to one compare and jump; the comparison `c` itself is left unused), else
-    /// `c == 0`.
+    /// `!c` for a `bool` `c`: the complementary comparison when `c` is one (a branch on it then
+    /// compiles to one compare and jump, as Cranelift does not fold `!` into a float
+    /// comparison; `c` itself is left unused unless used elsewhere), else `c == 0`.
     fn negation(&mut self, c: Value) -> Value {
         let dfg = &self.b.func.dfg;
         if let ValueDef::Result(inst, 0) = dfg.value_def(c) {
@@ -737,7 +737,7 @@ impl<'a> Gen<'a> {
                 one(match (op, t) {
                     (UnOp::Neg, t) if is_float(t) => self.b.ins().fneg(x),
                     (UnOp::Neg, _) => self.b.ins().ineg(x),
-                    (UnOp::Not, PrimType::Bool) => self.b.ins().bxor_imm_u(x, 1),
+                    (UnOp::Not, PrimType::Bool) => self.negation(x),
                     (UnOp::Not, _) => self.b.ins().bnot(x),
                 })
             }
