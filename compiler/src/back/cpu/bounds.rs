@@ -24,7 +24,7 @@
 //! This relies on two invariants of the IR (see `crate::ir`): every variable is bound once (so
 //! `i`, `b` and the array's extents cannot change between the fact and the access), and an
 //! array variable's extents at run time are its type's dimensions (lowering inserts the size
-//! checks, `R0704`, that make a value fit its declared type; an array made by `iota` is not
+//! checks, `R0704` and `R0705`, that make a value fit its declared type; an array made by `iota` is not
 //! updated in place while a SOAC still reads it, since a consumed array is not used again).
 //! Indices the analysis cannot prove (data-dependent ones, offsets from proven ones) keep
 //! their checks, and every out-of-bounds access still fails with its located error.

@@ -1028,10 +1028,8 @@ impl<'a> Gen<'a> {
             match d {
                 DimIndex::Fix(se) => {
                     let i = self.scalar(*se)?;
-                    if !self
-                        .ranges
-                        .within(*se, self.f.ty(arr).shape()[k], &self.guards)
-                    {
+                    let dim = self.f.ty(arr).shape().get(k).copied();
+                    if !dim.is_some_and(|d| self.ranges.within(*se, d, &self.guards)) {
                         let inb = self.in_bounds(i, n);
                         ok = self.b.ins().band(ok, inb);
                         checked = true;
