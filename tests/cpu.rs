@@ -42,7 +42,7 @@ entry main [m][n] (xss: [m][n]f32) : [m][n]f32 =
 #[test]
 fn proven_indices_have_no_bounds_checks() {
     // The loop's index, the counter and the kernel's point index are proven in range: what
-    // is left are the checks of `replicate`'s size and of its allocation.
+    // is left are checks of sizes and allocations, no index check.
     let proven = checks(COMPACTION);
     // A counter that may grow by 2 keeps its check; in a loop one longer than the row, both
     // indices do.
