@@ -1,5 +1,5 @@
-//! The CPU backend beyond the corpus: `#[unsafe]` definitions lose their bounds checks, other
-//! code keeps them; compiled libraries (`ogham build`) round-trip; SIMD map kernels agree with
+//! The CPU backend beyond the corpus: `#[unsafe]` definitions and indices proven in range lose
+//! their bounds checks, other code keeps them; compiled libraries (`ogham build`) round-trip; SIMD map kernels agree with
 //! the interpreter bit for bit and leave out-of-bounds reads to the checked scalar code.
 
 use ogham::{Backend, Frontend};
@@ -30,6 +30,32 @@ fn unsafe_definitions_have_no_bounds_checks() {
         "the checked program has a bounds check"
     );
     assert_eq!(checks(&unchecked), checks(CHECKED) - 1);
+}
+
+/// A kernel whose per-row loop reads `xs[i]` and writes `out[k]` (`k` the compaction's count).
+const COMPACTION: &str = "
+entry main [m][n] (xss: [m][n]f32) : [m][n]f32 =
+  map (\\xs -> (loop (k, out) = (0i64, replicate n 0f32) for i < n do
+                 if xs[i] > 0 then (k + 1, out with [k] = xs[i]) else (k, out)).1) xss
+";
+
+#[test]
+fn proven_indices_have_no_bounds_checks() {
+    // The loop's index, the counter and the kernel's point index are proven in range: what
+    // is left are checks of sizes and allocations, no index check.
+    let proven = checks(COMPACTION);
+    // A counter that may grow by 2 keeps its check; in a loop one longer than the row, both
+    // indices do.
+    let by_two = COMPACTION.replace("k + 1", "k + 2");
+    let longer = COMPACTION.replace("for i < n", "for i < n + 1");
+    assert_eq!(checks(&by_two), proven + 1);
+    assert_eq!(checks(&longer), proven + 2);
+    // In the branch where `i < n` holds, `xs[i]` is proven too; with `i <= n` it is not.
+    let pad = "entry main [m][n] (xss: [m][n]f32) (k: i64) : [m][k]f32 =
+      map (\\xs -> map (\\i -> if i < n then xs[i] else 0) (iota k)) xss";
+    assert!(checks(&pad.replace("i < n", "i <= n")) > checks(pad));
+    let flipped = pad.replace("if i < n then xs[i] else 0", "if i >= n then 0 else xs[i]");
+    assert_eq!(checks(&flipped), checks(pad));
 }
 
 #[test]

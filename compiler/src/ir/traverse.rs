@@ -364,7 +364,7 @@ pub fn nested_bodies_mut(exp: &mut Exp) -> Vec<&mut Body> {
 
 /// Calls `f` on every statement of `body` and of the bodies nested in it, outer statements
 /// before the statements nested in them.
-pub fn for_each_stmt(body: &Body, f: &mut impl FnMut(&Stmt)) {
+pub fn for_each_stmt<'b>(body: &'b Body, f: &mut impl FnMut(&'b Stmt)) {
     for stmt in &body.stmts {
         f(stmt);
         for (_, nested) in nested_scopes(&stmt.exp) {

@@ -7,6 +7,7 @@
 //! `ogham_alloc`). Run-time checks branch to a cold block that records an [`ErrorSite`] and the
 //! values its message needs in the context record, then returns 1.
 
+use super::bounds::{Guard, Ranges};
 use super::helpers::{
     HelperId, binop_code, has_libm_helper, is_inline_float_math, math_code, prim_code,
 };
@@ -17,10 +18,11 @@ use crate::ir::op::{BinOp, UnOp};
 use crate::ir::{self, Body, Const, DimIndex, Exp, Lambda, LoopForm, Soac, Stmt, SubExp, VarId};
 use crate::source::Span;
 use crate::types::PrimType;
-use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::condcodes::{CondCode, FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I8, I16, I32, I64};
 use cranelift_codegen::ir::{
-    ExtFuncData, ExternalName, FuncRef, InstBuilder, MemFlagsData, Type, UserExternalName, Value,
+    ExtFuncData, ExternalName, FuncRef, InstBuilder, InstructionData, MemFlagsData, Type,
+    UserExternalName, Value, ValueDef,
 };
 use cranelift_frontend::{FunctionBuilder, Variable};
 use std::collections::{BTreeMap, HashMap};
@@ -157,6 +159,10 @@ pub struct Gen<'a> {
     pub(super) loc: Span,
     /// Source ranges whose bounds checks are omitted (`#[unsafe]` definitions).
     unchecked: &'a [Span],
+    /// Indices proven in range, whose bounds checks are omitted (`bounds.rs`).
+    ranges: Ranges,
+    /// The conditions of the `if` branches being emitted, innermost last (`bounds.rs`).
+    guards: Vec<Guard>,
     /// Arrays that are a map kernel's results at the current point, or the rows a sequential
     /// map's lambda returns at the current iteration: where their elements go (in the kernel's
     /// output, or the map's result) and how many there must be. A SOAC making one of them writes
@@ -184,6 +190,8 @@ impl<'a> Gen<'a> {
             helpers: BTreeMap::new(),
             loc: Span::default(),
             unchecked,
+            ranges: Ranges::of(f),
+            guards: Vec::new(),
             result_slots: HashMap::new(),
             sin_cos: HashMap::new(),
         }
@@ -583,8 +591,27 @@ impl<'a> Gen<'a> {
         inner: cranelift_codegen::ir::Block,
         exit: cranelift_codegen::ir::Block,
     ) {
-        let stop = self.b.ins().icmp_imm_u(IntCC::Equal, go, 0);
+        let stop = self.negation(go);
         self.b.ins().brif(stop, exit, &[], inner, &[]);
+    }
+
+    /// `!c` for a `bool` `c`: the complementary comparison when `c` is one (a branch on it then
+    /// compiles to one compare and jump, as Cranelift does not fold `!` into a float
+    /// comparison; `c` itself is left unused unless used elsewhere), else `c == 0`.
+    fn negation(&mut self, c: Value) -> Value {
+        let dfg = &self.b.func.dfg;
+        if let ValueDef::Result(inst, 0) = dfg.value_def(c) {
+            match dfg.insts[inst] {
+                InstructionData::IntCompare { cond, args, .. } => {
+                    return self.b.ins().icmp(cond.complement(), args[0], args[1]);
+                }
+                InstructionData::FloatCompare { cond, args, .. } => {
+                    return self.b.ins().fcmp(cond.complement(), args[0], args[1]);
+                }
+                _ => {}
+            }
+        }
+        self.b.ins().icmp_imm_u(IntCC::Equal, c, 0)
     }
 
     /// Ends a loop body: back to `header` (now sealed: its last predecessor is known), then
@@ -710,7 +737,7 @@ impl<'a> Gen<'a> {
                 one(match (op, t) {
                     (UnOp::Neg, t) if is_float(t) => self.b.ins().fneg(x),
                     (UnOp::Neg, _) => self.b.ins().ineg(x),
-                    (UnOp::Not, PrimType::Bool) => self.b.ins().bxor_imm_u(x, 1),
+                    (UnOp::Not, PrimType::Bool) => self.negation(x),
                     (UnOp::Not, _) => self.b.ins().bnot(x),
                 })
             }
@@ -725,12 +752,12 @@ impl<'a> Gen<'a> {
             }
             Exp::Index(a, idx) => {
                 let view = self.view(*a)?;
-                Ok(vec![self.index(&view, idx, false)?])
+                Ok(vec![self.index(*a, &view, idx, false)?])
             }
             Exp::Update(a, idx, v) => {
                 let view = self.view(*a)?;
                 let val = self.operand(*v)?;
-                let target = self.index(&view, idx, true)?;
+                let target = self.index(*a, &view, idx, true)?;
                 let element =
                     idx.len() == view.rank() && idx.iter().all(|d| matches!(d, DimIndex::Fix(_)));
                 if element {
@@ -895,10 +922,20 @@ impl<'a> Gen<'a> {
                 let else_block = self.b.create_block();
                 let merge = self.b.create_block();
                 self.b.ins().brif(c, then_block, &[], else_block, &[]);
-                for (block, body) in [(then_block, then_body), (else_block, else_body)] {
+                for (block, body, taken) in [
+                    (then_block, then_body, true),
+                    (else_block, else_body, false),
+                ] {
                     self.b.switch_to_block(block);
                     self.b.seal_block(block);
-                    let vals = self.body(body)?;
+                    if let SubExp::Var(c) = cond {
+                        self.guards.push((*c, taken));
+                    }
+                    let vals = self.body(body);
+                    if let SubExp::Var(_) = cond {
+                        self.guards.pop();
+                    }
+                    let vals = vals?;
                     for (v, val) in pat.iter().zip(vals) {
                         self.bind(*v, &val);
                     }
@@ -970,10 +1007,18 @@ impl<'a> Gen<'a> {
         })
     }
 
-    /// An index: the element (or, for an update, its address) when every dimension is fixed,
-    /// otherwise a view. Checks the bounds as the interpreter does.
-    fn index(&mut self, view: &View, idx: &[DimIndex], for_update: bool) -> Res<Vec<Value>> {
+    /// An index of array `arr`: the element (or, for an update, its address) when every
+    /// dimension is fixed, otherwise a view. Checks the bounds as the interpreter does, except
+    /// for indices proven in range (`bounds.rs`).
+    fn index(
+        &mut self,
+        arr: VarId,
+        view: &View,
+        idx: &[DimIndex],
+        for_update: bool,
+    ) -> Res<Vec<Value>> {
         let mut ok = self.b.ins().iconst(I8, 1);
+        let mut checked = false;
         let mut details = view.dims.clone();
         let mut ptr = view.ptr;
         let mut dims = Vec::new();
@@ -981,10 +1026,14 @@ impl<'a> Gen<'a> {
         for (k, d) in idx.iter().enumerate() {
             let (n, s) = (view.dims[k], view.strides[k]);
             match d {
-                DimIndex::Fix(i) => {
-                    let i = self.scalar(*i)?;
-                    let inb = self.in_bounds(i, n);
-                    ok = self.b.ins().band(ok, inb);
+                DimIndex::Fix(se) => {
+                    let i = self.scalar(*se)?;
+                    let dim = self.f.ty(arr).shape().get(k).copied();
+                    if !dim.is_some_and(|d| self.ranges.within(*se, d, &self.guards)) {
+                        let inb = self.in_bounds(i, n);
+                        ok = self.b.ins().band(ok, inb);
+                        checked = true;
+                    }
                     details.push(i);
                     let off = self.b.ins().imul(i, s);
                     let bytes = self.b.ins().imul_imm_s(off, elem_size(view.elem));
@@ -1001,6 +1050,7 @@ impl<'a> Gen<'a> {
                         .expect("slice_ok returns");
                     let valid = self.b.ins().ireduce(I8, valid);
                     ok = self.b.ins().band(ok, valid);
+                    checked = true;
                     details.extend([start, len, stride]);
                     let off = self.b.ins().imul(start, s);
                     let bytes = self.b.ins().imul_imm_s(off, elem_size(view.elem));
@@ -1015,7 +1065,7 @@ impl<'a> Gen<'a> {
             .unchecked
             .iter()
             .any(|r| r.file == loc.file && r.start <= loc.start && loc.end <= r.end);
-        if !unchecked {
+        if checked && !unchecked {
             self.check(
                 ok,
                 Failure::Index {

@@ -25,14 +25,16 @@
 //!   ranges (combined in order with [`Kernel::combine`]), then each range again from the
 //!   combined totals of the ranges before it.
 //!
-//! Index bounds are checked unless the statement comes from a `#[unsafe]` definition
-//! ([`Program::unchecked`]); an out-of-bounds access there is undefined behaviour.
+//! Index bounds are checked unless the index is proven in range (`bounds.rs`) or the statement
+//! comes from a `#[unsafe]` definition ([`Program::unchecked`]); an out-of-bounds access there
+//! is undefined behaviour.
 //!
 //! Bodies are sequential code: at `Block` level the runtime gives a whole point to one worker,
 //! so inner SOACs run as loops there too. A kernel the generator cannot translate yet is
 //! reported as [`Unsupported`] with the reason (`ogham dev --print clif` shows it) and the
 //! runtime evaluates it instead; every other kernel is compiled.
 
+mod bounds;
 mod codegen;
 pub mod helpers;
 mod interleave;

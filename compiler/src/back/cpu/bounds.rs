@@ -1,0 +1,150 @@
+//! Indices proven in range, whose bounds checks the CPU code generator omits.
+//!
+//! A run-time check `0 <= i < n` of an index `a[.., i, ..]` is omitted when this analysis proves
+//! it holds. It collects, once per function, facts of the form "variable `i` lies in `0..b`"
+//! (`b` a [`SubExp`]):
+//!
+//! - the index of a `for i < b` loop;
+//! - a *counter* of such a loop: a parameter of type `i64` that starts at 0 and that each
+//!   iteration keeps or increments by 1 (its new value is the parameter itself, `p + 1`, or an
+//!   `if` whose branches return either): it is never more than the loop's index, so it too lies in
+//!   `0..b` inside the body (the running count of a compaction, `xs with [count] = x`);
+//! - an index of a kernel's segment space (`gtid < b`);
+//! - a parameter of a SOAC lambda whose input is an array made by `iota b` (the parameter is an
+//!   element of that array, whatever the SOAC's width: `map (\i -> a[i]) (iota b)`).
+//!
+//! An index `i` into dimension `k` of an array `a` is then proven in range when `i` lies in
+//! `0..b` and the `k`-th dimension of `a`'s type is `b` itself (the same variable, or a constant
+//! at least `b`'s). Inside a branch of an `if` on a comparison of `i` (`i < d` holds in the
+//! `then` branch of `if i < d` or `if d > i`, and in the `else` branch of `if i >= d` or
+//! `if d <= i`), an `i` known to lie in some `0..b` also lies in `0..d` (the padding idiom
+//! `map (\i -> if i < n then xs[i] else 0) (iota m)`); the code generator passes the conditions
+//! of the branches it is in ([`Guard`]).
+//!
+//! This relies on two invariants of the IR (see `crate::ir`): every variable is bound once (so
+//! `i`, `b` and the array's extents cannot change between the fact and the access), and an
+//! array variable's extents at run time are its type's dimensions (lowering inserts the size
+//! checks, `R0704` and `R0705`, that make a value fit its declared type; an array made by `iota` is not
+//! updated in place while a SOAC still reads it, since a consumed array is not used again).
+//! Indices the analysis cannot prove (data-dependent ones, offsets from proven ones) keep
+//! their checks, and every out-of-bounds access still fails with its located error.
+
+use crate::ir::op::BinOp;
+use crate::ir::{self, Exp, Function, LoopForm, Soac, SubExp, VarId};
+use crate::types::PrimType;
+use std::collections::HashMap;
+
+/// Whether `next`, a loop's new value of its parameter `p`, is `p` or `p + 1` (through `if`s);
+/// `defs` gives each variable's position in the pattern of the statement binding it.
+fn counts(defs: &HashMap<VarId, (usize, &Exp)>, p: VarId, next: SubExp) -> bool {
+    let SubExp::Var(v) = next else {
+        return false;
+    };
+    if v == p {
+        return true;
+    }
+    let one = SubExp::Const(ir::Const::I64(1));
+    match defs.get(&v) {
+        Some((0, Exp::BinOp(BinOp::Add, a, b))) => {
+            (*a == SubExp::Var(p) && *b == one) || (*a == one && *b == SubExp::Var(p))
+        }
+        Some((
+            k,
+            Exp::If {
+                then_body,
+                else_body,
+                ..
+            },
+        )) => counts(defs, p, then_body.result[*k]) && counts(defs, p, else_body.result[*k]),
+        _ => false,
+    }
+}
+
+/// The condition of an `if` whose branch the code being generated is in, and which branch.
+pub type Guard = (VarId, bool);
+
+/// The variables known to lie in `0..bound`, with their bounds.
+#[derive(Default)]
+pub struct Ranges {
+    below: HashMap<VarId, SubExp>,
+    /// Conditions on `i64` variables: `c` bound to a comparison such that `c == holds` implies
+    /// `i < d`, as `c -> (i, d, holds)`.
+    less: HashMap<VarId, (VarId, SubExp, bool)>,
+}
+
+impl Ranges {
+    /// The facts of every statement of `f` (kernels, loops and lambdas at any depth).
+    pub fn of(f: &Function) -> Ranges {
+        let mut iotas = HashMap::new();
+        let mut defs = HashMap::new();
+        ir::traverse::for_each_stmt(&f.body, &mut |stmt| {
+            if let ([v], Exp::Iota(n)) = (&stmt.pat[..], &stmt.exp) {
+                iotas.insert(*v, *n);
+            }
+            for (k, v) in stmt.pat.iter().enumerate() {
+                defs.insert(*v, (k, &stmt.exp));
+            }
+        });
+        let mut below = HashMap::new();
+        let mut less = HashMap::new();
+        ir::traverse::for_each_stmt(&f.body, &mut |stmt| match &stmt.exp {
+            Exp::BinOp(op, a, b) if f.subexp_type(*a) == ir::Type::Prim(PrimType::I64) => {
+                let fact = match (op, a, b) {
+                    (BinOp::Lt, SubExp::Var(i), d) => Some((*i, *d, true)),
+                    (BinOp::Ge, SubExp::Var(i), d) => Some((*i, *d, false)),
+                    (BinOp::Gt, d, SubExp::Var(i)) => Some((*i, *d, true)),
+                    (BinOp::Le, d, SubExp::Var(i)) => Some((*i, *d, false)),
+                    _ => None,
+                };
+                if let (Some(fact), [c]) = (fact, &stmt.pat[..]) {
+                    less.insert(*c, fact);
+                }
+            }
+            Exp::Loop {
+                params,
+                form: LoopForm::For { index, bound },
+                body,
+            } => {
+                below.insert(*index, *bound);
+                for ((p, init), next) in params.iter().zip(&body.result) {
+                    let zero = *init == SubExp::Const(ir::Const::I64(0));
+                    if zero && counts(&defs, *p, *next) {
+                        below.insert(*p, *bound);
+                    }
+                }
+            }
+            Exp::Seg(seg) => below.extend(seg.space.iter().copied()),
+            Exp::Soac(soac) => {
+                let (Soac::Screma { inputs, map, .. }
+                | Soac::Scatter { inputs, map, .. }
+                | Soac::Hist { inputs, map, .. }) = soac;
+                for (p, input) in map.params.iter().zip(inputs) {
+                    if let Some(n) = iotas.get(input) {
+                        below.insert(*p, *n);
+                    }
+                }
+            }
+            _ => {}
+        });
+        Ranges { below, less }
+    }
+
+    /// Whether `i` is proven to lie in `0..dim` in code under the branch conditions `guards`.
+    pub fn within(&self, i: SubExp, dim: SubExp, guards: &[Guard]) -> bool {
+        let SubExp::Var(i) = i else {
+            return false;
+        };
+        let Some(b) = self.below.get(&i) else {
+            return false;
+        };
+        let at_most = |b: &SubExp| match (b, dim) {
+            (b, d) if *b == d => true,
+            (SubExp::Const(ir::Const::I64(b)), SubExp::Const(ir::Const::I64(d))) => *b <= d,
+            _ => false,
+        };
+        at_most(b)
+            || guards.iter().any(|(c, taken)| {
+                matches!(self.less.get(c), Some((v, d, holds)) if *v == i && holds == taken && at_most(d))
+            })
+    }
+}
