@@ -11,8 +11,10 @@
 //! OGHAM_FUZZ_SECONDS=3600 cargo test --release -p ogham-tests --test fuzz -- --ignored --nocapture
 //! ```
 //!
-//! which runs programs, inputs and bad files until the time is up (default 600 s) and prints
-//! the counts. The process's memory limit is 256 MiB (huge sizes fail as R0709 instead of taking
+//! which runs programs, inputs and bad files until the time is up (default 600 s; seeds from
+//! `OGHAM_FUZZ_START`, default 1) and prints the counts. A failure names its program's seed;
+//! `OGHAM_FUZZ_SEED=S cargo test -p ogham-tests --test fuzz -- --ignored reproduce --nocapture`
+//! prints that program and runs it again. The process's memory limit is 256 MiB (huge sizes fail as R0709 instead of taking
 //! the machine's memory); every failure it prints becomes a corpus case under `tests/cases/reliability/`.
 
 use ogham::Frontend;
@@ -148,6 +150,23 @@ fn damaged_libraries_are_errors() {
         if let Err(e) = check_library(&bytes, &path) {
             panic!("{e}");
         }
+    }
+}
+
+/// One program of the campaign again: `OGHAM_FUZZ_SEED=S` (the seed a failure names) prints
+/// the program and, when a backend disagrees, the disagreement with its inputs.
+#[test]
+#[ignore = "run with --ignored and OGHAM_FUZZ_SEED"]
+fn reproduce() {
+    let Some(seed) = std::env::var("OGHAM_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+    else {
+        return;
+    };
+    eprintln!("{}", random_programs::program(&mut Rng(seed | 1)));
+    if let Err(e) = fuzz_program(seed, false) {
+        panic!("{e}");
     }
 }
 

@@ -23,7 +23,11 @@
 //!   per level) and the later kernel reads its element back ([`nest::Nest`]) — except a cheap
 //!   scalar (arithmetic that cannot fail), which each kernel needing it computes again. Code
 //!   that is the same at every point and cannot fail (sizes, `iota`, `replicate`, `transpose`
-//!   of host arrays) is hoisted to the host before the kernels instead.
+//!   of host arrays) is hoisted to the host before the kernels instead. An `iota` or
+//!   `replicate` of an inner width cannot fail only when that width is a valid size, which the
+//!   interpreter checks at the first point and never for an empty map: the distributed version
+//!   that hoists one runs only when the map is not empty and the widths it relies on are valid
+//!   sizes (otherwise the Block version runs, which checks them per point, in order).
 //! - a `for` loop with inner parallelism inside a map is *interchanged* with the map: the loop
 //!   runs on the host, its parameters expanded over the nest, and its body is distributed
 //!   (`map (\x -> loop ...)` becomes `loop (map ...)`, as STL's iteration loops need).
@@ -50,6 +54,9 @@
 //! else
 //!   SegMap Block over [n]                 --   one block per element, inner SOACs in parallel
 //! ```
+//!
+//! (the distributed kernels also need `n != 0 && 0 <= w <= MAX_ELEMS` for each inner width `w`
+//! of which they hoist an `iota` or `replicate`).
 //!
 //! where `m` is the largest width of the inner SOACs (those directly in the body or in loops
 //! interchanged out of it). Each version holds its own copy of the body, with fresh variables.
@@ -100,6 +107,8 @@ pub fn flatten(program: Program) -> Program {
                 f: function,
                 state: &mut state,
                 claimed: HashSet::new(),
+                assumable: Vec::new(),
+                assumed: Vec::new(),
             };
             let body = std::mem::take(&mut flattener.f.body);
             flattener.f.body = flattener.host_body(body);
@@ -126,6 +135,22 @@ struct Flattener<'a> {
     state: &'a mut State,
     /// The per-point variables some kernel already binds (see [`Nest::resolve`]).
     claimed: HashSet<VarId>,
+    /// While distributing a multi-versioned map: its inner widths, which its distributed
+    /// version may assume to be valid sizes (it runs only when they are, see
+    /// [`Flattener::valid_sizes`]).
+    assumable: Vec<SubExp>,
+    /// Those of [`Flattener::assumable`] that hoisted code relies on.
+    assumed: Vec<SubExp>,
+}
+
+/// The distributed version of a multi-versioned map.
+struct Distributed {
+    /// The arrays of the map's results.
+    result: Vec<SubExp>,
+    /// The widths of its inner parallelism.
+    widths: Vec<SubExp>,
+    /// Those of `widths` that hoisted code assumes to be valid sizes.
+    assumed: Vec<SubExp>,
 }
 
 /// A run of statements of a distributed body that go into the same kernels.
@@ -244,7 +269,11 @@ impl Flattener<'_> {
         let vars_before = self.f.vars.len();
         let flat = self.distributed_version(s, &mut flat_stmts);
         let otherwise = match flat {
-            Ok((flat_result, inner_widths)) => {
+            Ok(Distributed {
+                result: flat_result,
+                widths: inner_widths,
+                assumed,
+            }) => {
                 let mut stmts = Vec::new();
                 let inner_size = self.maximum(&inner_widths, s.loc, &mut stmts);
                 let intra = self.threshold(
@@ -261,6 +290,7 @@ impl Flattener<'_> {
                     s.loc,
                     &mut stmts,
                 );
+                let intra = self.valid_sizes(intra, width, &assumed, s.loc, &mut stmts);
                 stmts.push(stmt(
                     self.fresh_pattern(&s.pat),
                     Exp::If {
@@ -316,13 +346,12 @@ impl Flattener<'_> {
         }
     }
 
-    /// The distributed kernels of a fresh copy of the map, with the widths of its inner
-    /// parallelism.
+    /// The distributed kernels of a fresh copy of the map.
     fn distributed_version(
         &mut self,
         s: &Stmt,
         out: &mut Vec<Stmt>,
-    ) -> Result<(Vec<SubExp>, Vec<SubExp>), Irregular> {
+    ) -> Result<Distributed, Irregular> {
         let copy = rename::freshen_stmt(&mut self.f, s);
         let Exp::Soac(Soac::Screma {
             width, inputs, map, ..
@@ -334,8 +363,48 @@ impl Flattener<'_> {
             .host_nest(&copy)
             .with_level(*width, &map.params, inputs);
         let widths = self.inner_widths(&inner, &map.body);
-        let result = self.distribute(&inner, &map.body, copy.loc, out)?;
-        Ok((vars(&result), widths))
+        self.assumable = widths.clone();
+        let result = self.distribute(&inner, &map.body, copy.loc, out);
+        self.assumable.clear();
+        let assumed = std::mem::take(&mut self.assumed);
+        Ok(Distributed {
+            result: vars(&result?),
+            widths,
+            assumed,
+        })
+    }
+
+    /// `cond`, and when hoisted code assumes the inner widths `assumed` to be valid sizes, also
+    /// that they are (`0 <= w <= MAX_ELEMS`) and that the map (of width `width`) is not empty:
+    /// the interpreter checks them at the map's first point only.
+    fn valid_sizes(
+        &mut self,
+        cond: SubExp,
+        width: SubExp,
+        assumed: &[SubExp],
+        loc: Span,
+        out: &mut Vec<Stmt>,
+    ) -> SubExp {
+        if assumed.is_empty() {
+            return cond;
+        }
+        let max = SubExp::i64(crate::sizes::MAX_ELEMS as i64);
+        let mut tests = vec![(BinOp::Ne, width, SubExp::i64(0))];
+        for &w in assumed {
+            tests.push((BinOp::Ge, w, SubExp::i64(0)));
+            tests.push((BinOp::Le, w, max));
+        }
+        tests.into_iter().fold(cond, |acc, (op, a, b)| {
+            let test = self.bool_stmt(Exp::BinOp(op, a, b), loc, out);
+            self.bool_stmt(Exp::BinOp(BinOp::BitAnd, acc, test), loc, out)
+        })
+    }
+
+    /// Binds the `bool` `exp` to a fresh variable.
+    fn bool_stmt(&mut self, exp: Exp, loc: Span, out: &mut Vec<Stmt>) -> SubExp {
+        let v = self.f.new_var("valid", Type::Prim(PrimType::Bool));
+        out.push(stmt(vec![v], exp, loc));
+        SubExp::Var(v)
     }
 
     /// Undoes a failed attempt: drops the variables it added to the arena.
@@ -508,10 +577,9 @@ impl Flattener<'_> {
     /// host, before the kernels; returns the rest. Expanding them instead would compute and
     /// store one copy per point. Arrays stay per point when the body updates arrays in place
     /// (each point may need its own copy).
-    fn hoist_invariant(&self, nest: &mut Nest, body: &Body, out: &mut Vec<Stmt>) -> Body {
+    fn hoist_invariant(&mut self, nest: &mut Nest, body: &Body, out: &mut Vec<Stmt>) -> Body {
         let updates = updates_in_place(body);
-        // The inner parallel widths are sizes: the kernels' spaces are made of them.
-        let widths = self.inner_widths(nest, body);
+        let widths = self.assumable.clone();
         let mut rest = Vec::new();
         for s in &body.stmts {
             let invariant = free_vars_stmt(&self.f, s)
@@ -519,6 +587,12 @@ impl Flattener<'_> {
                 .all(|v| !nest.is_variant(SubExp::Var(v)));
             let shared = !updates || s.pat.iter().all(|&v| self.f.ty(v).rank() == 0);
             if invariant && shared && self.cannot_fail(nest, &widths, &s.exp) {
+                if let Exp::Iota(size) | Exp::Replicate(size, _) = s.exp
+                    && !self.is_size(nest, size)
+                    && !self.assumed.contains(&size)
+                {
+                    self.assumed.push(size);
+                }
                 out.push(s.clone());
                 s.pat.iter().for_each(|&v| nest.hoist(v));
             } else {
@@ -540,8 +614,8 @@ impl Flattener<'_> {
     }
 
     /// Whether evaluating `exp` in the nest can neither fail nor run long (no checks, no
-    /// division, no nested code, no array of a size that might be negative; `sizes` are known
-    /// to be sizes).
+    /// division, no nested code, no array of a size that might be invalid; `sizes` may be
+    /// assumed to be valid sizes).
     fn cannot_fail(&self, nest: &Nest, sizes: &[SubExp], exp: &Exp) -> bool {
         match exp {
             Exp::SubExp(_)
@@ -564,14 +638,16 @@ impl Flattener<'_> {
         }
     }
 
-    /// Whether `se` is known to be a size (non-negative): a non-negative constant, a nest
-    /// level's width, or a dimension of a function parameter or of a row of the nest's inputs.
+    /// Whether `se` is known to be a valid size even when the nest is empty: a constant size,
+    /// the outer width, or a dimension of a function parameter or of a row of the nest's
+    /// inputs. (The width of an inner level is the size of an array the outer level computes,
+    /// checked only when the outer level has points.)
     fn is_size(&self, nest: &Nest, se: SubExp) -> bool {
         let Some(v) = se.as_var() else {
-            return matches!(se, SubExp::Const(Const::I64(n)) if n >= 0);
+            return matches!(se, SubExp::Const(Const::I64(n)) if crate::sizes::count(n).is_ok());
         };
         let params = self.f.params.iter().map(|p| p.var);
-        nest.widths().contains(&se)
+        nest.widths().first() == Some(&se)
             || params
                 .chain(nest.row_params())
                 .any(|p| self.f.ty(p).shape().contains(&SubExp::Var(v)))

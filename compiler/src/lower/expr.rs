@@ -442,7 +442,8 @@ impl<'p> Lowerer<'p> {
     }
 
     /// A slice `start:end:stride` of a dimension of size `n`, with the interpreter's defaults
-    /// (`0:n` for a positive stride, `n-1:-1` for a negative one).
+    /// (`0:n` for a positive stride, `n-1:-1` for a negative one). The bounds and the stride are
+    /// evaluated left to right, as the interpreter does (the first that fails is the error).
     ///
     /// The length is `ceil((end - start) / stride)`. Reversed bounds (`3:1`) get a negative
     /// length, from which the evaluator's index check recovers an invalid slice and fails as the
@@ -454,6 +455,8 @@ impl<'p> Lowerer<'p> {
         end: Option<&'p Expr>,
         stride: Option<&'p Expr>,
     ) -> Res<DimIndex> {
+        let start = start.map(|e| self.index_operand(e)).transpose()?;
+        let end = end.map(|e| self.index_operand(e)).transpose()?;
         let stride = match stride {
             Some(s) => self.index_operand(s)?,
             None => SubExp::i64(1),
@@ -484,14 +487,8 @@ impl<'p> Lowerer<'p> {
                 (defaults[0], defaults[1], defaults[2])
             }
         };
-        let start = match start {
-            Some(e) => self.index_operand(e)?,
-            None => default_start,
-        };
-        let end = match end {
-            Some(e) => self.index_operand(e)?,
-            None => default_end,
-        };
+        let start = start.unwrap_or(default_start);
+        let end = end.unwrap_or(default_end);
         let span = self.binop(BinOp::Sub, end, start);
         let len = match stride {
             SubExp::Const(Const::I64(0)) => SubExp::i64(0),

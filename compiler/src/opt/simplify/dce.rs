@@ -4,8 +4,8 @@
 //! A statement is live if it is an assertion (it binds nothing but may fail), an `iota` or
 //! `replicate` whose size is not a valid constant (its size check is the program's guarantee
 //! that the size, which the array's type may pass on, is valid: see [`checks_size`]) unless
-//! that size is already known valid there (an extent of a parameter, or the size of an earlier
-//! top-level `iota`/`replicate`) — also inside the bodies of an otherwise dead statement, which
+//! that size is already known valid there (the size of an earlier top-level
+//! `iota`/`replicate`, or an extent of a parameter that none checks: see `checked_sizes`) — also inside the bodies of an otherwise dead statement, which
 //! then stays — or binds a live variable; the rest are removed, whatever they would have done at run time (an index
 //! out of bounds in dead code is not reported, as in Futhark). A live statement makes its operands
 //! live, and the sizes in the types of the variables it binds; its nested bodies are cleaned
@@ -25,19 +25,26 @@ pub fn eliminate_dead_code(function: &mut Function) {
 }
 
 /// Sizes known valid before each top-level statement, as the position from which on they are:
-/// 0 for the extents of the parameters (arrays that exist), `k + 1` for the size of the first
-/// `iota`/`replicate` at the top level of the body, statement `k`, which checks it before
-/// anything after it runs.
+/// `k + 1` for the size of the first `iota`/`replicate` at the top level of the body, statement
+/// `k`, which checks it before anything after it runs; 0 for the extents of the parameters
+/// (arrays that exist) otherwise. The extents of a parameter of rank 2 or more may be invalid
+/// (any size beside a 0: a `.npy` of shape `(0, 10^18)`), so a top-level `iota` of one stays
+/// and checks it; one of rank 1 is the element count of an array in memory.
 fn checked_sizes(function: &Function, body: &Body) -> HashMap<SubExp, usize> {
     let mut checked = HashMap::new();
     for p in &function.params {
-        for &d in function.ty(p.var).shape() {
-            checked.insert(d, 0);
+        if let [d] = function.ty(p.var).shape() {
+            checked.insert(*d, 0);
         }
     }
     for (k, stmt) in body.stmts.iter().enumerate() {
         if let Exp::Iota(n) | Exp::Replicate(n, _) = &stmt.exp {
             checked.entry(*n).or_insert(k + 1);
+        }
+    }
+    for p in &function.params {
+        for &d in function.ty(p.var).shape() {
+            checked.entry(d).or_insert(0);
         }
     }
     checked
