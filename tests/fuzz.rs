@@ -14,7 +14,9 @@
 //! which runs programs, inputs and bad files until the time is up (default 600 s; seeds from
 //! `OGHAM_FUZZ_START`, default 1) and prints the counts. A failure names its program's seed;
 //! `OGHAM_FUZZ_SEED=S cargo test -p ogham-tests --test fuzz -- --ignored reproduce --nocapture`
-//! prints that program and runs it again. The process's memory limit is 256 MiB (huge sizes fail as R0709 instead of taking
+//! prints that program and runs it again. `OGHAM_FUZZ_TRACE=1` prints each round's number
+//! before the round runs (to find a round that hangs or takes the machine's memory; a round's
+//! program seed is its number times `0x9e3779b97f4a7c15`, wrapping). The process's memory limit is 256 MiB (huge sizes fail as R0709 instead of taking
 //! the machine's memory); every failure it prints becomes a corpus case under `tests/cases/reliability/`.
 
 use ogham::Frontend;
@@ -192,8 +194,12 @@ fn campaign() {
     let mut programs = 0u64;
     let mut runs = [0u64; 3];
     let (mut npy_files, mut libraries) = (0u64, 0u64);
+    let trace = std::env::var_os("OGHAM_FUZZ_TRACE").is_some();
     let mut seed = start;
     while Instant::now() < deadline {
+        if trace {
+            eprintln!("fuzz: round {seed}");
+        }
         // One program (on its inputs), 50 bad `.npy` files and 2 bad libraries per round.
         match fuzz_program(
             seed.wrapping_mul(0x9e37_79b9_7f4a_7c15),
