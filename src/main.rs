@@ -804,6 +804,7 @@ fn dev(
         stop_after,
         optimise,
         verify: true,
+        fuse: true,
     };
     let mut printed = None;
     let compiled = pipeline::compile(

@@ -47,9 +47,10 @@ const INPUTS_PER_PROGRAM: u64 = 3;
 
 const ROW_SUMS: &str = "entry main (a: [][]f32) : []f32 = map (\\r -> reduce (+) 0 r) a\n";
 
-/// Runs program `seed` on its inputs: the runs that agreed on outputs, that failed alike, and
-/// that failed only on the interpreter, in dead code.
-fn fuzz_program(seed: u64, emulate_cuda: bool) -> Result<[u64; 3], String> {
+/// Runs program `seed` on its inputs: the runs that agreed on outputs, that failed alike, that
+/// failed only on the interpreter, in dead code, and that failed with another error only
+/// because of fusion.
+fn fuzz_program(seed: u64, emulate_cuda: bool) -> Result<[u64; 4], String> {
     limit_memory();
     let source = random_programs::program(&mut Rng(seed | 1));
     let draws: Vec<(u64, Inputs)> = (0..INPUTS_PER_PROGRAM)
@@ -62,6 +63,7 @@ fn fuzz_program(seed: u64, emulate_cuda: bool) -> Result<[u64; 3], String> {
         count(Verdict::Agreed),
         count(Verdict::FailedAlike),
         count(Verdict::DeadIndex),
+        count(Verdict::FusionOrder),
     ])
 }
 
@@ -192,7 +194,7 @@ fn campaign() {
     let path = dir.join("damaged.ogl");
     let mut failures = Vec::new();
     let mut programs = 0u64;
-    let mut runs = [0u64; 3];
+    let mut runs = [0u64; 4];
     let (mut npy_files, mut libraries) = (0u64, 0u64);
     let trace = std::env::var_os("OGHAM_FUZZ_TRACE").is_some();
     let mut seed = start;
@@ -235,13 +237,13 @@ fn campaign() {
         }
         seed += 1;
     }
-    let [agreed, failed_alike, dead_index] = runs;
+    let [agreed, failed_alike, dead_index, fusion_order] = runs;
     eprintln!(
         "fuzz campaign: seeds {start}..{seed}: {programs} programs x {INPUTS_PER_PROGRAM} inputs = \
          {} runs ({agreed} agreed on outputs, {failed_alike} failed alike, {dead_index} failed \
-         only on the interpreter, in dead code); {npy_files} bad .npy files; \
-         {libraries} bad libraries; {} failures",
-        agreed + failed_alike + dead_index,
+         only on the interpreter, in dead code, {fusion_order} failed with another error because \
+         of fusion); {npy_files} bad .npy files; {libraries} bad libraries; {} failures",
+        agreed + failed_alike + dead_index + fusion_order,
         failures.len()
     );
     assert!(failures.is_empty(), "{} failures", failures.len());

@@ -115,6 +115,9 @@ pub struct Options {
     pub optimise: bool,
     /// Verify the IR after every pass (always on in debug builds).
     pub verify: bool,
+    /// Run `fuse` (with `optimise`). Off only to check that a difference in which error a run
+    /// reports comes from fusion's documented reordering of failing points (the fuzzing harness).
+    pub fuse: bool,
 }
 
 impl Options {
@@ -123,12 +126,14 @@ impl Options {
         stop_after: Pass::Resimplify,
         optimise: true,
         verify: false,
+        fuse: true,
     };
     /// Kernel IR, optimised.
     pub const KERNEL: Options = Options {
         stop_after: Pass::KirSimplify,
         optimise: true,
         verify: false,
+        fuse: true,
     };
 }
 
@@ -145,7 +150,9 @@ pub fn compile(
         match pass {
             // Lowering makes the pipeline's first program, above.
             Pass::Lower => {}
-            _ if !options.optimise && pass.optimises() => {
+            _ if (!options.optimise && pass.optimises())
+                || (!options.fuse && pass == Pass::Fuse) =>
+            {
                 if pass == options.stop_after {
                     break;
                 }

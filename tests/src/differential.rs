@@ -150,6 +150,11 @@ fn unknown_inner_sizes(want: &[Value], got: &[Value]) -> Vec<Value> {
         .collect()
 }
 
+/// Whether `code` is an error of the user's program (not an internal error or a panic).
+fn user_error(code: &str) -> bool {
+    code.starts_with("R07") && code != "R0708"
+}
+
 /// What one differential run did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -161,6 +166,10 @@ pub enum Verdict {
     /// backend removed as dead code (the documented difference, see
     /// `ogham_compiler::opt::simplify`).
     DeadIndex,
+    /// The interpreter and a compiled backend failed with different user errors, and the same
+    /// backend without fusion fails as the interpreter does: fusion ran the failing points of
+    /// two operations interleaved (the documented exception, reference §13.1).
+    FusionOrder,
 }
 
 /// Runs entry `main` of `source` on every backend (the CUDA emulator when `emulate_cuda` and
@@ -234,11 +243,14 @@ pub fn check_program(
         } else {
             vec![Default::default()]
         };
-        compiled.push((name, ir, run, settings));
+        compiled.push((name, options, ir, run, settings));
     }
+    // The variants compiled without fusion, when a difference in errors needs them.
+    let mut unfused = HashMap::new();
     let mut verdicts = Vec::new();
     for &(seed, inputs) in draws {
         let mut dead_index = false;
+        let mut fusion_order = false;
         let mut rng = Rng(seed | 1);
         let mut sizes = HashMap::new();
         let args: Vec<Value> = entry
@@ -252,7 +264,7 @@ pub fn check_program(
         {
             return Err(format!("interp: {code} on {args:?}"));
         }
-        for (name, ir, run, settings) in &compiled {
+        for (name, options, ir, run, settings) in &compiled {
             for thresholds in settings {
                 let got = outcome(|| run(ir, "main", args.clone(), thresholds));
                 match (&reference, &got) {
@@ -268,12 +280,29 @@ pub fn check_program(
                     // fail; the run then succeeds or fails later, with another (user) error.
                     (Err(code), got)
                         if DEAD_CODE_ERRORS.contains(&code.as_str())
-                            && got
-                                .as_ref()
-                                .err()
-                                .is_none_or(|c| c.starts_with("R07") && c != "R0708") =>
+                            && got.as_ref().err().is_none_or(|c| user_error(c)) =>
                     {
                         dead_index = true;
+                    }
+                    (Err(want), Err(got))
+                        if user_error(want) && user_error(got) && {
+                            let ir = match unfused.entry(*name) {
+                                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                                std::collections::hash_map::Entry::Vacant(e) => {
+                                    let options = Options {
+                                        fuse: false,
+                                        ..*options
+                                    };
+                                    e.insert(fe.compile(options).map_err(|d| {
+                                        format!("{name}: does not compile unfused: {}", d.message)
+                                    })?)
+                                }
+                            };
+                            outcome(|| run(ir, "main", args.clone(), thresholds)).as_ref()
+                                == Err(want)
+                        } =>
+                    {
+                        fusion_order = true;
                     }
                     (want, got) => {
                         return Err(format!(
@@ -287,6 +316,7 @@ pub fn check_program(
         verdicts.push(match reference {
             Ok(_) => Verdict::Agreed,
             Err(_) if dead_index => Verdict::DeadIndex,
+            Err(_) if fusion_order => Verdict::FusionOrder,
             Err(_) => Verdict::FailedAlike,
         });
     }

@@ -607,7 +607,29 @@ impl<'f> Evaluator<'f> {
         map: &Lambda,
         points: impl Iterator<Item = Vec<Val>>,
     ) -> Res<Vec<Vec<Val>>> {
-        points.map(|args| self.apply(map, args)).collect()
+        let mut per_point = Vec::new();
+        for args in points {
+            self.reserve_points(per_point.len(), map.ret.len())?;
+            per_point.push(self.apply(map, args)?);
+        }
+        Ok(per_point)
+    }
+
+    /// Checks, as the values of a parallel operation's points pile up (this evaluator keeps
+    /// every point's values until it combines them), that keeping them stays within the memory
+    /// limit: at `kept` points, each power of two from 2^16 on, the memory for twice as many.
+    /// Points that fail early still report their own error first.
+    fn reserve_points(&self, kept: usize, results: usize) -> Res<()> {
+        if kept >= 1 << 16 && kept.is_power_of_two() {
+            let per_point = size_of::<Vec<Val>>() + results * size_of::<Val>();
+            memory::reserve(
+                2 * kept,
+                per_point,
+                "the values of a parallel operation's points",
+                self.loc,
+            )?;
+        }
+        Ok(())
     }
 
     /// The results of a map/scan/reduce over points laid out in `space` (row-major; scans and
@@ -776,9 +798,10 @@ impl<'f> Evaluator<'f> {
                 .collect());
         }
         // Reserved up to a bound: a huge space whose points fail early must not abort on the
-        // reservation (the results' memory is checked when they are combined).
+        // reservation (the points' values are checked as they pile up).
         let mut per_point = Vec::with_capacity(total.min(1 << 16));
         for p in 0..total {
+            self.reserve_points(p, seg.body.result.len())?;
             self.bind_point(seg, &space, p);
             per_point.push(self.body(&seg.body)?);
         }

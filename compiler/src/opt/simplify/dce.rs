@@ -6,13 +6,16 @@
 //! that the size, which the array's type may pass on, is valid: see [`checks_size`]) unless
 //! that size is already known valid there (the size of an earlier top-level
 //! `iota`/`replicate`, or an extent of a parameter that none checks: see `checked_sizes`) — also inside the bodies of an otherwise dead statement, which
-//! then stays — or binds a live variable; the rest are removed, whatever they would have done at run time (an index
+//! then stays — or an index with a slice whose length is live (the slice's check vouches for
+//! that length, which the program uses: `length xs[a:b:s]` fails on an invalid slice as in the
+//! interpreter, instead of producing a length from bounds nothing checked) — or binds a live
+//! variable; the rest are removed, whatever they would have done at run time (an index
 //! out of bounds in dead code is not reported, as in Futhark). A live statement makes its operands
 //! live, and the sizes in the types of the variables it binds; its nested bodies are cleaned
 //! first, their results being live.
 
 use crate::ir::traverse::{for_each_operand, nested_bodies_mut, nested_scopes};
-use crate::ir::{Body, Const, Exp, Function, SubExp, VarId};
+use crate::ir::{Body, Const, DimIndex, Exp, Function, SubExp, VarId};
 use std::collections::HashMap;
 
 /// Removes the dead statements of `function`, nested bodies included.
@@ -90,6 +93,17 @@ fn unchecked_size_check(exp: &Exp, already_checked: &dyn Fn(&SubExp) -> bool) ->
     }
 }
 
+/// Whether `exp` slices an array with a length variable that is live.
+fn slice_length_used(exp: &Exp, live: &[bool]) -> bool {
+    let Exp::Index(_, indices) = exp else {
+        return false;
+    };
+    indices.iter().any(|index| {
+        matches!(index, DimIndex::Slice { len: SubExp::Var(v), .. }
+            if live.get(v.index()).copied().unwrap_or(true))
+    })
+}
+
 /// Cleans `body`; `top`: the position of the enclosing top-level statement (`None` for the
 /// function's body itself), before which the sizes of `checked` are known valid.
 fn clean(
@@ -114,6 +128,7 @@ fn clean(
         let unchecked_size = unchecked_size_check(&stmt.exp, &already_checked);
         let needed = matches!(stmt.exp, Exp::Assert { .. })
             || unchecked_size
+            || slice_length_used(&stmt.exp, live)
             || stmt
                 .pat
                 .iter()
