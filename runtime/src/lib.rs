@@ -10,6 +10,8 @@ pub mod cache_file;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+pub mod error;
+mod index;
 pub mod interp;
 pub mod ireval;
 mod kernel_io;
@@ -18,6 +20,7 @@ pub mod memory;
 pub mod npy;
 pub mod scalar;
 pub mod text;
+pub mod val;
 pub mod value;
 
 pub use value::{Array, ArrayData, Scalar, Value};

@@ -263,7 +263,7 @@ impl Cached {
         match executable {
             Ok(executable) => executable.call(entry, args, thresholds),
             Err(message) => Err(Box::new(Diagnostic::error(
-                ogham_runtime::interp::R_INTERNAL,
+                ogham_runtime::error::R_INTERNAL,
                 message.clone(),
             ))),
         }
