@@ -18,6 +18,7 @@ mod kernel_io;
 pub mod library;
 pub mod memory;
 pub mod npy;
+pub mod packed;
 pub mod scalar;
 pub mod text;
 pub mod val;
