@@ -108,7 +108,7 @@ pub fn pack(
 
 /// How an opener makes the executable of a program of one entry point from that program and
 /// the executor's text for it.
-pub type MakeExecutable = Box<dyn Fn(Program, &[u8]) -> Result<Executable, String> + Send + Sync>;
+pub type MakeExecutable = Box<dyn Fn(Program, &str) -> Result<Executable, String> + Send + Sync>;
 
 /// An opened packed library. `Send + Sync`: calls may come from any thread.
 pub struct Packed {
@@ -145,7 +145,9 @@ impl Packed {
         if crate::content_hash(skeleton) != hash {
             return Err("its contents do not match their hash".to_string());
         }
-        let skeleton: Skeleton = serde_json::from_slice(skeleton).map_err(|e| e.to_string())?;
+        // Text rather than bytes: the IR's deserializer is then the one `.ogl` files use.
+        let skeleton = std::str::from_utf8(skeleton).map_err(|e| e.to_string())?;
+        let skeleton: Skeleton = serde_json::from_str(skeleton).map_err(|e| e.to_string())?;
         let texts_at = start + HEADER + len as usize;
         let texts_len = (bytes.len() - texts_at) as u64;
         let inside = |t: &Text| {
@@ -202,21 +204,21 @@ impl Packed {
         self.skeleton.functions.iter().position(|f| f.name == entry)
     }
 
-    /// The bytes of `text`, checked against its hash.
-    fn text(&self, text: &Text, what: &str) -> Result<&[u8], String> {
-        let start = self.texts_at + text.start as usize;
-        let bytes = &self.bytes[start..start + text.len as usize];
-        if crate::content_hash(bytes) != text.hash {
-            return Err(format!("{what} is damaged (it does not match its hash)"));
+    /// The text at `at`, checked against its hash.
+    fn text(&self, at: &Text, what: &str) -> Result<&str, String> {
+        let start = self.texts_at + at.start as usize;
+        let bytes = &self.bytes[start..start + at.len as usize];
+        match std::str::from_utf8(bytes) {
+            Ok(text) if crate::content_hash(bytes) == at.hash => Ok(text),
+            _ => Err(format!("{what} is damaged (it does not match its hash)")),
         }
-        Ok(bytes)
     }
 
     /// The executable of function `i` alone.
     fn executable(&self, i: usize) -> Result<Executable, String> {
         let at = &self.skeleton.functions[i];
         let what = format!("the library's entry point `{}`", at.name);
-        let function = serde_json::from_slice(self.text(&at.ir, &what)?)
+        let function = serde_json::from_str(self.text(&at.ir, &what)?)
             .map_err(|e| format!("{what} cannot be read: {e}"))?;
         let program = Program {
             functions: vec![function],
@@ -260,7 +262,7 @@ mod tests {
             Cow::Owned(bytes),
             3,
             Box::new(|program, code| {
-                assert_eq!(code, b"code of main");
+                assert_eq!(code, "code of main");
                 Ok(Executable::new(program))
             }),
         )

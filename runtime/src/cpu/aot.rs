@@ -308,8 +308,8 @@ pub(crate) unsafe fn open(image: &Image) -> Result<Packed, String> {
         )
     };
     let code = Code(code);
-    let make = move |program: Program, table: &[u8]| {
-        let table: KernelTable = serde_json::from_slice(table)
+    let make = move |program: Program, table: &str| {
+        let table: KernelTable = serde_json::from_str(table)
             .map_err(|e| format!("the image's kernel table is not readable ({e}): {REBUILD}"))?;
         let mismatch = || format!("the image's kernel table does not match its program: {REBUILD}");
         let pairs = code
