@@ -142,7 +142,7 @@ pub struct Compiled {
 enum Code {
     Cpu(Library),
     /// A `cpu` program from the disk cache.
-    Cached(disk::Cached),
+    Cached(ogham_runtime::packed::Packed),
     Interp(Frontend),
     /// Core IR (`core`) or kernel IR (`kir`, `cuda`, `cuda-emu`).
     Ir {
@@ -212,7 +212,7 @@ impl Compiled {
     /// The tunable thresholds of the program's kernel IR (none for `interp`).
     pub fn tunable(&self) -> &[Threshold] {
         match &self.code {
-            Code::Cpu(library) => &library.program().thresholds,
+            Code::Cpu(library) => library.thresholds(),
             Code::Cached(cached) => cached.thresholds(),
             Code::Interp(_) => &[],
             Code::Ir { program, .. } => &program.thresholds,
@@ -224,7 +224,7 @@ impl Compiled {
     /// program from the disk cache before the entry point's first call.
     pub fn kernel_origins(&self, entry: &str) -> Vec<String> {
         let program = match &self.code {
-            Code::Cpu(library) => Some(library.program()),
+            Code::Cpu(library) => library.program(),
             Code::Cached(cached) => cached.program(entry),
             Code::Interp(_) => None,
             Code::Ir { program, .. } => Some(program),
@@ -403,7 +403,9 @@ fn compile_fresh(
             .map_err(|d| CompileError::diagnostics(cached.sources().clone(), vec![*d]))?;
         let entries = cached
             .entries()
-            .map(|(name, signature)| entry_info(name, cached.doc(name), signature))
+            .map(|(name, signature)| {
+                entry_info(name, cached.docs().get(name).map(String::as_str), signature)
+            })
             .collect();
         return Ok(Arc::new(Compiled {
             backend,

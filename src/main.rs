@@ -651,9 +651,8 @@ fn run_library(
     let args = args::bind_params(entry, &signature.params, command_line_args(raw_args)?)?;
     let mut thresholds = ogham_runtime::ireval::Thresholds::default();
     if let Some(path) = tuning {
-        thresholds.named =
-            ogham_compiler::kir::tuning::read_tuning(path, &lib.program().thresholds)
-                .map_err(|e| Failure::Message(e.to_string()))?;
+        thresholds.named = ogham_compiler::kir::tuning::read_tuning(path, lib.thresholds())
+            .map_err(|e| Failure::Message(e.to_string()))?;
     }
     let outputs = lib.call_tuned(entry, args, &thresholds).map_err(|diag| {
         eprint!("{}", lib.render(&diag));

@@ -67,11 +67,8 @@ typedef struct ogham_results ogham_results;
 typedef struct {
   uint64_t version;
   uint64_t build;
-  uint64_t checksum;
   const unsigned char *library;
   uint64_t library_len;
-  const unsigned char *kernel_table;
-  uint64_t kernel_table_len;
   const char *cpu_features;
   uint64_t kernel_count;
   const void *const *kernels;

@@ -2,8 +2,8 @@
 //! entry-point listing, and the errors of bad arguments and of a run-time check (with its
 //! source location); once with the library as a `.ogl` file (JIT), once compiled ahead of time
 //! into an object file linked into the program, whose damaged images (another build of the compiler, a
-//! wrong checksum or length, another format version, missing CPU features, a wrong kernel count)
-//! are refused. Needs a C
+//! damaged or truncated library, another format version, missing CPU features) are refused, and
+//! whose damaged entry points (a changed byte, a wrong kernel count) fail at their call. Needs a C
 //! compiler (`cc`); CI has one.
 
 use ogham::Frontend;
@@ -28,6 +28,16 @@ const C_PROGRAM: &str = r#"
 #else
 #define OPEN(path) ogham_load(path)
 #endif
+
+/* The first line of `text` (a rendered diagnostic's headline). */
+static const char *first_line(const char *text) {
+  static char line[512];
+  size_t n = strcspn(text, "\n");
+  if (n >= sizeof line) n = sizeof line - 1;
+  memcpy(line, text, n);
+  line[n] = 0;
+  return line;
+}
 
 int main(int argc, char **argv) {
   ogham_library *lib = OPEN(argv[1]);
@@ -70,9 +80,19 @@ int main(int argc, char **argv) {
   ogham_image damaged = capi_image;
   damaged.build ^= 1;
   printf("build: %s\n", ogham_open_image(&damaged) ? "ok?" : ogham_last_error());
+  unsigned char copy[1 << 16];
+  if (capi_image.library_len > sizeof copy) return 1;
+  memcpy(copy, capi_image.library, capi_image.library_len);
+  copy[20] ^= 1; /* in the skeleton */
   damaged = capi_image;
-  damaged.checksum ^= 1;
-  printf("checksum: %s\n", ogham_open_image(&damaged) ? "ok?" : ogham_last_error());
+  damaged.library = copy;
+  printf("skeleton: %s\n", ogham_open_image(&damaged) ? "ok?" : ogham_last_error());
+  copy[20] ^= 1;
+  copy[capi_image.library_len - 1] ^= 1; /* in the last entry point's texts */
+  lib = ogham_open_image(&damaged);
+  out = lib ? ogham_call(lib, "pick", pargs, 2) : NULL;
+  printf("entry text: %s\n", out ? "ok?" : first_line(ogham_last_error()));
+  printf("other entry: %s\n", lib && ogham_call(lib, "scale", args, 2) ? "ok" : "failed");
   damaged = capi_image;
   damaged.library_len -= 1;
   printf("truncated: %s\n", ogham_open_image(&damaged) ? "ok?" : ogham_last_error());
@@ -84,7 +104,9 @@ int main(int argc, char **argv) {
   printf("features: %s\n", ogham_open_image(&damaged) ? "ok?" : ogham_last_error());
   damaged = capi_image;
   damaged.kernel_count = 0;
-  printf("count: %s\n", ogham_open_image(&damaged) ? "ok?" : ogham_last_error());
+  lib = ogham_open_image(&damaged);
+  out = lib ? ogham_call(lib, "scale", args, 2) : NULL;
+  printf("count: %s\n", out ? "ok?" : first_line(ogham_last_error()));
 #endif
   return 0;
 }
@@ -173,8 +195,7 @@ fn a_c_program_calls_a_library_compiled_ahead_of_time() {
     .unwrap();
     let stdout = compile_and_run(&dir, &["IMAGE"], &[object], Path::new("unused"));
     let rebuild = "rebuild the object with this runtime's version of `ogham build`";
-    let damaged =
-        format!("the image is damaged (its contents do not match their checksum): {rebuild}");
+    let damaged = |why: &str| format!("the image's library is damaged ({why}): {rebuild}");
     let build = ogham_runtime::build_id();
     let other = build ^ 1;
     assert_eq!(
@@ -183,13 +204,19 @@ fn a_c_program_calls_a_library_compiled_ahead_of_time() {
             "{OUTPUT}null: the image is NULL\n\
              build: the object was made by another build of the compiler ({other:016x}; this \
              runtime is {build:016x}): {rebuild}\n\
-             checksum: {damaged}\n\
-             truncated: {damaged}\n\
-             version: the image is of version 99; this runtime reads version 2 (rebuild the \
+             skeleton: {}\n\
+             entry text: error[R0708]: the library's entry point `pick` is damaged (it does not \
+             match its hash)\n\
+             other entry: ok\n\
+             truncated: {}\n\
+             version: the image is of version 99; this runtime reads version 3 (rebuild the \
              object with this version's `ogham build`)\n\
              features: the object was compiled for a CPU with features this one lacks \
              (has_imaginary); build it on this machine\n\
-             count: the image's kernel table does not match its program: {rebuild}\n"
+             count: error[R0708]: the image's kernel table does not match its program: \
+             {rebuild}\n",
+            damaged("its contents do not match their hash"),
+            damaged("an entry point's text outside the bytes"),
         )
     );
     assert!(library(&dir).object("9lives").is_err());

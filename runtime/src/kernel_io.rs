@@ -4,10 +4,9 @@
 //! them in place), its result arrays allocated on the host, and the interpreter's error rebuilt
 //! from a failed check of generated code ([`ErrorSite`] plus the recorded details).
 
-use crate::interp::index::{IdxArg, check_index};
-use crate::interp::value::{Array, Store};
-use crate::interp::{R_INTERNAL, R_NEG_SIZE, R_OUT_OF_MEMORY, R_SIZE, error};
-use crate::ireval::eval::{Evaluator, Val, assert_failed, div_by_zero, slice_arg};
+use crate::error::{R_INTERNAL, R_NEG_SIZE, R_OUT_OF_MEMORY, R_SIZE, Res, error};
+use crate::index::{IdxArg, check_index};
+use crate::ireval::eval::{Array, Evaluator, Store, Val, assert_failed, div_by_zero, slice_arg};
 use crate::memory;
 use crate::value::ArrayData;
 use ogham_compiler::back::{ErrorSite, Failure, MAX_DETAILS};
@@ -17,8 +16,6 @@ use ogham_compiler::kir::{SegKind, SegOp};
 use ogham_compiler::sizes;
 use ogham_compiler::types::PrimType;
 use std::collections::HashMap;
-
-type Res<T> = Result<T, Box<Diagnostic>>;
 
 /// The position of each kernel statement (by the address of its `SegOp`, which is how a
 /// launcher recognises the kernel the evaluator asks it to run).
@@ -65,12 +62,12 @@ pub(crate) struct Io {
     pub inner: i64,
     /// Reduced components (outputs with one value per segment).
     pub n_reduced: usize,
-    alive: Vec<Array<'static>>,
-    consumed: HashMap<VarId, Array<'static>>,
+    alive: Vec<Array>,
+    consumed: HashMap<VarId, Array>,
     hist_dests: Vec<VarId>,
 }
 
-fn data_ptr(a: &Array<'static>) -> Res<u64> {
+fn data_ptr(a: &Array) -> Res<u64> {
     match a.store() {
         Store::Prim(d) => {
             let size = d.prim_type_size();
@@ -84,7 +81,7 @@ fn data_ptr(a: &Array<'static>) -> Res<u64> {
     }
 }
 
-fn array_bytes(a: &Array<'static>) -> usize {
+fn array_bytes(a: &Array) -> usize {
     let size = match a.store() {
         Store::Prim(d) => d.prim_type_size(),
         Store::Boxed(_) => 0,
@@ -101,8 +98,8 @@ impl Io {
         };
         // Operands stay alive (and unshared, for consumed destinations) during the launch.
         let mut operands = Vec::new();
-        let mut alive: Vec<Array<'static>> = Vec::new();
-        let mut consumed: HashMap<VarId, Array<'static>> = HashMap::new();
+        let mut alive: Vec<Array> = Vec::new();
+        let mut consumed: HashMap<VarId, Array> = HashMap::new();
         for v in inputs {
             if hist_dests.contains(v) {
                 let mut a = ev.consume(*v)?;

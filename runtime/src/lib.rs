@@ -1,8 +1,19 @@
-//! The Ogham runtime: values, `.npy` and textual value I/O, and the executors of compiled
-//! programs. The reference interpreter (`interp`) defines the language's semantics; the IR
-//! evaluator (`ireval`) and the CPU and CUDA executors must agree with it. Scalar operations
-//! have one definition, the compiler's `ir::scalar`, which every executor reaches through
-//! `scalar`.
+//! The Ogham runtime: values, `.npy` and textual value I/O, and the executors of programs, in
+//! layers:
+//!
+//! - **base**, which knows nothing of the AST: `value` (values crossing the boundary), `val`
+//!   (values executors compute with), `index`, `scalar` (the IR's one definition of scalar
+//!   operations, `ogham_compiler::ir::scalar`), `error` (run-time error codes), `memory`,
+//!   `buffer`, `boundary`, `npy`, `text`;
+//! - **the reference interpreter** `interp`, the definition of the language's semantics and the
+//!   only module that uses the AST and the type checker;
+//! - **executors of compiled code**, on the IR and the base: `ireval` (core and kernel IR),
+//!   `cpu` (JIT, native code, ahead-of-time objects), `cuda`, `kernel_io` (shared by both);
+//! - **compiled libraries**: `library` (`.ogl` files and ahead-of-time images), `packed` (the
+//!   lazy per-entry layout of images and of `ogham`'s disk cache), `cache_file`.
+//!
+//! `tests/layering.rs` checks that only `interp` uses the front end. The IR evaluator and the
+//! CPU and CUDA executors must agree with the interpreter.
 
 pub mod boundary;
 pub mod buffer;
@@ -10,14 +21,18 @@ pub mod cache_file;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+pub mod error;
+mod index;
 pub mod interp;
 pub mod ireval;
 mod kernel_io;
 pub mod library;
 pub mod memory;
 pub mod npy;
+pub mod packed;
 pub mod scalar;
 pub mod text;
+mod val;
 pub mod value;
 
 pub use value::{Array, ArrayData, Scalar, Value};

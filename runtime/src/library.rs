@@ -21,16 +21,19 @@
 //! later call, from any thread.
 //!
 //! A library compiled ahead of time (`ogham build FILE -o NAME.o`, `cpu::aot`) is an object
-//! file that carries the same JSON and the kernels' machine code; linked into a program, it is
-//! opened with [`Library::from_image`] and runs without the JIT.
+//! file that carries the library packed (`crate::packed`: an entry point's IR is read at its
+//! first call) and the kernels' machine code; linked into a program, it is opened with
+//! [`Library::from_image`] and runs without the JIT.
 
 use crate::cpu::aot::{self, Image};
 use crate::cpu::{Executable, NativeStore};
 use crate::ireval::Thresholds;
+use crate::packed::Packed;
 use crate::value::Value;
 use ogham_compiler::diag::{Diagnostic, render};
 use ogham_compiler::ir::verify::{Form, verify};
 use ogham_compiler::ir::{Program, Signature};
+use ogham_compiler::kir::Threshold;
 use ogham_compiler::source::SourceMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -44,9 +47,18 @@ pub const VERSION: u32 = 2;
 /// A compiled program: its sources, entry points' doc comments and kernel IR, with the kernels'
 /// machine code made once (`cpu::Executable`). `Send + Sync`: calls may come from any thread.
 pub struct Library {
-    sources: SourceMap,
-    docs: BTreeMap<String, String>,
-    executable: Executable,
+    code: Code,
+}
+
+enum Code {
+    /// The whole program in memory (compiled, or read from a `.ogl` file).
+    Program {
+        sources: SourceMap,
+        docs: BTreeMap<String, String>,
+        executable: Executable,
+    },
+    /// A packed library (an ahead-of-time object's): entry points read at their first call.
+    Packed(Packed),
 }
 
 /// The JSON layout of a library (writing borrows, reading owns).
@@ -72,16 +84,29 @@ struct FileIn {
 impl Library {
     /// A library of kernel-IR `program` compiled from `sources`.
     pub fn new(sources: SourceMap, program: Program) -> Library {
+        Library::of_program(sources, BTreeMap::new(), Executable::new(program))
+    }
+
+    fn of_program(
+        sources: SourceMap,
+        docs: BTreeMap<String, String>,
+        executable: Executable,
+    ) -> Library {
         Library {
-            sources,
-            docs: BTreeMap::new(),
-            executable: Executable::new(program),
+            code: Code::Program {
+                sources,
+                docs,
+                executable,
+            },
         }
     }
 
-    /// This library with the doc comments (`-- |`) of its entry points, by name.
-    pub fn with_docs(mut self, docs: BTreeMap<String, String>) -> Library {
-        self.docs = docs;
+    /// This library with the doc comments (`-- |`) of its entry points, by name (a packed
+    /// library keeps its own).
+    pub fn with_docs(mut self, new: BTreeMap<String, String>) -> Library {
+        if let Code::Program { docs, .. } = &mut self.code {
+            *docs = new;
+        }
         self
     }
 
@@ -90,11 +115,17 @@ impl Library {
         serde_json::to_string(&FileOut {
             format: FORMAT,
             version: VERSION,
-            sources: &self.sources,
-            docs: &self.docs,
-            program: self.program(),
+            sources: self.sources(),
+            docs: self.docs(),
+            program: self.whole_program()?,
         })
         .map_err(|e| format!("cannot encode: {e}"))
+    }
+
+    /// The whole program; `Err` for a packed library, whose entry points are read one by one.
+    fn whole_program(&self) -> Result<&Program, String> {
+        self.program()
+            .ok_or_else(|| "a library opened from an object cannot be written again".to_string())
     }
 
     pub fn save(&self, path: &Path) -> Result<(), String> {
@@ -105,12 +136,8 @@ impl Library {
     pub fn load(path: &Path) -> Result<Library, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let (sources, docs, program) = Library::parse(&text, &path.display().to_string(), true)?;
-        Ok(Library {
-            sources,
-            docs,
-            executable: Executable::new(program),
-        })
+        let (sources, docs, program) = Library::parse(&text, &path.display().to_string())?;
+        Ok(Library::of_program(sources, docs, Executable::new(program)))
     }
 
     /// Opens a library compiled ahead of time and linked into this process (`<name>_image` of
@@ -119,37 +146,35 @@ impl Library {
     /// # Safety
     /// `image` is the image of such an object, whose code stays loaded while the library lives.
     pub unsafe fn from_image(image: &Image) -> Result<Library, String> {
-        // SAFETY: the caller's contract.
-        let contents = unsafe { aot::contents(image) }?;
-        // The checksum and build id matched: the program is the one the compiler verified.
-        let (sources, docs, program) =
-            Library::parse(contents.library, "the object's library", false)?;
-        // SAFETY: the caller's contract.
-        let executable = unsafe { contents.executable(program) }?;
         Ok(Library {
-            sources,
-            docs,
-            executable,
+            // SAFETY: the caller's contract.
+            code: Code::Packed(unsafe { aot::open(image) }?),
         })
     }
 
     /// This library with its entry points' native code kept in `store`: taken from there, or
     /// compiled and put there at an entry point's first call (see
-    /// `cpu::Executable::with_store`).
+    /// `cpu::Executable::with_store`). A packed library keeps its own code.
     pub fn with_store(self, store: Box<dyn NativeStore>) -> Library {
-        Library {
-            sources: self.sources,
-            docs: self.docs,
-            executable: Executable::with_store(self.executable.into_program(), store),
+        match self.code {
+            Code::Program {
+                sources,
+                docs,
+                executable,
+            } => Library::of_program(
+                sources,
+                docs,
+                Executable::with_store(executable.into_program(), store),
+            ),
+            Code::Packed(_) => self,
         }
     }
 
-    /// The sources, doc comments and program (verified if `check`) of the library of JSON
-    /// `text` read from `origin` (a file name, for messages).
+    /// The sources, doc comments and verified program of the library of JSON `text` read from
+    /// `origin` (a file name, for messages).
     fn parse(
         text: &str,
         origin: &str,
-        check: bool,
     ) -> Result<(SourceMap, BTreeMap<String, String>, Program), String> {
         let lib: FileIn = serde_json::from_str(text)
             .map_err(|e| format!("{origin} is not an Ogham library: {e}"))?;
@@ -160,40 +185,55 @@ impl Library {
                 lib.format, lib.version
             ));
         }
-        if check {
-            verify(&lib.program, Form::Kernel).map_err(|errors| {
-                format!(
-                    "{origin} holds an invalid program ({}); rebuild it with `ogham build`",
-                    errors.join("; ")
-                )
-            })?;
-        }
+        verify(&lib.program, Form::Kernel).map_err(|errors| {
+            format!(
+                "{origin} holds an invalid program ({}); rebuild it with `ogham build`",
+                errors.join("; ")
+            )
+        })?;
         Ok((lib.sources, lib.docs, lib.program))
     }
 
     /// This library as an object file whose symbol `<name>_image` is its image for
-    /// [`Library::from_image`]: the JSON of a `.ogl` file and the kernels compiled for this
-    /// machine's CPU.
+    /// [`Library::from_image`]: the library packed and its kernels compiled for this machine's
+    /// CPU.
     pub fn object(&self, name: &str) -> Result<Vec<u8>, String> {
-        aot::object(&self.to_json()?, self.program(), name)
+        aot::object(self.sources(), self.docs(), self.whole_program()?, name)
     }
 
     /// The entry points and their signatures, in source order.
     pub fn entries(&self) -> impl Iterator<Item = (&str, &Signature)> {
-        self.program()
-            .functions
-            .iter()
-            .map(|f| (f.name.as_str(), &f.signature))
+        let entries: Vec<(&str, &Signature)> = match &self.code {
+            Code::Program { executable, .. } => executable
+                .program()
+                .functions
+                .iter()
+                .map(|f| (f.name.as_str(), &f.signature))
+                .collect(),
+            Code::Packed(packed) => packed.entries().collect(),
+        };
+        entries.into_iter()
     }
 
     /// The doc comments of the entry points that have one, by name.
     pub fn docs(&self) -> &BTreeMap<String, String> {
-        &self.docs
+        match &self.code {
+            Code::Program { docs, .. } => docs,
+            Code::Packed(packed) => packed.docs(),
+        }
     }
 
     /// The doc comment (`-- |` lines) of entry point `entry`, if it has one.
     pub fn doc(&self, entry: &str) -> Option<&str> {
-        self.docs.get(entry).map(String::as_str)
+        self.docs().get(entry).map(String::as_str)
+    }
+
+    /// The program's tunable thresholds.
+    pub fn thresholds(&self) -> &[Threshold] {
+        match &self.code {
+            Code::Program { executable, .. } => &executable.program().thresholds,
+            Code::Packed(packed) => packed.thresholds(),
+        }
     }
 
     /// Runs entry point `entry` on the CPU backend (thresholds at their CPU defaults).
@@ -208,23 +248,29 @@ impl Library {
         args: Vec<Value>,
         thresholds: &Thresholds,
     ) -> Result<Vec<Value>, Box<Diagnostic>> {
-        self.executable.call(entry, args, thresholds)
+        match &self.code {
+            Code::Program { executable, .. } => executable.call(entry, args, thresholds),
+            Code::Packed(packed) => packed.call(entry, args, thresholds),
+        }
     }
 
     /// A diagnostic of this library's program, rendered with its source lines.
     pub fn render(&self, diagnostic: &Diagnostic) -> String {
-        render(&self.sources, std::slice::from_ref(diagnostic))
+        render(self.sources(), std::slice::from_ref(diagnostic))
     }
 
-    pub fn program(&self) -> &Program {
-        self.executable.program()
+    /// The whole kernel-IR program; `None` for a packed library (see [`Packed::program`]).
+    pub fn program(&self) -> Option<&Program> {
+        match &self.code {
+            Code::Program { executable, .. } => Some(executable.program()),
+            Code::Packed(_) => None,
+        }
     }
 
     pub fn sources(&self) -> &SourceMap {
-        &self.sources
-    }
-
-    pub fn executable(&self) -> &Executable {
-        &self.executable
+        match &self.code {
+            Code::Program { sources, .. } => sources,
+            Code::Packed(packed) => packed.sources(),
+        }
     }
 }

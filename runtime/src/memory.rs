@@ -109,7 +109,7 @@ pub(crate) fn reserve(
     loc: ogham_compiler::source::Span,
 ) -> Result<(), Box<ogham_compiler::diag::Diagnostic>> {
     check(elems, elem_size, what)
-        .map_err(|m| crate::interp::error(crate::interp::R_OUT_OF_MEMORY, loc, m))
+        .map_err(|m| crate::error::error(crate::error::R_OUT_OF_MEMORY, loc, m))
 }
 
 #[cfg(test)]

@@ -3,17 +3,17 @@
 //!
 //! Location: `$OGHAM_CACHE_DIR/cpu`, else `$XDG_CACHE_HOME/ogham/cpu`, else
 //! `~/.cache/ogham/cpu`; `OGHAM_CACHE=0` turns it off ([`Disk::from_env`]). A program is one
-//! file `<key>.ogc` (the key of `cache.rs`, 16 hex digits) holding, as JSON, its sources, doc
-//! comments, thresholds and entry points' signatures ([`Skeleton`]), then each entry point's
-//! kernel IR (read only when that entry point first runs: [`Cached`]); and one file
+//! file `<key>.ogc` (the key of `cache.rs`, 16 hex digits) holding the library packed
+//! (`ogham_runtime::packed`: sources, doc comments, thresholds and entry points' signatures, then
+//! each entry point's kernel IR, read only when that entry point first runs); and one file
 //! `<key>-<entry>.ogk` per entry point that has run (`<entry>`: a hash of the program file's
-//! contents and the entry's name)
-//! holding its kernel table (JSON) and its kernels' machine code as a relocatable ELF object
-//! (`ogham_runtime::cpu::native`), made at the entry point's first call. Writing a program
-//! removes the code files of the program it replaces. Every file starts with a header of eight little-endian
-//! `u64`s: magic (`OGHAMPRG` or `OGHAMKER`), [`FORMAT`], the build id, the key, the entry's
-//! hash (0 for the program), a hash (`ogham_runtime::content_hash`) of everything after the header, and the lengths of
-//! its two parts.
+//! contents and the entry's name) holding its kernel table (JSON) and its kernels' machine code
+//! as a relocatable ELF object (`ogham_runtime::cpu::native`), made at the entry point's first
+//! call. Writing a program removes the code files of the program it replaces. Every file starts
+//! with a header of eight little-endian `u64`s: magic (`OGHAMPRG` or `OGHAMKER`), [`FORMAT`],
+//! the build id, the key, the entry's hash (0 for the program), a hash
+//! (`ogham_runtime::content_hash`) of everything after the header, and the lengths of its two
+//! parts (a program file's second part is empty).
 //!
 //! Invariants: a file is written to a temporary file in the same directory and renamed into
 //! place, so readers see a whole file or none, and concurrent writers of one program each
@@ -23,23 +23,18 @@
 //! The cache is an optimisation: when it cannot be written the program still runs (the failure
 //! is reported once).
 
-use ogham_compiler::diag::Diagnostic;
-use ogham_compiler::ir::{Program, Signature};
-use ogham_compiler::kir::Threshold;
-use ogham_compiler::source::{SourceMap, Span};
+use ogham_compiler::source::SourceMap;
 use ogham_runtime::cache_file::{damaged, report, write_atomically};
 use ogham_runtime::cpu::native::{self, Native};
 use ogham_runtime::cpu::{Executable, NativeStore};
-use ogham_runtime::ireval::Thresholds;
 use ogham_runtime::library::Library;
-use ogham_runtime::value::Value;
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use ogham_runtime::packed::{self, Packed};
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
-/// Bumped whenever the layout of the files changes.
-pub const FORMAT: u64 = 2;
+/// Bumped whenever the layout of the files changes (3: the program packed by
+/// `ogham_runtime::packed`).
+pub const FORMAT: u64 = 3;
 const PROGRAM: &[u8; 8] = b"OGHAMPRG";
 const KERNELS: &[u8; 8] = b"OGHAMKER";
 const HEADER: usize = 64;
@@ -68,37 +63,29 @@ impl Disk {
 
     /// The program cached under `key`, if there is an intact file whose sources pass
     /// `current`.
-    pub(super) fn load(&self, key: u64, current: impl Fn(&SourceMap) -> bool) -> Option<Cached> {
+    pub(super) fn load(&self, key: u64, current: impl Fn(&SourceMap) -> bool) -> Option<Packed> {
         let Disk::Dir(dir) = self else {
             return None;
         };
         let path = program_path(dir, key);
         let bytes = std::fs::read(&path).ok()?;
-        let parts = decode(&bytes, PROGRAM, key, 0).and_then(|(skeleton, functions, hash)| {
-            let skeleton: Skeleton = serde_json::from_slice(skeleton).map_err(|e| e.to_string())?;
-            let text_len = functions.len() as u64;
-            if skeleton
-                .functions
-                .iter()
-                .any(|f| f.start.checked_add(f.len).is_none_or(|end| end > text_len))
-            {
-                return Err("a function outside the file".to_string());
-            }
-            Ok((skeleton, bytes.len() - functions.len(), hash))
-        });
-        let cached = parts.map(|(skeleton, functions_at, hash)| Cached {
-            executables: skeleton.functions.iter().map(|_| OnceLock::new()).collect(),
-            skeleton,
-            functions_at,
-            store: EntryStore {
+        let hash = decode(&bytes, PROGRAM, key, 0).map(|(_, _, hash)| hash);
+        let packed = hash.and_then(|hash| {
+            let store = EntryStore {
                 dir: dir.clone(),
                 key,
                 program: hash,
-            },
-            bytes,
+            };
+            Packed::open(
+                Cow::Owned(bytes),
+                HEADER,
+                Box::new(move |program, _| {
+                    Ok(Executable::with_store(program, Box::new(store.clone())))
+                }),
+            )
         });
-        match cached {
-            Ok(cached) => current(&cached.skeleton.sources).then_some(cached),
+        match packed {
+            Ok(packed) => current(packed.sources()).then_some(packed),
             Err(why) => {
                 damaged(&path, &why);
                 None
@@ -113,8 +100,15 @@ impl Disk {
             return library;
         };
         let path = program_path(dir, key);
-        let (skeleton, functions) = match split(&library) {
-            Ok(parts) => parts,
+        let packed = library
+            .program()
+            .ok_or("not a whole program")
+            .and_then(|program| {
+                packed::pack(library.sources(), library.docs(), program, None)
+                    .map_err(|_| "cannot encode it")
+            });
+        let packed = match packed {
+            Ok(packed) => packed,
             Err(e) => {
                 report(&path, &format!("cannot cache the program ({e})"));
                 return library;
@@ -127,7 +121,7 @@ impl Disk {
                 let _ = std::fs::remove_file(file.path());
             }
         }
-        let bytes = encode(PROGRAM, key, 0, skeleton.as_bytes(), &functions);
+        let bytes = encode(PROGRAM, key, 0, &packed, &[]);
         write(&path, &bytes);
         let hash = decode(&bytes, PROGRAM, key, 0).map_or(0, |(_, _, hash)| hash);
         library.with_store(Box::new(EntryStore {
@@ -135,138 +129,6 @@ impl Disk {
             key,
             program: hash,
         }))
-    }
-}
-
-/// What a program file holds besides its functions' kernel IR: everything needed before an
-/// entry point runs.
-#[derive(Serialize, Deserialize)]
-struct Skeleton {
-    sources: SourceMap,
-    docs: BTreeMap<String, String>,
-    thresholds: Vec<Threshold>,
-    unchecked: Vec<Span>,
-    /// The functions (entry points) in order, and where their JSON text is in the file's
-    /// second part.
-    functions: Vec<FunctionAt>,
-}
-
-#[derive(Serialize, Deserialize)]
-struct FunctionAt {
-    name: String,
-    signature: Signature,
-    start: u64,
-    len: u64,
-}
-
-/// The skeleton's JSON text and the functions' JSON texts, one after the other, of `library`.
-fn split(library: &Library) -> Result<(String, Vec<u8>), String> {
-    let program = library.program();
-    let mut texts = Vec::new();
-    let mut functions = Vec::new();
-    for f in &program.functions {
-        let text = serde_json::to_vec(f).map_err(|e| e.to_string())?;
-        functions.push(FunctionAt {
-            name: f.name.clone(),
-            signature: f.signature.clone(),
-            start: texts.len() as u64,
-            len: text.len() as u64,
-        });
-        texts.extend(text);
-    }
-    let skeleton = Skeleton {
-        sources: library.sources().clone(),
-        docs: library.docs().clone(),
-        thresholds: program.thresholds.clone(),
-        unchecked: program.unchecked.clone(),
-        functions,
-    };
-    let skeleton = serde_json::to_string(&skeleton).map_err(|e| e.to_string())?;
-    Ok((skeleton, texts))
-}
-
-/// A program from the disk cache: an entry point's kernel IR is read, and its code loaded (or
-/// compiled and stored), at its first call; the others' are never read.
-pub struct Cached {
-    skeleton: Skeleton,
-    /// The program file; the functions' JSON texts start at `functions_at`.
-    bytes: Vec<u8>,
-    functions_at: usize,
-    store: EntryStore,
-    /// Per function: the executable of a program of that function alone.
-    executables: Vec<OnceLock<Result<Executable, String>>>,
-}
-
-impl Cached {
-    pub fn sources(&self) -> &SourceMap {
-        &self.skeleton.sources
-    }
-
-    pub fn doc(&self, entry: &str) -> Option<&str> {
-        self.skeleton.docs.get(entry).map(String::as_str)
-    }
-
-    /// The entry points and their signatures, in source order.
-    pub fn entries(&self) -> impl Iterator<Item = (&str, &Signature)> {
-        self.skeleton
-            .functions
-            .iter()
-            .map(|f| (f.name.as_str(), &f.signature))
-    }
-
-    pub fn thresholds(&self) -> &[Threshold] {
-        &self.skeleton.thresholds
-    }
-
-    /// The kernel-IR program of entry point `entry` alone, once a call has loaded it.
-    pub fn program(&self, entry: &str) -> Option<&Program> {
-        let i = self
-            .skeleton
-            .functions
-            .iter()
-            .position(|f| f.name == entry)?;
-        match self.executables[i].get()? {
-            Ok(executable) => Some(executable.program()),
-            Err(_) => None,
-        }
-    }
-
-    /// Runs entry point `entry` (see `ogham_runtime::library::Library::call_tuned`).
-    pub fn call(
-        &self,
-        entry: &str,
-        args: Vec<Value>,
-        thresholds: &Thresholds,
-    ) -> Result<Vec<Value>, Box<Diagnostic>> {
-        let Some(i) = self.skeleton.functions.iter().position(|f| f.name == entry) else {
-            return Err(ogham_runtime::ireval::no_entry(
-                entry,
-                self.entries().map(|(name, _)| name),
-            ));
-        };
-        let executable = self.executables[i].get_or_init(|| {
-            let at = &self.skeleton.functions[i];
-            let start = self.functions_at + at.start as usize;
-            let text = &self.bytes[start..start + at.len as usize];
-            let function = serde_json::from_slice(text)
-                .map_err(|e| format!("the cached program's entry point `{entry}`: {e}"))?;
-            let program = Program {
-                functions: vec![function],
-                thresholds: self.skeleton.thresholds.clone(),
-                unchecked: self.skeleton.unchecked.clone(),
-            };
-            Ok(Executable::with_store(
-                program,
-                Box::new(self.store.clone()),
-            ))
-        });
-        match executable {
-            Ok(executable) => executable.call(entry, args, thresholds),
-            Err(message) => Err(Box::new(Diagnostic::error(
-                ogham_runtime::interp::R_INTERNAL,
-                message.clone(),
-            ))),
-        }
     }
 }
 
@@ -399,6 +261,7 @@ fn write(path: &Path, bytes: &[u8]) {
 mod tests {
     use super::*;
     use crate::Frontend;
+    use ogham_runtime::ireval::Thresholds;
     use ogham_runtime::value::{Array, Value};
 
     const PROGRAM: &str = "\
@@ -425,7 +288,7 @@ entry main [n] (xs: [n]f32) : ([n]f32, f32) =
         format!("{:?}", library.call("main", args()).expect("runs"))
     }
 
-    fn cached_outputs(cached: &Cached) -> String {
+    fn cached_outputs(cached: &Packed) -> String {
         let out = cached.call("main", args(), &Thresholds::default());
         format!("{:?}", out.expect("runs"))
     }

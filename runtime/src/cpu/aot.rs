@@ -3,33 +3,39 @@
 //! compiling the kernels itself.
 //!
 //! The object exports one symbol, `<name>_image`, an [`Image`] (C layout; `ogham_image` in
-//! `capi/include/ogham.h`): the library's JSON text (as in a `.ogl` file: sources, doc comments
-//! and kernel IR), the kernel table (JSON: for each kernel statement of the program in the
-//! order of `ogham_compiler::back::cpu::compile`, what the executor needs to launch it — its
-//! name, argument variables and error sites — or null where no kernel was generated), the
-//! addresses of each statement's kernel and combine functions (null where none), the CPU
-//! features the code was compiled for (those of the machine that built it, as the JIT does),
-//! the build id of the compiler that made it ([`crate::BUILD_ID`]) and a checksum of the two
-//! texts. Kernels call the runtime's helpers (`ogham_alloc`, `ogham_exp_f32`, ...) by symbol,
-//! so the object links against the runtime (`libogham_c`), and libm.
+//! `capi/include/ogham.h`): the library packed (`crate::packed`: sources, doc comments and
+//! signatures, then each entry point's kernel IR and, as the executor's text for it, its kernel
+//! table — JSON: the index of its first kernel statement among the program's, in the order of
+//! `ogham_compiler::back::cpu::compile`, and for each of its kernel statements what the
+//! executor needs to launch it, its name, argument variables and error sites, or null where no
+//! kernel was generated), the addresses of each statement's kernel and combine functions (null
+//! where none), the CPU features the code was compiled for (those of the machine that built it,
+//! as the JIT does) and the build id of the compiler that made it ([`crate::BUILD_ID`]). Kernels
+//! call the runtime's helpers (`ogham_alloc`, `ogham_exp_f32`, ...) by symbol, so the object
+//! links against the runtime (`libogham_c`), and libm.
 //!
-//! Opening ([`contents`], then [`Contents::executable`]) generates no code: it refuses an image
-//! of another format version, made by another build of the compiler (its code may not match
-//! this runtime), whose texts do not match their checksum (damaged), that needs CPU features
-//! this machine lacks, or whose kernel table does not match its program; then it parses the two
-//! texts.
+//! Opening ([`open`]) generates no code and reads no entry point: it refuses an image of another
+//! format version, made by another build of the compiler (its code may not match this
+//! runtime), or that needs CPU features this machine lacks, then opens the packed library
+//! (which checks the skeleton's hash). An entry point's first call checks and decodes its IR
+//! and kernel table and refuses a table that does not match its program.
 
 use super::jit::{self, Entry};
 use super::{Executable, KernelInfo, Launchable};
+use crate::packed::{self, Packed};
 use cranelift_module::{DataDescription, DataId, Linkage, Module};
 use cranelift_object::{ObjectBuilder, ObjectModule};
 use ogham_compiler::back::cpu as back;
 use ogham_compiler::ir::Program;
+use ogham_compiler::source::SourceMap;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::ffi::{CStr, c_char};
 use std::path::Path;
 
-/// Bumped whenever [`Image`] or the meaning of its fields changes.
-pub const IMAGE_VERSION: u64 = 2;
+/// Bumped whenever [`Image`] or the meaning of its fields changes (3: the library packed).
+pub const IMAGE_VERSION: u64 = 3;
 
 /// What an object made by [`object`] exports as `<name>_image`.
 #[repr(C)]
@@ -38,14 +44,9 @@ pub struct Image {
     pub version: u64,
     /// The build id of the compiler that made the object ([`crate::build_id`]).
     pub build: u64,
-    /// [`checksum`] of the library and kernel table texts.
-    pub checksum: u64,
-    /// The library's JSON text (`library_len` bytes).
+    /// The packed library (`library_len` bytes).
     pub library: *const u8,
     pub library_len: u64,
-    /// The kernel table's JSON text (`kernel_table_len` bytes).
-    pub kernel_table: *const u8,
-    pub kernel_table_len: u64,
     /// The Cranelift names of the CPU features the code may use, comma-separated, NUL-terminated.
     pub cpu_features: *const c_char,
     /// The number of kernel statements.
@@ -56,19 +57,19 @@ pub struct Image {
 
 /// The offsets of `Image`'s fields that the object fills (pointers by relocations).
 const BUILD_AT: usize = 8;
-const CHECKSUM_AT: usize = 16;
-const LIBRARY_AT: u32 = 24;
-const LIBRARY_LEN_AT: usize = 32;
-const TABLE_AT: u32 = 40;
-const TABLE_LEN_AT: usize = 48;
-const FEATURES_AT: u32 = 56;
-const COUNT_AT: usize = 64;
-const KERNELS_AT: u32 = 72;
-const IMAGE_SIZE: usize = 80;
+const LIBRARY_AT: u32 = 16;
+const LIBRARY_LEN_AT: usize = 24;
+const FEATURES_AT: u32 = 32;
+const COUNT_AT: usize = 40;
+const KERNELS_AT: u32 = 48;
+const IMAGE_SIZE: usize = 56;
 
-/// The checksum of an image's library and kernel table texts.
-fn checksum(library: &str, table: &str) -> u64 {
-    crate::content_hash(library.as_bytes()) ^ crate::content_hash(table.as_bytes()).rotate_left(1)
+/// An entry point's kernel table: its first kernel statement's index among the program's, and
+/// each of its kernel statements' description (`None` where no kernel was generated).
+#[derive(Serialize, Deserialize)]
+struct KernelTable {
+    first: usize,
+    kernels: Vec<Option<KernelInfo>>,
 }
 
 /// Whether `name` can name the image's symbol: a C identifier.
@@ -80,17 +81,37 @@ pub fn valid_symbol_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// An ELF object defining `<name>_image` for the library whose JSON text is `library` and whose
-/// kernel IR is `program`; its kernels are compiled for this machine's CPU.
-pub fn object(library: &str, program: &Program, name: &str) -> Result<Vec<u8>, String> {
+/// An ELF object defining `<name>_image` for the library of kernel-IR `program` compiled from
+/// `sources`, with its entry points' `docs`; its kernels are compiled for this machine's CPU.
+pub fn object(
+    sources: &SourceMap,
+    docs: &BTreeMap<String, String>,
+    program: &Program,
+    name: &str,
+) -> Result<Vec<u8>, String> {
     if !valid_symbol_name(name) {
         return Err(format!(
             "`{name}` cannot name a C symbol (letters, digits and `_`, not starting with a digit)"
         ));
     }
     let segs = back::compile(program);
-    let table = serde_json::to_string(&KernelInfo::of(&segs))
-        .map_err(|e| format!("cannot encode the kernel table: {e}"))?;
+    let mut infos = KernelInfo::of(&segs).into_iter();
+    let sites = ogham_compiler::back::kernels(program);
+    let mut tables = Vec::new();
+    for f in 0..program.functions.len() {
+        let table = KernelTable {
+            first: sites.iter().filter(|s| s.function < f).count(),
+            kernels: infos
+                .by_ref()
+                .take(sites.iter().filter(|s| s.function == f).count())
+                .collect(),
+        };
+        tables.push(
+            serde_json::to_string(&table)
+                .map_err(|e| format!("cannot encode the kernel table: {e}"))?,
+        );
+    }
+    let library = packed::pack(sources, docs, program, Some(&tables))?;
     let isa = jit::isa(true)?;
     let mut features = jit::cpu_features(&*isa).join(",").into_bytes();
     features.push(0);
@@ -99,13 +120,7 @@ pub fn object(library: &str, program: &Program, name: &str) -> Result<Vec<u8>, S
     let mut module = ObjectModule::new(builder);
     let (ids, _) = jit::define_kernels(&mut module, &segs, &format!("{name}_"))?;
 
-    let sum = checksum(library, &table);
-    let library = bytes_data(&mut module, &format!("{name}_library"), library.as_bytes())?;
-    let kernel_table = bytes_data(
-        &mut module,
-        &format!("{name}_kernel_table"),
-        table.as_bytes(),
-    )?;
+    let library = bytes_data(&mut module, &format!("{name}_library"), &library)?;
     let features = bytes_data(&mut module, &format!("{name}_cpu_features"), &features)?;
 
     let table = declare(&mut module, &format!("{name}_kernels"), Linkage::Local)?;
@@ -129,9 +144,7 @@ pub fn object(library: &str, program: &Program, name: &str) -> Result<Vec<u8>, S
     for (at, value) in [
         (0, IMAGE_VERSION),
         (BUILD_AT, crate::build_id()),
-        (CHECKSUM_AT, sum),
         (LIBRARY_LEN_AT, library.1 as u64),
-        (TABLE_LEN_AT, kernel_table.1 as u64),
         (COUNT_AT, ids.len() as u64),
     ] {
         bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
@@ -141,7 +154,6 @@ pub fn object(library: &str, program: &Program, name: &str) -> Result<Vec<u8>, S
     desc.set_align(8);
     for (at, data) in [
         (LIBRARY_AT, library.0),
-        (TABLE_AT, kernel_table.0),
         (FEATURES_AT, features.0),
         (KERNELS_AT, table),
     ] {
@@ -233,21 +245,29 @@ fn bytes_data(
     Ok((id, bytes.len()))
 }
 
-/// The texts of an image that passed the checks (see the module's documentation).
-pub(crate) struct Contents<'i> {
-    pub(crate) library: &'i str,
-    table: &'i str,
-    /// `2 * kernel_count` code addresses.
-    code: &'i [*const u8],
-}
-
 const REBUILD: &str = "rebuild the object with this runtime's version of `ogham build`";
 
-/// The texts of `image`, after the checks.
+/// The addresses of an image's code: immutable, so shared between threads.
+struct Code(&'static [*const u8]);
+
+// SAFETY: the addresses are of code that is never written.
+unsafe impl Send for Code {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Code {}
+
+impl Code {
+    /// The kernel and combine function addresses of the `count` kernel statements from `first`.
+    fn pairs(&self, first: usize, count: usize) -> Option<&[*const u8]> {
+        let end = first.checked_add(count)?;
+        self.0.get(2 * first..2 * end)
+    }
+}
+
+/// The packed library of `image`, after the checks, whose entry points run the image's code.
 ///
 /// # Safety
-/// `image` is a valid [`Image`].
-pub(crate) unsafe fn contents(image: &Image) -> Result<Contents<'_>, String> {
+/// `image` is a valid [`Image`] whose code and data stay loaded while the library lives.
+pub(crate) unsafe fn open(image: &Image) -> Result<Packed, String> {
     if image.version != IMAGE_VERSION {
         return Err(format!(
             "the image is of version {}; this runtime reads version {IMAGE_VERSION} (rebuild the \
@@ -261,18 +281,6 @@ pub(crate) unsafe fn contents(image: &Image) -> Result<Contents<'_>, String> {
              {:016x}): {REBUILD}",
             image.build,
             crate::build_id()
-        ));
-    }
-    let text = |ptr: *const u8, len: u64, what: &str| {
-        // SAFETY: the caller's contract.
-        let bytes = unsafe { std::slice::from_raw_parts(ptr, len as usize) };
-        std::str::from_utf8(bytes).map_err(|_| format!("the image's {what} is not UTF-8 text"))
-    };
-    let library = text(image.library, image.library_len, "library")?;
-    let table = text(image.kernel_table, image.kernel_table_len, "kernel table")?;
-    if checksum(library, table) != image.checksum {
-        return Err(format!(
-            "the image is damaged (its contents do not match their checksum): {REBUILD}"
         ));
     }
     // SAFETY: the caller's contract.
@@ -291,41 +299,37 @@ pub(crate) unsafe fn contents(image: &Image) -> Result<Contents<'_>, String> {
             missing.join(", ")
         ));
     }
-    // SAFETY: the caller's contract: `2 * kernel_count` addresses.
-    let code =
-        unsafe { std::slice::from_raw_parts(image.kernels, 2 * image.kernel_count as usize) };
-    Ok(Contents {
-        library,
-        table,
-        code,
-    })
-}
-
-impl Contents<'_> {
-    /// The executable of `program` (read from [`Contents::library`]) running the image's code.
-    ///
-    /// # Safety
-    /// The image's code stays loaded while the executable lives.
-    pub(crate) unsafe fn executable(&self, program: Program) -> Result<Executable, String> {
-        let infos: Vec<Option<KernelInfo>> = serde_json::from_str(self.table)
+    // SAFETY: the caller's contract: `library_len` bytes and `2 * kernel_count` addresses,
+    // loaded while the library lives.
+    let (library, code) = unsafe {
+        (
+            std::slice::from_raw_parts(image.library, image.library_len as usize),
+            std::slice::from_raw_parts(image.kernels, 2 * image.kernel_count as usize),
+        )
+    };
+    let code = Code(code);
+    let make = move |program: Program, table: &str| {
+        let table: KernelTable = serde_json::from_str(table)
             .map_err(|e| format!("the image's kernel table is not readable ({e}): {REBUILD}"))?;
         let mismatch = || format!("the image's kernel table does not match its program: {REBUILD}");
-        if infos.len() * 2 != self.code.len() {
-            return Err(mismatch());
-        }
+        let pairs = code
+            .pairs(table.first, table.kernels.len())
+            .ok_or_else(mismatch)?;
         let mut kernels = Vec::new();
-        for (info, pair) in infos.into_iter().zip(self.code.chunks(2)) {
+        for (info, pair) in table.kernels.into_iter().zip(pairs.chunks(2)) {
             if info.is_some() == pair[0].is_null() {
                 return Err(mismatch());
             }
-            // SAFETY: the checksum and build id matched: the code was generated for these
-            // kernels by this compiler.
+            // SAFETY: the build id matched: the code was generated for these kernels by this
+            // compiler.
             kernels.push(info.map(|info| {
                 Launchable::loaded(info, unsafe { Entry::from_code(pair[0], pair[1]) })
             }));
         }
         Executable::with_kernels(program, kernels, Box::new(())).map_err(|_| mismatch())
-    }
+    };
+    Packed::open(Cow::Borrowed(library), 0, Box::new(make))
+        .map_err(|why| format!("the image's library is damaged ({why}): {REBUILD}"))
 }
 
 #[cfg(test)]

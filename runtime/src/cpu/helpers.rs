@@ -3,7 +3,7 @@
 //! record with its arena. The helpers are exported C symbols of their own names, which the
 //! kernels of ahead-of-time objects (`aot.rs`) link against; the JIT binds them by address.
 
-use crate::interp::index::{IdxArg, check_index};
+use crate::index::{IdxArg, check_index};
 use crate::scalar as ops;
 use crate::value::Scalar;
 use ogham_compiler::back::cpu::helpers::{MATH_FNS, all_helpers};

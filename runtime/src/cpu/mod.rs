@@ -29,7 +29,7 @@ pub mod native;
 
 pub use jit::host_cpu_features;
 
-use crate::interp::{R_INTERNAL, error};
+use crate::error::{R_INTERNAL, Res, error};
 use crate::ireval::eval::{Evaluator, Launcher, Val};
 use crate::ireval::{self, Thresholds};
 use crate::kernel_io::{Io, KernelFailure, Operand, failure_diagnostic, kernel_index};
@@ -43,8 +43,6 @@ use ogham_compiler::kir::{SegKind, SegLevel, SegOp, ThresholdKind};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::OnceLock;
-
-type Res<T> = Result<T, Box<Diagnostic>>;
 
 /// The default of a threshold on the CPU, where a few dozen parallel tasks use every core:
 /// outer parallelism (`suff_outer_par_*`) from 64 points; block-level versions

@@ -3,7 +3,7 @@
 //! checksum file before use, see [`crate::cache_file`]), synchronous launches on the null stream).
 
 use super::{Device, Res, driver_error, machine_error, nvrtc};
-use crate::interp::{R_CUDA, R_OUT_OF_MEMORY};
+use crate::error::{R_CUDA, R_OUT_OF_MEMORY};
 use crate::{cache_dir, cache_file};
 use cudarc::driver::{CudaContext, result, sys};
 use std::collections::HashMap;

@@ -10,7 +10,7 @@
 //! and its barriers matter.
 
 use super::{Device, Res, machine_error};
-use crate::interp::{R_CUDA, R_CUDA_UNAVAILABLE};
+use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE};
 use crate::{cache_dir, cache_file};
 use std::alloc::Layout;
 use std::collections::HashMap;
@@ -175,7 +175,7 @@ impl Device for Emulator {
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as u64;
         if ptr == 0 {
             return Err(machine_error(
-                crate::interp::R_OUT_OF_MEMORY,
+                crate::error::R_OUT_OF_MEMORY,
                 format!("out of memory: cannot allocate {bytes} bytes"),
             ));
         }

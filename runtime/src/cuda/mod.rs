@@ -24,7 +24,7 @@ mod driver;
 pub mod emulator;
 pub mod nvrtc;
 
-use crate::interp::{R_CUDA, R_CUDA_UNAVAILABLE};
+use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, Res};
 use crate::ireval::eval::{Evaluator, Launcher, Val};
 use crate::ireval::{self, Thresholds};
 use crate::kernel_io::{Io, KernelFailure, Operand, failure_diagnostic, kernel_index};
@@ -36,8 +36,6 @@ use ogham_compiler::ir::{Program, VarId};
 use ogham_compiler::kir::{SegKind, SegLevel, SegOp};
 use std::collections::HashMap;
 use std::sync::Arc;
-
-type Res<T> = Result<T, Box<Diagnostic>>;
 
 /// Arena bytes per thread at the first launch of a kernel that allocates.
 const ARENA_PER_THREAD: i64 = 64 << 10;

@@ -9,7 +9,7 @@
 
 use super::eval::{Interp, as_array, as_int, shape_text};
 use super::value::{Array, Builder, Env, Store, Val, empty_array};
-use super::{R_INTERNAL, R_NEG_SIZE, R_SIZE, Res, error};
+use crate::error::{R_INTERNAL, R_NEG_SIZE, R_SIZE, Res, error};
 use crate::memory;
 use crate::scalar;
 use crate::value::{ArrayData, Scalar};

@@ -16,9 +16,9 @@
 //! iterative, and the interpreter runs on a thread with a large stack (see `mod.rs`), so the
 //! recursion depth is bounded by the nesting depth of the program text.
 
-use super::index::{self, IdxArg};
 use super::value::{Array, Builder, Callee, Closure, Env, Val, empty_array};
-use super::{R_COERCE, R_DIV_ZERO, R_INTERNAL, R_IRREGULAR, R_SIZE, Res, error};
+use crate::error::{R_COERCE, R_DIV_ZERO, R_INTERNAL, R_IRREGULAR, R_SIZE, Res, error};
+use crate::index::{self, IdxArg};
 use crate::scalar::{self, OpError};
 use crate::value::Scalar;
 use ogham_compiler::builtins::{ArrayFn, Builtin};
@@ -388,7 +388,7 @@ impl<'a> Interp<'a> {
                 if self.eval_bool(cond, env)? {
                     self.eval(inner, env)
                 } else {
-                    Err(super::assertion_failed(e.span, message))
+                    Err(crate::error::assertion_failed(e.span, message))
                 }
             }
             ExprKind::Coerce(inner, texp) => {

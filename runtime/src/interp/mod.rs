@@ -6,87 +6,29 @@
 //! conversions and literals have the IR's one definition (`ogham_compiler::ir::scalar`, through
 //! `crate::scalar` and `ogham_compiler::lower::surface`), which constant folding shares.
 //!
-//! | module     | contents                                                              |
-//! |------------|-----------------------------------------------------------------------|
-//! | `value`    | internal values (flat typed arrays with copy on write), environments  |
-//! | `index`    | indexing, slicing, in-place update                                    |
-//! | `eval`     | expressions, patterns, application, loops, size parameters           |
-//! | `builtins` | the array built-ins (SOACs and shape functions)                       |
-//! | `entry`    | argument checking and conversion at the entry-point boundary         |
-//! | `laws`     | checks that SOAC operators are associative and neutral (opt-in)      |
+//! | module     | contents                                                                 |
+//! |------------|--------------------------------------------------------------------------|
+//! | `value`    | function values and environments (values and arrays are `crate::val`'s)  |
+//! | `eval`     | expressions, patterns, application, loops, size parameters              |
+//! | `builtins` | the array built-ins (SOACs and shape functions)                          |
+//! | `entry`    | argument checking and conversion at the entry-point boundary            |
+//! | `laws`     | checks that SOAC operators are associative and neutral (opt-in)         |
 //!
-//! Errors (documented in `docs/errors.md`, section "Run-time errors"; E0601-E0609 belong to
-//! the type checker's checks of entry-point declarations):
-//!
-//! | code  | meaning                                                                          |
-//! |-------|----------------------------------------------------------------------------------|
-//! | E0610 | no entry point of that name                                                      |
-//! | E0611 | wrong number of arguments for the entry point                                    |
-//! | E0612 | argument does not match the parameter type (element type, rank, constant size)   |
-//! | E0613 | a size parameter has different values in two arguments                           |
-//! | R0701 | integer division or remainder by zero                                            |
-//! | R0702 | index out of bounds                                                              |
-//! | R0703 | slice out of bounds, or slice stride 0                                           |
-//! | R0704 | arrays of different sizes where equal sizes are required                         |
-//! | R0705 | size coercion `e :> t` failed                                                    |
-//! | R0706 | negative or absurdly large size (`iota`, `replicate`, `unflatten`, `hist`)       |
-//! | R0707 | irregular array (rows of different shapes)                                       |
-//! | R0708 | internal error: the program violated a type checker guarantee (a bug)            |
-//! | R0709 | out of memory: an array over the memory limit (`crate::memory`)                  |
-//! | R0710 | a source `assert` failed                                                         |
-//! | R0711 | `--backend cuda` cannot run here: no NVIDIA driver, GPU or NVRTC library         |
-//! | R0712 | a CUDA driver or NVRTC error                                                     |
-//! | W0720 | warning (`--check-laws`): an operator of `reduce`/`scan`/`hist` not associative   |
-//! | W0721 | warning (`--check-laws`): its neutral element is not neutral                     |
+//! Its run-time errors are those of every executor (`crate::error`); the warnings W0720 and
+//! W0721 of `--check-laws` are its own (`laws`).
 
 mod builtins;
 mod entry;
 mod eval;
-pub(crate) mod index;
 mod laws;
-pub(crate) mod value;
+mod value;
 
+use crate::error::{R_INTERNAL, Res};
 use crate::value::Value;
 use ogham_compiler::diag::Diagnostic;
-use ogham_compiler::source::{SourceMap, Span};
+use ogham_compiler::source::SourceMap;
 use ogham_compiler::syntax::ast::Program;
 use ogham_compiler::typeck::Checked;
-
-pub(crate) const E_NO_ENTRY: &str = "E0610";
-pub(crate) const E_ARG_COUNT: &str = "E0611";
-pub(crate) const E_ARG_TYPE: &str = "E0612";
-pub(crate) const E_ARG_SIZE: &str = "E0613";
-pub(crate) const R_DIV_ZERO: &str = "R0701";
-pub(crate) const R_INDEX: &str = "R0702";
-pub(crate) const R_SLICE: &str = "R0703";
-pub(crate) const R_SIZE: &str = "R0704";
-pub(crate) const R_COERCE: &str = "R0705";
-pub(crate) const R_NEG_SIZE: &str = "R0706";
-pub(crate) const R_IRREGULAR: &str = "R0707";
-pub const R_INTERNAL: &str = "R0708";
-pub(crate) const R_OUT_OF_MEMORY: &str = "R0709";
-pub(crate) const R_ASSERT: &str = "R0710";
-pub(crate) const R_CUDA_UNAVAILABLE: &str = "R0711";
-pub(crate) const R_CUDA: &str = "R0712";
-
-/// Results inside the interpreter; diagnostics are boxed to keep `Result`s small.
-pub(crate) type Res<T> = Result<T, Box<Diagnostic>>;
-
-/// An error at `span`, with the message repeated under the caret.
-pub(crate) fn error(code: &'static str, span: Span, message: impl Into<String>) -> Box<Diagnostic> {
-    let message = message.into();
-    let label = if code == R_INTERNAL {
-        "internal error: please report this"
-    } else {
-        "error raised here"
-    };
-    Box::new(Diagnostic::error(code, message).with_primary(span, label))
-}
-
-/// The error of a failed `assert cond "message" e` at `span`.
-pub(crate) fn assertion_failed(span: Span, message: &str) -> Box<Diagnostic> {
-    error(R_ASSERT, span, format!("assertion failed: {message}"))
-}
 
 /// Stack size of the interpreter thread: evaluation recurses along the nesting of the program
 /// text, which deeply nested (generated) programs can make deep.

@@ -2,16 +2,13 @@
 //! of tuples as tuples of arrays) to and from the IR function's flat parameters and results.
 
 use super::eval::Val;
+use super::eval::{Array, Store};
 use crate::boundary::BoundaryType;
-use crate::interp::value::{Array, Store};
-use crate::interp::{E_ARG_COUNT, E_ARG_SIZE, E_ARG_TYPE, R_INTERNAL, error};
+use crate::error::{E_ARG_COUNT, E_ARG_SIZE, E_ARG_TYPE, R_INTERNAL, Res, error};
 use crate::value::{Array as OutArray, ArrayData, Value};
-use ogham_compiler::diag::Diagnostic;
 use ogham_compiler::ir::{Const, Function, SubExp, Type, VarId};
 use ogham_compiler::source::Span;
 use std::collections::HashMap;
-
-type Res<T> = Result<T, Box<Diagnostic>>;
 
 /// Checks `args` against the function's signature and spreads them over its flat parameters;
 /// size parameters are bound from the arguments' shapes.

@@ -1,9 +1,8 @@
 //! Statement-by-statement execution of IR bodies (see the module header in `mod.rs`).
 
 use super::boundary::empty_data;
-use crate::interp::index::{self, IdxArg};
-use crate::interp::value::{Array, Store};
-use crate::interp::{R_COERCE, R_DIV_ZERO, R_INTERNAL, R_NEG_SIZE, R_SIZE, error};
+use crate::error::{R_COERCE, R_DIV_ZERO, R_INTERNAL, R_NEG_SIZE, R_SIZE, Res, error};
+use crate::index::{self, IdxArg};
 use crate::memory;
 use crate::scalar::{self, OpError};
 use crate::value::Scalar;
@@ -16,11 +15,13 @@ use ogham_compiler::kir::{SegKind, SegOp, ThresholdId};
 use ogham_compiler::sizes;
 use ogham_compiler::source::Span;
 use std::collections::HashMap;
+use std::convert::Infallible;
 
-/// A value during evaluation: a scalar or an array (the interpreter's representation).
-pub type Val = crate::interp::value::Val<'static>;
-
-type Res<T> = Result<T, Box<Diagnostic>>;
+/// A value during evaluation: a scalar or an array (`crate::val`; compiled code has no function
+/// values and no records).
+pub type Val = crate::val::Val<'static, Infallible>;
+pub type Array = crate::val::Array<'static, Infallible>;
+pub type Store = crate::val::Store<'static, Infallible>;
 
 /// Runs kernels in place of the evaluator (the CPU backend's compiled kernels).
 pub trait Launcher {
@@ -78,7 +79,7 @@ impl<'f> Evaluator<'f> {
     }
 
     /// Takes a consumed array out of the environment, so that updating it does not copy.
-    pub(crate) fn consume(&mut self, v: VarId) -> Res<Array<'static>> {
+    pub(crate) fn consume(&mut self, v: VarId) -> Res<Array> {
         match self.env[v.index()].take() {
             Some(Val::Array(a)) => Ok(a),
             _ => Err(self.internal("consumed operand is not a bound array")),
@@ -113,7 +114,7 @@ impl<'f> Evaluator<'f> {
         }
     }
 
-    fn array(&self, v: VarId) -> Res<Array<'static>> {
+    fn array(&self, v: VarId) -> Res<Array> {
         match self.var(v)? {
             Val::Array(a) => Ok(a),
             _ => Err(self.internal("expected an array operand")),
@@ -238,7 +239,7 @@ impl<'f> Evaluator<'f> {
                 one(Val::Array(a.reshape(shape)))
             }
             Exp::Concat(arrays) => {
-                let parts: Vec<Array<'static>> =
+                let parts: Vec<Array> =
                     arrays.iter().map(|a| self.array(*a)).collect::<Res<_>>()?;
                 let row_shape = parts[0].shape()[1..].to_vec();
                 let mut store = parts[0].store().empty_like();
@@ -374,7 +375,7 @@ impl<'f> Evaluator<'f> {
         shape: Vec<usize>,
         elem: ogham_compiler::types::PrimType,
         rows: impl IntoIterator<Item = Val>,
-    ) -> Res<Array<'static>> {
+    ) -> Res<Array> {
         let mut store = Store::Prim(empty_data(elem));
         for row in rows {
             match (&mut store, row) {
@@ -384,7 +385,7 @@ impl<'f> Evaluator<'f> {
                 (store, Val::Array(a)) => {
                     if a.shape() != &shape[1..] {
                         return Err(error(
-                            crate::interp::R_IRREGULAR,
+                            crate::error::R_IRREGULAR,
                             self.loc,
                             format!(
                                 "irregular array: rows of shapes {} and {}",
@@ -403,12 +404,7 @@ impl<'f> Evaluator<'f> {
         Ok(Array::new(shape, store))
     }
 
-    fn replicate(
-        &self,
-        n: usize,
-        v: &Val,
-        elem: ogham_compiler::types::PrimType,
-    ) -> Res<Array<'static>> {
+    fn replicate(&self, n: usize, v: &Val, elem: ogham_compiler::types::PrimType) -> Res<Array> {
         let mut shape = vec![n];
         if let Val::Array(a) = v {
             shape.extend_from_slice(a.shape());
@@ -420,7 +416,7 @@ impl<'f> Evaluator<'f> {
         self.build(shape, elem, std::iter::repeat_n(v.clone(), n))
     }
 
-    fn rearrange(&self, a: &Array<'static>, perm: &[usize]) -> Res<Array<'static>> {
+    fn rearrange(&self, a: &Array, perm: &[usize]) -> Res<Array> {
         let shape = a.shape();
         let new_shape: Vec<usize> = perm.iter().map(|&d| shape[d]).collect();
         let mut strides = vec![1; shape.len()];
@@ -494,7 +490,7 @@ impl<'f> Evaluator<'f> {
         self.apply(op, args)
     }
 
-    fn rows_of(&self, inputs: &[VarId]) -> Res<Vec<Array<'static>>> {
+    fn rows_of(&self, inputs: &[VarId]) -> Res<Vec<Array>> {
         inputs.iter().map(|v| self.array(*v)).collect()
     }
 
@@ -523,7 +519,7 @@ impl<'f> Evaluator<'f> {
                 self.combine_points(per_point, scans, reds, &[width], pat)
             }
             Soac::Scatter { map, dests, .. } => {
-                let mut dests: Vec<Array<'static>> =
+                let mut dests: Vec<Array> =
                     dests.iter().map(|d| self.consume(*d)).collect::<Res<_>>()?;
                 for i in 0..width {
                     let vals = self.apply(map, inputs.iter().map(|a| a.row(i)).collect())?;
@@ -550,7 +546,7 @@ impl<'f> Evaluator<'f> {
         }
     }
 
-    fn consume_hists(&mut self, hists: &[HistOp]) -> Res<Vec<Vec<Array<'static>>>> {
+    fn consume_hists(&mut self, hists: &[HistOp]) -> Res<Vec<Vec<Array>>> {
         hists
             .iter()
             .map(|h| h.dests.iter().map(|d| self.consume(*d)).collect())
@@ -562,7 +558,7 @@ impl<'f> Evaluator<'f> {
     fn add_to_hists(
         &mut self,
         hists: &[HistOp],
-        dests: &mut [Vec<Array<'static>>],
+        dests: &mut [Vec<Array>],
         vals: &[Val],
         segment: usize,
     ) -> Res<()> {
@@ -587,7 +583,7 @@ impl<'f> Evaluator<'f> {
         Ok(())
     }
 
-    fn write_row(&self, dest: &mut Array<'static>, row: usize, value: Val) -> Res<()> {
+    fn write_row(&self, dest: &mut Array, row: usize, value: Val) -> Res<()> {
         let owned = std::mem::replace(
             dest,
             Array::new(
@@ -709,7 +705,7 @@ impl<'f> Evaluator<'f> {
     }
 
     /// An array of type `ty` from its elements or innermost rows, in row-major order.
-    fn collect(&self, ty: &Type, items: Vec<Val>) -> Res<Array<'static>> {
+    fn collect(&self, ty: &Type, items: Vec<Val>) -> Res<Array> {
         let shape = if items.is_empty() {
             // No element was computed, so no size inside the function was checked either (the
             // interpreter never calls it): sizes that would be invalid count as empty.
@@ -827,7 +823,7 @@ impl<'f> Evaluator<'f> {
 pub(crate) fn assert_failed(loc: Span, message: &str, kind: AssertKind) -> Box<Diagnostic> {
     match kind {
         AssertKind::Size => error(R_SIZE, loc, message.to_string()),
-        AssertKind::User => crate::interp::assertion_failed(loc, message),
+        AssertKind::User => crate::error::assertion_failed(loc, message),
     }
 }
 
@@ -862,7 +858,7 @@ pub(crate) fn slice_arg(start: i64, len: i64, stride: i64) -> IdxArg {
 pub(crate) fn kernel_points(space: &[usize], loc: Span) -> Res<usize> {
     sizes::product(space).ok_or_else(|| {
         error(
-            crate::interp::R_OUT_OF_MEMORY,
+            crate::error::R_OUT_OF_MEMORY,
             loc,
             format!(
                 "out of memory: a parallel operation over {} points",

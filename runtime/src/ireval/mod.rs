@@ -18,7 +18,7 @@ pub(crate) mod eval;
 
 pub use eval::Launcher;
 
-use crate::interp::{R_INTERNAL, error};
+use crate::error::{E_NO_ENTRY, R_INTERNAL, error};
 use crate::value::Value;
 use ogham_compiler::diag::Diagnostic;
 use ogham_compiler::ir::Program;
@@ -73,7 +73,7 @@ pub fn no_entry<'a>(entry: &str, names: impl Iterator<Item = &'a str>) -> Box<Di
     let names: Vec<&str> = names.collect();
     Box::new(
         Diagnostic::error(
-            crate::interp::E_NO_ENTRY,
+            E_NO_ENTRY,
             format!("the program has no entry point `{entry}`"),
         )
         .with_note(format!("entry points: {}", names.join(", "))),

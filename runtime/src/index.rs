@@ -8,7 +8,8 @@
 //! `s == 0` is an error. Leading indices (`a[i]`, `a[i, j]`) give views without copying; other
 //! slices copy the selected elements.
 
-use super::value::{Array, Val};
+use crate::error::{R_INDEX, R_INTERNAL, R_SIZE, R_SLICE};
+use crate::val::{Array, Val};
 
 /// One evaluated entry of an index list.
 #[derive(Clone, Copy, Debug)]
@@ -67,7 +68,7 @@ pub fn check_index(shape: &[usize], args: &[IdxArg]) -> Result<(), IndexError> {
 fn resolve(shape: &[usize], args: &[IdxArg]) -> Result<Vec<Dim>, IndexError> {
     if args.len() > shape.len() {
         return Err(IndexError {
-            code: super::R_INTERNAL,
+            code: R_INTERNAL,
             message: format!(
                 "{} indices for an array of rank {}",
                 args.len(),
@@ -89,7 +90,7 @@ fn resolve(shape: &[usize], args: &[IdxArg]) -> Result<Vec<Dim>, IndexError> {
         dims.push(match *arg {
             IdxArg::At(i) => {
                 if i < 0 || i as i128 >= n_i {
-                    return Err(out_of_bounds(super::R_INDEX, "index"));
+                    return Err(out_of_bounds(R_INDEX, "index"));
                 }
                 Dim::At(i as usize)
             }
@@ -97,7 +98,7 @@ fn resolve(shape: &[usize], args: &[IdxArg]) -> Result<Vec<Dim>, IndexError> {
                 let s = stride.unwrap_or(1) as i128;
                 if s == 0 {
                     return Err(IndexError {
-                        code: super::R_SLICE,
+                        code: R_SLICE,
                         message: format!("slice {} has stride 0", args_text(args)),
                     });
                 }
@@ -115,7 +116,7 @@ fn resolve(shape: &[usize], args: &[IdxArg]) -> Result<Vec<Dim>, IndexError> {
                     (i == j && -1 <= i && i <= n_i) || (-1 <= j && j < i && i < n_i)
                 };
                 if !ok {
-                    return Err(out_of_bounds(super::R_SLICE, "slice"));
+                    return Err(out_of_bounds(R_SLICE, "slice"));
                 }
                 let count = if s > 0 {
                     (j - i + s - 1) / s
@@ -165,7 +166,7 @@ fn positions(shape: &[usize], dims: &[Dim]) -> (Vec<usize>, Vec<usize>, usize) {
 }
 
 /// `a[args]`.
-pub fn index<'a>(a: &Array<'a>, args: &[IdxArg]) -> Result<Val<'a>, IndexError> {
+pub fn index<'a, F: Clone>(a: &Array<'a, F>, args: &[IdxArg]) -> Result<Val<'a, F>, IndexError> {
     let dims = resolve(a.shape(), args)?;
     let leading = dims.iter().take_while(|d| matches!(d, Dim::At(_))).count();
     if leading == dims.len() {
@@ -193,11 +194,15 @@ pub fn index<'a>(a: &Array<'a>, args: &[IdxArg]) -> Result<Val<'a>, IndexError> 
 }
 
 /// `a with [args] = v`: writes in place when `a` owns its store alone.
-pub fn update<'a>(mut a: Array<'a>, args: &[IdxArg], v: Val<'a>) -> Result<Array<'a>, IndexError> {
+pub fn update<'a, F: Clone>(
+    mut a: Array<'a, F>,
+    args: &[IdxArg],
+    v: Val<'a, F>,
+) -> Result<Array<'a, F>, IndexError> {
     let dims = resolve(a.shape(), args)?;
     let (bases, out_shape, tail) = positions(a.shape(), &dims);
     let ill_typed = || IndexError {
-        code: super::R_INTERNAL,
+        code: R_INTERNAL,
         message: format!(
             "cannot store a value of type {} in this array",
             v.describe()
@@ -213,7 +218,7 @@ pub fn update<'a>(mut a: Array<'a>, args: &[IdxArg], v: Val<'a>) -> Result<Array
         Val::Array(src) if src.shape() == out_shape.as_slice() => src,
         _ => {
             return Err(IndexError {
-                code: super::R_SIZE,
+                code: R_SIZE,
                 message: format!(
                     "the value written has shape {}, but {} of an array of shape {} has shape {}",
                     match &v {
@@ -241,10 +246,13 @@ pub fn update<'a>(mut a: Array<'a>, args: &[IdxArg], v: Val<'a>) -> Result<Array
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interp::value::Store;
     use crate::value::{ArrayData, Scalar};
 
-    fn matrix() -> Array<'static> {
+    type Val = super::Val<'static, std::convert::Infallible>;
+    type Array = super::Array<'static, std::convert::Infallible>;
+    type Store = crate::val::Store<'static, std::convert::Infallible>;
+
+    fn matrix() -> Array {
         Array::new(vec![3, 4], Store::Prim(ArrayData::I64((0..12).collect())))
     }
 
@@ -308,7 +316,7 @@ mod tests {
             "index -1 out of bounds for array of shape [3][4]"
         );
         let e = index(&m, &[sl(Some(2), Some(1), None)]).err().unwrap();
-        assert_eq!(e.code, super::super::R_SLICE);
+        assert_eq!(e.code, super::R_SLICE);
         assert!(index(&m, &[sl(None, None, Some(0))]).is_err());
     }
 

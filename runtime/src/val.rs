@@ -1,0 +1,468 @@
+//! The values executors compute with (the reference interpreter, the IR evaluator, the CPU and
+//! CUDA executors' host code), as opposed to the values crossing the boundary (`crate::value`).
+//!
+//! Representation (chosen for O(1) sharing and O(n) bulk operations):
+//! - scalars are [`Scalar`]s;
+//! - every array is one flat, row-major [`Store`] behind an `Rc` plus a shape and an offset, so
+//!   `a[i]` of a multi-dimensional array, `flatten` and contiguous slices are views that copy
+//!   nothing. The store holds scalars typed and unboxed ([`ArrayData`]) or, for arrays of tuples,
+//!   records and functions, boxed element values (arrays of structures; the entry boundary turns
+//!   them into tuples of arrays). Arrays of arrays never appear as elements: a `[n][m]t` array is
+//!   one store of shape `[n, m]`.
+//! - in-place updates call [`Array::make_mut`], which writes into the store when this view is its
+//!   only owner and covers all of it, and copies the view first otherwise (copy on write);
+//! - records keep their field names (sorted), tuples are plain sequences, both `Rc`-shared;
+//! - a function value is an `F`, which only the interpreter has (its closures over the AST,
+//!   `interp::value`); compiled code has none and uses `F = Infallible` (`ireval::eval::Val`).
+//!
+//! Invariants: `offset + shape.product() <= store.len()`; an array's shape is never empty; a
+//! boxed store never holds scalars or arrays. An empty array whose element type the interpreter
+//! could not know (a polymorphic function mapped over nothing) has an empty boxed store; every
+//! operation accepts it, and the entry boundary gives it the declared element type.
+
+use crate::value::{ArrayData, Scalar};
+use ogham_compiler::types::Type;
+use std::rc::Rc;
+
+/// Applies `$body` to the vector inside an [`ArrayData`] and rewraps the result in the same
+/// variant.
+macro_rules! map_data {
+    ($d:expr, $v:ident => $body:expr) => {
+        match $d {
+            ArrayData::Bool($v) => ArrayData::Bool($crate::buffer::Buffer::from($body)),
+            ArrayData::I8($v) => ArrayData::I8($crate::buffer::Buffer::from($body)),
+            ArrayData::I16($v) => ArrayData::I16($crate::buffer::Buffer::from($body)),
+            ArrayData::I32($v) => ArrayData::I32($crate::buffer::Buffer::from($body)),
+            ArrayData::I64($v) => ArrayData::I64($crate::buffer::Buffer::from($body)),
+            ArrayData::U8($v) => ArrayData::U8($crate::buffer::Buffer::from($body)),
+            ArrayData::F32($v) => ArrayData::F32($crate::buffer::Buffer::from($body)),
+            ArrayData::F64($v) => ArrayData::F64($crate::buffer::Buffer::from($body)),
+        }
+    };
+}
+
+/// A value; `'a` is the lifetime of record field names (the program's), `F` a function value.
+#[derive(Clone, Debug)]
+pub enum Val<'a, F> {
+    Prim(Scalar),
+    Array(Array<'a, F>),
+    /// A tuple; `()` is the empty tuple.
+    Tuple(Rc<[Val<'a, F>]>),
+    /// A record, fields sorted by name.
+    Record(Rc<[(&'a str, Val<'a, F>)]>),
+    /// A function value (the interpreter's closures).
+    Fun(Rc<F>),
+}
+
+impl<'a, F: Clone> Val<'a, F> {
+    pub fn unit() -> Val<'a, F> {
+        Val::Tuple(Rc::from(Vec::new()))
+    }
+
+    pub fn tuple(items: Vec<Val<'a, F>>) -> Val<'a, F> {
+        Val::Tuple(Rc::from(items))
+    }
+
+    /// A record from fields in any order.
+    pub fn record(mut fields: Vec<(&'a str, Val<'a, F>)>) -> Val<'a, F> {
+        fields.sort_by(|a, b| a.0.cmp(b.0));
+        Val::Record(Rc::from(fields))
+    }
+
+    /// A short description for error messages: `i64`, `[3][4]f32`, `(f32, i64)`.
+    pub fn describe(&self) -> String {
+        match self {
+            Val::Prim(s) => s.prim_type().to_string(),
+            Val::Array(a) => {
+                let dims: String = a.shape().iter().map(|d| format!("[{d}]")).collect();
+                let elem = match &*a.store {
+                    Store::Prim(d) => d.prim_type().to_string(),
+                    Store::Boxed(v) => v.first().map_or_else(|| "?".to_string(), Val::describe),
+                };
+                format!("{dims}{elem}")
+            }
+            Val::Tuple(vs) => {
+                let parts: Vec<String> = vs.iter().map(Val::describe).collect();
+                format!("({})", parts.join(", "))
+            }
+            Val::Record(fs) => {
+                let parts: Vec<String> = fs
+                    .iter()
+                    .map(|(n, v)| format!("{n}: {}", v.describe()))
+                    .collect();
+                format!("{{{}}}", parts.join(", "))
+            }
+            Val::Fun(_) => "function".to_string(),
+        }
+    }
+
+    /// Structural equality (`==`): scalars compare as IEEE values (NaN differs from itself),
+    /// arrays by shape and elements. Functions are never equal (the type checker rejects them).
+    pub fn equals(&self, other: &Val<'a, F>) -> bool {
+        match (self, other) {
+            (Val::Prim(a), Val::Prim(b)) => crate::scalar::eq(*a, *b),
+            (Val::Array(a), Val::Array(b)) => {
+                a.shape() == b.shape() && (0..a.elem_count()).all(|i| a.elem(i).equals(&b.elem(i)))
+            }
+            (Val::Tuple(a), Val::Tuple(b)) => {
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.equals(y))
+            }
+            (Val::Record(a), Val::Record(b)) => {
+                a.len() == b.len()
+                    && a.iter()
+                        .zip(b.iter())
+                        .all(|(x, y)| x.0 == y.0 && x.1.equals(&y.1))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The element storage of an array.
+#[derive(Clone, Debug)]
+pub enum Store<'a, F> {
+    Prim(ArrayData),
+    Boxed(Vec<Val<'a, F>>),
+}
+
+impl<'a, F: Clone> Store<'a, F> {
+    pub fn len(&self) -> usize {
+        match self {
+            Store::Prim(d) => d.len(),
+            Store::Boxed(v) => v.len(),
+        }
+    }
+
+    /// An empty store of the same element kind.
+    pub fn empty_like(&self) -> Store<'a, F> {
+        self.copy_range(0..0)
+    }
+
+    /// A store with the elements `range` of this one.
+    pub fn copy_range(&self, range: std::ops::Range<usize>) -> Store<'a, F> {
+        match self {
+            Store::Prim(d) => Store::Prim(map_data!(d, v => v[range].to_vec())),
+            Store::Boxed(v) => Store::Boxed(v[range].to_vec()),
+        }
+    }
+
+    /// Appends the elements `range` of `src`; `Err` if the element kinds differ. An empty
+    /// boxed store takes the kind of the first non-empty source.
+    pub fn extend_from(
+        &mut self,
+        src: &Store<'a, F>,
+        range: std::ops::Range<usize>,
+    ) -> Result<(), ()> {
+        if range.is_empty() {
+            return Ok(());
+        }
+        if let (Store::Boxed(v), Store::Prim(d)) = (&*self, src)
+            && v.is_empty()
+        {
+            *self = Store::Prim(ArrayData::with_capacity(d.prim_type(), range.len()));
+        }
+        match (self, src) {
+            (Store::Prim(dst), Store::Prim(src)) => extend_data(dst, src, range),
+            (Store::Boxed(dst), Store::Boxed(src)) => {
+                dst.extend_from_slice(&src[range]);
+                Ok(())
+            }
+            _ => Err(()),
+        }
+    }
+
+    /// Element `i` as a value.
+    pub fn get(&self, i: usize) -> Val<'a, F> {
+        match self {
+            Store::Prim(d) => Val::Prim(d.get(i)),
+            Store::Boxed(v) => v[i].clone(),
+        }
+    }
+
+    /// Overwrites element `i` (an in-range index); `Err` if the value's kind does not fit.
+    pub fn set(&mut self, i: usize, val: Val<'a, F>) -> Result<(), ()> {
+        match (self, val) {
+            (Store::Prim(d), Val::Prim(s)) => set_scalar(d, i, s),
+            (Store::Boxed(v), val @ (Val::Tuple(_) | Val::Record(_) | Val::Fun(_))) => {
+                v[i] = val;
+                Ok(())
+            }
+            _ => Err(()),
+        }
+    }
+
+    /// An empty store for elements of type `elem` (boxed unless it is a scalar type).
+    pub fn empty_for(elem: &Type) -> Store<'a, F> {
+        match elem.element() {
+            Type::Prim(p) => Store::Prim(ArrayData::with_capacity(*p, 0)),
+            _ => Store::Boxed(Vec::new()),
+        }
+    }
+}
+
+fn extend_data(
+    dst: &mut ArrayData,
+    src: &ArrayData,
+    range: std::ops::Range<usize>,
+) -> Result<(), ()> {
+    match (dst, src) {
+        (ArrayData::Bool(d), ArrayData::Bool(s)) => d.make_mut().extend_from_slice(&s[range]),
+        (ArrayData::I8(d), ArrayData::I8(s)) => d.make_mut().extend_from_slice(&s[range]),
+        (ArrayData::I16(d), ArrayData::I16(s)) => d.make_mut().extend_from_slice(&s[range]),
+        (ArrayData::I32(d), ArrayData::I32(s)) => d.make_mut().extend_from_slice(&s[range]),
+        (ArrayData::I64(d), ArrayData::I64(s)) => d.make_mut().extend_from_slice(&s[range]),
+        (ArrayData::U8(d), ArrayData::U8(s)) => d.make_mut().extend_from_slice(&s[range]),
+        (ArrayData::F32(d), ArrayData::F32(s)) => d.make_mut().extend_from_slice(&s[range]),
+        (ArrayData::F64(d), ArrayData::F64(s)) => d.make_mut().extend_from_slice(&s[range]),
+        _ => return Err(()),
+    }
+    Ok(())
+}
+
+fn set_scalar(d: &mut ArrayData, i: usize, s: Scalar) -> Result<(), ()> {
+    match (d, s) {
+        (ArrayData::Bool(v), Scalar::Bool(x)) => v[i] = x,
+        (ArrayData::I8(v), Scalar::I8(x)) => v[i] = x,
+        (ArrayData::I16(v), Scalar::I16(x)) => v[i] = x,
+        (ArrayData::I32(v), Scalar::I32(x)) => v[i] = x,
+        (ArrayData::I64(v), Scalar::I64(x)) => v[i] = x,
+        (ArrayData::U8(v), Scalar::U8(x)) => v[i] = x,
+        (ArrayData::F32(v), Scalar::F32(x)) => v[i] = x,
+        (ArrayData::F64(v), Scalar::F64(x)) => v[i] = x,
+        _ => return Err(()),
+    }
+    Ok(())
+}
+
+/// An array: a view (shape and offset) into a shared flat store.
+#[derive(Clone, Debug)]
+pub struct Array<'a, F> {
+    shape: Rc<[usize]>,
+    offset: usize,
+    store: Rc<Store<'a, F>>,
+}
+
+impl<'a, F: Clone> Array<'a, F> {
+    /// An array owning all of `store`. The caller guarantees `shape.product() == store.len()`.
+    pub fn new(shape: Vec<usize>, store: Store<'a, F>) -> Array<'a, F> {
+        debug_assert!(!shape.is_empty() && shape.iter().product::<usize>() == store.len());
+        Array {
+            shape: Rc::from(shape),
+            offset: 0,
+            store: Rc::new(store),
+        }
+    }
+
+    /// A one-dimensional array of scalars.
+    pub fn from_data(data: ArrayData) -> Array<'a, F> {
+        Array::new(vec![data.len()], Store::Prim(data))
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// Number of rows (the outermost dimension).
+    pub fn len(&self) -> usize {
+        self.shape[0]
+    }
+
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// Number of scalar (or boxed) elements.
+    pub fn elem_count(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Number of elements in one row.
+    pub fn row_size(&self) -> usize {
+        self.shape[1..].iter().product()
+    }
+
+    pub fn store(&self) -> &Store<'a, F> {
+        &self.store
+    }
+
+    /// The store range this view covers.
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.offset..self.offset + self.elem_count()
+    }
+
+    /// Flat element `i` of this view (`i < elem_count()`).
+    pub fn elem(&self, i: usize) -> Val<'a, F> {
+        self.store.get(self.offset + i)
+    }
+
+    /// Row `i` (`i < len()`): an element for one-dimensional arrays, else a view.
+    pub fn row(&self, i: usize) -> Val<'a, F> {
+        if self.rank() == 1 {
+            self.elem(i)
+        } else {
+            Val::Array(self.sub_view(self.shape[1..].to_vec(), i * self.row_size()))
+        }
+    }
+
+    /// A view of `shape` starting `offset` elements into this view.
+    pub fn sub_view(&self, shape: Vec<usize>, offset: usize) -> Array<'a, F> {
+        Array {
+            shape: Rc::from(shape),
+            offset: self.offset + offset,
+            store: Rc::clone(&self.store),
+        }
+    }
+
+    /// The same elements with another shape of the same element count.
+    pub fn reshape(&self, shape: Vec<usize>) -> Array<'a, F> {
+        self.sub_view(shape, 0)
+    }
+
+    /// The elements of this view as a fresh store.
+    pub fn to_store(&self) -> Store<'a, F> {
+        self.store.copy_range(self.range())
+    }
+
+    /// The store, for writing: shared or partial views are copied first (copy on write).
+    pub fn make_mut(&mut self) -> &mut Store<'a, F> {
+        if self.offset != 0
+            || self.elem_count() != self.store.len()
+            || Rc::get_mut(&mut self.store).is_none()
+        {
+            self.store = Rc::new(self.to_store());
+            self.offset = 0;
+        }
+        Rc::get_mut(&mut self.store).expect("a freshly copied store has one owner")
+    }
+}
+
+/// Collects rows (scalars, arrays of equal shape, or boxed values) into a new array.
+pub struct Builder<'a, F> {
+    rows: usize,
+    /// The shape of every row so far (empty for scalar or boxed rows); `None` before the first.
+    row_shape: Option<Vec<usize>>,
+    store: Store<'a, F>,
+}
+
+/// Why a row could not be added to a [`Builder`].
+pub enum BuildError {
+    /// A row's shape differs from the first row's.
+    Irregular {
+        expected: Vec<usize>,
+        found: Vec<usize>,
+    },
+    /// A row of another kind than the first (an interpreter or type checker bug).
+    IllTyped,
+}
+
+impl<'a, F: Clone> Builder<'a, F> {
+    pub fn new(capacity: usize) -> Builder<'a, F> {
+        Builder {
+            rows: 0,
+            row_shape: None,
+            store: Store::Boxed(Vec::with_capacity(capacity.min(1 << 20))),
+        }
+    }
+
+    pub fn push(&mut self, row: Val<'a, F>) -> Result<(), BuildError> {
+        let shape: &[usize] = match &row {
+            Val::Array(a) => a.shape(),
+            _ => &[],
+        };
+        match &self.row_shape {
+            Some(expected) if expected != shape => {
+                return Err(BuildError::Irregular {
+                    expected: expected.clone(),
+                    found: shape.to_vec(),
+                });
+            }
+            Some(_) => {}
+            None => {
+                self.row_shape = Some(shape.to_vec());
+                if let (Val::Prim(s), Store::Boxed(v)) = (&row, &self.store) {
+                    let cap = v.capacity();
+                    self.store = Store::Prim(ArrayData::with_capacity(s.prim_type(), cap));
+                }
+            }
+        }
+        self.rows += 1;
+        match (&mut self.store, row) {
+            (Store::Prim(d), Val::Prim(s)) => d.push(s).ok_or(BuildError::IllTyped),
+            (store, Val::Array(a)) => store
+                .extend_from(a.store(), a.range())
+                .map_err(|()| BuildError::IllTyped),
+            (Store::Boxed(v), row @ (Val::Tuple(_) | Val::Record(_) | Val::Fun(_))) => {
+                v.push(row);
+                Ok(())
+            }
+            _ => Err(BuildError::IllTyped),
+        }
+    }
+
+    /// The array of the rows pushed. With no rows, `empty` gives the row shape and the store
+    /// (see [`empty_array`]).
+    pub fn finish(self, empty: impl FnOnce() -> Array<'a, F>) -> Array<'a, F> {
+        match self.row_shape {
+            None => empty(),
+            Some(row_shape) => {
+                let mut shape = Vec::with_capacity(row_shape.len() + 1);
+                shape.push(self.rows);
+                shape.extend(row_shape);
+                Array::new(shape, self.store)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Val = super::Val<'static, std::convert::Infallible>;
+    type Array = super::Array<'static, std::convert::Infallible>;
+    type Store = super::Store<'static, std::convert::Infallible>;
+    type Builder = super::Builder<'static, std::convert::Infallible>;
+
+    fn ints(xs: &[i64]) -> Val {
+        Val::Array(Array::from_data(ArrayData::I64(xs.to_vec().into())))
+    }
+
+    #[test]
+    fn builder_stacks_rows_and_rejects_irregular_ones() {
+        let mut b = Builder::new(2);
+        assert!(b.push(ints(&[1, 2])).is_ok());
+        assert!(b.push(ints(&[3, 4])).is_ok());
+        assert!(matches!(
+            b.push(ints(&[5])),
+            Err(BuildError::Irregular { .. })
+        ));
+        let a = b.finish(|| unreachable!());
+        assert_eq!(a.shape(), [2, 2]);
+        let mut b = Builder::new(1);
+        assert!(b.push(Val::Prim(Scalar::I32(1))).is_ok());
+        assert!(matches!(
+            b.push(Val::Prim(Scalar::F32(1.0))),
+            Err(BuildError::IllTyped)
+        ));
+    }
+
+    #[test]
+    fn views_share_and_updates_copy_on_write() {
+        let m = Array::new(
+            vec![2, 2],
+            Store::Prim(ArrayData::I64(vec![1, 2, 3, 4].into())),
+        );
+        let Val::Array(mut row) = m.row(1) else {
+            panic!("a row of a matrix is an array")
+        };
+        assert_eq!(row.shape(), [2]);
+        assert!(row.make_mut().set(0, Val::Prim(Scalar::I64(9))).is_ok());
+        assert!(matches!(row.elem(0), Val::Prim(Scalar::I64(9))));
+        assert!(matches!(m.elem(2), Val::Prim(Scalar::I64(3))));
+        // A sole owner is updated in place.
+        let mut v = Array::from_data(ArrayData::I64(vec![0; 4].into()));
+        let before = Rc::as_ptr(&v.store);
+        assert!(v.make_mut().set(3, Val::Prim(Scalar::I64(1))).is_ok());
+        assert_eq!(before, Rc::as_ptr(&v.store));
+    }
+}
