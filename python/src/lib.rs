@@ -246,7 +246,11 @@ fn options(backend: &str, tuning: Option<PathBuf>) -> PyResult<Options> {
 /// Compiles `source` (without the GIL).
 fn compile(py: Python<'_>, source: Source, options: Options) -> PyResult<Program> {
     if let Some(why) = options.backend.unavailable() {
-        return Err(ogham_error(py, "R0711", why));
+        return Err(ogham_error(
+            py,
+            ogham::runtime::error::R_CUDA_UNAVAILABLE,
+            why,
+        ));
     }
     load_program(py, || cache::compile(source, &options))
 }

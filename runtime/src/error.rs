@@ -43,8 +43,8 @@ pub(crate) const R_IRREGULAR: &str = "R0707";
 pub const R_INTERNAL: &str = "R0708";
 pub(crate) const R_OUT_OF_MEMORY: &str = "R0709";
 pub(crate) const R_ASSERT: &str = "R0710";
-#[cfg(feature = "cuda")]
-pub(crate) const R_CUDA_UNAVAILABLE: &str = "R0711";
+/// Public: the Python package reports it when a backend cannot run (built without CUDA too).
+pub const R_CUDA_UNAVAILABLE: &str = "R0711";
 #[cfg(feature = "cuda")]
 pub(crate) const R_CUDA: &str = "R0712";
 
