@@ -42,7 +42,9 @@ pub(crate) enum Operand {
     /// A scalar's bits (zero-extended).
     Scalar(u64),
     /// A contiguous row-major host array: its first element, size in bytes and extents.
-    /// `dest`: a histogram destination, updated in place.
+    /// `dest`: a histogram destination, updated in place. (`bytes` and `dest` are read by the
+    /// CUDA executor only.)
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     Array {
         ptr: u64,
         bytes: usize,
