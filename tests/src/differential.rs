@@ -4,10 +4,13 @@
 //! IR, the CPU backend and (when asked and `g++` is there) the CUDA backend's emulator, which
 //! must agree on the outputs (empty arrays with their shapes, but for inner sizes the interpreter
 //! cannot know: see [`unknown_inner_sizes`]) or, when the run fails, on the
-//! error code. A panic or an internal error (`R0708`) in any of them is a failure. The one
-//! accepted difference is the documented one: an out-of-bounds index or update, or a division
-//! by zero, whose result is unused is dead code that the optimiser removes (the interpreter fails
-//! there, the others succeed or fail later with another user error).
+//! error code. A panic or an internal error (`R0708`) in any of them is a failure. The accepted
+//! differences are the two documented ones (reference §13.1): an out-of-bounds index or update,
+//! or a division by zero, whose result is unused is dead code that the optimiser removes (the
+//! interpreter fails there, the others succeed or fail later with another user error); and
+//! fusion, which runs the failing points of two operations interleaved, so a compiled backend
+//! may report another user error than the interpreter — accepted only when the same backend,
+//! compiled without fusion, reports the interpreter's.
 //!
 //! Inputs: sizes named alike get the same random value; `i64` scalars are small (they are mostly
 //! sizes and shifts) unless [`Inputs::extreme`] asks for values at the edges now and then
