@@ -795,7 +795,11 @@ impl<'a> Gen<'a> {
                     dims.extend(View::from_values(&val, elem).dims);
                 }
                 let out = self.alloc_array(elem, dims)?;
-                self.for_loop(n, &mut |g, i| g.write_row(&out, i, &val))?;
+                if out.rank() == 1 {
+                    self.fill(out.ptr, n, val[0], elem)?;
+                } else {
+                    self.for_loop(n, &mut |g, i| g.write_row(&out, i, &val))?;
+                }
                 Ok(vec![out.values()])
             }
             Exp::ArrayLit(elems, elem_ty) => {
