@@ -41,7 +41,7 @@ impl Gen<'_> {
         let chunks = self
             .b
             .ins()
-            .ushr_imm_u(n, u64::from(per_iteration.trailing_zeros()));
+            .ushr_imm_u(n, i64::from(per_iteration.trailing_zeros()));
         self.for_loop(chunks, &mut |g, c| {
             let offset = g.b.ins().imul_imm_s(c, UNROLL * VECTOR_BYTES);
             let addr = g.b.ins().iadd(ptr, offset);
