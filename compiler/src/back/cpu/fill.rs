@@ -10,7 +10,9 @@
 
 use super::codegen::{Gen, Res, clif_type, elem_size};
 use crate::types::PrimType;
-use cranelift_codegen::ir::types::{F32, F32X4, F64, F64X2, I8, I8X16, I16, I16X8, I32, I32X4, I64X2};
+use cranelift_codegen::ir::types::{
+    F32, F32X4, F64, F64X2, I8, I8X16, I16, I16X8, I32, I32X4, I64X2,
+};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value};
 
 /// Bytes of one vector store.
