@@ -575,13 +575,13 @@ impl<'a> Gen<'a> {
     }
 
     /// The test of a loop (before it, and at the end of its body when it is rotated): into
-    /// `inner` while `go` (a `bool`) holds, else to `exit`. Emitted as a branch to `exit` when `go` is false, with `inner` as the second
-    /// successor: Cranelift lays out a function's blocks in reverse postorder of a depth-first
-    /// walk that visits a block's first successor first, so with `inner` first every loop body
-    /// would be placed after all the code that follows the loop. Its values would then be live,
-    /// in the linear order the register allocator works on, across everything after the loop,
-    /// and be reloaded and spilled in every iteration; with `exit` first the body follows the
-    /// test.
+    /// `inner` while `go` (a `bool`) holds, else to `exit`. Emitted as a branch to `exit` when
+    /// `go` is false, with `inner` as the second successor: Cranelift lays out a function's
+    /// blocks in reverse postorder of a depth-first walk that visits a block's first successor
+    /// first, so with `inner` first every loop body would be placed after all the code that
+    /// follows the loop. Its values would then be live, in the linear order the register
+    /// allocator works on, across everything after the loop, and be reloaded and spilled in
+    /// every iteration; with `exit` first the body follows the test.
     pub fn loop_branch(
         &mut self,
         go: Value,
