@@ -15,6 +15,9 @@ Other commands:
                                                        # (f64 and f32, all profiles) through the
                                                        # interpreter and reports agreement
                                                        # (`--pixels M` to use fewer pixels)
+    python3 tests/oracles/bfast_reference.py daily OUT.npy M [SEED]
+                                                       # writes a daily-axis stack of M pixels
+                                                       # (`daily_set`; n = 1825, f = 365)
 
 The reference is written directly from the spec, one pixel at a time: compress the valid
 positions, fit the history rows with numpy.linalg.lstsq, residuals of all valid rows, sigma with
@@ -282,6 +285,33 @@ def cloudy_set(seed, M, N, n, f, k=3, scale=1.0):
         truth.append(s)
     Y = (np.array(rows) * scale).astype(np.float32)
     return Y, np.array(truth)
+
+
+def daily_set(seed, M, years=10, revisit=16, clear=0.75):
+    """A daily-axis stack as R's `bfastts` makes from Landsat dates (f = 365, N = 365·years):
+    per pixel `a + b·t + A·sin(2πt/365 + φ) + N(0, 150)`, int16-like and rounded, with a shift of
+    800–2500 (alternating sign) at a random date of the second half in every other pixel; a pixel
+    is observed every `revisit`-th day from a random offset, and each such day is clear with
+    probability `clear` (defaults: about 95 % NaN). f32; returns the stack and the break days
+    (-1 none). The history is the first half (`n = N // 2`)."""
+    rng = np.random.default_rng(seed)
+    N = 365 * years
+    n = N // 2
+    tt = np.arange(N)
+    Y = np.full((M, N), np.nan)
+    truth = np.full(M, -1)
+    for i in range(M):
+        y = (rng.uniform(4000, 6000) + rng.uniform(-0.2, 0.2) * tt
+             + rng.uniform(200, 1000) * np.sin(2 * np.pi * tt / 365 + rng.uniform(0, 2 * np.pi))
+             + rng.normal(0, 150, N))
+        if i % 2 == 0:
+            truth[i] = n + int(rng.integers(0, N - n - 30))
+            y[truth[i]:] -= rng.uniform(800, 2500) * (1 if i % 4 == 0 else -1)
+        seen = np.zeros(N, dtype=bool)
+        seen[int(rng.integers(0, revisit))::revisit] = True
+        seen &= rng.random(N) < clear
+        Y[i, seen] = np.round(y[seen])
+    return Y.astype(np.float32), truth
 
 
 def _seasonal(rng, N, f):
@@ -582,6 +612,10 @@ def main():
         golden()
     elif cmd == "spec":
         spec_check()
+    elif cmd == "daily":
+        out, M = sys.argv[2], int(sys.argv[3])
+        seed = int(sys.argv[4]) if len(sys.argv) > 4 else 7
+        np.save(out, daily_set(seed, M)[0])
     elif cmd == "compare":
         pixels = int(sys.argv[sys.argv.index("--pixels") + 1]) if "--pixels" in sys.argv else 1000
         compare(pixels)

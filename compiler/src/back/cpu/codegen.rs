@@ -560,31 +560,28 @@ impl<'a> Gen<'a> {
     ) -> Res<()> {
         let i = self.b.declare_var(I64);
         self.b.def_var(i, start);
-        let header = self.b.create_block();
         let inner = self.b.create_block();
         let exit = self.b.create_block();
-        self.b.ins().jump(header, &[]);
-        self.b.switch_to_block(header);
-        let iv = self.b.use_var(i);
-        let go = self.b.ins().icmp(IntCC::SignedLessThan, iv, end);
+        let go = self.b.ins().icmp(IntCC::SignedLessThan, start, end);
         self.loop_branch(go, inner, exit);
         self.b.switch_to_block(inner);
-        self.b.seal_block(inner);
+        let iv = self.b.use_var(i);
         body(self, iv)?;
         let next = self.b.ins().iadd_imm_s(iv, 1);
         self.b.def_var(i, next);
-        self.close_loop(header, exit);
+        let go = self.b.ins().icmp(IntCC::SignedLessThan, next, end);
+        self.close_loop(go, inner, exit);
         Ok(())
     }
 
-    /// The branch at the end of a loop header: into `inner` while `go` (a `bool`) holds, else to
-    /// `exit`. Emitted as a branch to `exit` when `go` is false, with `inner` as the second
-    /// successor: Cranelift lays out a function's blocks in reverse postorder of a depth-first
-    /// walk that visits a block's first successor first, so with `inner` first every loop body
-    /// would be placed after all the code that follows the loop. Its values would then be live,
-    /// in the linear order the register allocator works on, across everything after the loop,
-    /// and be reloaded and spilled in every iteration; with `exit` first the body follows its
-    /// header.
+    /// The test of a loop (before it, and at the end of its body when it is rotated): into
+    /// `inner` while `go` (a `bool`) holds, else to `exit`. Emitted as a branch to `exit` when
+    /// `go` is false, with `inner` as the second successor: Cranelift lays out a function's
+    /// blocks in reverse postorder of a depth-first walk that visits a block's first successor
+    /// first, so with `inner` first every loop body would be placed after all the code that
+    /// follows the loop. Its values would then be live, in the linear order the register
+    /// allocator works on, across everything after the loop, and be reloaded and spilled in
+    /// every iteration; with `exit` first the body follows the test.
     pub fn loop_branch(
         &mut self,
         go: Value,
@@ -614,15 +611,19 @@ impl<'a> Gen<'a> {
         self.b.ins().icmp_imm_u(IntCC::Equal, c, 0)
     }
 
-    /// Ends a loop body: back to `header` (now sealed: its last predecessor is known), then
-    /// continues in `exit`.
+    /// Ends the body of a rotated loop: the test `go` (a `bool`) of the next iteration branches
+    /// back to the body's first block `inner` (now sealed: its last predecessor is known) or
+    /// on to `exit`, where code continues. A loop is emitted as one test before it, into `inner`
+    /// or past the loop, and one at the end of its body, so an iteration executes one
+    /// conditional branch and no jump.
     fn close_loop(
         &mut self,
-        header: cranelift_codegen::ir::Block,
+        go: Value,
+        inner: cranelift_codegen::ir::Block,
         exit: cranelift_codegen::ir::Block,
     ) {
-        self.b.ins().jump(header, &[]);
-        self.b.seal_block(header);
+        self.loop_branch(go, inner, exit);
+        self.b.seal_block(inner);
         self.b.switch_to_block(exit);
         self.b.seal_block(exit);
     }
@@ -795,7 +796,11 @@ impl<'a> Gen<'a> {
                     dims.extend(View::from_values(&val, elem).dims);
                 }
                 let out = self.alloc_array(elem, dims)?;
-                self.for_loop(n, &mut |g, i| g.write_row(&out, i, &val))?;
+                if out.rank() == 1 {
+                    self.fill(out.ptr, n, val[0], elem)?;
+                } else {
+                    self.for_loop(n, &mut |g, i| g.write_row(&out, i, &val))?;
+                }
                 Ok(vec![out.values()])
             }
             Exp::ArrayLit(elems, elem_ty) => {
@@ -1104,7 +1109,6 @@ impl<'a> Gen<'a> {
             let v = self.operand(*init)?;
             self.bind(*p, &v);
         }
-        let header = self.b.create_block();
         let inner = self.b.create_block();
         let exit = self.b.create_block();
         let counter = match form {
@@ -1116,20 +1120,24 @@ impl<'a> Gen<'a> {
             }
             LoopForm::While { .. } => None,
         };
-        self.b.ins().jump(header, &[]);
-        self.b.switch_to_block(header);
-        let go = match form {
-            LoopForm::For { index, bound } => {
-                let i = self.b.use_var(counter.expect("for loops count"));
-                let bound = self.scalar(*bound)?;
-                self.bind(*index, &[i]);
-                self.b.ins().icmp(IntCC::SignedLessThan, i, bound)
+        // Whether the loop runs (again), before it and at the end of its body.
+        let test = |g: &mut Self| -> Res<Value> {
+            match form {
+                LoopForm::For { bound, .. } => {
+                    let i = g.b.use_var(counter.expect("for loops count"));
+                    let bound = g.scalar(*bound)?;
+                    Ok(g.b.ins().icmp(IntCC::SignedLessThan, i, bound))
+                }
+                LoopForm::While { cond } => g.scalar(SubExp::Var(*cond)),
             }
-            LoopForm::While { cond } => self.scalar(SubExp::Var(*cond))?,
         };
+        let go = test(self)?;
         self.loop_branch(go, inner, exit);
         self.b.switch_to_block(inner);
-        self.b.seal_block(inner);
+        if let (LoopForm::For { index, .. }, Some(i)) = (form, counter) {
+            let i = self.b.use_var(i);
+            self.bind(*index, &[i]);
+        }
         let results = self.body(body)?;
         for ((p, _), val) in params.iter().zip(results) {
             self.bind(*p, &val);
@@ -1139,7 +1147,8 @@ impl<'a> Gen<'a> {
             let next = self.b.ins().iadd_imm_s(iv, 1);
             self.b.def_var(i, next);
         }
-        self.close_loop(header, exit);
+        let go = test(self)?;
+        self.close_loop(go, inner, exit);
         params.iter().map(|(p, _)| self.use_var(*p)).collect()
     }
 

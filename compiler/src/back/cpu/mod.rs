@@ -36,6 +36,7 @@
 
 mod bounds;
 mod codegen;
+mod fill;
 pub mod helpers;
 mod interleave;
 mod kernel;
