@@ -531,10 +531,26 @@ pub fn substitute_arena_types(function: &mut Function, subst: &Subst) {
     for info in &mut function.vars {
         if let Type::Array { shape, .. } = &mut info.ty {
             for d in shape {
-                *d = substitute_subexp(*d, subst);
+                *d = resolve(*d, subst);
             }
         }
     }
+}
+
+/// `se` through `subst` until it is substituted no further. A type may name a variable that the
+/// substitution maps to another one that a later rewrite substituted in turn (`let m = if
+/// false then j else j` in a loop run once: `m` -> `j`, then the index `j` -> `0`); operands
+/// never see such a chain, since the middle variable is out of scope where they are rewritten.
+fn resolve(mut se: SubExp, subst: &Subst) -> SubExp {
+    // Every variable is bound once, so a chain has no cycle and at most `subst.len()` steps.
+    for _ in 0..=subst.len() {
+        let next = substitute_subexp(se, subst);
+        if next == se {
+            break;
+        }
+        se = next;
+    }
+    se
 }
 
 /// The arrays consumed somewhere in the function (`Update` targets, `Scatter`/`Hist`
