@@ -39,6 +39,8 @@ mod codegen;
 pub mod helpers;
 mod interleave;
 mod kernel;
+mod lower;
+mod scalar;
 mod simd;
 
 pub use super::{ErrorSite, Failure, MAX_DETAILS, Unsupported};

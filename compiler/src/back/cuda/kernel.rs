@@ -25,8 +25,9 @@
 //! array's device pointer then its extents), then per result its pointer and the number of
 //! elements of one point's value. A failed check writes the context record and returns.
 
-use super::emit::{Emit, Res, ctype, var};
+use super::emit::{CView, Emit, Res, ctype, var};
 use super::{Failure, Unsupported};
+use crate::back::lower;
 use crate::ir::{self, Stmt, VarId};
 use crate::kir::{SegKind, SegLevel, SegOp};
 use crate::source::Span;
@@ -229,7 +230,7 @@ fn thread_kernel(
     }
     e.line("og_arena.used = 0;");
     e.line(format!("const i64 og_p = og_s * {inner} + {i};"));
-    let vals = e.body(&seg.body)?;
+    let vals = lower::body(&mut e, &seg.body)?;
     match &seg.kind {
         SegKind::Map => {
             for (j, val) in vals.iter().enumerate() {
@@ -241,7 +242,7 @@ fn thread_kernel(
             let mut k = 0;
             for (j, (op, neutral)) in ops.iter().enumerate() {
                 let m = neutral.len();
-                e.accumulate(op, &accs[j], &vals[k..k + m])?;
+                lower::accumulate(&mut e, op, &accs[j], &vals[k..k + m])?;
                 k += m;
             }
             // A scan's first pass (totals only) writes nothing.
@@ -263,15 +264,20 @@ fn thread_kernel(
             for (h, hist) in hists.iter().enumerate() {
                 let bins = e.operand(hist.num_bins);
                 let bin = vals[k].clone();
-                let dests: Vec<(String, usize)> = hist
+                let dests: Vec<CView> = hist
                     .dests
                     .iter()
                     .enumerate()
-                    .map(|(d, v)| (format!("og_h{h}_{d}"), f.ty(*v).rank() - (rank - 1)))
+                    .map(|(d, v)| CView {
+                        name: format!("og_h{h}_{d}"),
+                        rank: f.ty(*v).rank() - (rank - 1),
+                        elem: f.ty(*v).elem(),
+                    })
                     .collect();
                 e.open(format!("if ((u64){bin} < (u64){bins})"));
                 let row = format!("og_s * {bins} + {bin}");
-                e.combine_into(
+                lower::combine_into(
+                    &mut e,
                     &hist.op,
                     &dests,
                     &row,
@@ -346,7 +352,7 @@ fn combine_kernel(
     unchecked: &[Span],
 ) -> Result<(String, Vec<crate::back::ErrorSite>), Unsupported> {
     let mut e = Emit::new(f, unchecked, 1);
-    e.first_site = first_site;
+    e.checks.first = first_site;
     let slots = load_inputs(&mut e, inputs);
     let scan = matches!(seg.kind, SegKind::Scan(_));
     if !scan {
@@ -397,7 +403,7 @@ fn combine_kernel(
             }
             vals.push(x);
         }
-        e.accumulate(op, &accs[j], &vals)?;
+        lower::accumulate(&mut e, op, &accs[j], &vals)?;
         k += neutral.len();
     }
     e.close();
@@ -439,7 +445,7 @@ fn block_kernel(
     e.open("for (i64 og_p = blockIdx.x; og_p < n_items; og_p += gridDim.x)");
     e.line("og_arena.used = 0; og_block_arena.used = 0;");
     decode(&mut e, seg, seg.space.len(), "og_p");
-    let vals = e.body(&seg.body)?;
+    let vals = lower::body(&mut e, &seg.body)?;
     for (j, val) in vals.iter().enumerate() {
         write_output(&mut e, j, "og_p", val, &seg.ret[j], true)?;
     }

@@ -18,8 +18,11 @@
 //! check records its [`ErrorSite`] number and details in the context record (the first
 //! failing thread wins) and leaves the kernel; the runtime rebuilds the interpreter's error.
 
+mod block;
 mod emit;
 mod kernel;
+mod lower;
+mod scalar;
 
 pub use super::{ErrorSite, Failure, MAX_DETAILS, Unsupported};
 use crate::ir::{Program, Stmt, VarId};
