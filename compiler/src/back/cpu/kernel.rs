@@ -323,23 +323,7 @@ fn kernel_body(
                     }
                 }
                 SegKind::Hist(hists) => {
-                    let mut k = 0;
-                    for (h, dests) in hists.iter().zip(&hist_dests) {
-                        let bins = g.scalar(h.num_bins)?;
-                        let bin = vals[k][0];
-                        let inside = g.b.ins().icmp(
-                            cranelift_codegen::ir::condcodes::IntCC::UnsignedLessThan,
-                            bin,
-                            bins,
-                        );
-                        let new = &vals[k + 1..k + 1 + dests.len()];
-                        g.when(inside, &mut |g| {
-                            let base = g.b.ins().imul(s, bins);
-                            let row = g.b.ins().iadd(base, bin);
-                            lower::combine_into(g, &h.op, dests, &row, new)
-                        })?;
-                        k += 1 + dests.len();
-                    }
+                    lower::hist_updates(g, hists, &hist_dests, &vals, Some(&s))?;
                 }
             }
             Ok(())

@@ -84,55 +84,6 @@ impl Gen<'_> {
             }
         })
     }
-
-    fn counted_loop(
-        &mut self,
-        params: &[(VarId, SubExp)],
-        form: &LoopForm,
-        body: &Body,
-    ) -> Res<Vec<Vec<Value>>> {
-        for (p, init) in params {
-            let v = self.operand(*init)?;
-            self.bind(*p, &v);
-        }
-        let header = self.b.create_block();
-        let inner = self.b.create_block();
-        let exit = self.b.create_block();
-        let counter = match form {
-            LoopForm::For { .. } => {
-                let i = self.b.declare_var(I64);
-                let zero = self.iconst(0);
-                self.b.def_var(i, zero);
-                Some(i)
-            }
-            LoopForm::While { .. } => None,
-        };
-        self.b.ins().jump(header, &[]);
-        self.b.switch_to_block(header);
-        let go = match form {
-            LoopForm::For { index, bound } => {
-                let i = self.b.use_var(counter.expect("for loops count"));
-                let bound = self.scalar(*bound)?;
-                self.bind(*index, &[i]);
-                self.b.ins().icmp(IntCC::SignedLessThan, i, bound)
-            }
-            LoopForm::While { cond } => self.scalar(SubExp::Var(*cond))?,
-        };
-        self.loop_branch(go, inner, exit);
-        self.b.switch_to_block(inner);
-        self.b.seal_block(inner);
-        let results = lower::body(self, body)?;
-        for ((p, _), val) in params.iter().zip(results) {
-            self.bind(*p, &val);
-        }
-        if let Some(i) = counter {
-            let iv = self.b.use_var(i);
-            let next = self.b.ins().iadd_imm_s(iv, 1);
-            self.b.def_var(i, next);
-        }
-        self.close_loop(header, exit);
-        params.iter().map(|(p, _)| self.use_var(*p)).collect()
-    }
 }
 
 impl Lower for Gen<'_> {
@@ -233,6 +184,11 @@ impl Lower for Gen<'_> {
 
     fn equal(&mut self, x: &Value, y: &Value) -> Value {
         self.b.ins().icmp(IntCC::Equal, *x, *y)
+    }
+
+    fn mul_add(&mut self, a: &Value, b: &Value, c: &Value) -> Value {
+        let ab = self.b.ins().imul(*a, *b);
+        self.b.ins().iadd(ab, *c)
     }
 
     fn in_bounds(&mut self, i: &Value, n: &Value) -> Value {
@@ -512,7 +468,50 @@ impl Lower for Gen<'_> {
         form: &LoopForm,
         body: &Body,
     ) -> Res<()> {
-        let vals = self.counted_loop(params, form, body)?;
+        for (p, init) in params {
+            let v = self.operand(*init)?;
+            self.bind(*p, &v);
+        }
+        let header = self.b.create_block();
+        let inner = self.b.create_block();
+        let exit = self.b.create_block();
+        let counter = match form {
+            LoopForm::For { .. } => {
+                let i = self.b.declare_var(I64);
+                let zero = self.iconst(0);
+                self.b.def_var(i, zero);
+                Some(i)
+            }
+            LoopForm::While { .. } => None,
+        };
+        self.b.ins().jump(header, &[]);
+        self.b.switch_to_block(header);
+        let go = match form {
+            LoopForm::For { index, bound } => {
+                let i = self.b.use_var(counter.expect("for loops count"));
+                let bound = self.scalar(*bound)?;
+                self.bind(*index, &[i]);
+                self.b.ins().icmp(IntCC::SignedLessThan, i, bound)
+            }
+            LoopForm::While { cond } => self.scalar(SubExp::Var(*cond))?,
+        };
+        self.loop_branch(go, inner, exit);
+        self.b.switch_to_block(inner);
+        self.b.seal_block(inner);
+        let results = lower::body(self, body)?;
+        for ((p, _), val) in params.iter().zip(results) {
+            self.bind(*p, &val);
+        }
+        if let Some(i) = counter {
+            let iv = self.b.use_var(i);
+            let next = self.b.ins().iadd_imm_s(iv, 1);
+            self.b.def_var(i, next);
+        }
+        self.close_loop(header, exit);
+        let vals = params
+            .iter()
+            .map(|(p, _)| self.use_var(*p))
+            .collect::<Res<Vec<_>>>()?;
         for (v, val) in pat.iter().zip(vals) {
             Gen::bind(self, *v, &val);
         }

@@ -16,9 +16,9 @@
 //! the block's threads (`block.rs`).
 
 use super::{ErrorSite, Failure};
+use crate::back::lower::Checks;
 pub use crate::back::lower::Res;
-use crate::back::lower::{self, Checks};
-use crate::ir::{self, Body, Const, Function, LoopForm, SubExp, VarId};
+use crate::ir::{self, Const, Function, SubExp, VarId};
 use crate::source::Span;
 use crate::types::PrimType;
 
@@ -284,15 +284,6 @@ impl<'f> Emit<'f> {
 
     // ----- control flow -----
 
-    /// Emits `body` and assigns its results to the (declared) variables `pat`.
-    pub(super) fn assign_results(&mut self, pat: &[VarId], body: &Body) -> Res<()> {
-        let vals = lower::body(self, body)?;
-        for (v, val) in pat.iter().zip(vals) {
-            self.line(format!("{} = {val};", var(*v)));
-        }
-        Ok(())
-    }
-
     /// Runs `emit` on one thread (thread 0 at block level, between barriers).
     pub(super) fn single(&mut self, emit: &mut dyn FnMut(&mut Self) -> Res<()>) -> Res<()> {
         if !self.cooperative() {
@@ -305,46 +296,6 @@ impl<'f> Emit<'f> {
         self.lambdas -= 1;
         self.close();
         self.line("__syncthreads();");
-        Ok(())
-    }
-
-    pub(super) fn run_loop(
-        &mut self,
-        pat: &[VarId],
-        params: &[(VarId, SubExp)],
-        form: &LoopForm,
-        body: &Body,
-    ) -> Res<()> {
-        for (p, init) in params {
-            let x = self.operand(*init);
-            self.declare(*p, &x);
-        }
-        match form {
-            LoopForm::For { index, bound } => {
-                let i = var(*index);
-                let n = self.operand(*bound);
-                self.open(format!("for (i64 {i} = 0; {i} < {n}; {i}++)"));
-            }
-            LoopForm::While { cond } => self.open(format!("while ({})", var(*cond))),
-        }
-        let vals = lower::body(self, body)?;
-        // The new values may read the old ones: through temporaries.
-        let temps: Vec<String> = params
-            .iter()
-            .zip(&vals)
-            .map(|((p, _), val)| {
-                let t = self.temp("next");
-                self.line(format!("{} {t} = {val};", type_str(self.f.ty(*p))));
-                t
-            })
-            .collect();
-        for ((p, _), t) in params.iter().zip(temps) {
-            self.line(format!("{} = {t};", var(*p)));
-        }
-        self.close();
-        for (v, (p, _)) in pat.iter().zip(params) {
-            self.declare(*v, &var(*p));
-        }
         Ok(())
     }
 }

@@ -167,8 +167,10 @@ fn thread_kernel(
     let width: usize = ops.iter().map(|(_, n)| n.len()).sum();
     let commutative = matches!(&seg.kind, SegKind::Red(reds) if reds.iter().all(|r| r.commutative));
     // Histogram destinations as `[segments * bins]row...` views.
+    let mut hist_dests: Vec<Vec<CView>> = Vec::new();
     if let SegKind::Hist(hists) = &seg.kind {
         for (h, hist) in hists.iter().enumerate() {
+            let mut views = Vec::new();
             for (k, d) in hist.dests.iter().enumerate() {
                 let ty = f.ty(*d);
                 let r = ty.rank();
@@ -187,7 +189,13 @@ fn thread_kernel(
                 for (k, (d, s)) in dims.iter().zip(&strides).enumerate() {
                     e.line(format!("{n}.d[{k}] = {d}; {n}.s[{k}] = {s};"));
                 }
+                views.push(CView {
+                    name: n,
+                    rank: flat,
+                    elem: ty.elem(),
+                });
             }
+            hist_dests.push(views);
         }
     }
     e.line("const i64 og_gid = blockIdx.x * (i64)blockDim.x + threadIdx.x;");
@@ -260,32 +268,8 @@ fn thread_kernel(
             }
         }
         SegKind::Hist(hists) => {
-            let mut k = 0;
-            for (h, hist) in hists.iter().enumerate() {
-                let bins = e.operand(hist.num_bins);
-                let bin = vals[k].clone();
-                let dests: Vec<CView> = hist
-                    .dests
-                    .iter()
-                    .enumerate()
-                    .map(|(d, v)| CView {
-                        name: format!("og_h{h}_{d}"),
-                        rank: f.ty(*v).rank() - (rank - 1),
-                        elem: f.ty(*v).elem(),
-                    })
-                    .collect();
-                e.open(format!("if ((u64){bin} < (u64){bins})"));
-                let row = format!("og_s * {bins} + {bin}");
-                lower::combine_into(
-                    &mut e,
-                    &hist.op,
-                    &dests,
-                    &row,
-                    &vals[k + 1..k + 1 + hist.dests.len()],
-                )?;
-                e.close();
-                k += 1 + hist.dests.len();
-            }
+            let segment = "og_s".to_string();
+            lower::hist_updates(&mut e, hists, &hist_dests, &vals, Some(&segment))?;
         }
     }
     e.close();

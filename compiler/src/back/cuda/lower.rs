@@ -23,6 +23,17 @@ pub struct Indexed {
     strides: Vec<String>,
 }
 
+impl Emit<'_> {
+    /// Emits `body` and assigns its results to the (declared) variables `pat`.
+    fn assign_results(&mut self, pat: &[VarId], body: &Body) -> Res<()> {
+        let vals = lower::body(self, body)?;
+        for (v, val) in pat.iter().zip(vals) {
+            self.line(format!("{} = {val};", var(*v)));
+        }
+        Ok(())
+    }
+}
+
 impl Lower for Emit<'_> {
     type S = String;
     type Val = String;
@@ -130,6 +141,10 @@ impl Lower for Emit<'_> {
 
     fn equal(&mut self, x: &String, y: &String) -> String {
         format!("{x} == {y}")
+    }
+
+    fn mul_add(&mut self, a: &String, b: &String, c: &String) -> String {
+        format!("{a} * {b} + {c}")
     }
 
     fn in_bounds(&mut self, i: &String, n: &String) -> String {
@@ -387,7 +402,37 @@ impl Lower for Emit<'_> {
         form: &LoopForm,
         body: &Body,
     ) -> Res<()> {
-        Emit::run_loop(self, pat, params, form, body)
+        for (p, init) in params {
+            let x = Emit::operand(self, *init);
+            self.declare(*p, &x);
+        }
+        match form {
+            LoopForm::For { index, bound } => {
+                let i = var(*index);
+                let n = Emit::operand(self, *bound);
+                self.open(format!("for (i64 {i} = 0; {i} < {n}; {i}++)"));
+            }
+            LoopForm::While { cond } => self.open(format!("while ({})", var(*cond))),
+        }
+        let vals = lower::body(self, body)?;
+        // The new values may read the old ones: through temporaries.
+        let temps: Vec<String> = params
+            .iter()
+            .zip(&vals)
+            .map(|((p, _), val)| {
+                let t = self.temp("next");
+                self.line(format!("{} {t} = {val};", type_str(self.f.ty(*p))));
+                t
+            })
+            .collect();
+        for ((p, _), t) in params.iter().zip(temps) {
+            self.line(format!("{} = {t};", var(*p)));
+        }
+        self.close();
+        for (v, (p, _)) in pat.iter().zip(params) {
+            self.declare(*v, &var(*p));
+        }
+        Ok(())
     }
 
     fn soac(&mut self, soac: &Soac, pat: &[VarId]) -> Res<()> {

@@ -26,8 +26,8 @@ mod soac;
 mod stmt;
 
 pub use soac::{
-    accumulate, accumulators, combine_into, read_row, screma_arrays, screma_values, sequential,
-    soac_inputs, write_row,
+    accumulate, accumulators, combine_into, hist_updates, read_row, screma_arrays, screma_values,
+    sequential, soac_inputs, write_row,
 };
 pub use stmt::{apply, body, check_same_shape, check_size, dims_of, index, stmt};
 
@@ -141,6 +141,8 @@ pub trait Lower: Sized {
     fn convert(&mut self, from: PrimType, to: PrimType, x: &Self::S) -> Self::S;
     fn nonzero(&mut self, x: &Self::S) -> Self::S;
     fn equal(&mut self, x: &Self::S, y: &Self::S) -> Self::S;
+    /// `a * b + c` (`i64`, wrapping).
+    fn mul_add(&mut self, a: &Self::S, b: &Self::S, c: &Self::S) -> Self::S;
     /// `0 <= i < n`.
     fn in_bounds(&mut self, i: &Self::S, n: &Self::S) -> Self::S;
     /// `0 <= n <= MAX_ELEMS` (see `crate::sizes::count`).

@@ -170,15 +170,7 @@ pub fn sequential<L: Lower>(l: &mut L, soac: &Soac, pat: &[VarId]) -> Res<()> {
             l.for_range(&i, zero, width, &mut |l, i| {
                 let args = l.current_rows(&rows, &i);
                 let vals = apply(l, map, &args)?;
-                let mut k = 0;
-                for (h, dest) in hists.iter().zip(&dests) {
-                    let bins = l.scalar(h.num_bins)?;
-                    let bin = l.scalar_of(&vals[k]);
-                    let inside = l.in_bounds(&bin, &bins);
-                    let new = &vals[k + 1..k + 1 + dest.len()];
-                    l.when(inside, &mut |l| combine_into(l, &h.op, dest, &bin, new))?;
-                    k += 1 + dest.len();
-                }
+                hist_updates(l, hists, &dests, &vals, None)?;
                 l.next_rows(&rows);
                 Ok(())
             })?;
@@ -187,6 +179,35 @@ pub fn sequential<L: Lower>(l: &mut L, soac: &Soac, pat: &[VarId]) -> Res<()> {
     };
     for (v, x) in pat.iter().zip(values) {
         l.bind(*v, x);
+    }
+    Ok(())
+}
+
+/// Applies one point of histograms `hists` to their destinations `dests`: `vals` holds per
+/// histogram its bin then its values. A bin outside `0..bins` is skipped (as the interpreter
+/// does); bin `b` updates row `b` of the destinations, or row `segment * bins + b` of a
+/// segmented histogram's destinations, flattened to `[segments * bins]` rows.
+pub fn hist_updates<L: Lower>(
+    l: &mut L,
+    hists: &[ir::HistOp],
+    dests: &[Vec<L::View>],
+    vals: &[L::Val],
+    segment: Option<&L::S>,
+) -> Res<()> {
+    let mut k = 0;
+    for (h, dest) in hists.iter().zip(dests) {
+        let bins = l.scalar(h.num_bins)?;
+        let bin = l.scalar_of(&vals[k]);
+        let inside = l.in_bounds(&bin, &bins);
+        let new = &vals[k + 1..k + 1 + dest.len()];
+        l.when(inside, &mut |l| {
+            let row = match segment {
+                Some(s) => l.mul_add(s, &bins, &bin),
+                None => bin.clone(),
+            };
+            combine_into(l, &h.op, dest, &row, new)
+        })?;
+        k += 1 + dest.len();
     }
     Ok(())
 }
