@@ -5,7 +5,7 @@
 //! accumulator per iteration, then their statements after it. The additions of different
 //! iterations overlap in the processor instead of forming one dependency chain per iteration,
 //! and each accumulator still adds its own terms in order, so the results are bit-identical.
-//! The iterations left over (`width % LANES`) run one by one (`codegen.rs`).
+//! The iterations left over (`width % LANES`) run one by one (`crate::back::lower::sequential`).
 //!
 //! Applies when ([`plan`]) the map has no scans or reductions of its own and returns scalars,
 //! and its lambda's body is: statements without nested bodies, one `Screma` with reductions

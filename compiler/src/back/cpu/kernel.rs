@@ -1,5 +1,6 @@
 //! The CLIF function of one kernel (and, for a segmented reduction, the function that combines
-//! two partial results), around the body code of `codegen`.
+//! two partial results), around the body code of the shared lowering ([`crate::back::lower`]),
+//! built by `codegen.rs`.
 //!
 //! A kernel function runs the points `(s, i)` for segments `s` in `seg_start..seg_end` and
 //! innermost indices `i` in `i_start..i_end` (segments are the points of the space's outer
