@@ -67,15 +67,14 @@ impl Checks {
         });
         Ok(site)
     }
+}
 
-    /// Whether index bounds are checked at the current location: everywhere but in the source
-    /// ranges of `#[unsafe]` definitions ([`crate::ir::Program::unchecked`]).
-    pub fn bounds_checked(&self, unchecked: &[Span]) -> bool {
-        let loc = self.loc;
-        !unchecked
-            .iter()
-            .any(|r| r.file == loc.file && r.start <= loc.start && loc.end <= r.end)
-    }
+/// Whether index bounds are checked at `loc`: everywhere but in the source ranges `unchecked`
+/// of `#[unsafe]` definitions ([`crate::ir::Program::unchecked`]).
+pub fn bounds_checked(unchecked: &[Span], loc: Span) -> bool {
+    !unchecked
+        .iter()
+        .any(|r| r.file == loc.file && r.start <= loc.start && loc.end <= r.end)
 }
 
 /// Where an index leads: an element (its place) or a view.

@@ -103,8 +103,8 @@ pub fn index<L: Lower>(
         }
     }
     let ok = l.conj_end(ok);
-    let unchecked = l.unchecked().to_vec();
-    if checked && l.checks().bounds_checked(&unchecked) {
+    let loc = l.checks().loc;
+    if checked && super::bounds_checked(l.unchecked(), loc) {
         let failure = Failure::Index {
             rank: L::rank(view),
             idx: idx.to_vec(),
