@@ -4,6 +4,7 @@
 
 pub mod cpu;
 pub mod cuda;
+pub mod lower;
 
 use crate::ir::{Body, DimIndex, Exp, Program, Stmt, SubExp, VarId};
 use crate::kir::{SegKind, SegLevel, SegOp};

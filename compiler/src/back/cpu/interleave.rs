@@ -5,7 +5,7 @@
 //! accumulator per iteration, then their statements after it. The additions of different
 //! iterations overlap in the processor instead of forming one dependency chain per iteration,
 //! and each accumulator still adds its own terms in order, so the results are bit-identical.
-//! The iterations left over (`width % LANES`) run one by one (`codegen.rs`).
+//! The iterations left over (`width % LANES`) run one by one (`crate::back::lower::sequential`).
 //!
 //! Applies when ([`plan`]) the map has no scans or reductions of its own and returns scalars,
 //! and its lambda's body is: statements without nested bodies, one `Screma` with reductions
@@ -20,6 +20,7 @@
 //! differ from the interpreter's first (each is a real failure, reported with its location).
 
 use super::codegen::{Gen, Res, View, allocates};
+use crate::back::lower;
 use crate::ir::traverse::free_vars_stmt;
 use crate::ir::{self, Exp, Lambda, Soac, Stmt, SubExp, VarId};
 use cranelift_codegen::ir::{InstBuilder, Value};
@@ -143,16 +144,16 @@ pub fn emit(
                 g.bind(*p, a);
             }
             for stmt in plan.before {
-                g.stmt(stmt)?;
+                lower::stmt(g, stmt)?;
             }
-            g.loc = plan.reduction.loc;
+            g.checks.loc = plan.reduction.loc;
             let k = g.scalar(*inner_width)?;
             let views: Vec<View> = inputs.iter().map(|v| g.view(*v)).collect::<Res<_>>()?;
             for view in &views {
-                g.check_same_shape(&view.dims[..1], &[k], "SOAC input")?;
+                lower::check_same_shape(g, &view.dims[..1], &[k], "SOAC input")?;
             }
             inner_cursors.push(g.cursors(&views));
-            accs.push(g.accumulators(&ops)?);
+            accs.push(lower::accumulators(g, &ops)?);
             let values = plan
                 .bound
                 .iter()
@@ -170,11 +171,11 @@ pub fn emit(
                     }
                 }
                 let args = g.cursor_rows(cursors);
-                let vals = g.apply(inner, &args)?;
+                let vals = lower::apply(g, inner, &args)?;
                 let mut c = 0;
                 for (j, (op, neutral)) in ops.iter().enumerate() {
                     let m = neutral.len();
-                    g.accumulate(op, &accs[lane][j], &vals[c..c + m])?;
+                    lower::accumulate(g, op, &accs[lane][j], &vals[c..c + m])?;
                     c += m;
                 }
             }
@@ -197,12 +198,12 @@ pub fn emit(
                 g.bind(*v, &[total]);
             }
             for stmt in plan.after {
-                g.stmt(stmt)?;
+                lower::stmt(g, stmt)?;
             }
             let i = g.b.ins().iadd_imm_s(first, lane as i64);
             for (r, dst) in map.body.result.iter().zip(arrays) {
                 let val = g.operand(*r)?;
-                g.write_row(dst, i, &val)?;
+                lower::write_row(g, dst, &i, &val)?;
             }
         }
         Ok(())

@@ -1,5 +1,6 @@
 //! The CLIF function of one kernel (and, for a segmented reduction, the function that combines
-//! two partial results), around the body code of `codegen`.
+//! two partial results), around the body code of the shared lowering ([`crate::back::lower`]),
+//! built by `codegen.rs`.
 //!
 //! A kernel function runs the points `(s, i)` for segments `s` in `seg_start..seg_end` and
 //! innermost indices `i` in `i_start..i_end` (segments are the points of the space's outer
@@ -11,6 +12,7 @@ use super::codegen::{Gen, Res, View, allocates, clif_type, elem_size, made_by_so
 use super::helpers::HelperId;
 use super::simd;
 use super::{ErrorSite, Unsupported};
+use crate::back::lower;
 use crate::ir::{self, Stmt, SubExp, VarId};
 use crate::kir::{SegKind, SegOp};
 use crate::source::Span;
@@ -154,7 +156,7 @@ pub fn build(
     kernel_body(&mut g, stmt, seg, &inputs, &params)?;
     let zero = g.b.ins().iconst(I32, 0);
     g.b.ins().return_(&[zero]);
-    let mut sites = std::mem::take(&mut g.sites);
+    let mut sites = std::mem::take(&mut g.checks.sites);
     g.b.seal_all_blocks();
     g.b.finalize(frontend_config());
     func.dfg.resolve_all_aliases();
@@ -250,7 +252,7 @@ fn kernel_body(
             rest = g.b.ins().udiv(rest, extents[d]);
             g.bind(seg.space[d].0, &[coord]);
         }
-        let accs = g.accumulators(&ops)?;
+        let accs = lower::accumulators(g, &ops)?;
         if let SegKind::Scan(_) = seg.kind {
             // A scan continuing an earlier task's part starts from that part's total.
             let has_carry =
@@ -297,7 +299,7 @@ fn kernel_body(
                     g.result_slots.insert(*v, (addr, outputs[j].row));
                 }
             }
-            let vals = g.body(&seg.body)?;
+            let vals = lower::body(g, &seg.body)?;
             match &seg.kind {
                 SegKind::Map => {
                     for (j, val) in vals.iter().enumerate() {
@@ -308,7 +310,7 @@ fn kernel_body(
                     let mut k = 0;
                     for (j, (op, neutral)) in ops.iter().enumerate() {
                         let m = neutral.len();
-                        g.accumulate(op, &accs[j], &vals[k..k + m])?;
+                        lower::accumulate(g, op, &accs[j], &vals[k..k + m])?;
                         if matches!(seg.kind, SegKind::Scan(_)) {
                             for (c, var) in accs[j].iter().enumerate() {
                                 let v = g.b.use_var(*var);
@@ -322,23 +324,7 @@ fn kernel_body(
                     }
                 }
                 SegKind::Hist(hists) => {
-                    let mut k = 0;
-                    for (h, dests) in hists.iter().zip(&hist_dests) {
-                        let bins = g.scalar(h.num_bins)?;
-                        let bin = vals[k][0];
-                        let inside = g.b.ins().icmp(
-                            cranelift_codegen::ir::condcodes::IntCC::UnsignedLessThan,
-                            bin,
-                            bins,
-                        );
-                        let new = &vals[k + 1..k + 1 + dests.len()];
-                        g.when(inside, &mut |g| {
-                            let base = g.b.ins().imul(s, bins);
-                            let row = g.b.ins().iadd(base, bin);
-                            g.combine_into(&h.op, dests, row, new)
-                        })?;
-                        k += 1 + dests.len();
-                    }
+                    lower::hist_updates(g, hists, &hist_dests, &vals, Some(&s))?;
                 }
             }
             Ok(())
@@ -414,7 +400,7 @@ fn build_combine(
     b.seal_block(entry);
     let params = b.block_params(entry).to_vec();
     let mut g = Gen::new(f, b, params[0], unchecked);
-    g.first_site = first_site;
+    g.checks.first = first_site;
     load_inputs(&mut g, params[1], inputs);
     let flags = MemFlagsData::trusted();
     let mut k = 0i32;
@@ -427,7 +413,7 @@ fn build_combine(
                 args.push(vec![g.b.ins().load(t, flags, from, 8 * (base + c as i32))]);
             }
         }
-        let new = g.apply(op, &args)?;
+        let new = lower::apply(&mut g, op, &args)?;
         for (c, v) in new.iter().enumerate() {
             g.b.ins().store(flags, v[0], params[2], 8 * (k + c as i32));
         }
@@ -435,7 +421,7 @@ fn build_combine(
     }
     let zero = g.b.ins().iconst(I32, 0);
     g.b.ins().return_(&[zero]);
-    let sites = std::mem::take(&mut g.sites);
+    let sites = std::mem::take(&mut g.checks.sites);
     g.b.seal_all_blocks();
     g.b.finalize(frontend_config());
     func.dfg.resolve_all_aliases();

@@ -33,6 +33,12 @@
 //! so inner SOACs run as loops there too. A kernel the generator cannot translate yet is
 //! reported as [`Unsupported`] with the reason (`ogham dev --print clif` shows it) and the
 //! runtime evaluates it instead; every other kernel is compiled.
+//!
+//! Modules: `kernel.rs` builds a kernel's functions around its body, which the shared lowering
+//! ([`crate::back::lower`]) walks and `codegen.rs` (the CLIF builder), `lower.rs` (the CPU's side
+//! of the walk) and `scalar.rs` (scalar operations) emit; `simd.rs` and `interleave.rs` vectorise
+//! points and interleave reductions, `bounds.rs` proves indices in range, `helpers.rs` lists the
+//! runtime's helpers.
 
 mod bounds;
 mod codegen;
@@ -40,6 +46,8 @@ mod fill;
 pub mod helpers;
 mod interleave;
 mod kernel;
+mod lower;
+mod scalar;
 mod simd;
 
 pub use super::{ErrorSite, Failure, MAX_DETAILS, Unsupported};

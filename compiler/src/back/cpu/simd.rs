@@ -49,6 +49,7 @@
 
 use super::codegen::{Gen, Res, clif_type, elem_size, float_min_max};
 use super::helpers::is_inline_float_math;
+use crate::back::lower;
 use crate::builtins::MathFn;
 use crate::ir::op::{BinOp, UnOp};
 use crate::ir::{self, Body, Const, DimIndex, Exp, LoopForm, SubExp, VarId};
@@ -565,7 +566,7 @@ impl Lanes<'_> {
                         let x = self.read(g, *arr, idx)?;
                         g.bind(stmt.pat[0], &[x]);
                     }
-                    _ => g.stmt(stmt)?,
+                    _ => lower::stmt(g, stmt)?,
                 }
                 continue;
             }

@@ -25,8 +25,9 @@
 //! array's device pointer then its extents), then per result its pointer and the number of
 //! elements of one point's value. A failed check writes the context record and returns.
 
-use super::emit::{Emit, Res, ctype, var};
+use super::emit::{CView, Emit, Res, ctype, var};
 use super::{Failure, Unsupported};
+use crate::back::lower;
 use crate::ir::{self, Stmt, VarId};
 use crate::kir::{SegKind, SegLevel, SegOp};
 use crate::source::Span;
@@ -166,8 +167,10 @@ fn thread_kernel(
     let width: usize = ops.iter().map(|(_, n)| n.len()).sum();
     let commutative = matches!(&seg.kind, SegKind::Red(reds) if reds.iter().all(|r| r.commutative));
     // Histogram destinations as `[segments * bins]row...` views.
+    let mut hist_dests: Vec<Vec<CView>> = Vec::new();
     if let SegKind::Hist(hists) = &seg.kind {
         for (h, hist) in hists.iter().enumerate() {
+            let mut views = Vec::new();
             for (k, d) in hist.dests.iter().enumerate() {
                 let ty = f.ty(*d);
                 let r = ty.rank();
@@ -186,7 +189,13 @@ fn thread_kernel(
                 for (k, (d, s)) in dims.iter().zip(&strides).enumerate() {
                     e.line(format!("{n}.d[{k}] = {d}; {n}.s[{k}] = {s};"));
                 }
+                views.push(CView {
+                    name: n,
+                    rank: flat,
+                    elem: ty.elem(),
+                });
             }
+            hist_dests.push(views);
         }
     }
     e.line("const i64 og_gid = blockIdx.x * (i64)blockDim.x + threadIdx.x;");
@@ -229,7 +238,7 @@ fn thread_kernel(
     }
     e.line("og_arena.used = 0;");
     e.line(format!("const i64 og_p = og_s * {inner} + {i};"));
-    let vals = e.body(&seg.body)?;
+    let vals = lower::body(&mut e, &seg.body)?;
     match &seg.kind {
         SegKind::Map => {
             for (j, val) in vals.iter().enumerate() {
@@ -241,7 +250,7 @@ fn thread_kernel(
             let mut k = 0;
             for (j, (op, neutral)) in ops.iter().enumerate() {
                 let m = neutral.len();
-                e.accumulate(op, &accs[j], &vals[k..k + m])?;
+                lower::accumulate(&mut e, op, &accs[j], &vals[k..k + m])?;
                 k += m;
             }
             // A scan's first pass (totals only) writes nothing.
@@ -259,27 +268,8 @@ fn thread_kernel(
             }
         }
         SegKind::Hist(hists) => {
-            let mut k = 0;
-            for (h, hist) in hists.iter().enumerate() {
-                let bins = e.operand(hist.num_bins);
-                let bin = vals[k].clone();
-                let dests: Vec<(String, usize)> = hist
-                    .dests
-                    .iter()
-                    .enumerate()
-                    .map(|(d, v)| (format!("og_h{h}_{d}"), f.ty(*v).rank() - (rank - 1)))
-                    .collect();
-                e.open(format!("if ((u64){bin} < (u64){bins})"));
-                let row = format!("og_s * {bins} + {bin}");
-                e.combine_into(
-                    &hist.op,
-                    &dests,
-                    &row,
-                    &vals[k + 1..k + 1 + hist.dests.len()],
-                )?;
-                e.close();
-                k += 1 + hist.dests.len();
-            }
+            let segment = "og_s".to_string();
+            lower::hist_updates(&mut e, hists, &hist_dests, &vals, Some(&segment))?;
         }
     }
     e.close();
@@ -346,7 +336,7 @@ fn combine_kernel(
     unchecked: &[Span],
 ) -> Result<(String, Vec<crate::back::ErrorSite>), Unsupported> {
     let mut e = Emit::new(f, unchecked, 1);
-    e.first_site = first_site;
+    e.checks.first = first_site;
     let slots = load_inputs(&mut e, inputs);
     let scan = matches!(seg.kind, SegKind::Scan(_));
     if !scan {
@@ -397,7 +387,7 @@ fn combine_kernel(
             }
             vals.push(x);
         }
-        e.accumulate(op, &accs[j], &vals)?;
+        lower::accumulate(&mut e, op, &accs[j], &vals)?;
         k += neutral.len();
     }
     e.close();
@@ -439,7 +429,7 @@ fn block_kernel(
     e.open("for (i64 og_p = blockIdx.x; og_p < n_items; og_p += gridDim.x)");
     e.line("og_arena.used = 0; og_block_arena.used = 0;");
     decode(&mut e, seg, seg.space.len(), "og_p");
-    let vals = e.body(&seg.body)?;
+    let vals = lower::body(&mut e, &seg.body)?;
     for (j, val) in vals.iter().enumerate() {
         write_output(&mut e, j, "og_p", val, &seg.ret[j], true)?;
     }

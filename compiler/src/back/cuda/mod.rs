@@ -7,7 +7,9 @@
 //! allocator) followed by the kernels in statement order, each named `<entry>_k<n>` like the
 //! CPU backend's. `kernel.rs` documents the launch conventions (work items and chunks for
 //! thread-level kernels; one block per point for block-level ones; two launches plus a combine
-//! kernel for reductions and scans over few long segments); `emit.rs` the body code.
+//! kernel for reductions and scans over few long segments). The body code is the shared
+//! lowering's ([`crate::back::lower`]) written as C by `emit.rs` and `lower.rs` (`scalar.rs`:
+//! scalar operations; `block.rs`: SOACs across a block's threads).
 //!
 //! Generated text is deterministic (`ogham dev --print cuda`, `snapshot { cuda }`). A kernel
 //! the generator cannot translate ([`Unsupported`]: reductions of arrays in a kernel,
@@ -18,8 +20,11 @@
 //! check records its [`ErrorSite`] number and details in the context record (the first
 //! failing thread wins) and leaves the kernel; the runtime rebuilds the interpreter's error.
 
+mod block;
 mod emit;
 mod kernel;
+mod lower;
+mod scalar;
 
 pub use super::{ErrorSite, Failure, MAX_DETAILS, Unsupported};
 use crate::ir::{Program, Stmt, VarId};

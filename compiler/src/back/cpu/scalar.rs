@@ -1,0 +1,314 @@
+//! Scalar operations in CLIF with the interpreter's semantics: arithmetic, comparisons and
+//! bitwise operators inline, integer division (floored and truncated, wrapping like the
+//! interpreter) inline, everything else (`**`, shifts, most math functions, some conversions)
+//! through the runtime's helpers (`helpers.rs`).
+
+use super::codegen::{Gen, clif_type, float_min_max};
+use super::helpers::{HelperId, binop_code, has_libm_helper, math_code, prim_code};
+use crate::builtins::MathFn;
+use crate::ir::op::{BinOp, UnOp};
+use crate::types::PrimType;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::types::{F32, F64, I32, I64};
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
+
+pub fn is_float(p: PrimType) -> bool {
+    matches!(p, PrimType::F32 | PrimType::F64)
+}
+
+fn is_signed(p: PrimType) -> bool {
+    matches!(
+        p,
+        PrimType::I8 | PrimType::I16 | PrimType::I32 | PrimType::I64
+    )
+}
+
+impl Gen<'_> {
+    pub(super) fn unop(&mut self, op: UnOp, t: PrimType, x: Value) -> Value {
+        match (op, t) {
+            (UnOp::Neg, t) if is_float(t) => self.b.ins().fneg(x),
+            (UnOp::Neg, _) => self.b.ins().ineg(x),
+            (UnOp::Not, PrimType::Bool) => self.negation(x),
+            (UnOp::Not, _) => self.b.ins().bnot(x),
+        }
+    }
+
+    /// `x op y` at type `t`; an integer divisor is known to be non-zero (the shared walk checks
+    /// it first).
+    pub(super) fn binop(&mut self, op: BinOp, t: PrimType, x: Value, y: Value) -> Value {
+        let ins = self.b.ins();
+        if is_float(t) {
+            let cc = |c| Some(c);
+            let cmp = match op {
+                BinOp::Eq => cc(FloatCC::Equal),
+                BinOp::Ne => cc(FloatCC::NotEqual),
+                BinOp::Lt => cc(FloatCC::LessThan),
+                BinOp::Le => cc(FloatCC::LessThanOrEqual),
+                BinOp::Gt => cc(FloatCC::GreaterThan),
+                BinOp::Ge => cc(FloatCC::GreaterThanOrEqual),
+                _ => None,
+            };
+            if let Some(c) = cmp {
+                return ins.fcmp(c, x, y);
+            }
+            return match op {
+                BinOp::Add => ins.fadd(x, y),
+                BinOp::Sub => ins.fsub(x, y),
+                BinOp::Mul => ins.fmul(x, y),
+                BinOp::Div => ins.fdiv(x, y),
+                BinOp::Pow => self
+                    .call(HelperId::Libm(MathFn::Pow, t), &[x, y])
+                    .expect("pow returns"),
+                _ => {
+                    let code = self.iconst(binop_code(op));
+                    let id = if t == PrimType::F32 {
+                        HelperId::F32Op
+                    } else {
+                        HelperId::F64Op
+                    };
+                    self.call(id, &[code, x, y]).expect("float ops return")
+                }
+            };
+        }
+        let signed = is_signed(t);
+        let pick = |s: IntCC, u: IntCC| if signed { s } else { u };
+        match op {
+            BinOp::Eq => ins.icmp(IntCC::Equal, x, y),
+            BinOp::Ne => ins.icmp(IntCC::NotEqual, x, y),
+            BinOp::Lt => ins.icmp(pick(IntCC::SignedLessThan, IntCC::UnsignedLessThan), x, y),
+            BinOp::Le => ins.icmp(
+                pick(IntCC::SignedLessThanOrEqual, IntCC::UnsignedLessThanOrEqual),
+                x,
+                y,
+            ),
+            BinOp::Gt => ins.icmp(
+                pick(IntCC::SignedGreaterThan, IntCC::UnsignedGreaterThan),
+                x,
+                y,
+            ),
+            BinOp::Ge => ins.icmp(
+                pick(
+                    IntCC::SignedGreaterThanOrEqual,
+                    IntCC::UnsignedGreaterThanOrEqual,
+                ),
+                x,
+                y,
+            ),
+            BinOp::Add => ins.iadd(x, y),
+            BinOp::Sub => ins.isub(x, y),
+            BinOp::Mul => ins.imul(x, y),
+            BinOp::BitAnd => ins.band(x, y),
+            BinOp::BitOr => ins.bor(x, y),
+            BinOp::BitXor => ins.bxor(x, y),
+            BinOp::Div
+            | BinOp::Mod
+            | BinOp::Quot
+            | BinOp::Rem
+            | BinOp::Pow
+            | BinOp::Shl
+            | BinOp::Shr => {
+                if op.is_division() {
+                    return self.division(op, t, x, y);
+                }
+                let args = [self.iconst(binop_code(op)), self.iconst(prim_code(t))];
+                let (wx, wy) = (self.widen_int(t, x), self.widen_int(t, y));
+                let r = self
+                    .call(HelperId::IntOp, &[args[0], args[1], wx, wy])
+                    .expect("int ops return");
+                self.narrow_int(t, r)
+            }
+        }
+    }
+
+    /// Integer `/` and `%` (floored, as Futhark's), `//` and `%%` (truncated), wrapping like
+    /// the interpreter (`MIN / -1 = MIN`); the divisor is known to be non-zero.
+    fn division(&mut self, op: BinOp, t: PrimType, x: Value, y: Value) -> Value {
+        let ins = self.b.ins();
+        if !is_signed(t) {
+            // Unsigned: floored and truncated division coincide.
+            return match op {
+                BinOp::Div | BinOp::Quot => ins.udiv(x, y),
+                _ => ins.urem(x, y),
+            };
+        }
+        // `sdiv`/`srem` trap on MIN / -1: divide by 1 instead and fix the result up.
+        let ty = clif_type(t);
+        let minus_one = ins.icmp_imm_s(IntCC::Equal, y, -1);
+        let one = self.b.ins().iconst(ty, 1);
+        let divisor = self.b.ins().select(minus_one, one, y);
+        let q = self.b.ins().sdiv(x, divisor);
+        let r = self.b.ins().srem(x, divisor);
+        // Floored: when the remainder is non-zero and its sign differs from the divisor's.
+        let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, 0);
+        let signs = self.b.ins().bxor(r, y);
+        let differ = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, signs, 0);
+        let adjust = self.b.ins().band(nonzero, differ);
+        match op {
+            BinOp::Div => {
+                let down = self.b.ins().iadd_imm_s(q, -1);
+                let floored = self.b.ins().select(adjust, down, q);
+                let negated = self.b.ins().ineg(x);
+                self.b.ins().select(minus_one, negated, floored)
+            }
+            BinOp::Quot => {
+                let negated = self.b.ins().ineg(x);
+                self.b.ins().select(minus_one, negated, q)
+            }
+            BinOp::Mod => {
+                let up = self.b.ins().iadd(r, y);
+                self.b.ins().select(adjust, up, r)
+            }
+            _ => r,
+        }
+    }
+
+    fn widen_int(&mut self, t: PrimType, x: Value) -> Value {
+        match t {
+            PrimType::I64 => x,
+            PrimType::U8 | PrimType::Bool => self.b.ins().uextend(I64, x),
+            _ => self.b.ins().sextend(I64, x),
+        }
+    }
+
+    fn narrow_int(&mut self, t: PrimType, x: Value) -> Value {
+        match clif_type(t) {
+            I64 => x,
+            ty => self.b.ins().ireduce(ty, x),
+        }
+    }
+
+    pub(super) fn math(&mut self, f: MathFn, t: PrimType, args: &[Value]) -> Value {
+        let x = args[0];
+        if is_float(t) {
+            let ins = self.b.ins();
+            match f {
+                MathFn::Sqrt => return ins.sqrt(x),
+                MathFn::Abs => return ins.fabs(x),
+                MathFn::Floor => return ins.floor(x),
+                MathFn::Ceil => return ins.ceil(x),
+                MathFn::Trunc => return ins.trunc(x),
+                MathFn::Round => return ins.nearest(x),
+                MathFn::IsNan => return ins.fcmp(FloatCC::Unordered, x, x),
+                MathFn::Min | MathFn::Max => {
+                    return float_min_max(self, f, x, args[1], |g, c, a, b| {
+                        g.b.ins().select(c, a, b)
+                    });
+                }
+                MathFn::IsInf => {
+                    let a = ins.fabs(x);
+                    let inf = if t == PrimType::F32 {
+                        self.b.ins().f32const(f32::INFINITY)
+                    } else {
+                        self.b.ins().f64const(f64::INFINITY)
+                    };
+                    return self.b.ins().fcmp(FloatCC::Equal, a, inf);
+                }
+                _ => {}
+            }
+            if let MathFn::Sin | MathFn::Cos = f {
+                let (sin, cos) = self.sin_cos(t, x);
+                return if f == MathFn::Sin { sin } else { cos };
+            }
+            if has_libm_helper(f) {
+                return self
+                    .call(HelperId::Libm(f, t), args)
+                    .expect("math functions return");
+            }
+            let y = args.get(1).copied().unwrap_or(x);
+            let code = self.iconst(math_code(f));
+            let id = if t == PrimType::F32 {
+                HelperId::F32Math
+            } else {
+                HelperId::F64Math
+            };
+            return self.call(id, &[code, x, y]).expect("math returns");
+        }
+        if let (MathFn::Min | MathFn::Max, [_, y]) = (f, args) {
+            // The interpreter's: `x` when `x <= y` (min) or `x >= y` (max), else `y`.
+            let op = if f == MathFn::Min {
+                BinOp::Le
+            } else {
+                BinOp::Ge
+            };
+            let x_wins = self.binop(op, t, x, *y);
+            return self.b.ins().select(x_wins, x, *y);
+        }
+        let y = args.get(1).copied().unwrap_or(x);
+        let (wx, wy) = (self.widen_int(t, x), self.widen_int(t, y));
+        let code = self.iconst(math_code(f));
+        let ty = self.iconst(prim_code(t));
+        let r = self
+            .call(HelperId::IntMath, &[code, ty, wx, wy])
+            .expect("math returns");
+        self.narrow_int(t, r)
+    }
+
+    /// `sin x` and `cos x` by one helper call, reused within the current block.
+    fn sin_cos(&mut self, t: PrimType, x: Value) -> (Value, Value) {
+        let block = self
+            .b
+            .current_block()
+            .expect("code is emitted into a block");
+        if let Some(both) = self.sin_cos.get(&(block, x)) {
+            return *both;
+        }
+        let slot = self
+            .b
+            .create_sized_stack_slot(cranelift_codegen::ir::StackSlotData::new(
+                cranelift_codegen::ir::StackSlotKind::ExplicitSlot,
+                16,
+                3,
+            ));
+        let out = self.b.ins().stack_addr(I64, slot, 0);
+        self.call(HelperId::SinCos(t), &[x, out]);
+        let ty = clif_type(t);
+        let sin = self.b.ins().load(ty, MemFlagsData::trusted(), out, 0);
+        let cos = self.b.ins().load(ty, MemFlagsData::trusted(), out, 8);
+        self.sin_cos.insert((block, x), (sin, cos));
+        (sin, cos)
+    }
+
+    pub(super) fn convert(&mut self, from: PrimType, to: PrimType, x: Value) -> Value {
+        use PrimType as P;
+        let ins = self.b.ins();
+        let (ft, tt) = (clif_type(from), clif_type(to));
+        match (from, to) {
+            _ if from == to => x,
+            (P::F32, P::F64) => ins.fpromote(F64, x),
+            (P::F64, P::F32) => ins.fdemote(F32, x),
+            (P::I8 | P::I16 | P::I32 | P::I64, P::F32 | P::F64) => ins.fcvt_from_sint(tt, x),
+            (P::U8 | P::Bool, P::F32 | P::F64) => ins.fcvt_from_uint(tt, x),
+            (P::F32 | P::F64, P::I32 | P::I64) => ins.fcvt_to_sint_sat(tt, x),
+            (P::I8 | P::I16 | P::I32 | P::I64 | P::U8, P::Bool) => {
+                ins.icmp_imm_s(IntCC::NotEqual, x, 0)
+            }
+            (P::I8 | P::I16 | P::I32 | P::I64 | P::U8 | P::Bool, _) if !is_float(to) => {
+                if tt.bits() < ft.bits() {
+                    ins.ireduce(tt, x)
+                } else if tt.bits() == ft.bits() {
+                    x
+                } else if is_signed(from) {
+                    ins.sextend(tt, x)
+                } else {
+                    ins.uextend(tt, x)
+                }
+            }
+            _ => {
+                let bits = self.widen(x);
+                let (f, t) = (self.iconst(prim_code(from)), self.iconst(prim_code(to)));
+                let r = self
+                    .call(HelperId::Convert, &[f, t, bits])
+                    .expect("convert returns");
+                match tt {
+                    F32 => {
+                        let b32 = self.b.ins().ireduce(I32, r);
+                        self.b.ins().bitcast(F32, MemFlagsData::new(), b32)
+                    }
+                    F64 => self.b.ins().bitcast(F64, MemFlagsData::new(), r),
+                    I64 => r,
+                    t => self.b.ins().ireduce(t, r),
+                }
+            }
+        }
+    }
+}

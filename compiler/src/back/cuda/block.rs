@@ -1,0 +1,203 @@
+//! SOACs at block level in CUDA C (`Emit::block`): shared out across the threads of the block
+//! that runs the point. Maps take rows one per thread in turn (coalesced); reductions and scans
+//! run each thread over a contiguous chunk, then combine the chunks' totals in shared memory
+//! (an order-preserving tree, or a Hillis–Steele scan giving each thread its carry-in, after
+//! which the chunks are scanned again); scatters and histograms run on thread 0 in order (as
+//! the interpreter applies them), by the shared sequential lowering.
+
+use super::emit::{CView, Emit, Res, ctype, var};
+use crate::back::lower::{self, Lower};
+use crate::ir::{self, Soac, VarId};
+use crate::types::PrimType;
+
+/// A SOAC at block level, shared out across the block's threads.
+pub fn soac(e: &mut Emit, soac: &Soac, pat: &[VarId]) -> Res<()> {
+    let Soac::Screma {
+        map, scans, reds, ..
+    } = soac
+    else {
+        // Scatters and histograms apply their points in order: on one thread. They
+        // return their (updated) destinations.
+        e.single(&mut |e| lower::sequential(e, soac, &[]))?;
+        let dests: Vec<VarId> = match soac {
+            Soac::Scatter { dests, .. } => dests.clone(),
+            Soac::Hist { hists, .. } => hists.iter().flat_map(|h| h.dests.clone()).collect(),
+            Soac::Screma { .. } => unreachable!("handled below"),
+        };
+        for (v, d) in pat.iter().zip(dests) {
+            e.declare(*v, &var(d));
+        }
+        return Ok(());
+    };
+    let (width, inputs) = lower::soac_inputs(e, soac)?;
+    let n_scan: usize = scans.iter().map(|s| s.neutral.len()).sum();
+    let n_red: usize = reds.iter().map(|r| r.neutral.len()).sum();
+    let arrays = lower::screma_arrays(e, pat, n_scan, n_red)?;
+    let i = e.temp("i");
+    if scans.is_empty() && reds.is_empty() {
+        // A map: rows shared out one per thread in turn (coalesced).
+        e.open(format!(
+            "for (i64 {i} = threadIdx.x; {i} < {width}; {i} += blockDim.x)"
+        ));
+        e.lambdas += 1;
+        let args = e.current_rows(&inputs, &i);
+        let vals = lower::apply(e, map, &args)?;
+        for (c, val) in vals.iter().enumerate() {
+            lower::write_row(e, &arrays[c], &i, val)?;
+        }
+        e.lambdas -= 1;
+        e.close();
+        e.line("__syncthreads();");
+        bind(e, pat, &arrays, Vec::new(), 0);
+        return Ok(());
+    }
+    e.shared_slots = e.shared_slots.max(n_scan + n_red);
+    // Contiguous chunks, one per thread, so that operators combine in order.
+    let (lo, hi) = (e.temp("lo"), e.temp("hi"));
+    e.line(format!(
+        "const i64 {lo} = threadIdx.x * {width} / blockDim.x, {hi} = (threadIdx.x + 1) * {width} / blockDim.x;"
+    ));
+    let ops = ir::screma_operators(scans, reds);
+    let accs = lower::accumulators(e, &ops)?;
+    let types: Vec<PrimType> = ops
+        .iter()
+        .flat_map(|(_, n)| n.iter().map(|x| e.f.subexp_type(*x).elem()))
+        .collect();
+    // Pass 1: this thread's chunk: the mapped rows, its totals.
+    e.open(format!("for (i64 {i} = {lo}; {i} < {hi}; {i}++)"));
+    e.lambdas += 1;
+    let args = e.current_rows(&inputs, &i);
+    let vals = lower::apply(e, map, &args)?;
+    let mut k = 0;
+    for (j, (op, neutral)) in ops.iter().enumerate() {
+        lower::accumulate(e, op, &accs[j], &vals[k..k + neutral.len()])?;
+        k += neutral.len();
+    }
+    for (c, val) in vals[k..].iter().enumerate() {
+        lower::write_row(e, &arrays[n_scan + c], &i, val)?;
+    }
+    e.lambdas -= 1;
+    e.close();
+    // The chunks' totals in shared memory, one slot array per component.
+    let slots: Vec<String> = types
+        .iter()
+        .enumerate()
+        .map(|(c, t)| format!("(({}*)(og_shared + {c} * 8 * (i64)blockDim.x))", ctype(*t)))
+        .collect();
+    let flat: Vec<String> = accs.concat();
+    let mut base = 0;
+    let mut carries: Vec<Vec<String>> = Vec::new();
+    for (j, (op, neutral)) in ops.iter().enumerate() {
+        let m = neutral.len();
+        let sh = &slots[base..base + m];
+        for (c, s) in sh.iter().enumerate() {
+            e.line(format!("{s}[threadIdx.x] = {};", flat[base + c]));
+        }
+        e.line("__syncthreads();");
+        let d = e.temp("d");
+        if j < scans.len() {
+            // Inclusive Hillis–Steele scan of the totals, then each thread's carry-in.
+            e.open(format!("for (i64 {d} = 1; {d} < blockDim.x; {d} *= 2)"));
+            let news: Vec<String> = (0..m)
+                .map(|c| {
+                    let t = e.temp("x");
+                    e.line(format!(
+                        "{} {t} = {}[threadIdx.x];",
+                        ctype(types[base + c]),
+                        sh[c]
+                    ));
+                    t
+                })
+                .collect();
+            e.open(format!("if (threadIdx.x >= {d})"));
+            e.lambdas += 1;
+            let mut args: Vec<String> = sh
+                .iter()
+                .map(|s| format!("{s}[threadIdx.x - {d}]"))
+                .collect();
+            args.extend(news.iter().cloned());
+            let r = lower::apply(e, op, &args)?;
+            for (x, y) in news.iter().zip(r) {
+                e.line(format!("{x} = {y};"));
+            }
+            e.lambdas -= 1;
+            e.close();
+            e.line("__syncthreads();");
+            for (s, x) in sh.iter().zip(&news) {
+                e.line(format!("{s}[threadIdx.x] = {x};"));
+            }
+            e.line("__syncthreads();");
+            e.close();
+            let carry: Vec<String> = (0..m)
+                .map(|c| {
+                    let t = e.temp("carry");
+                    let n = Emit::operand(e, neutral[c]);
+                    e.line(format!(
+                        "const {} {t} = threadIdx.x == 0 ? {n} : {}[threadIdx.x - 1];",
+                        ctype(types[base + c]),
+                        sh[c]
+                    ));
+                    t
+                })
+                .collect();
+            carries.push(carry);
+        } else {
+            // Order-preserving tree: slot t takes slot t + d when t is a multiple of 2d.
+            e.open(format!("for (i64 {d} = 1; {d} < blockDim.x; {d} *= 2)"));
+            e.open(format!(
+                "if (threadIdx.x % (2 * {d}) == 0 && threadIdx.x + {d} < blockDim.x)"
+            ));
+            e.lambdas += 1;
+            let mut args: Vec<String> = sh.iter().map(|s| format!("{s}[threadIdx.x]")).collect();
+            args.extend(sh.iter().map(|s| format!("{s}[threadIdx.x + {d}]")));
+            let r = lower::apply(e, op, &args)?;
+            for (s, y) in sh.iter().zip(r) {
+                e.line(format!("{s}[threadIdx.x] = {y};"));
+            }
+            e.lambdas -= 1;
+            e.close();
+            e.line("__syncthreads();");
+            e.close();
+            for (c, s) in sh.iter().enumerate() {
+                e.line(format!("{} = {s}[0];", flat[base + c]));
+            }
+        }
+        e.line("__syncthreads();");
+        base += m;
+    }
+    if !scans.is_empty() {
+        // Pass 2: the chunk again from its carry-in, writing the scans.
+        for (acc, carry) in accs.iter().zip(&carries) {
+            for (a, c) in acc.iter().zip(carry) {
+                e.line(format!("{a} = {c};"));
+            }
+        }
+        e.open(format!("for (i64 {i} = {lo}; {i} < {hi}; {i}++)"));
+        e.lambdas += 1;
+        let args = e.current_rows(&inputs, &i);
+        let vals = lower::apply(e, map, &args)?;
+        let mut k = 0;
+        for (j, scan) in scans.iter().enumerate() {
+            let m = scan.neutral.len();
+            lower::accumulate(e, &scan.lambda, &accs[j], &vals[k..k + m])?;
+            for (c, acc) in accs[j].iter().enumerate() {
+                lower::write_row(e, &arrays[k + c], &i, acc)?;
+            }
+            k += m;
+        }
+        e.lambdas -= 1;
+        e.close();
+        e.line("__syncthreads();");
+    }
+    let red_accs: Vec<String> = accs[scans.len()..].concat();
+    bind(e, pat, &arrays, red_accs, n_scan);
+    Ok(())
+}
+
+/// Binds the pattern of a Screma: scanned arrays, reduced values, mapped arrays.
+fn bind(e: &mut Emit, pat: &[VarId], arrays: &[CView], reduced: Vec<String>, n_scan: usize) {
+    let values = lower::screma_values(e, arrays, reduced, n_scan);
+    for (v, x) in pat.iter().zip(values) {
+        e.declare(*v, &x);
+    }
+}
