@@ -515,7 +515,7 @@ impl<'f> Evaluator<'f> {
             } => {
                 self.reserve_results(pat)?;
                 let points = (0..width).map(|i| inputs.iter().map(|a| a.row(i)).collect());
-                let per_point = self.map_points(map, points)?;
+                let per_point = self.map_points(map, points, width)?;
                 self.combine_points(per_point, scans, reds, &[width], pat)
             }
             Soac::Scatter { map, dests, .. } => {
@@ -597,31 +597,38 @@ impl<'f> Evaluator<'f> {
         Ok(())
     }
 
-    /// Applies `map` to every point's arguments, in order.
+    /// Applies `map` to every point's arguments (`width` of them), in order.
     fn map_points(
         &mut self,
         map: &Lambda,
         points: impl Iterator<Item = Vec<Val>>,
+        width: usize,
     ) -> Res<Vec<Vec<Val>>> {
         let mut per_point = Vec::new();
         for args in points {
-            self.reserve_points(per_point.len(), map.ret.len())?;
+            self.reserve_points(per_point.len(), width, map.ret.len())?;
             per_point.push(self.apply(map, args)?);
         }
         Ok(per_point)
     }
 
     /// Checks, as the values of a parallel operation's points pile up (this evaluator keeps
-    /// every point's values until it combines them), that keeping them stays within the memory
-    /// limit: at `kept` points, each power of two from 2^16 on, the memory for twice as many.
+    /// every point's values until it combines them: about a hundred bytes per point), that
+    /// they stay within the memory limit: at `kept` points of `total`, each power of two from
+    /// 2^16 on, for twice as many (at most `total`), each point counted at an eighth of what
+    /// its values take here. A space the interpreter rejects (a fused `replicate` of 2^31
+    /// elements) then fails as `R0709` before it takes the machine's memory, while one whose
+    /// arrays the interpreter holds within the limit fits here unless they come within a factor
+    /// of about two of it (a known difference; combining points as they come would remove it).
     /// Points that fail early still report their own error first.
-    fn reserve_points(&self, kept: usize, results: usize) -> Res<()> {
+    fn reserve_points(&self, kept: usize, total: usize, results: usize) -> Res<()> {
         if kept >= 1 << 16 && kept.is_power_of_two() {
-            let per_point = size_of::<Vec<Val>>() + results * size_of::<Val>();
+            let points = total.min(2 * kept);
+            let counted = (size_of::<Vec<Val>>() + results * size_of::<Val>()).div_ceil(8);
             memory::reserve(
-                2 * kept,
-                per_point,
-                "the values of a parallel operation's points",
+                points,
+                counted,
+                "the points of a parallel operation",
                 self.loc,
             )?;
         }
@@ -797,7 +804,7 @@ impl<'f> Evaluator<'f> {
         // reservation (the points' values are checked as they pile up).
         let mut per_point = Vec::with_capacity(total.min(1 << 16));
         for p in 0..total {
-            self.reserve_points(p, seg.body.result.len())?;
+            self.reserve_points(p, total, seg.body.result.len())?;
             self.bind_point(seg, &space, p);
             per_point.push(self.body(&seg.body)?);
         }
