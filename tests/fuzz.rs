@@ -132,6 +132,24 @@ proptest! {
     }
 }
 
+/// Programs the campaign found failing, since fixed (each also a corpus case under
+/// `tests/cases/reliability/`), on the inputs that found them: a hang past the memory limit, an
+/// internal compiler error, fusion's error order, and the IR evaluator reserving a map's result
+/// before running its points.
+#[test]
+fn programs_the_campaign_found_agree() {
+    for seed in [
+        7601418824532781118u64,
+        4439284057201309090,
+        13740408586194079041,
+        14479172762606963915,
+    ] {
+        if let Err(e) = fuzz_program(seed, false) {
+            panic!("{e}");
+        }
+    }
+}
+
 /// A few generated programs on the CUDA backend's emulator as well (slow: one `g++` build each).
 #[test]
 fn random_programs_on_the_cuda_emulator() {

@@ -513,9 +513,9 @@ impl<'f> Evaluator<'f> {
             Soac::Screma {
                 map, scans, reds, ..
             } => {
-                self.reserve_results(pat)?;
                 let points = (0..width).map(|i| inputs.iter().map(|a| a.row(i)).collect());
                 let per_point = self.map_points(map, points, width)?;
+                self.reserve_results(pat)?;
                 self.combine_points(per_point, scans, reds, &[width], pat)
             }
             Soac::Scatter { map, dests, .. } => {
@@ -741,9 +741,9 @@ impl<'f> Evaluator<'f> {
         Ok(flat.reshape(shape))
     }
 
-    /// Checks that the results bound to `pat` fit in memory before computing them (their
-    /// shapes are known from their types; a reduction over empty segments still has a value per
-    /// segment).
+    /// Checks that the results bound to `pat` fit in memory before they are made from the
+    /// points' values (their shapes are known from their types; a reduction over empty segments
+    /// still has a value per segment).
     fn reserve_results(&self, pat: &[VarId]) -> Res<()> {
         for v in pat {
             let ty = self.function.ty(*v);
@@ -770,9 +770,6 @@ impl<'f> Evaluator<'f> {
             .map(|(_, d)| self.size(*d, "kernel space"))
             .collect::<Res<_>>()?;
         let total = kernel_points(&space, self.loc)?;
-        if !matches!(seg.kind, SegKind::Hist(_)) {
-            self.reserve_results(pat)?;
-        }
         if let SegKind::Hist(hists) = &seg.kind {
             // Destinations are `[segments...][bins]...`: index them as `[segments * bins]...`.
             let outer = space.len().saturating_sub(1);
@@ -808,6 +805,9 @@ impl<'f> Evaluator<'f> {
             self.bind_point(seg, &space, p);
             per_point.push(self.body(&seg.body)?);
         }
+        // After the points, as the interpreter makes a map's result after running it: a point
+        // that fails (an invalid size inside it) reports its error before the result's size.
+        self.reserve_results(pat)?;
         match &seg.kind {
             SegKind::Map => self.combine_points(per_point, &[], &[], &space, pat),
             SegKind::Red(reds) => self.combine_points(per_point, &[], reds, &space, pat),
