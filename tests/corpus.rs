@@ -4,11 +4,12 @@
 //! Trials (filter them like any `cargo test` names):
 //! - `check::<case>`: the program loads, or fails to load as its compile-time `error:` expects
 //!   (only for files with such an `error:` or without cases);
-//! - `<backend>::<case>[:<entry>]#<i>`: case `i` on `interp`, `core`, `kir`, `cpu`, `cuda`;
-//!   backends that do not exist yet are reported as ignored, never as passed;
+//! - `<backend>::<case>[:<entry>]#<i>`: case `i` on `interp`, `core`, `kir`, `cpu`, `cuda`,
+//!   `cuda-emu`; a backend that cannot run here (`cuda` without a GPU) is reported as ignored,
+//!   never as passed;
 //! - `snapshot-<stage>::<case>`: insta snapshot of the rendered diagnostics (`diag`), the
-//!   optimised core IR (`core`), the kernel IR (`kir`) or the kernels' Cranelift IR (`clif`), in
-//!   `tests/snapshots/<case>.<stage>.snap` (`cuda` is ignored until that backend exists);
+//!   optimised core IR (`core`), the kernel IR (`kir`), the kernels' Cranelift IR (`clif`) or
+//!   their CUDA C (`cuda`), in `tests/snapshots/<case>.<stage>.snap`;
 //! - `structure-<stage>::<case>#<i>`: construct counts of the core IR or kernel IR;
 //! - `spec::<case>`: fails when the test block itself is malformed.
 //!
