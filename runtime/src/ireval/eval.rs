@@ -513,6 +513,7 @@ impl<'f> Evaluator<'f> {
             Soac::Screma {
                 map, scans, reds, ..
             } => {
+                self.reserve_rows(pat)?;
                 let points = (0..width).map(|i| inputs.iter().map(|a| a.row(i)).collect());
                 let per_point = self.map_points(map, points, width)?;
                 self.reserve_results(pat)?;
@@ -741,6 +742,19 @@ impl<'f> Evaluator<'f> {
         Ok(flat.reshape(shape))
     }
 
+    /// Checks, before any point runs, that the results bound to `pat` have room for a byte per
+    /// row, as the interpreter checks a map's result before running it: a map over 10^18 rows
+    /// fails at once instead of running them.
+    fn reserve_rows(&self, pat: &[VarId]) -> Res<()> {
+        for v in pat {
+            if let Some(rows) = self.function.ty(*v).shape().first() {
+                let rows = usize::try_from(self.int(*rows)?).unwrap_or(0);
+                memory::reserve(rows, 1, "the result of a map", self.loc)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Checks that the results bound to `pat` fit in memory before they are made from the
     /// points' values (their shapes are known from their types; a reduction over empty segments
     /// still has a value per segment).
@@ -799,6 +813,7 @@ impl<'f> Evaluator<'f> {
         }
         // Reserved up to a bound: a huge space whose points fail early must not abort on the
         // reservation (the points' values are checked as they pile up).
+        self.reserve_rows(pat)?;
         let mut per_point = Vec::with_capacity(total.min(1 << 16));
         for p in 0..total {
             self.reserve_points(p, total, seg.body.result.len())?;
