@@ -91,6 +91,48 @@ fn array_bytes(a: &Array) -> usize {
     a.shape().iter().product::<usize>() * size
 }
 
+/// The zeroed result buffers of a kernel over `total` points whose results are bound to `pat`
+/// (the first `n_reduced` have a value per segment of the `rank`-dimensional space), with the
+/// number of elements of one point's value in each.
+fn allocate_results(
+    ev: &Evaluator,
+    pat: &[VarId],
+    total: usize,
+    rank: usize,
+    n_reduced: usize,
+) -> Res<(Vec<(Vec<usize>, ArrayData)>, Vec<u64>)> {
+    let mut outputs = Vec::new();
+    let mut rows = Vec::new();
+    for (j, v) in pat.iter().enumerate() {
+        let ty = ev.function.ty(*v).clone();
+        let shape: Vec<usize> = ty
+            .shape()
+            .iter()
+            .map(|d| {
+                if total == 0 {
+                    Ok(usize::try_from(ev.int(*d)?).unwrap_or(0))
+                } else {
+                    ev.size(*d, "kernel result")
+                }
+            })
+            .collect::<Res<_>>()?;
+        let space_dims = if j < n_reduced { rank - 1 } else { rank };
+        let count = sizes::product(&shape).unwrap_or(usize::MAX);
+        memory::reserve(count, ty.elem().byte_size(), "a kernel result", ev.loc)?;
+        let row: usize = shape.iter().skip(space_dims).product();
+        let data = ArrayData::zeroed(ty.elem(), count).ok_or_else(|| {
+            error(
+                R_OUT_OF_MEMORY,
+                ev.loc,
+                format!("out of memory: cannot allocate a kernel result of {count} elements"),
+            )
+        })?;
+        rows.push(row as u64);
+        outputs.push((shape, data));
+    }
+    Ok((outputs, rows))
+}
+
 impl Io {
     /// The operands `inputs` of kernel `seg` (bound to `pat`) and its result buffers.
     pub fn prepare(ev: &mut Evaluator, seg: &SegOp, pat: &[VarId], inputs: &[VarId]) -> Res<Io> {
@@ -148,39 +190,19 @@ impl Io {
             SegKind::Red(reds) => reds.iter().map(|r| r.neutral.len()).sum(),
             _ => 0,
         };
-        let mut outputs = Vec::new();
-        let mut rows = Vec::new();
-        if !matches!(seg.kind, SegKind::Hist(_)) {
-            for (j, v) in pat.iter().enumerate() {
-                let ty = ev.function.ty(*v).clone();
-                let shape: Vec<usize> = ty
-                    .shape()
-                    .iter()
-                    .map(|d| {
-                        if total == 0 {
-                            Ok(usize::try_from(ev.int(*d)?).unwrap_or(0))
-                        } else {
-                            ev.size(*d, "kernel result")
-                        }
-                    })
-                    .collect::<Res<_>>()?;
-                let space_dims = if j < n_reduced { rank - 1 } else { rank };
-                let count = sizes::product(&shape).unwrap_or(usize::MAX);
-                memory::reserve(count, ty.elem().byte_size(), "a kernel result", ev.loc)?;
-                let row: usize = shape.iter().skip(space_dims).product();
-                let data = ArrayData::zeroed(ty.elem(), count).ok_or_else(|| {
-                    error(
-                        R_OUT_OF_MEMORY,
-                        ev.loc,
-                        format!(
-                            "out of memory: cannot allocate a kernel result of {count} elements"
-                        ),
-                    )
-                })?;
-                rows.push(row as u64);
-                outputs.push((shape, data));
+        let (outputs, rows) = if matches!(seg.kind, SegKind::Hist(_)) {
+            (Vec::new(), Vec::new())
+        } else {
+            ev.reserve_rows(pat)?;
+            match allocate_results(ev, pat, total, rank, n_reduced) {
+                Ok(results) => results,
+                // A point that fails on its own (a size made in every point) fails first.
+                Err(e) if total > 0 => {
+                    return Err(ev.first_point_error(seg, &extents).unwrap_or(e));
+                }
+                Err(e) => return Err(e),
             }
-        }
+        };
         Ok(Io {
             operands,
             outputs,

@@ -745,7 +745,7 @@ impl<'f> Evaluator<'f> {
     /// Checks, before any point runs, that the results bound to `pat` have room for a byte per
     /// row, as the interpreter checks a map's result before running it: a map over 10^18 rows
     /// fails at once instead of running them.
-    fn reserve_rows(&self, pat: &[VarId]) -> Res<()> {
+    pub(crate) fn reserve_rows(&self, pat: &[VarId]) -> Res<()> {
         for v in pat {
             if let Some(rows) = self.function.ty(*v).shape().first() {
                 let rows = usize::try_from(self.int(*rows)?).unwrap_or(0);
@@ -829,6 +829,19 @@ impl<'f> Evaluator<'f> {
             SegKind::Scan(scans) => self.combine_points(per_point, scans, &[], &space, pat),
             SegKind::Hist(_) => unreachable!("handled above"),
         }
+    }
+
+    /// The error that the first point of `seg` (over `space`, not empty) raises, if any. A
+    /// compiled executor asks before reporting that the results of `seg` cannot be allocated:
+    /// the interpreter runs the points before it makes the result, so an invalid size made in
+    /// every point (`replicate k x` with `k` beyond [`sizes::MAX_ELEMS`]) is its error.
+    pub(crate) fn first_point_error(
+        &mut self,
+        seg: &SegOp,
+        space: &[usize],
+    ) -> Option<Box<Diagnostic>> {
+        self.bind_point(seg, space, 0);
+        self.body(&seg.body).err()
     }
 
     /// Binds the space's index variables to the coordinates of point `p` (row-major).
