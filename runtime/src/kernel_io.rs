@@ -53,11 +53,14 @@ pub(crate) enum Operand {
     },
 }
 
+/// A kernel result on the host: its shape and (zeroed, then written) data.
+pub(crate) type Output = (Vec<usize>, ArrayData);
+
 /// A kernel launch's operands and results on the host.
 pub(crate) struct Io {
     pub operands: Vec<Operand>,
-    /// Every result but a histogram's: its shape and (zeroed) data.
-    pub outputs: Vec<(Vec<usize>, ArrayData)>,
+    /// Every result but a histogram's.
+    pub outputs: Vec<Output>,
     /// Per output, the number of elements of one point's value.
     pub rows: Vec<u64>,
     pub segments: i64,
@@ -100,7 +103,7 @@ fn allocate_results(
     total: usize,
     rank: usize,
     n_reduced: usize,
-) -> Res<(Vec<(Vec<usize>, ArrayData)>, Vec<u64>)> {
+) -> Res<(Vec<Output>, Vec<u64>)> {
     let mut outputs = Vec::new();
     let mut rows = Vec::new();
     for (j, v) in pat.iter().enumerate() {
