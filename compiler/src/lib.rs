@@ -21,17 +21,11 @@
 
 pub mod back;
 pub mod builtins;
-pub mod diag;
 pub mod flatten;
-pub mod ir;
-pub mod kir;
 pub mod loader;
 pub mod lower;
 pub mod opt;
 pub mod pipeline;
-pub mod sizes;
-pub mod source;
 pub mod stdlib;
 pub mod syntax;
 pub mod typeck;
-pub mod types;

@@ -3,7 +3,7 @@
 //!
 //! - **base**, which knows nothing of the AST: `value` (values crossing the boundary), `val`
 //!   (values executors compute with), `index`, `scalar` (the IR's one definition of scalar
-//!   operations, `ogham_compiler::ir::scalar`), `error` (run-time error codes), `memory`,
+//!   operations, `ogham_ir::scalar`), `error` (run-time error codes), `memory`,
 //!   `buffer`, `boundary`, `npy`, `text`;
 //! - **the reference interpreter** `interp`, the definition of the language's semantics and the
 //!   only module that uses the AST and the type checker;
@@ -23,6 +23,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod error;
 mod index;
+#[cfg(feature = "interp")]
 pub mod interp;
 pub mod ireval;
 mod kernel_io;
