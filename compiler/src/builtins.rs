@@ -4,6 +4,8 @@
 //! its meaning; `docs/reference.md` documents each one. Names are either plain (`map`, `iota`,
 //! `sqrt`) or qualified by a numeric module (`f32.sqrt`, `f32.i64`, `i64.max`, `f64.nan`).
 //! Plain math names (`sqrt`, `min`, ...) are overloaded over the numeric types, like operators.
+//! The math functions and constants, which reach the IR, are `ogham_ir::math`'s ([`MathFn`],
+//! [`ConstFn`], with their names); the others are the front end's alone.
 
 use crate::syntax::ast::QualName;
 use ogham_ir::math::{CONST_NAMES, ConstFn, MATH_FN_NAMES, MathFn};
