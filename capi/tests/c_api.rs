@@ -162,7 +162,13 @@ fn compile_and_run_with(
         "{}",
         String::from_utf8_lossy(&cc.stderr)
     );
-    let run = Command::new(&exe).arg(arg).output().unwrap();
+    // `cargo test` puts its own library directories first in `LD_LIBRARY_PATH`, which would
+    // win over the program's `-rpath`.
+    let run = Command::new(&exe)
+        .arg(arg)
+        .env("LD_LIBRARY_PATH", libs)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout).to_string();
     assert!(
         run.status.code().is_some(),
