@@ -1,5 +1,5 @@
 //! Sets `OGHAM_BUILD_ID`: a hash of everything that decides what the compiler generates and how
-//! the runtime runs it (the compiler's and the runtime's sources, the embedded standard library,
+//! the runtime runs it (the IR's, the compiler's and the runtime's sources, the embedded standard library,
 //! the locked dependency versions, the package version). Compiled code is only reused by a
 //! runtime of the same build id (`ogham_runtime::BUILD_ID`): on-disk caches and ahead-of-time
 //! images record it.
@@ -28,6 +28,7 @@ fn main() {
     for input in [
         "src",
         "build.rs",
+        "../ir/src",
         "../compiler/src",
         "../compiler/build.rs",
         "../lib",

@@ -8,7 +8,7 @@
 //! checked by the backend when it runs the entry point, with `E06xx` diagnostics.
 
 use ogham_compiler::typeck::EntryPoint;
-use ogham_compiler::types::Type;
+use ogham_ir::types::Type;
 use ogham_runtime::boundary::BoundaryType;
 use ogham_runtime::text::TextValue;
 use ogham_runtime::value::Value;
@@ -75,8 +75,8 @@ pub fn bind_params(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ogham_compiler::source::Span;
-    use ogham_compiler::types::{PrimType, Size, Type};
+    use ogham_ir::source::Span;
+    use ogham_ir::types::{PrimType, Size, Type};
     use ogham_runtime::text::parse;
     use ogham_runtime::value::Array;
 

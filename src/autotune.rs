@@ -1,6 +1,6 @@
 //! `ogham autotune`: chooses the values of a program's tunable thresholds (the sizes from which
 //! multi-versioned kernels take their first, more parallel version; see
-//! `ogham_compiler::kir::Threshold`) by timing an entry point on a data set with the chosen
+//! `ogham_ir::kir::Threshold`) by timing an entry point on a data set with the chosen
 //! backend, as Futhark's `futhark autotune` does.
 //!
 //! The search is coordinate descent over the thresholds in program order, starting from the
@@ -16,8 +16,8 @@
 //! kernels' module (its CUBINs come from the on-disk cache after the warm-up).
 
 use crate::cache::Compiled;
-use ogham_compiler::diag::Diagnostic;
-use ogham_compiler::kir::ThresholdId;
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::kir::ThresholdId;
 use ogham_runtime::ireval::Thresholds;
 use ogham_runtime::value::Value;
 use std::collections::BTreeMap;

@@ -32,11 +32,11 @@ mod disk;
 pub use disk::Disk;
 
 use crate::{Backend, Frontend, FrontendErrors, Tuning};
-use ogham_compiler::diag::Diagnostic;
-use ogham_compiler::ir::{self, Signature};
-use ogham_compiler::kir::Threshold;
-use ogham_compiler::source::SourceMap;
-use ogham_compiler::types::Type;
+use ogham_ir::Signature;
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::kir::Threshold;
+use ogham_ir::source::SourceMap;
+use ogham_ir::types::Type;
 use ogham_runtime::ireval::Thresholds;
 use ogham_runtime::library::Library;
 use ogham_runtime::value::Value;
@@ -103,7 +103,7 @@ impl std::error::Error for CompileError {}
 impl CompileError {
     fn diagnostics(sources: SourceMap, diagnostics: Vec<Diagnostic>) -> CompileError {
         CompileError {
-            rendered: ogham_compiler::diag::render(&sources, &diagnostics),
+            rendered: ogham_ir::diag::render(&sources, &diagnostics),
             codes: diagnostics.iter().map(|d| d.code.to_string()).collect(),
             diagnostics: Some((sources, diagnostics)),
         }
@@ -120,9 +120,7 @@ impl CompileError {
     /// Prints the error on standard error (diagnostics in colour on a terminal).
     pub fn emit_to_stderr(&self) {
         match &self.diagnostics {
-            Some((sources, diagnostics)) => {
-                ogham_compiler::diag::emit_to_stderr(sources, diagnostics)
-            }
+            Some((sources, diagnostics)) => ogham_ir::diag::emit_to_stderr(sources, diagnostics),
             None => eprintln!("error: {self}"),
         }
     }
@@ -147,7 +145,7 @@ enum Code {
     /// Core IR (`core`) or kernel IR (`kir`, `cuda`, `cuda-emu`).
     Ir {
         sources: SourceMap,
-        program: ir::Program,
+        program: ogham_ir::Program,
     },
 }
 
@@ -192,7 +190,7 @@ impl Compiled {
 
     /// A diagnostic of this program (a run-time error), rendered with its source lines.
     pub fn render(&self, d: &Diagnostic) -> String {
-        ogham_compiler::diag::render(self.sources(), std::slice::from_ref(d))
+        ogham_ir::diag::render(self.sources(), std::slice::from_ref(d))
     }
 
     pub fn backend(&self) -> Backend {
@@ -220,7 +218,7 @@ impl Compiled {
     }
 
     /// Where the kernels of entry point `entry` come from in the source, one line per kernel
-    /// (see `ogham_compiler::back::kernel_origins`); none for `interp` and `core`, and for a
+    /// (see `ogham_ir::abi::kernel_origins`); none for `interp` and `core`, and for a
     /// program from the disk cache before the entry point's first call.
     pub fn kernel_origins(&self, entry: &str) -> Vec<String> {
         let program = match &self.code {
@@ -232,7 +230,7 @@ impl Compiled {
         let Some(program) = program else {
             return Vec::new();
         };
-        ogham_compiler::back::kernel_origins(program, self.sources())
+        ogham_ir::abi::kernel_origins(program, self.sources())
             .into_iter()
             .filter(|(f, _)| program.functions.get(*f).is_some_and(|f| f.name == entry))
             .map(|(_, line)| line)

@@ -12,13 +12,14 @@ pub mod demo;
 pub mod testing;
 
 pub use ogham_compiler as compiler;
+pub use ogham_ir as ir;
 pub use ogham_runtime as runtime;
 
-use ogham_compiler::diag::Diagnostic;
-use ogham_compiler::source::SourceMap;
+use ogham_compiler::pipeline;
 use ogham_compiler::syntax::ast::{Decl, Program};
 use ogham_compiler::typeck::{Checked, EntryPoint};
-use ogham_compiler::{ir, pipeline};
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::source::SourceMap;
 pub use ogham_runtime::ireval::Thresholds;
 use ogham_runtime::value::Value;
 use std::path::Path;
@@ -39,7 +40,7 @@ pub struct FrontendErrors {
 impl FrontendErrors {
     /// The diagnostics rendered as plain text.
     pub fn render(&self) -> String {
-        ogham_compiler::diag::render(&self.sources, &self.diagnostics)
+        ogham_ir::diag::render(&self.sources, &self.diagnostics)
     }
 }
 
@@ -86,7 +87,10 @@ impl Frontend {
     }
 
     /// Compiles the program through the middle end (see `ogham_compiler::pipeline`).
-    pub fn compile(&self, options: pipeline::Options) -> Result<ir::Program, Box<Diagnostic>> {
+    pub fn compile(
+        &self,
+        options: pipeline::Options,
+    ) -> Result<ogham_ir::Program, Box<Diagnostic>> {
         pipeline::compile(
             &self.sources,
             &self.program,
@@ -167,7 +171,7 @@ pub fn output_components(outputs: Vec<Value>) -> Vec<Value> {
 pub const E_TUNING: &str = "E0614";
 
 /// Where the values of the kernel IR's tunable thresholds come from (see
-/// `ogham_compiler::kir::Threshold`).
+/// `ogham_ir::kir::Threshold`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tuning<'a> {
     /// Every threshold's default.
@@ -277,7 +281,7 @@ impl Backend {
     /// others; [`Backend::Interp`] runs the IR evaluator like [`Backend::Kir`]).
     pub fn run_ir(
         self,
-        ir: &ir::Program,
+        ir: &ogham_ir::Program,
         entry: &str,
         args: Vec<Value>,
         thresholds: &Thresholds,
@@ -305,12 +309,12 @@ impl Backend {
 /// The thresholds `tuning` sets for a program whose tunable thresholds are `tunable`.
 pub fn thresholds(
     tuning: Tuning,
-    tunable: &[ogham_compiler::kir::Threshold],
+    tunable: &[ogham_ir::kir::Threshold],
 ) -> Result<Thresholds, Box<Diagnostic>> {
     Ok(match tuning {
         Tuning::Defaults => Thresholds::default(),
         Tuning::File(path) => Thresholds {
-            named: ogham_compiler::kir::tuning::read_tuning(path, tunable)
+            named: ogham_ir::kir::tuning::read_tuning(path, tunable)
                 .map_err(|e| Box::new(Diagnostic::error(E_TUNING, e.to_string())))?,
             others: None,
         },

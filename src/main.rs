@@ -9,10 +9,10 @@ use ogham::args::{self, Arg, ArgValue};
 use ogham::atomic::Staged;
 use ogham::testing::{Outcome, TestFile, TrialKind, collect_og_files};
 use ogham::{Backend, Frontend, FrontendErrors, cache};
-use ogham_compiler::diag::emit_to_stderr;
-use ogham_compiler::ir::print::print_program;
 use ogham_compiler::pipeline;
 use ogham_compiler::typeck::EntryPoint;
+use ogham_ir::diag::emit_to_stderr;
+use ogham_ir::print::print_program;
 use ogham_runtime::cpu::aot;
 use ogham_runtime::library::Library;
 use ogham_runtime::{npy, text};
@@ -651,7 +651,7 @@ fn run_library(
     let args = args::bind_params(entry, &signature.params, command_line_args(raw_args)?)?;
     let mut thresholds = ogham_runtime::ireval::Thresholds::default();
     if let Some(path) = tuning {
-        thresholds.named = ogham_compiler::kir::tuning::read_tuning(path, lib.thresholds())
+        thresholds.named = ogham_ir::kir::tuning::read_tuning(path, lib.thresholds())
             .map_err(|e| Failure::Message(e.to_string()))?;
     }
     let outputs = lib.call_tuned(entry, args, &thresholds).map_err(|diag| {
@@ -817,7 +817,7 @@ fn dev(
                     Some(StageArg::Clif) => ogham_compiler::back::cpu::print_clif(ir),
                     Some(StageArg::Cuda) => ogham_compiler::back::cuda::generate(ir).source(),
                     Some(StageArg::Kir) => {
-                        let origins: String = ogham_compiler::back::kernel_origins(ir, &fe.sources)
+                        let origins: String = ogham_ir::abi::kernel_origins(ir, &fe.sources)
                             .into_iter()
                             .map(|(_, line)| format!("-- kernel {line}\n"))
                             .collect();

@@ -19,7 +19,7 @@
 //! -- snapshot { clif kernel = main_k3 }  the `clif` snapshot holds only that kernel (names as
 //!                             in `ogham dev --print kir` and `OGHAM_PROFILE`)
 //! -- structure core { map 1 } constructs of the optimised core IR (or `kir`) named in
-//!                             `ogham_compiler::ir::count::CONSTRUCTS`: each one listed must
+//!                             `ogham_ir::count::CONSTRUCTS`: each one listed must
 //!                             occur exactly that often (unlisted ones are unconstrained)
 //! ```
 //!
@@ -38,11 +38,11 @@
 
 use crate::args::{self, Arg, ArgValue};
 use crate::{Backend, Frontend, FrontendErrors, Tuning};
-use ogham_compiler::diag::render;
-use ogham_compiler::ir::count::{CONSTRUCTS, count_constructs};
-use ogham_compiler::ir::print::print_program;
 use ogham_compiler::pipeline;
 use ogham_compiler::typeck::EntryPoint;
+use ogham_ir::count::{CONSTRUCTS, count_constructs};
+use ogham_ir::diag::render;
+use ogham_ir::print::print_program;
 use ogham_runtime::boundary::BoundaryType;
 use ogham_runtime::text::{self, Pos, TextError, TextValue};
 use ogham_runtime::value::{Scalar, Value};
@@ -429,7 +429,7 @@ fn bind_case(fe: &Frontend, case: &Case) -> Result<Vec<Value>, String> {
 fn compile_stage(
     loaded: &Result<Frontend, FrontendErrors>,
     stage: Stage,
-) -> Result<ogham_compiler::ir::Program, String> {
+) -> Result<ogham_ir::Program, String> {
     let fe = loaded
         .as_ref()
         .map_err(|errors| format!("the program does not compile:\n{}", errors.render()))?;
@@ -447,7 +447,7 @@ fn compile_stage(
 
 /// Compares `structure <stage> { name count ... }` with the constructs of `ir`: every construct
 /// named must occur exactly that many times (unnamed ones are unconstrained).
-fn check_structure(ir: &ogham_compiler::ir::Program, body: &str) -> Outcome {
+fn check_structure(ir: &ogham_ir::Program, body: &str) -> Outcome {
     let counts = count_constructs(ir);
     let words: Vec<&str> = body.split_whitespace().collect();
     if !words.len().is_multiple_of(2) {

@@ -151,7 +151,7 @@ fn vector_inputs(n: usize) -> Vec<ogham_runtime::value::Value> {
             }
         })
         .collect();
-    let mut ys = ArrayData::with_capacity(ogham_compiler::types::PrimType::I32, n);
+    let mut ys = ArrayData::with_capacity(ogham_ir::types::PrimType::I32, n);
     for i in 0..n {
         ys.push(Scalar::I32((i as i32 * 7919) % 201 - 100))
             .expect("i32");

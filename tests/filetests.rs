@@ -1,4 +1,4 @@
-//! IR filetests and the IR text round trip (`ogham_compiler::ir::parse`).
+//! IR filetests and the IR text round trip (`ogham_ir::parse`).
 //!
 //! Trials (filter them like any `cargo test` names):
 //! - `filetest::<pass>/<name>`: `tests/filetests/<pass>/<name>.ir` is an input program in the
@@ -26,11 +26,11 @@ use ogham::Frontend;
 use ogham::testing::collect_og_files;
 use ogham_compiler::back::cpu::print_clif;
 use ogham_compiler::back::cuda::print_cuda;
-use ogham_compiler::ir::Program;
-use ogham_compiler::ir::parse::parse_program;
-use ogham_compiler::ir::print::print_program;
-use ogham_compiler::ir::verify::{Form, verify};
 use ogham_compiler::pipeline::Pass;
+use ogham_ir::Program;
+use ogham_ir::parse::parse_program;
+use ogham_ir::print::print_program;
+use ogham_ir::verify::{Form, verify};
 use ogham_tests::irtext::round_trip_every_pass;
 use ogham_tests::{cases_dir, workspace_root};
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@
 //! Invariants relied on: handles passed in were returned by this library and not freed yet;
 //! `ogham_array`s describe `rank` extents and the row-major data they claim.
 
-use ogham_compiler::types::{PrimType, Type};
+use ogham_ir::types::{PrimType, Type};
 use ogham_runtime::cpu::aot::Image;
 use ogham_runtime::library::Library;
 use ogham_runtime::value::{Array, ArrayData, Value};

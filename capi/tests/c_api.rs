@@ -3,7 +3,8 @@
 //! source location); once with the library as a `.ogl` file (JIT), once compiled ahead of time
 //! into an object file linked into the program, whose damaged images (another build of the compiler, a
 //! damaged or truncated library, another format version, missing CPU features) are refused, and
-//! whose damaged entry points (a changed byte, a wrong kernel count) fail at their call. Needs a C
+//! whose damaged entry points (a changed byte, a wrong kernel count) fail at their call; and, given
+//! a library built without the JIT (`OGHAM_CAPI_NO_JIT_DIR`), the object through it. Needs a C
 //! compiler (`cc`); CI has one.
 
 use ogham::Frontend;
@@ -129,12 +130,18 @@ const OUTPUT: &str = "entry scale\nentry pick\nresults 2\nys rank 1 shape 3 type
                       no entry: the library has no entry point `nope` (it has: scale, pick)\n\
                       missing file: error\n";
 
-/// Compiles `main.c` in `dir` with `defines` and `objects`, runs it with `arg`; its output.
-fn compile_and_run(dir: &Path, defines: &[&str], objects: &[PathBuf], arg: &Path) -> String {
+/// Compiles `main.c` in `dir` with `defines` and `objects` against `libogham_c` in `libs`,
+/// runs it with `arg`; whether it succeeded, and its output.
+fn compile_and_run_with(
+    libs: &Path,
+    dir: &Path,
+    defines: &[&str],
+    objects: &[PathBuf],
+    arg: &Path,
+) -> (bool, String) {
     let c_file = dir.join("main.c");
     std::fs::write(&c_file, C_PROGRAM).unwrap();
     let exe = dir.join("main");
-    let libs = library_dir();
     let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
     let cc = Command::new("cc")
         .arg("-o")
@@ -155,13 +162,26 @@ fn compile_and_run(dir: &Path, defines: &[&str], objects: &[PathBuf], arg: &Path
         "{}",
         String::from_utf8_lossy(&cc.stderr)
     );
-    let run = Command::new(&exe).arg(arg).output().unwrap();
+    // `cargo test` puts its own library directories first in `LD_LIBRARY_PATH`, which would
+    // win over the program's `-rpath`.
+    let run = Command::new(&exe)
+        .arg(arg)
+        .env("LD_LIBRARY_PATH", libs)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout).to_string();
     assert!(
-        run.status.success(),
+        run.status.code().is_some(),
         "{stdout}\n{}",
         String::from_utf8_lossy(&run.stderr)
     );
+    (run.status.success(), stdout)
+}
+
+/// [`compile_and_run_with`] this build's `libogham_c`, which must succeed; its output.
+fn compile_and_run(dir: &Path, defines: &[&str], objects: &[PathBuf], arg: &Path) -> String {
+    let (ok, stdout) = compile_and_run_with(&library_dir(), dir, defines, objects, arg);
+    assert!(ok, "{stdout}");
     stdout
 }
 
@@ -183,17 +203,53 @@ fn a_c_program_calls_a_compiled_library() {
 
 #[test]
 fn a_c_program_calls_a_library_compiled_ahead_of_time() {
-    let dir = std::env::temp_dir().join(format!("ogham-capi-aot-{}", std::process::id()));
+    calls_an_object_through(&library_dir(), "aot");
+}
+
+/// With `OGHAM_CAPI_NO_JIT_DIR` naming the directory of a `libogham_c.so` built without the JIT
+/// (`cargo build --release -p ogham-capi --no-default-features`: neither the compiler nor
+/// Cranelift in it), the C program runs an object compiled ahead of time as with the default
+/// library, and a `.ogl` file is refused with R0713. Without the variable there is nothing to
+/// run: `cargo test` builds the default library only (docs/testing.md).
+#[test]
+fn the_library_without_the_jit_runs_objects_and_refuses_ogl_files() {
+    let Some(libs) = std::env::var_os("OGHAM_CAPI_NO_JIT_DIR") else {
+        return;
+    };
+    let libs = std::fs::canonicalize(libs).expect("OGHAM_CAPI_NO_JIT_DIR exists");
+    calls_an_object_through(&libs, "nojit");
+    let dir = std::env::temp_dir().join(format!("ogham-capi-nojit-ogl-{}", std::process::id()));
+    let lib_path = dir.join("capi.ogl");
+    library(&dir).save(&lib_path).unwrap();
+    let (ok, stdout) = compile_and_run_with(&libs, &dir, &[], &[], &lib_path);
+    assert!(!ok);
+    assert_eq!(
+        stdout,
+        format!(
+            "load failed: error[R0713]: {} needs the JIT, which this runtime was built without \
+             (the `jit` feature): it runs libraries compiled ahead of time (`ogham build FILE -o \
+             NAME.o`, opened with `ogham_open_image`)\n",
+            lib_path.display()
+        )
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The C program with an object compiled ahead of time, against `libogham_c` in `libs`: its
+/// results and errors, and those of damaged images.
+fn calls_an_object_through(libs: &Path, tag: &str) {
+    let dir = std::env::temp_dir().join(format!("ogham-capi-{tag}-{}", std::process::id()));
     let object = dir.join("capi.o");
     std::fs::write(&object, library(&dir).object("capi").unwrap()).unwrap();
     let signatures = ["entry scale ...".to_string(), "entry pick ...".to_string()];
-    let build = aot::build_line(&object, Some(&library_dir()));
+    let build = aot::build_line(&object, Some(libs));
     std::fs::write(
         dir.join("capi.h"),
         aot::c_header("capi", "capi.og", &signatures, &build),
     )
     .unwrap();
-    let stdout = compile_and_run(&dir, &["IMAGE"], &[object], Path::new("unused"));
+    let (ok, stdout) = compile_and_run_with(libs, &dir, &["IMAGE"], &[object], Path::new("unused"));
+    assert!(ok, "{stdout}");
     let rebuild = "rebuild the object with this runtime's version of `ogham build`";
     let damaged = |why: &str| format!("the image's library is damaged ({why}): {rebuild}");
     let build = ogham_runtime::build_id();

@@ -4,9 +4,12 @@
 //! its meaning; `docs/reference.md` documents each one. Names are either plain (`map`, `iota`,
 //! `sqrt`) or qualified by a numeric module (`f32.sqrt`, `f32.i64`, `i64.max`, `f64.nan`).
 //! Plain math names (`sqrt`, `min`, ...) are overloaded over the numeric types, like operators.
+//! The math functions and constants, which reach the IR, are `ogham_ir::math`'s ([`MathFn`],
+//! [`ConstFn`], with their names); the others are the front end's alone.
 
 use crate::syntax::ast::QualName;
-use crate::types::{PrimType, Type};
+use ogham_ir::math::{CONST_NAMES, ConstFn, MATH_FN_NAMES, MathFn};
+use ogham_ir::types::{PrimType, Type};
 
 /// Array built-ins (second-order array combinators and array shape functions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -36,48 +39,6 @@ pub enum ArrayFn {
     Length,
     Rotate,
     Copy,
-}
-
-/// Scalar math functions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum MathFn {
-    Sqrt,
-    Exp,
-    Log,
-    Log2,
-    Log10,
-    Sin,
-    Cos,
-    Tan,
-    Asin,
-    Acos,
-    Atan,
-    Atan2,
-    Sinh,
-    Cosh,
-    Tanh,
-    Abs,
-    Sgn,
-    Floor,
-    Ceil,
-    Round,
-    Trunc,
-    Min,
-    Max,
-    Pow,
-    IsNan,
-    IsInf,
-}
-
-/// Constants of a numeric module: `f32.nan`, `f64.inf`, `f32.pi`, `i64.highest`, ...
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ConstFn {
-    Nan,
-    Inf,
-    Pi,
-    E,
-    Highest,
-    Lowest,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -196,87 +157,6 @@ const ARRAY_FNS: &[(&str, ArrayFn)] = &[
     ("copy", ArrayFn::Copy),
 ];
 
-const MATH_FNS: &[(&str, MathFn)] = &[
-    ("sqrt", MathFn::Sqrt),
-    ("exp", MathFn::Exp),
-    ("log", MathFn::Log),
-    ("log2", MathFn::Log2),
-    ("log10", MathFn::Log10),
-    ("sin", MathFn::Sin),
-    ("cos", MathFn::Cos),
-    ("tan", MathFn::Tan),
-    ("asin", MathFn::Asin),
-    ("acos", MathFn::Acos),
-    ("atan", MathFn::Atan),
-    ("atan2", MathFn::Atan2),
-    ("sinh", MathFn::Sinh),
-    ("cosh", MathFn::Cosh),
-    ("tanh", MathFn::Tanh),
-    ("abs", MathFn::Abs),
-    ("sgn", MathFn::Sgn),
-    ("floor", MathFn::Floor),
-    ("ceil", MathFn::Ceil),
-    ("round", MathFn::Round),
-    ("trunc", MathFn::Trunc),
-    ("min", MathFn::Min),
-    ("max", MathFn::Max),
-    ("pow", MathFn::Pow),
-    ("isnan", MathFn::IsNan),
-    ("isinf", MathFn::IsInf),
-];
-
-const CONSTS: &[(&str, ConstFn)] = &[
-    ("nan", ConstFn::Nan),
-    ("inf", ConstFn::Inf),
-    ("pi", ConstFn::Pi),
-    ("e", ConstFn::E),
-    ("highest", ConstFn::Highest),
-    ("lowest", ConstFn::Lowest),
-];
-
-impl MathFn {
-    /// The function's name in a numeric module (`sqrt` of `f32.sqrt`).
-    pub fn name(self) -> &'static str {
-        MATH_FNS
-            .iter()
-            .find(|(_, op)| *op == self)
-            .map_or("?", |(s, _)| s)
-    }
-
-    /// The function named `name` in a numeric module, if there is one.
-    pub fn named(name: &str) -> Option<MathFn> {
-        MATH_FNS.iter().find(|(s, _)| *s == name).map(|(_, op)| *op)
-    }
-
-    /// Whether the function is defined only on floating-point types.
-    pub fn float_only(self) -> bool {
-        !matches!(
-            self,
-            MathFn::Abs | MathFn::Sgn | MathFn::Min | MathFn::Max | MathFn::Pow
-        )
-    }
-
-    /// Number of arguments.
-    pub fn arity(self) -> usize {
-        match self {
-            MathFn::Atan2 | MathFn::Min | MathFn::Max | MathFn::Pow => 2,
-            _ => 1,
-        }
-    }
-
-    /// Whether the result is `bool` (`isnan`, `isinf`) rather than the argument type.
-    pub fn returns_bool(self) -> bool {
-        matches!(self, MathFn::IsNan | MathFn::IsInf)
-    }
-}
-
-impl ConstFn {
-    /// Whether the constant exists only in the float modules.
-    pub fn float_only(self) -> bool {
-        !matches!(self, ConstFn::Highest | ConstFn::Lowest)
-    }
-}
-
 /// Resolves a name that is not bound by the program to a built-in, if it is one.
 /// Local and top-level definitions shadow plain built-in names; qualified names (`f32.sqrt`)
 /// always denote built-ins.
@@ -287,7 +167,7 @@ pub fn resolve(name: &QualName) -> Option<Builtin> {
             if let Some((_, f)) = ARRAY_FNS.iter().find(|(s, _)| *s == n) {
                 return Some(Builtin::Array(*f));
             }
-            MATH_FNS
+            MATH_FN_NAMES
                 .iter()
                 .find(|(s, _)| *s == n)
                 .map(|(_, op)| Builtin::Math { op: *op, ty: None })
@@ -298,14 +178,14 @@ pub fn resolve(name: &QualName) -> Option<Builtin> {
             if let Some(from) = PrimType::from_name(n) {
                 return Some(Builtin::Convert { to: ty, from });
             }
-            if let Some((_, op)) = MATH_FNS.iter().find(|(s, _)| *s == n) {
+            if let Some((_, op)) = MATH_FN_NAMES.iter().find(|(s, _)| *s == n) {
                 let ok = ty != PrimType::Bool && (ty.is_float() || !op.float_only());
                 return ok.then_some(Builtin::Math {
                     op: *op,
                     ty: Some(ty),
                 });
             }
-            let (_, op) = CONSTS.iter().find(|(s, _)| *s == n)?;
+            let (_, op) = CONST_NAMES.iter().find(|(s, _)| *s == n)?;
             let ok = ty != PrimType::Bool && (ty.is_float() || !op.float_only());
             ok.then_some(Builtin::Const { op: *op, ty })
         }
@@ -316,10 +196,10 @@ pub fn resolve(name: &QualName) -> Option<Builtin> {
 /// (`t.sqrt`, `t.nan`); whether it needs a floating-point type is asked of it
 /// ([`MathFn::float_only`], [`ConstFn::float_only`]).
 pub fn module_member(name: &str) -> Option<Result<MathFn, ConstFn>> {
-    if let Some((_, op)) = MATH_FNS.iter().find(|(s, _)| *s == name) {
+    if let Some((_, op)) = MATH_FN_NAMES.iter().find(|(s, _)| *s == name) {
         return Some(Ok(*op));
     }
-    CONSTS
+    CONST_NAMES
         .iter()
         .find(|(s, _)| *s == name)
         .map(|(_, c)| Err(*c))
@@ -330,18 +210,18 @@ pub fn plain_names() -> impl Iterator<Item = &'static str> {
     ARRAY_FNS
         .iter()
         .map(|(s, _)| *s)
-        .chain(MATH_FNS.iter().map(|(s, _)| *s))
+        .chain(MATH_FN_NAMES.iter().map(|(s, _)| *s))
 }
 
 /// All names a numeric module provides (`sqrt`, `i64` (conversion), `nan`, ...).
 pub fn module_member_names(ty: PrimType) -> Vec<String> {
     let mut out: Vec<String> = PrimType::ALL.iter().map(|p| p.name().to_string()).collect();
-    for (s, op) in MATH_FNS {
+    for (s, op) in MATH_FN_NAMES {
         if ty.is_float() || !op.float_only() {
             out.push(s.to_string());
         }
     }
-    for (s, op) in CONSTS {
+    for (s, op) in CONST_NAMES {
         if ty.is_float() || !op.float_only() {
             out.push(s.to_string());
         }

@@ -17,11 +17,11 @@
 //! Diagnostics: E0201 module not found, E0202 file unreadable, E0203 import cycle; syntax errors
 //! of every loaded module are reported together.
 
-use crate::diag::Diagnostic;
-use crate::source::{SourceMap, Span};
 use crate::stdlib;
 use crate::syntax::ast::{Decl, Module, Program};
 use crate::syntax::parse_module;
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::source::{SourceMap, Span};
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::RwLock;

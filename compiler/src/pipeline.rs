@@ -14,13 +14,13 @@
 //! (tests set it), so a pass that breaks an invariant is caught where it happens. An observer sees
 //! the program after each pass (`ogham dev --dump-after PASS`).
 
-use crate::diag::Diagnostic;
-use crate::ir::Program;
-use crate::ir::verify::{Form, verify};
-use crate::source::SourceMap;
 use crate::syntax::ast;
 use crate::typeck::Checked;
 use crate::{flatten, lower, opt};
+use ogham_ir::Program;
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::source::SourceMap;
+use ogham_ir::verify::{Form, verify};
 
 /// The code of the diagnostic reporting IR that fails verification: a compiler bug.
 pub const INTERNAL_ERROR: &str = "ICE";

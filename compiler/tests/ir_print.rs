@@ -3,10 +3,10 @@
 mod ir_build;
 
 use ir_build::*;
-use ogham_compiler::ir::parse::parse_program;
-use ogham_compiler::ir::print::{print_const, print_program};
-use ogham_compiler::ir::{Const, DimIndex, Exp, Program};
-use ogham_compiler::types::PrimType;
+use ogham_ir::parse::parse_program;
+use ogham_ir::print::{print_const, print_program};
+use ogham_ir::types::PrimType;
+use ogham_ir::{Const, DimIndex, Exp, Program};
 
 #[test]
 fn prints_core_ir() {
@@ -113,7 +113,7 @@ fn arrays() -> Program {
                 Exp::Assert {
                     cond: boolc(true),
                     message: "size \"n\"".to_string(),
-                    kind: ogham_compiler::ir::AssertKind::Size,
+                    kind: ogham_ir::AssertKind::Size,
                 },
             ),
         ],

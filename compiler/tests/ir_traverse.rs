@@ -3,13 +3,13 @@
 mod ir_build;
 
 use ir_build::*;
-use ogham_compiler::ir::op::BinOp;
-use ogham_compiler::ir::print::print_stmt;
-use ogham_compiler::ir::traverse::{
+use ogham_ir::op::BinOp;
+use ogham_ir::print::print_stmt;
+use ogham_ir::traverse::{
     Subst, consumed_arrays, free_vars_body, free_vars_stmt, substitute_exp, use_counts,
 };
-use ogham_compiler::ir::{DimIndex, Exp, LoopForm, SubExp, VarId};
-use ogham_compiler::types::PrimType;
+use ogham_ir::types::PrimType;
+use ogham_ir::{DimIndex, Exp, LoopForm, SubExp, VarId};
 
 #[test]
 fn free_variables_exclude_what_a_fragment_binds() {

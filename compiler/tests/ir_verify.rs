@@ -7,9 +7,9 @@
 mod ir_build;
 
 use ir_build::*;
-use ogham_compiler::ir::verify::{Form, verify};
-use ogham_compiler::ir::{DimIndex, Exp, LoopForm, Program};
-use ogham_compiler::types::PrimType;
+use ogham_ir::types::PrimType;
+use ogham_ir::verify::{Form, verify};
+use ogham_ir::{DimIndex, Exp, LoopForm, Program};
 
 /// The verifier's messages for `program`, which must be rejected.
 fn rejected(program: &Program, form: Form) -> Vec<String> {
@@ -154,12 +154,12 @@ fn checks_segmented_reductions() {
 fn reports_variables_missing_from_the_arena_without_panicking() {
     let mut b = FnBuilder::new("f");
     let x = b.param("x", I64);
-    let ghost = ogham_compiler::ir::VarId(99);
+    let ghost = ogham_ir::VarId(99);
     let p = b.program(body(
         vec![
             stmt(
                 &[ghost],
-                Exp::Convert(PrimType::F32, v(ogham_compiler::ir::VarId(98))),
+                Exp::Convert(PrimType::F32, v(ogham_ir::VarId(98))),
             ),
             stmt(&[], Exp::Copy(ghost)),
         ],

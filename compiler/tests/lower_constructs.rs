@@ -3,16 +3,16 @@
 //! cannot lower. Every lowered program must pass the core-IR verifier. (The corpus runs the
 //! lowered programs and compares their results with the interpreter's.)
 
-use ogham_compiler::diag::{Diagnostic, render};
-use ogham_compiler::ir::count::count_constructs;
-use ogham_compiler::ir::print::print_program;
-use ogham_compiler::ir::traverse::for_each_stmt;
-use ogham_compiler::ir::verify::{Form, verify};
-use ogham_compiler::ir::{Exp, Function, Program, Stmt, SubExp, Type};
 use ogham_compiler::loader::load_source;
 use ogham_compiler::lower::lower;
-use ogham_compiler::source::SourceMap;
 use ogham_compiler::typeck::check;
+use ogham_ir::count::count_constructs;
+use ogham_ir::diag::{Diagnostic, render};
+use ogham_ir::print::print_program;
+use ogham_ir::source::SourceMap;
+use ogham_ir::traverse::for_each_stmt;
+use ogham_ir::verify::{Form, verify};
+use ogham_ir::{Exp, Function, Program, Stmt, SubExp, Type};
 
 /// Lowers a program (which must type-check), returning the IR or the lowering diagnostics.
 fn try_lower(text: &str) -> Result<Program, Vec<Diagnostic>> {
@@ -253,7 +253,7 @@ fn if_with_different_sizes_returns_an_existential_size() {
     assert_eq!(stmt.pat.len(), 2, "the size, then the array");
     assert_eq!(
         f.ty(stmt.pat[0]),
-        &Type::Prim(ogham_compiler::types::PrimType::I64)
+        &Type::Prim(ogham_ir::types::PrimType::I64)
     );
     assert_eq!(f.ty(stmt.pat[1]).shape(), [SubExp::Var(stmt.pat[0])]);
 }

@@ -1,11 +1,11 @@
 //! The parser on every construct of the language: each input is parsed and printed back in the
 //! fully parenthesised form of `syntax::print`, which shows the grouping the parser chose.
 
-use ogham_compiler::diag::render;
-use ogham_compiler::source::{FileId, SourceMap, Span};
 use ogham_compiler::syntax::ast::*;
 use ogham_compiler::syntax::{parse_module, print};
-use ogham_compiler::types::PrimType;
+use ogham_ir::diag::render;
+use ogham_ir::source::{FileId, SourceMap, Span};
+use ogham_ir::types::PrimType;
 
 fn parse(src: &str) -> Vec<Decl> {
     let mut next = 0;

@@ -1,9 +1,9 @@
 //! Syntax errors: codes, messages and spans of lexical and grammatical errors, and recovery
 //! (several broken declarations give one error each, and nothing for the correct ones).
 
-use ogham_compiler::diag::Diagnostic;
-use ogham_compiler::source::FileId;
 use ogham_compiler::syntax::{parse_expr, parse_module, print};
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::source::FileId;
 
 fn errors(src: &str) -> Vec<Diagnostic> {
     let mut next = 0;

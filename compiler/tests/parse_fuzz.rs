@@ -2,8 +2,8 @@
 //! parsing it again gives the same program (compared through the printer, which ignores spans
 //! and ids). 10,000 cases per property when `CI` is set, 500 otherwise.
 
-use ogham_compiler::source::FileId;
 use ogham_compiler::syntax::{parse_module, print};
+use ogham_ir::source::FileId;
 use proptest::prelude::*;
 
 fn config() -> ProptestConfig {

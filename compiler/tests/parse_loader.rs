@@ -1,11 +1,11 @@
 //! The module loader: import resolution (relative files, then the embedded standard library),
 //! loading each module once, dependency order, the implicit prelude, and its diagnostics.
 
-use ogham_compiler::diag::render;
 use ogham_compiler::loader::{load, load_source};
-use ogham_compiler::source::SourceMap;
 use ogham_compiler::stdlib;
 use ogham_compiler::syntax::ast::{Decl, Program};
+use ogham_ir::diag::render;
+use ogham_ir::source::SourceMap;
 use std::path::{Path, PathBuf};
 
 /// A fresh directory with the given files.
@@ -25,10 +25,7 @@ fn names(p: &Program) -> Vec<&str> {
     p.modules.iter().map(|m| m.name.as_str()).collect()
 }
 
-fn errors(
-    sources: &SourceMap,
-    result: Result<Program, Vec<ogham_compiler::diag::Diagnostic>>,
-) -> String {
+fn errors(sources: &SourceMap, result: Result<Program, Vec<ogham_ir::diag::Diagnostic>>) -> String {
     match result {
         Ok(p) => panic!("expected errors, loaded {:?}", names(&p)),
         Err(diags) => render(sources, &diags),

@@ -10,14 +10,14 @@
 mod ir_build;
 
 use ir_build::*;
-use ogham_compiler::ir::op::{BinOp, UnOp};
-use ogham_compiler::ir::scalar;
-use ogham_compiler::ir::verify::{Form, verify};
-use ogham_compiler::ir::{
+use ogham_compiler::opt::simplify::simplify;
+use ogham_ir::op::{BinOp, UnOp};
+use ogham_ir::scalar;
+use ogham_ir::types::PrimType;
+use ogham_ir::verify::{Form, verify};
+use ogham_ir::{
     Body, Const, DimIndex, Exp, Function, LoopForm, Program, RedOp, Soac, Stmt, SubExp, Type, VarId,
 };
-use ogham_compiler::opt::simplify::simplify;
-use ogham_compiler::types::PrimType;
 use proptest::prelude::*;
 use std::collections::HashMap;
 

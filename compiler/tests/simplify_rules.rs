@@ -6,13 +6,13 @@
 mod ir_build;
 
 use ir_build::*;
-use ogham_compiler::ir::count::count_constructs;
-use ogham_compiler::ir::op::BinOp;
-use ogham_compiler::ir::print::print_program;
-use ogham_compiler::ir::verify::{Form, verify};
-use ogham_compiler::ir::{Exp, Program, RedOp, Soac};
 use ogham_compiler::opt::simplify::simplify;
-use ogham_compiler::types::PrimType;
+use ogham_ir::count::count_constructs;
+use ogham_ir::op::BinOp;
+use ogham_ir::print::print_program;
+use ogham_ir::types::PrimType;
+use ogham_ir::verify::{Form, verify};
+use ogham_ir::{Exp, Program, RedOp, Soac};
 
 /// Simplifies a program that must verify before and after (in `form`); the printed result.
 fn simplified(mut program: Program, form: Form) -> String {
@@ -31,7 +31,7 @@ fn simplified(mut program: Program, form: Form) -> String {
     once
 }
 
-fn bin(op: BinOp, a: ogham_compiler::ir::SubExp, b: ogham_compiler::ir::SubExp) -> Exp {
+fn bin(op: BinOp, a: ogham_ir::SubExp, b: ogham_ir::SubExp) -> Exp {
     Exp::BinOp(op, a, b)
 }
 
@@ -51,7 +51,7 @@ fn folds_floats_exactly_and_keeps_inexact_identities() {
             stmt(
                 &[h],
                 Exp::Math(
-                    ogham_compiler::builtins::MathFn::Min,
+                    ogham_ir::math::MathFn::Min,
                     PrimType::F32,
                     vec![f32c(f32::NAN), f32c(2.0)],
                 ),
@@ -83,7 +83,7 @@ fn keeps_failing_assertions() {
                 Exp::Assert {
                     cond: v(ok),
                     message: "n must be non-negative".to_string(),
-                    kind: ogham_compiler::ir::AssertKind::Size,
+                    kind: ogham_ir::AssertKind::Size,
                 },
             ),
         ],
@@ -118,11 +118,7 @@ fn drops_dead_map_outputs_and_their_computation() {
                     stmt(&[y], bin(BinOp::Add, v(x), f32c(1.0))),
                     stmt(
                         &[z],
-                        Exp::Math(
-                            ogham_compiler::builtins::MathFn::Exp,
-                            PrimType::F32,
-                            vec![v(x)],
-                        ),
+                        Exp::Math(ogham_ir::math::MathFn::Exp, PrimType::F32, vec![v(x)]),
                     ),
                 ],
                 &[v(x), v(y), v(z)],
@@ -192,5 +188,5 @@ fn counts_constructs_of_nested_code() {
     assert_eq!(counts["threshold"], 1);
     assert_eq!(counts["replicate"], 1);
     assert_eq!(counts["segmap"], 0);
-    assert_eq!(counts.len(), ogham_compiler::ir::count::CONSTRUCTS.len());
+    assert_eq!(counts.len(), ogham_ir::count::CONSTRUCTS.len());
 }

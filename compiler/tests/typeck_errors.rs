@@ -1,9 +1,9 @@
 //! One test per type-checker diagnostic: the code, the message and where it points.
 
-use ogham_compiler::diag::{Diagnostic, render};
 use ogham_compiler::loader::load_source;
-use ogham_compiler::source::SourceMap;
 use ogham_compiler::typeck::check;
+use ogham_ir::diag::{Diagnostic, render};
+use ogham_ir::source::SourceMap;
 
 /// The diagnostics of a program that must parse but not type-check, with the rendered text.
 fn errors(text: &str) -> (Vec<Diagnostic>, String) {

@@ -7,10 +7,10 @@
 //! tuples, records, loops and local functions, drawing its choices from a seeded RNG (proptest
 //! shrinks the seed).
 
-use ogham_compiler::diag::render;
 use ogham_compiler::loader::load_source;
-use ogham_compiler::source::SourceMap;
 use ogham_compiler::typeck::check;
+use ogham_ir::diag::render;
+use ogham_ir::source::SourceMap;
 use proptest::prelude::*;
 
 fn config() -> ProptestConfig {

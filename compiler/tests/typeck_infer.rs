@@ -1,9 +1,9 @@
 //! Type inference results: the types of definitions, expressions and entry points.
 
-use ogham_compiler::diag::render;
 use ogham_compiler::loader::load_source;
-use ogham_compiler::source::SourceMap;
 use ogham_compiler::typeck::{Checked, check};
+use ogham_ir::diag::render;
+use ogham_ir::source::SourceMap;
 
 /// Checks a program; panics with the rendered diagnostics if it does not type-check.
 fn ok(text: &str) -> (Checked, ogham_compiler::syntax::ast::Program) {

@@ -25,7 +25,7 @@ use numpy::{
     Element, PyArray1, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArray,
     PyUntypedArrayMethods, dtype,
 };
-use ogham::compiler::types::{PrimType, Size, Type};
+use ogham::ir::types::{PrimType, Size, Type};
 use ogham::runtime::value::{Array, ArrayData, Buffer, Scalar, Value};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;

@@ -17,7 +17,7 @@ mod convert;
 use convert::{Param, Sizes, dims_of, numpy_name};
 use ogham::Backend;
 use ogham::cache::{self, CompileError, Compiled, EntryInfo, Options, Source};
-use ogham::compiler::types::{Size, Type};
+use ogham::ir::types::{Size, Type};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
 use pyo3::prelude::*;

@@ -8,7 +8,7 @@
 //! Textual values are typed against boundary types ([`crate::text::TextValue::coerce`]); the
 //! backends check that argument values fit their parameters (sizes included).
 
-use ogham_compiler::types::{PrimType, Size, Type};
+use ogham_ir::types::{PrimType, Size, Type};
 use std::fmt;
 
 /// A type as seen by callers of an entry point.

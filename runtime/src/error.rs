@@ -21,13 +21,14 @@
 //! | R0710 | a source `assert` failed                                                         |
 //! | R0711 | `--backend cuda` cannot run here: no NVIDIA driver, GPU or NVRTC library         |
 //! | R0712 | a CUDA driver or NVRTC error                                                     |
+//! | R0713 | a `.ogl` library given to a runtime built without the JIT (the `jit` feature)    |
 //! | W0720 | warning (`--check-laws`): an operator of `reduce`/`scan`/`hist` not associative   |
 //! | W0721 | warning (`--check-laws`): its neutral element is not neutral                     |
 //!
 //! (W0720 and W0721 are the interpreter's alone: `interp::laws` makes them.)
 
-use ogham_compiler::diag::Diagnostic;
-use ogham_compiler::source::Span;
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::source::Span;
 
 pub(crate) const E_NO_ENTRY: &str = "E0610";
 pub(crate) const E_ARG_COUNT: &str = "E0611";
@@ -47,6 +48,8 @@ pub(crate) const R_ASSERT: &str = "R0710";
 pub const R_CUDA_UNAVAILABLE: &str = "R0711";
 #[cfg(feature = "cuda")]
 pub(crate) const R_CUDA: &str = "R0712";
+/// Public: the C interface reports it for a `.ogl` file when built without the `jit` feature.
+pub const R_NO_JIT: &str = "R0713";
 
 /// Results of the executors; diagnostics are boxed to keep `Result`s small.
 pub(crate) type Res<T> = Result<T, Box<Diagnostic>>;

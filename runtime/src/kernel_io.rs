@@ -9,23 +9,23 @@ use crate::index::{IdxArg, check_index};
 use crate::ireval::eval::{Array, Evaluator, Store, Val, assert_failed, div_by_zero, slice_arg};
 use crate::memory;
 use crate::value::ArrayData;
-use ogham_compiler::back::{ErrorSite, Failure, MAX_DETAILS};
-use ogham_compiler::diag::Diagnostic;
-use ogham_compiler::ir::VarId;
-use ogham_compiler::kir::{SegKind, SegOp};
-use ogham_compiler::sizes;
-use ogham_compiler::types::PrimType;
+use ogham_ir::VarId;
+use ogham_ir::abi::{ErrorSite, Failure, MAX_DETAILS};
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::kir::{SegKind, SegOp};
+use ogham_ir::sizes;
+use ogham_ir::types::PrimType;
 use std::collections::HashMap;
 
 /// The position of each kernel statement (by the address of its `SegOp`, which is how a
 /// launcher recognises the kernel the evaluator asks it to run).
 pub(crate) fn kernel_index<'p>(
-    stmts: impl Iterator<Item = &'p ogham_compiler::ir::Stmt>,
+    stmts: impl Iterator<Item = &'p ogham_ir::Stmt>,
 ) -> HashMap<*const SegOp, usize> {
     stmts
         .enumerate()
         .filter_map(|(i, s)| match &s.exp {
-            ogham_compiler::ir::Exp::Seg(seg) => Some((&**seg as *const SegOp, i)),
+            ogham_ir::Exp::Seg(seg) => Some((&**seg as *const SegOp, i)),
             _ => None,
         })
         .collect()
@@ -286,11 +286,11 @@ pub(crate) fn failure_diagnostic(
             let mut args = Vec::new();
             for d in idx {
                 match d {
-                    ogham_compiler::ir::DimIndex::Fix(_) => {
+                    ogham_ir::DimIndex::Fix(_) => {
                         args.push(IdxArg::At(details[k]));
                         k += 1;
                     }
-                    ogham_compiler::ir::DimIndex::Slice { .. } => {
+                    ogham_ir::DimIndex::Slice { .. } => {
                         args.push(slice_arg(details[k], details[k + 1], details[k + 2]));
                         k += 3;
                     }

@@ -3,7 +3,7 @@
 //!
 //! - **base**, which knows nothing of the AST: `value` (values crossing the boundary), `val`
 //!   (values executors compute with), `index`, `scalar` (the IR's one definition of scalar
-//!   operations, `ogham_compiler::ir::scalar`), `error` (run-time error codes), `memory`,
+//!   operations, `ogham_ir::scalar`), `error` (run-time error codes), `memory`,
 //!   `buffer`, `boundary`, `npy`, `text`;
 //! - **the reference interpreter** `interp`, the definition of the language's semantics and the
 //!   only module that uses the AST and the type checker;
@@ -12,8 +12,15 @@
 //! - **compiled libraries**: `library` (`.ogl` files and ahead-of-time images), `packed` (the
 //!   lazy per-entry layout of images and of `ogham`'s disk cache), `cache_file`.
 //!
-//! `tests/layering.rs` checks that only `interp` uses the front end. The IR evaluator and the
-//! CPU and CUDA executors must agree with the interpreter.
+//! The IR is the `ogham-ir` crate's; the compiler (`ogham-compiler`, with Cranelift) comes in
+//! only with features, all default: `interp` (the interpreter), `jit` (the CPU backend's code
+//! generation: JIT, native code for the disk cache, writing ahead-of-time objects; `.ogl`
+//! libraries need it) and `cuda`. Without them the runtime runs ahead-of-time objects and has
+//! neither the compiler nor Cranelift (`ogham-capi --no-default-features`).
+//!
+//! `tests/layering.rs` checks that only `interp` uses the front end, that the base layer, the
+//! IR evaluator and libraries do not name the compiler, and the dependencies without features.
+//! The IR evaluator and the CPU and CUDA executors must agree with the interpreter.
 
 pub mod boundary;
 pub mod buffer;
@@ -23,6 +30,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod error;
 mod index;
+#[cfg(feature = "interp")]
 pub mod interp;
 pub mod ireval;
 mod kernel_io;

@@ -14,7 +14,7 @@
 //! ```
 //!
 //! The file is JSON: a format tag and version, the program's source files (for error messages
-//! with source locations) and its kernel IR (`ogham_compiler::ir::Program`, after flattening and
+//! with source locations) and its kernel IR (`ogham_ir::Program`, after flattening and
 //! optimisation) and its entry points' doc comments. Loading verifies the IR, so a damaged or
 //! hand-edited file is rejected with an error instead of misbehaving. An entry point's kernels
 //! are JIT-compiled at its first call (milliseconds) and the machine code is reused by every
@@ -24,21 +24,29 @@
 //! file that carries the library packed (`crate::packed`: an entry point's IR is read at its
 //! first call) and the kernels' machine code; linked into a program, it is opened with
 //! [`Library::from_image`] and runs without the JIT.
+//!
+//! Without the `jit` feature (`ogham-capi --no-default-features`, a runtime without the
+//! compiler and Cranelift) only ahead-of-time images open: [`Library::load`] refuses a `.ogl`
+//! file with error R0713.
 
 use crate::cpu::aot::{self, Image};
+#[cfg(feature = "jit")]
 use crate::cpu::{Executable, NativeStore};
 use crate::ireval::Thresholds;
 use crate::packed::Packed;
 use crate::value::Value;
-use ogham_compiler::diag::{Diagnostic, render};
-use ogham_compiler::ir::verify::{Form, verify};
-use ogham_compiler::ir::{Program, Signature};
-use ogham_compiler::kir::Threshold;
-use ogham_compiler::source::SourceMap;
+use ogham_ir::diag::{Diagnostic, render};
+use ogham_ir::kir::Threshold;
+use ogham_ir::source::SourceMap;
+#[cfg(feature = "jit")]
+use ogham_ir::verify::{Form, verify};
+use ogham_ir::{Program, Signature};
+#[cfg(feature = "jit")]
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+#[cfg(feature = "jit")]
 const FORMAT: &str = "ogham-library";
 /// Bumped whenever the IR or this file's layout changes incompatibly (2: entry points' doc
 /// comments).
@@ -52,6 +60,7 @@ pub struct Library {
 
 enum Code {
     /// The whole program in memory (compiled, or read from a `.ogl` file).
+    #[cfg(feature = "jit")]
     Program {
         sources: SourceMap,
         docs: BTreeMap<String, String>,
@@ -62,6 +71,7 @@ enum Code {
 }
 
 /// The JSON layout of a library (writing borrows, reading owns).
+#[cfg(feature = "jit")]
 #[derive(Serialize)]
 struct FileOut<'a> {
     format: &'a str,
@@ -71,6 +81,7 @@ struct FileOut<'a> {
     program: &'a Program,
 }
 
+#[cfg(feature = "jit")]
 #[derive(Deserialize)]
 struct FileIn {
     format: String,
@@ -81,6 +92,8 @@ struct FileIn {
     program: Program,
 }
 
+/// Making, writing and reading whole programs: with the JIT only.
+#[cfg(feature = "jit")]
 impl Library {
     /// A library of kernel-IR `program` compiled from `sources`.
     pub fn new(sources: SourceMap, program: Program) -> Library {
@@ -133,23 +146,12 @@ impl Library {
         std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
+    /// The library of `.ogl` file `path`, whose kernels the JIT compiles.
     pub fn load(path: &Path) -> Result<Library, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         let (sources, docs, program) = Library::parse(&text, &path.display().to_string())?;
         Ok(Library::of_program(sources, docs, Executable::new(program)))
-    }
-
-    /// Opens a library compiled ahead of time and linked into this process (`<name>_image` of
-    /// an object made by `ogham build FILE -o NAME.o`); its kernels then run as that code.
-    ///
-    /// # Safety
-    /// `image` is the image of such an object, whose code stays loaded while the library lives.
-    pub unsafe fn from_image(image: &Image) -> Result<Library, String> {
-        Ok(Library {
-            // SAFETY: the caller's contract.
-            code: Code::Packed(unsafe { aot::open(image) }?),
-        })
     }
 
     /// This library with its entry points' native code kept in `store`: taken from there, or
@@ -200,10 +202,37 @@ impl Library {
     pub fn object(&self, name: &str) -> Result<Vec<u8>, String> {
         aot::object(self.sources(), self.docs(), self.whole_program()?, name)
     }
+}
+
+impl Library {
+    /// Without the JIT, a `.ogl` file cannot run: error R0713.
+    #[cfg(not(feature = "jit"))]
+    pub fn load(path: &Path) -> Result<Library, String> {
+        Err(format!(
+            "error[{}]: {} needs the JIT, which this runtime was built without (the `jit` \
+             feature): it runs libraries compiled ahead of time (`ogham build FILE -o NAME.o`, \
+             opened with `ogham_open_image`)",
+            crate::error::R_NO_JIT,
+            path.display()
+        ))
+    }
+
+    /// Opens a library compiled ahead of time and linked into this process (`<name>_image` of
+    /// an object made by `ogham build FILE -o NAME.o`); its kernels then run as that code.
+    ///
+    /// # Safety
+    /// `image` is the image of such an object, whose code stays loaded while the library lives.
+    pub unsafe fn from_image(image: &Image) -> Result<Library, String> {
+        Ok(Library {
+            // SAFETY: the caller's contract.
+            code: Code::Packed(unsafe { aot::open(image) }?),
+        })
+    }
 
     /// The entry points and their signatures, in source order.
     pub fn entries(&self) -> impl Iterator<Item = (&str, &Signature)> {
         let entries: Vec<(&str, &Signature)> = match &self.code {
+            #[cfg(feature = "jit")]
             Code::Program { executable, .. } => executable
                 .program()
                 .functions
@@ -218,6 +247,7 @@ impl Library {
     /// The doc comments of the entry points that have one, by name.
     pub fn docs(&self) -> &BTreeMap<String, String> {
         match &self.code {
+            #[cfg(feature = "jit")]
             Code::Program { docs, .. } => docs,
             Code::Packed(packed) => packed.docs(),
         }
@@ -231,6 +261,7 @@ impl Library {
     /// The program's tunable thresholds.
     pub fn thresholds(&self) -> &[Threshold] {
         match &self.code {
+            #[cfg(feature = "jit")]
             Code::Program { executable, .. } => &executable.program().thresholds,
             Code::Packed(packed) => packed.thresholds(),
         }
@@ -241,7 +272,7 @@ impl Library {
         self.call_tuned(entry, args, &Thresholds::default())
     }
 
-    /// Runs entry point `entry` with the given thresholds (see `ogham_compiler::kir::tuning`).
+    /// Runs entry point `entry` with the given thresholds (see `ogham_ir::kir::tuning`).
     pub fn call_tuned(
         &self,
         entry: &str,
@@ -249,6 +280,7 @@ impl Library {
         thresholds: &Thresholds,
     ) -> Result<Vec<Value>, Box<Diagnostic>> {
         match &self.code {
+            #[cfg(feature = "jit")]
             Code::Program { executable, .. } => executable.call(entry, args, thresholds),
             Code::Packed(packed) => packed.call(entry, args, thresholds),
         }
@@ -262,6 +294,7 @@ impl Library {
     /// The whole kernel-IR program; `None` for a packed library (see [`Packed::program`]).
     pub fn program(&self) -> Option<&Program> {
         match &self.code {
+            #[cfg(feature = "jit")]
             Code::Program { executable, .. } => Some(executable.program()),
             Code::Packed(_) => None,
         }
@@ -269,6 +302,7 @@ impl Library {
 
     pub fn sources(&self) -> &SourceMap {
         match &self.code {
+            #[cfg(feature = "jit")]
             Code::Program { sources, .. } => sources,
             Code::Packed(packed) => packed.sources(),
         }

@@ -88,7 +88,7 @@ pub fn limit() -> usize {
 /// message of error `R0709`, naming `what` is allocated.
 pub fn check(elems: usize, elem_size: usize, what: &str) -> Result<(), String> {
     let limit = limit();
-    match ogham_compiler::sizes::bytes(elems, elem_size) {
+    match ogham_ir::sizes::bytes(elems, elem_size) {
         Some(b) if b <= limit => Ok(()),
         Some(b) => Err(format!(
             "out of memory: {what} of {elems} elements needs {b} bytes, more than the limit of \
@@ -106,8 +106,8 @@ pub(crate) fn reserve(
     elems: usize,
     elem_size: usize,
     what: &str,
-    loc: ogham_compiler::source::Span,
-) -> Result<(), Box<ogham_compiler::diag::Diagnostic>> {
+    loc: ogham_ir::source::Span,
+) -> Result<(), Box<ogham_ir::diag::Diagnostic>> {
     check(elems, elem_size, what)
         .map_err(|m| crate::error::error(crate::error::R_OUT_OF_MEMORY, loc, m))
 }

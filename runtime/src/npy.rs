@@ -8,7 +8,7 @@
 //! `numpy.save` writes them.
 
 use crate::value::{Array, ArrayData, Value};
-use ogham_compiler::types::PrimType;
+use ogham_ir::types::PrimType;
 use std::fmt;
 use std::path::{Path, PathBuf};
 

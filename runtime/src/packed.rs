@@ -7,7 +7,7 @@
 //! hash ([`crate::content_hash`]) — then the skeleton (sources, doc comments, thresholds,
 //! unchecked ranges, and per entry point its name, signature and where its texts are), then the
 //! entry points' texts. Each entry point has two texts, each with its hash in the skeleton: its
-//! kernel IR (a `ogham_compiler::ir::Function`, JSON) and what the executor that made the
+//! kernel IR (a `ogham_ir::Function`, JSON) and what the executor that made the
 //! library needs besides (an object's kernel table; empty in the disk cache).
 //!
 //! Opening ([`Packed::open`]) checks the skeleton's hash, parses it and checks that every text
@@ -19,10 +19,10 @@ use crate::cpu::Executable;
 use crate::error::{R_INTERNAL, error};
 use crate::ireval::Thresholds;
 use crate::value::Value;
-use ogham_compiler::diag::Diagnostic;
-use ogham_compiler::ir::{Program, Signature};
-use ogham_compiler::kir::Threshold;
-use ogham_compiler::source::{SourceMap, Span};
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::kir::Threshold;
+use ogham_ir::source::{SourceMap, Span};
+use ogham_ir::{Program, Signature};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -254,7 +254,7 @@ mod tests {
 
     fn program() -> Program {
         let text = "entry main [n_0] (xs_1: [n_0]f32) : [n_0]f32 =\n  in (xs_1)\n";
-        ogham_compiler::ir::parse::parse_program(text).expect("an IR program")
+        ogham_ir::parse::parse_program(text).expect("an IR program")
     }
 
     fn open(bytes: Vec<u8>) -> Result<Packed, String> {
@@ -263,7 +263,8 @@ mod tests {
             3,
             Box::new(|program, code| {
                 assert_eq!(code, "code of main");
-                Ok(Executable::new(program))
+                // No kernel statements, so no code: as an ahead-of-time image opens it.
+                Executable::with_kernels(program, Vec::new(), Box::new(()))
             }),
         )
     }

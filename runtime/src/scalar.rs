@@ -1,13 +1,13 @@
 //! Scalar semantics on the runtime's [`Scalar`] values: the IR's one definition
-//! ([`ogham_compiler::ir::scalar`], which constant folding also uses), for the interpreters
+//! ([`ogham_ir::scalar`], which constant folding also uses), for the interpreters
 //! and the CPU backend's run-time helpers. Nothing here computes; values convert to and from
 //! the IR's `Const`.
 
 use crate::value::Scalar;
-use ogham_compiler::builtins::{ConstFn, MathFn};
-use ogham_compiler::ir::op::{BinOp, UnOp};
-use ogham_compiler::ir::scalar;
-use ogham_compiler::types::PrimType;
+use ogham_ir::math::{ConstFn, MathFn};
+use ogham_ir::op::{BinOp, UnOp};
+use ogham_ir::scalar;
+use ogham_ir::types::PrimType;
 
 pub use scalar::OpError;
 

@@ -13,7 +13,7 @@
 
 use crate::boundary::BoundaryType;
 use crate::value::{Array, ArrayData, Scalar, Value};
-use ogham_compiler::types::{PrimType, Size};
+use ogham_ir::types::{PrimType, Size};
 use std::fmt;
 
 /// A 1-based line and column.
@@ -690,7 +690,7 @@ fn array_type(elem: PrimType, rank: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ogham_compiler::types::Type;
+    use ogham_ir::types::Type;
     use proptest::prelude::*;
 
     fn one(src: &str) -> Value {

@@ -21,7 +21,7 @@
 //! operation accepts it, and the entry boundary gives it the declared element type.
 
 use crate::value::{ArrayData, Scalar};
-use ogham_compiler::types::Type;
+use ogham_ir::types::Type;
 use std::rc::Rc;
 
 /// Applies `$body` to the vector inside an [`ArrayData`] and rewraps the result in the same
@@ -337,6 +337,7 @@ impl<'a, F: Clone> Array<'a, F> {
 }
 
 /// Collects rows (scalars, arrays of equal shape, or boxed values) into a new array.
+#[cfg(feature = "interp")]
 pub struct Builder<'a, F> {
     rows: usize,
     /// The shape of every row so far (empty for scalar or boxed rows); `None` before the first.
@@ -345,6 +346,7 @@ pub struct Builder<'a, F> {
 }
 
 /// Why a row could not be added to a [`Builder`].
+#[cfg(feature = "interp")]
 pub enum BuildError {
     /// A row's shape differs from the first row's.
     Irregular {
@@ -355,6 +357,7 @@ pub enum BuildError {
     IllTyped,
 }
 
+#[cfg(feature = "interp")]
 impl<'a, F: Clone> Builder<'a, F> {
     pub fn new(capacity: usize) -> Builder<'a, F> {
         Builder {
@@ -421,12 +424,15 @@ mod tests {
     type Val = super::Val<'static, std::convert::Infallible>;
     type Array = super::Array<'static, std::convert::Infallible>;
     type Store = super::Store<'static, std::convert::Infallible>;
+    #[cfg(feature = "interp")]
     type Builder = super::Builder<'static, std::convert::Infallible>;
 
+    #[cfg(feature = "interp")]
     fn ints(xs: &[i64]) -> Val {
         Val::Array(Array::from_data(ArrayData::I64(xs.to_vec().into())))
     }
 
+    #[cfg(feature = "interp")]
     #[test]
     fn builder_stacks_rows_and_rejects_irregular_ones() {
         let mut b = Builder::new(2);

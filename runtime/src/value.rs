@@ -5,8 +5,8 @@
 //! arrays (Futhark's convention), so a [`Value`] is a scalar, a flat array, or a tuple of values.
 
 pub use crate::buffer::Buffer;
-use ogham_compiler::ir::Const;
-use ogham_compiler::types::PrimType;
+use ogham_ir::Const;
+use ogham_ir::types::PrimType;
 use std::fmt;
 
 /// One scalar.

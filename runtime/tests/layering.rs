@@ -1,7 +1,11 @@
-//! The runtime's layering, checked on its sources: only the reference interpreter (`interp/`)
-//! may use the AST and the front end. Everything else — the base layer (values, errors, indexing,
-//! scalar operations, `.npy`) and the executors of compiled code (`ireval`, `cpu`, `cuda`,
-//! `kernel_io`, `memory`, libraries) — depends on the IR and the base layer only.
+//! The runtime's layering, checked on its sources and its dependency graph: only the reference
+//! interpreter (`interp/`) may use the AST and the front end. Everything else — the base layer
+//! (values, errors, indexing, scalar operations, `.npy`) and the executors of compiled code
+//! (`ireval`, `cpu`, `cuda`, `kernel_io`, `memory`, libraries) — depends on the IR
+//! (`ogham-ir`) and the base layer; only code generation (the `jit` feature: `cpu/jit.rs`,
+//! `cpu/native.rs`, the writing of ahead-of-time objects) and the CUDA executor (`cuda`) use the
+//! compiler's backends. Without default features the runtime, and the C interface built on it,
+//! contain neither the compiler nor Cranelift.
 
 use std::path::{Path, PathBuf};
 
@@ -58,6 +62,84 @@ fn only_the_interpreter_depends_on_the_front_end() {
     }
     assert!(files.len() > 20, "the sources were found: {files:?}");
     assert!(violations.is_empty(), "{}", violations.join("\n"));
+}
+
+/// Where the compiler's backends and Cranelift may be named: the interpreter, the CUDA executor,
+/// and the CPU executor's code generation (the `jit` feature; `cpu/mod.rs` and `cpu/helpers.rs`
+/// only in items of that feature).
+const COMPILER_USERS: &[&str] = &[
+    "interp",
+    "cuda",
+    "cpu/jit.rs",
+    "cpu/native.rs",
+    "cpu/aot.rs",
+    "cpu/mod.rs",
+    "cpu/helpers.rs",
+];
+
+#[test]
+fn the_base_layer_and_the_ir_evaluator_need_only_the_ir() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut violations = Vec::new();
+    for file in &files {
+        let relative = file.strip_prefix(&src).expect("under src");
+        if COMPILER_USERS.iter().any(|u| relative.starts_with(u)) {
+            continue;
+        }
+        let text = code(&std::fs::read_to_string(file).expect("a readable source file"));
+        for forbidden in ["ogham_compiler", "cranelift"] {
+            if text.contains(forbidden) {
+                violations.push(format!("{} uses {forbidden}", relative.display()));
+            }
+        }
+    }
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
+}
+
+/// The crates a package depends on (normal dependencies) with `args`, by `cargo tree`.
+fn dependencies(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args([
+            "tree",
+            "--offline",
+            "--locked",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+        ])
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn without_default_features_neither_the_compiler_nor_cranelift_is_linked() {
+    for package in ["ogham-runtime", "ogham-capi"] {
+        let tree = dependencies(&["-p", package, "--no-default-features"]);
+        assert!(tree.contains("ogham-ir"), "{tree}");
+        for forbidden in ["ogham-compiler", "cranelift", "lalrpop", "logos"] {
+            assert!(
+                !tree.contains(forbidden),
+                "{package} needs {forbidden}:\n{tree}"
+            );
+        }
+    }
+    // The check sees them where they are.
+    let tree = dependencies(&["-p", "ogham-capi"]);
+    assert!(
+        tree.contains("cranelift-jit") && tree.contains("ogham-compiler"),
+        "{tree}"
+    );
 }
 
 #[test]

@@ -23,7 +23,7 @@
 //! The cache is an optimisation: when it cannot be written the program still runs (the failure
 //! is reported once).
 
-use ogham_compiler::source::SourceMap;
+use ogham_ir::source::SourceMap;
 use ogham_runtime::cache_file::{damaged, report, write_atomically};
 use ogham_runtime::cpu::native::{self, Native};
 use ogham_runtime::cpu::{Executable, NativeStore};

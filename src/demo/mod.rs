@@ -121,7 +121,7 @@ fn run(
     backend
         .run(fe, entry, args, None)
         .map(output_components)
-        .map_err(|d| ogham_compiler::diag::render(&fe.sources, &[*d]))
+        .map_err(|d| ogham_ir::diag::render(&fe.sources, &[*d]))
 }
 
 fn scalar_f64(x: f64) -> Value {

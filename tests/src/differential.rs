@@ -19,7 +19,7 @@
 use ogham::Frontend;
 use ogham::testing::compare_outputs;
 use ogham_compiler::pipeline::Options;
-use ogham_compiler::types::{PrimType, Size, Type};
+use ogham_ir::types::{PrimType, Size, Type};
 use ogham_runtime::ireval;
 use ogham_runtime::value::{Array, ArrayData, Scalar, Value};
 use std::collections::HashMap;
@@ -119,7 +119,7 @@ pub fn value(t: &Type, rng: &mut Rng, sizes: &mut HashMap<String, usize>, inputs
 
 /// The outputs, or the error code of a failed run (`PANIC` when it panicked).
 fn outcome(
-    run: impl FnOnce() -> Result<Vec<Value>, Box<ogham_compiler::diag::Diagnostic>>,
+    run: impl FnOnce() -> Result<Vec<Value>, Box<ogham_ir::diag::Diagnostic>>,
 ) -> Result<Vec<Value>, String> {
     match catch_unwind(AssertUnwindSafe(run)) {
         Ok(Ok(outputs)) => Ok(ogham::output_components(outputs)),

@@ -1,12 +1,12 @@
-//! The IR text round trip (`ogham_compiler::ir::parse`): a program printed, parsed back and
+//! The IR text round trip (`ogham_ir::parse`): a program printed, parsed back and
 //! printed again must give the same text, after every pass of the pipeline. Used by
 //! `tests/filetests.rs` over the corpus and by `tests/props.rs` over random programs.
 
 use ogham::Frontend;
-use ogham_compiler::ir::Program;
-use ogham_compiler::ir::parse::parse_program;
-use ogham_compiler::ir::print::print_program;
 use ogham_compiler::pipeline::{self, Options};
+use ogham_ir::Program;
+use ogham_ir::parse::parse_program;
+use ogham_ir::print::print_program;
 
 /// Prints `program`, parses the text back and prints it again: both texts must be equal.
 pub fn round_trip(program: &Program) -> Result<(), String> {

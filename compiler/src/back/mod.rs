@@ -1,122 +1,12 @@
-//! Backends: kernel IR ([`crate::kir`]) to code a machine runs. Each backend only generates
+//! Backends: kernel IR ([`ogham_ir::kir`]) to code a machine runs. Each backend only generates
 //! (deterministic text or in-memory functions that print as text); the runtime crate loads and
-//! executes what it generates.
+//! executes what it generates. What generated code and the runtime agree on (kernel names,
+//! error sites, the context record, helper codes) is `ogham_ir::abi`.
 
 pub mod cpu;
 pub mod cuda;
 pub mod lower;
 
-use crate::ir::{Body, DimIndex, Exp, Program, Stmt, SubExp, VarId};
-use crate::kir::{SegKind, SegLevel, SegOp};
-use crate::source::{SourceMap, Span};
-
-/// The most values a failed check records for its message.
-pub const MAX_DETAILS: usize = 16;
-
 /// Why a kernel was not compiled.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unsupported(pub String);
-
-/// A run-time check of generated code: where it is and what its failure means. The values the
-/// message needs are in the context record's details, in the order given per variant.
-/// Serializable: compiled executables carry their kernels' sites (`ogham_runtime::cpu`).
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ErrorSite {
-    pub loc: Span,
-    pub failure: Failure,
-}
-
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub enum Failure {
-    /// Index out of bounds; details: the array's `rank` extents, then per component of `idx`
-    /// its index (fixed) or start, length and stride (slice).
-    Index {
-        rank: usize,
-        idx: Vec<DimIndex>,
-        update: bool,
-    },
-    /// Division by zero in operator `op` (`/`, `%`, `//`, `%%`).
-    DivByZero { op: crate::ir::op::BinOp },
-    Assert {
-        message: String,
-        kind: crate::ir::AssertKind,
-    },
-    /// A count outside `0..=MAX_ELEMS` (`crate::sizes::count`: negative or too large);
-    /// details: the size.
-    NegativeSize { what: String },
-    /// A reshape or size coercion of `array` to `dims` that does not fit; details: the array's
-    /// extents then the target extents.
-    Reshape { array: VarId, dims: Vec<SubExp> },
-    /// Extents that must agree do not; details: `rank` actual extents, then `rank` expected.
-    ShapeMismatch { what: String, rank: usize },
-    /// The arena could not provide memory; details: the bytes asked for.
-    OutOfMemory,
-}
-
-/// A kernel of a program as every backend names it: `<entry>_k<n>`, numbered in statement
-/// order within its entry point.
-pub struct KernelSite<'p> {
-    /// Index of the entry point in `Program::functions`.
-    pub function: usize,
-    pub stmt: &'p Stmt,
-    pub seg: &'p SegOp,
-    pub name: String,
-}
-
-/// Every kernel statement of a program, entry point by entry point.
-pub fn kernels(program: &Program) -> Vec<KernelSite<'_>> {
-    let mut out = Vec::new();
-    for (function, f) in program.functions.iter().enumerate() {
-        let mut stmts = Vec::new();
-        kernel_stmts(&f.body, &mut stmts);
-        for (n, stmt) in stmts.into_iter().enumerate() {
-            if let Exp::Seg(seg) = &stmt.exp {
-                out.push(KernelSite {
-                    function,
-                    stmt,
-                    seg,
-                    name: format!("{}_k{n}", f.name),
-                });
-            }
-        }
-    }
-    out
-}
-
-/// Where each kernel of `program` comes from, entry point by entry point: `(function, line)`
-/// with the line `main_k3 (segred thread) at lib/x.og:12:5`, the kernel's name ([`kernels`]),
-/// kind and level, and the location of the source expression (the SOAC, or the `map` around
-/// the lambda) it was made of. `ogham dev --print kir` lists them; `OGHAM_PROFILE` names them.
-pub fn kernel_origins(program: &Program, sources: &SourceMap) -> Vec<(usize, String)> {
-    kernels(program)
-        .into_iter()
-        .map(|k| {
-            let kind = match k.seg.kind {
-                SegKind::Map => "segmap",
-                SegKind::Red(_) => "segred",
-                SegKind::Scan(_) => "segscan",
-                SegKind::Hist(_) => "seghist",
-            };
-            let level = match k.seg.level {
-                SegLevel::Thread => "thread",
-                SegLevel::Block => "block",
-            };
-            let at = sources.location(k.stmt.loc);
-            (k.function, format!("{} ({kind} {level}) at {at}", k.name))
-        })
-        .collect()
-}
-
-/// The kernel statements of a host body (kernels are only at host level: in the body and in
-/// the bodies of its `if`s and loops), in order.
-fn kernel_stmts<'p>(body: &'p Body, out: &mut Vec<&'p Stmt>) {
-    for stmt in &body.stmts {
-        if let Exp::Seg(_) = stmt.exp {
-            out.push(stmt);
-        } else {
-            for (_, nested) in crate::ir::traverse::nested_scopes(&stmt.exp) {
-                kernel_stmts(nested, out);
-            }
-        }
-    }
-}

@@ -5,7 +5,7 @@
 //! # Algorithm
 //!
 //! The host program keeps its scalar code, `if`s and sequential loops; every SOAC at host level
-//! becomes kernels ([`crate::kir::SegOp`]):
+//! becomes kernels ([`ogham_ir::kir::SegOp`]):
 //!
 //! - a `map` whose body is sequential code is one `SegMap` (Thread level): one thread per
 //!   element runs the body;
@@ -72,17 +72,17 @@
 mod nest;
 mod rename;
 
-use crate::builtins::MathFn;
-use crate::ir::op::BinOp;
-use crate::ir::traverse::{Subst, for_each_stmt, free_vars_body, free_vars_stmt, substitute_body};
-use crate::ir::{
+use nest::{Irregular, Nest};
+use ogham_ir::kir::{SegKind, SegLevel, SegOp, Threshold, ThresholdId, ThresholdKind};
+use ogham_ir::math::MathFn;
+use ogham_ir::op::BinOp;
+use ogham_ir::source::Span;
+use ogham_ir::traverse::{Subst, for_each_stmt, free_vars_body, free_vars_stmt, substitute_body};
+use ogham_ir::types::PrimType;
+use ogham_ir::{
     Body, Const, Exp, Function, HistOp, Lambda, LoopForm, Program, RedOp, Soac, Stmt, SubExp, Type,
     VarId,
 };
-use crate::kir::{SegKind, SegLevel, SegOp, Threshold, ThresholdId, ThresholdKind};
-use crate::source::Span;
-use crate::types::PrimType;
-use nest::{Irregular, Nest};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// The default of `suff_outer_par_K`: the outer width from which one thread per outer point
@@ -388,7 +388,7 @@ impl Flattener<'_> {
         if assumed.is_empty() {
             return cond;
         }
-        let max = SubExp::i64(crate::sizes::MAX_ELEMS as i64);
+        let max = SubExp::i64(ogham_ir::sizes::MAX_ELEMS as i64);
         let mut tests = vec![(BinOp::Ne, width, SubExp::i64(0))];
         for &w in assumed {
             tests.push((BinOp::Ge, w, SubExp::i64(0)));
@@ -644,7 +644,7 @@ impl Flattener<'_> {
     /// checked only when the outer level has points.)
     fn is_size(&self, nest: &Nest, se: SubExp) -> bool {
         let Some(v) = se.as_var() else {
-            return matches!(se, SubExp::Const(Const::I64(n)) if crate::sizes::count(n).is_ok());
+            return matches!(se, SubExp::Const(Const::I64(n)) if ogham_ir::sizes::count(n).is_ok());
         };
         let params = self.f.params.iter().map(|p| p.var);
         nest.widths().first() == Some(&se)
@@ -917,7 +917,7 @@ impl Flattener<'_> {
         inner: &Nest,
         pat: &[VarId],
         map: &Lambda,
-        scans: &[crate::ir::ScanOp],
+        scans: &[ogham_ir::ScanOp],
         reds: &[RedOp],
         loc: Span,
         out: &mut Vec<Stmt>,

@@ -8,9 +8,9 @@
 //! is computed again from its operands ([`Nest::recompute`]). [`Nest::resolve`] binds such a
 //! variable afresh at the start of a kernel body.
 
-use crate::ir::traverse::{Subst, for_each_operand, substitute_exp};
-use crate::ir::{DimIndex, Exp, Function, Stmt, SubExp, Type, VarId};
-use crate::source::Span;
+use ogham_ir::source::Span;
+use ogham_ir::traverse::{Subst, for_each_operand, substitute_exp};
+use ogham_ir::{DimIndex, Exp, Function, Stmt, SubExp, Type, VarId};
 use std::collections::{HashMap, HashSet};
 
 /// Why a nest cannot be distributed: a size that differs between the nest's points (the

@@ -2,9 +2,9 @@
 //! versions of a multi-versioned map each hold their own copy of the map's body, and every
 //! variable of a function must be bound exactly once).
 
-use crate::ir::traverse::{Subst, nested_bodies_mut, substitute_exp, substitute_type};
-use crate::ir::{Exp, Function, Lambda, LoopForm, Soac, Stmt, SubExp, VarId};
-use crate::kir::SegKind;
+use ogham_ir::kir::SegKind;
+use ogham_ir::traverse::{Subst, nested_bodies_mut, substitute_exp, substitute_type};
+use ogham_ir::{Exp, Function, Lambda, LoopForm, Soac, Stmt, SubExp, VarId};
 
 /// A copy of `stmt` in which every variable it binds (patterns, lambda and loop parameters, loop
 /// indices, segment-space indices, at any depth) is a fresh variable of the function's arena,

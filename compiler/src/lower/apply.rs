@@ -3,10 +3,10 @@
 //! arguments are applied to the result.
 
 use super::{Callee, Closure, LVal, Lowerer, Res};
-use crate::ir::op::BinOp;
-use crate::ir::{Body, Exp, Lambda, SubExp, Type, VarId, traverse};
 use crate::syntax::ast::{self, Decl, ExprKind};
-use crate::types::TypeArgs;
+use ogham_ir::op::BinOp;
+use ogham_ir::types::TypeArgs;
+use ogham_ir::{Body, Exp, Lambda, SubExp, Type, VarId, traverse};
 use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
@@ -63,7 +63,7 @@ impl<'p> Lowerer<'p> {
                 let mut sizes = HashMap::new();
                 if let Some(mut t) = self.checked.def_types.get(&(*m, *d)) {
                     for a in &args {
-                        let crate::types::Type::Fun(param, rest) = t else {
+                        let ogham_ir::types::Type::Fun(param, rest) = t else {
                             break;
                         };
                         self.size_names(param, a, &mut sizes);
@@ -143,11 +143,11 @@ impl<'p> Lowerer<'p> {
     /// The named sizes of source type `t` bound to the dimensions of `value`'s arrays.
     fn size_names(
         &self,
-        t: &crate::types::Type,
+        t: &ogham_ir::types::Type,
         value: &LVal<'p>,
         sizes: &mut HashMap<String, LVal<'p>>,
     ) {
-        use crate::types::{Size, Type as T};
+        use ogham_ir::types::{Size, Type as T};
         match (t, value) {
             (T::Tuple(ts), LVal::Tuple(vs)) if ts.len() == vs.len() => {
                 for (t, v) in ts.iter().zip(vs) {

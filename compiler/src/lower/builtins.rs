@@ -3,13 +3,14 @@
 //! array operations, and `zip`/`unzip` disappear (arrays of tuples are tuples of arrays).
 
 use super::{LVal, Lowerer, Res};
-use crate::builtins::{ArrayFn, Builtin, MathFn};
-use crate::ir::op::{BinOp, UnOp};
-use crate::ir::{
+use crate::builtins::{ArrayFn, Builtin};
+use crate::syntax::ast::ExprId;
+use ogham_ir::math::MathFn;
+use ogham_ir::op::{BinOp, UnOp};
+use ogham_ir::types::PrimType;
+use ogham_ir::{
     AssertKind, Const, DimIndex, Exp, HistOp, Lambda, RedOp, ScanOp, Soac, SubExp, Type, VarId,
 };
-use crate::syntax::ast::ExprId;
-use crate::types::PrimType;
 
 const I64: Type = Type::Prim(PrimType::I64);
 
@@ -413,7 +414,7 @@ impl<'p> Lowerer<'p> {
         inputs.extend(value_arrays);
         let map = Lambda {
             params,
-            body: crate::ir::Body {
+            body: ogham_ir::Body {
                 stmts: vec![],
                 result,
             },
@@ -499,7 +500,7 @@ impl<'p> Lowerer<'p> {
         let keep = map.body.result[0];
         let keep = if negate {
             let v = self.new_var("keep", Type::Prim(PrimType::Bool));
-            map.body.stmts.push(crate::ir::Stmt {
+            map.body.stmts.push(ogham_ir::Stmt {
                 pat: vec![v],
                 exp: Exp::UnOp(UnOp::Not, keep),
                 loc: self.loc,
@@ -509,7 +510,7 @@ impl<'p> Lowerer<'p> {
             keep
         };
         let flag = self.new_var("flag", I64);
-        map.body.stmts.push(crate::ir::Stmt {
+        map.body.stmts.push(ogham_ir::Stmt {
             pat: vec![flag],
             exp: Exp::Convert(PrimType::I64, keep),
             loc: self.loc,
@@ -580,7 +581,7 @@ impl<'p> Lowerer<'p> {
                 inputs: scatter_inputs,
                 map: Lambda {
                     params,
-                    body: crate::ir::Body { stmts, result },
+                    body: ogham_ir::Body { stmts, result },
                     ret,
                 },
                 dests,
@@ -603,11 +604,11 @@ impl<'p> Lowerer<'p> {
             I64,
             Exp::If {
                 cond: first,
-                then_body: crate::ir::Body {
+                then_body: ogham_ir::Body {
                     stmts: vec![],
                     result: vec![zero],
                 },
-                else_body: crate::ir::Body {
+                else_body: ogham_ir::Body {
                     stmts: before_stmts,
                     result: vec![before],
                 },
@@ -623,8 +624,8 @@ impl<'p> Lowerer<'p> {
         let s = self.new_var("s", I64);
         Lambda {
             params: vec![a, b],
-            body: crate::ir::Body {
-                stmts: vec![crate::ir::Stmt {
+            body: ogham_ir::Body {
+                stmts: vec![ogham_ir::Stmt {
                     pat: vec![s],
                     exp: Exp::BinOp(BinOp::Add, SubExp::Var(a), SubExp::Var(b)),
                     loc: self.loc,
@@ -648,11 +649,11 @@ impl<'p> Lowerer<'p> {
             I64,
             Exp::If {
                 cond: empty,
-                then_body: crate::ir::Body {
+                then_body: ogham_ir::Body {
                     stmts: vec![],
                     result: vec![SubExp::i64(1)],
                 },
-                else_body: crate::ir::Body {
+                else_body: ogham_ir::Body {
                     stmts: vec![],
                     result: vec![n],
                 },

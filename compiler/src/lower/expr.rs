@@ -2,11 +2,11 @@
 //! in `apply` and `builtins`).
 
 use super::{Callee, Closure, LVal, Lowerer, Res, prim_of};
-use crate::ir::op::BinOp;
-use crate::ir::{Const, DimIndex, Exp, LoopForm, SubExp, Type, VarId, scalar};
 use crate::syntax::ast::{self, Expr, ExprKind, IndexArg};
 use crate::typeck::Resolution;
-use crate::types::{self, PrimType};
+use ogham_ir::op::BinOp;
+use ogham_ir::types::{self, PrimType};
+use ogham_ir::{Const, DimIndex, Exp, LoopForm, SubExp, Type, VarId, scalar};
 use std::rc::Rc;
 
 impl<'p> Lowerer<'p> {
@@ -207,7 +207,7 @@ impl<'p> Lowerer<'p> {
                     Exp::Assert {
                         cond: c,
                         message: message.clone(),
-                        kind: crate::ir::AssertKind::User,
+                        kind: ogham_ir::AssertKind::User,
                     },
                 );
                 self.expr(inner)
@@ -758,7 +758,7 @@ impl<'p> Lowerer<'p> {
     pub(super) fn bound_in(&self, body: &super::Body, se: SubExp) -> bool {
         let SubExp::Var(v) = se else { return false };
         let mut found = false;
-        crate::ir::traverse::for_each_stmt(body, &mut |s| found |= s.pat.contains(&v));
+        ogham_ir::traverse::for_each_stmt(body, &mut |s| found |= s.pat.contains(&v));
         found
     }
 
@@ -942,13 +942,13 @@ impl<'p> Lowerer<'p> {
             })
             .collect();
         // Result types refer to the loop's own size parameters: rename them to the outputs.
-        let subst: crate::ir::traverse::Subst = params
+        let subst: ogham_ir::traverse::Subst = params
             .iter()
             .zip(&outs)
             .map(|((p, _), o)| (*p, SubExp::Var(*o)))
             .collect();
         for o in &outs {
-            let ty = crate::ir::traverse::substitute_type(self.function.ty(*o), &subst);
+            let ty = ogham_ir::traverse::substitute_type(self.function.ty(*o), &subst);
             self.function.vars[o.index()].ty = ty;
         }
         self.emit(

@@ -40,12 +40,12 @@ mod builtins;
 mod expr;
 pub mod surface;
 
-use crate::diag::Diagnostic;
-use crate::ir::{Body, Function, Param, Program, Signature, Stmt, SubExp, Type, VarId};
-use crate::source::{SourceMap, Span};
 use crate::syntax::ast::{self, Decl, Expr, LocalFun, Pattern, SizeExp, TypeExp};
 use crate::typeck::Checked;
-use crate::types::{self, PrimType, TypeArgs};
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::source::{SourceMap, Span};
+use ogham_ir::types::{self, PrimType, TypeArgs};
+use ogham_ir::{Body, Function, Param, Program, Signature, Stmt, SubExp, Type, VarId};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -190,7 +190,7 @@ impl<'p> Lowerer<'p> {
     }
 
     /// Emits `let (pat) = exp`.
-    fn emit(&mut self, pat: Vec<VarId>, exp: crate::ir::Exp) {
+    fn emit(&mut self, pat: Vec<VarId>, exp: ogham_ir::Exp) {
         self.stmts.push(Stmt {
             pat,
             exp,
@@ -199,7 +199,7 @@ impl<'p> Lowerer<'p> {
     }
 
     /// Emits `let x: ty = exp` and returns `x`.
-    fn bind(&mut self, name: &str, ty: Type, exp: crate::ir::Exp) -> SubExp {
+    fn bind(&mut self, name: &str, ty: Type, exp: ogham_ir::Exp) -> SubExp {
         let v = self.new_var(name, ty);
         self.emit(vec![v], exp);
         SubExp::Var(v)

@@ -1,14 +1,14 @@
 //! The source language's scalar syntax in IR terms: the AST's operators as the IR's
-//! ([`crate::ir::op`]) and literals as constants. This is the one place that converts them;
+//! ([`ogham_ir::op`]) and literals as constants. This is the one place that converts them;
 //! lowering uses it, and so does the AST interpreter (`ogham-runtime`'s `interp`), so that both
-//! get their scalar semantics from [`crate::ir::scalar`].
+//! get their scalar semantics from [`ogham_ir::scalar`].
 
-use crate::builtins::ConstFn;
-use crate::ir::Const;
-use crate::ir::op::{BinOp, UnOp};
-use crate::ir::scalar::{self, integer_literal};
 use crate::syntax::ast::{self, LitValue};
-use crate::types::PrimType;
+use ogham_ir::Const;
+use ogham_ir::math::ConstFn;
+use ogham_ir::op::{BinOp, UnOp};
+use ogham_ir::scalar::{self, integer_literal};
+use ogham_ir::types::PrimType;
 
 /// The IR operator that `op` applies to two evaluated scalars: `&&` and `||` as `&` and `|` on
 /// `bool` (both operands evaluated, as in their sections; where they short-circuit, lowering

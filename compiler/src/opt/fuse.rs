@@ -38,8 +38,8 @@
 //! Every variable is bound once (so moving `P`'s lambda into `C` keeps bindings unique) and the
 //! program passed the verifier.
 
-use crate::ir::traverse::{free_vars_stmt, nested_bodies_mut, use_counts};
-use crate::ir::{Body, Exp, Function, Lambda, Program, Soac, Stmt, SubExp, VarId};
+use ogham_ir::traverse::{free_vars_stmt, nested_bodies_mut, use_counts};
+use ogham_ir::{Body, Exp, Function, Lambda, Program, Soac, Stmt, SubExp, VarId};
 
 /// Fuses SOACs in every function of the program.
 pub fn fuse(program: &mut Program) {
@@ -84,7 +84,7 @@ fn fuse_in_body(function: &Function, body: &mut Body, counts: &[u32]) -> bool {
 /// Whether a SOAC's lambda is flat: no SOAC inside (at any depth).
 fn flat(soac: &Soac) -> bool {
     let mut nested = false;
-    crate::ir::traverse::for_each_stmt(&soac.map_lambda().body, &mut |s: &Stmt| {
+    ogham_ir::traverse::for_each_stmt(&soac.map_lambda().body, &mut |s: &Stmt| {
         nested |= matches!(s.exp, Exp::Soac(_));
     });
     !nested
@@ -146,7 +146,7 @@ fn fuse_horizontally(body: &mut Body, first: usize, second: usize) {
     else {
         unreachable!("both statements are Scremas")
     };
-    let parts = |scans: &[crate::ir::ScanOp], reds: &[crate::ir::RedOp], len: usize| {
+    let parts = |scans: &[ogham_ir::ScanOp], reds: &[ogham_ir::RedOp], len: usize| {
         let n_scan: usize = scans.iter().map(|s| s.neutral.len()).sum();
         let n_red: usize = reds.iter().map(|r| r.neutral.len()).sum();
         [0..n_scan, n_scan..n_scan + n_red, n_scan + n_red..len]
@@ -171,7 +171,7 @@ fn fuse_horizontally(body: &mut Body, first: usize, second: usize) {
         .into_iter()
         .filter_map(SubExp::as_var)
         .collect();
-    let ret: Vec<crate::ir::Type> = (0..3)
+    let ret: Vec<ogham_ir::Type> = (0..3)
         .flat_map(|k| {
             a_map.ret[a_parts[k].clone()]
                 .iter()

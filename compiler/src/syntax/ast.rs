@@ -8,8 +8,8 @@
 //! Invariants: spans are never empty for nodes that came from source text; `ExprId`s are dense
 //! (`0..Program::expr_count`) and unique across all modules of a program.
 
-use crate::source::{FileId, Span};
-use crate::types::PrimType;
+use ogham_ir::source::{FileId, Span};
+use ogham_ir::types::PrimType;
 
 /// Index of an expression; dense and unique across a [`Program`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -18,11 +18,11 @@
 //!
 //! Invariant: token spans are byte offsets into the text, strictly increasing, never empty.
 
-use crate::diag::Diagnostic;
-use crate::source::{FileId, Span};
 use crate::syntax::ast::{LitValue, Literal};
-use crate::types::PrimType;
 use logos::Logos;
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::source::{FileId, Span};
+use ogham_ir::types::PrimType;
 
 /// Why logos could not produce a token.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -15,11 +15,11 @@ pub mod ast;
 pub mod lexer;
 pub mod print;
 
-use crate::diag::Diagnostic;
-use crate::source::{FileId, Span};
 use ast::{BinOp, Expr, ExprId, ExprKind, Ident, LitValue, Literal, QualName, SizeExp, TypeExp};
 use lalrpop_util::{ErrorRecovery, ParseError};
 use lexer::{LexError, Tok};
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::source::{FileId, Span};
 use std::cell::{Cell, RefCell};
 
 lalrpop_util::lalrpop_mod!(
@@ -149,7 +149,7 @@ impl Builder<'_> {
 
     /// A type written as a single name: a primitive type, or a type variable or alias.
     fn type_name(&self, name: Ident, span: Span) -> TypeExp {
-        match crate::types::PrimType::from_name(&name.name) {
+        match ogham_ir::types::PrimType::from_name(&name.name) {
             Some(p) => TypeExp::Prim(p, span),
             None => TypeExp::Name(name, Vec::new(), span),
         }

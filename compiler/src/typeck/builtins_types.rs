@@ -7,8 +7,8 @@ use super::Checker;
 use super::names::Instance;
 use super::unify::{Constraint, PrimSet, Sz, Ty};
 use crate::builtins::{ArrayFn, Builtin};
-use crate::source::Span;
-use crate::types::PrimType;
+use ogham_ir::source::Span;
+use ogham_ir::types::PrimType;
 
 /// Which arguments of a built-in are consumed (`*` parameters).
 pub(super) fn builtin_consumes(b: Builtin) -> &'static [bool] {

@@ -9,13 +9,13 @@ use super::names::Instance;
 use super::unify::{Constraint, PrimSet, Sz, Ty};
 use super::{Checker, Resolution, Scheme, result_expr};
 use crate::builtins::{self, ArrayFn, Builtin, GenericFn};
-use crate::diag::Diagnostic;
-use crate::source::Span;
 use crate::syntax::ast::{
     BinOp, Expr, ExprKind, Ident, IndexArg, LitValue, LocalFun, LoopForm, Pattern, TypeExp,
     TypeParam, UnOp,
 };
-use crate::types::PrimType;
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::source::Span;
+use ogham_ir::types::PrimType;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 

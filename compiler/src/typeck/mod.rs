@@ -46,10 +46,10 @@ mod unify;
 mod uniqueness;
 
 use crate::builtins::Builtin;
-use crate::diag::Diagnostic;
-use crate::source::{SourceMap, Span};
 use crate::syntax::ast::{Decl, Def, Expr, ExprId, ExprKind, Ident, Pattern, Program, TypeExp};
-use crate::types::{PrimType, Type, TypeArgs};
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::source::{SourceMap, Span};
+use ogham_ir::types::{PrimType, Type, TypeArgs};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use unify::{Constraint, Mismatch, PrimSet, Subst, Sz, Ty};

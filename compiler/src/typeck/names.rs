@@ -4,12 +4,12 @@
 use super::unify::{Sz, Ty};
 use super::{Alias, AliasParam, Checker, Local, Resolution, Scheme};
 use crate::builtins;
-use crate::diag::Diagnostic;
-use crate::source::Span;
 use crate::syntax::ast::{
     Expr, ExprId, Ident, QualName, SizeExp, TypeAlias, TypeArg, TypeExp, TypeParam,
 };
-use crate::types::PrimType;
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::source::Span;
+use ogham_ir::types::PrimType;
 use std::collections::HashMap;
 use std::rc::Rc;
 

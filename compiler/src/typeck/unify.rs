@@ -1,6 +1,6 @@
 //! The checker's internal types and their unification.
 //!
-//! [`Ty`] is [`crate::types::Type`] plus inference variables with constraints and an error type;
+//! [`Ty`] is [`ogham_ir::types::Type`] plus inference variables with constraints and an error type;
 //! [`Sz`] adds size variables and rigid (named) sizes identified by the binding that introduced
 //! them, so shadowing a size name never confuses two sizes. [`Subst`] owns every variable and
 //! unifies types in place (no path compression needed at our program sizes).
@@ -14,8 +14,8 @@
 //! the same rigid size or the same unknown (existential) size, and every other pair is a size
 //! mismatch — except in lenient mode (`:>`, branches, loops), where sizes are not compared.
 
-use crate::source::Span;
-use crate::types::{PrimType, Size, Type};
+use ogham_ir::source::Span;
+use ogham_ir::types::{PrimType, Size, Type};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 

@@ -24,10 +24,10 @@
 use super::builtins_types::builtin_consumes;
 use super::{Checker, Resolution};
 use crate::builtins::{ArrayFn, Builtin};
-use crate::diag::Diagnostic;
-use crate::source::Span;
 use crate::syntax::ast::{BinOp, Def, Expr, ExprKind, IndexArg, LoopForm, Pattern, TypeExp};
-use crate::types::Type;
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::source::Span;
+use ogham_ir::types::Type;
 use std::collections::{HashMap, HashSet};
 
 /// The pseudo-root of arrays defined at top level (never consumable).

@@ -1,15 +1,15 @@
 //! Building IR programs by hand in tests of the printer, verifier and simplifier.
 #![allow(dead_code)]
 
-use ogham_compiler::builtins::MathFn;
-use ogham_compiler::ir::op::{BinOp, UnOp};
-use ogham_compiler::ir::{
+use ogham_ir::kir::{SegKind, SegLevel, SegOp, Threshold, ThresholdId, ThresholdKind};
+use ogham_ir::math::MathFn;
+use ogham_ir::op::{BinOp, UnOp};
+use ogham_ir::source::Span;
+use ogham_ir::types::PrimType;
+use ogham_ir::{
     Body, Const, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, Param, Program, RedOp, ScanOp,
     Signature, Soac, Stmt, SubExp, Type, VarId,
 };
-use ogham_compiler::kir::{SegKind, SegLevel, SegOp, Threshold, ThresholdId, ThresholdKind};
-use ogham_compiler::source::Span;
-use ogham_compiler::types::PrimType;
 
 pub const F32: Type = Type::Prim(PrimType::F32);
 pub const F64: Type = Type::Prim(PrimType::F64);

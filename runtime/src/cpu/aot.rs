@@ -20,19 +20,17 @@
 //! (which checks the skeleton's hash). An entry point's first call checks and decodes its IR
 //! and kernel table and refuses a table that does not match its program.
 
-use super::jit::{self, Entry};
+use super::code::{Entry, host_cpu_features};
 use super::{Executable, KernelInfo, Launchable};
-use crate::packed::{self, Packed};
-use cranelift_module::{DataDescription, DataId, Linkage, Module};
-use cranelift_object::{ObjectBuilder, ObjectModule};
-use ogham_compiler::back::cpu as back;
-use ogham_compiler::ir::Program;
-use ogham_compiler::source::SourceMap;
+use crate::packed::Packed;
+use ogham_ir::Program;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::ffi::{CStr, c_char};
 use std::path::Path;
+
+#[cfg(feature = "jit")]
+pub use write::object;
 
 /// Bumped whenever [`Image`] or the meaning of its fields changes (3: the library packed).
 pub const IMAGE_VERSION: u64 = 3;
@@ -55,15 +53,6 @@ pub struct Image {
     pub kernels: *const *const u8,
 }
 
-/// The offsets of `Image`'s fields that the object fills (pointers by relocations).
-const BUILD_AT: usize = 8;
-const LIBRARY_AT: u32 = 16;
-const LIBRARY_LEN_AT: usize = 24;
-const FEATURES_AT: u32 = 32;
-const COUNT_AT: usize = 40;
-const KERNELS_AT: u32 = 48;
-const IMAGE_SIZE: usize = 56;
-
 /// An entry point's kernel table: its first kernel statement's index among the program's, and
 /// each of its kernel statements' description (`None` where no kernel was generated).
 #[derive(Serialize, Deserialize)]
@@ -81,90 +70,138 @@ pub fn valid_symbol_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// An ELF object defining `<name>_image` for the library of kernel-IR `program` compiled from
-/// `sources`, with its entry points' `docs`; its kernels are compiled for this machine's CPU.
-pub fn object(
-    sources: &SourceMap,
-    docs: &BTreeMap<String, String>,
-    program: &Program,
-    name: &str,
-) -> Result<Vec<u8>, String> {
-    if !valid_symbol_name(name) {
-        return Err(format!(
-            "`{name}` cannot name a C symbol (letters, digits and `_`, not starting with a digit)"
-        ));
-    }
-    let segs = back::compile(program);
-    let mut infos = KernelInfo::of(&segs).into_iter();
-    let sites = ogham_compiler::back::kernels(program);
-    let mut tables = Vec::new();
-    for f in 0..program.functions.len() {
-        let table = KernelTable {
-            first: sites.iter().filter(|s| s.function < f).count(),
-            kernels: infos
-                .by_ref()
-                .take(sites.iter().filter(|s| s.function == f).count())
-                .collect(),
-        };
-        tables.push(
-            serde_json::to_string(&table)
-                .map_err(|e| format!("cannot encode the kernel table: {e}"))?,
-        );
-    }
-    let library = packed::pack(sources, docs, program, Some(&tables))?;
-    let isa = jit::isa(true)?;
-    let mut features = jit::cpu_features(&*isa).join(",").into_bytes();
-    features.push(0);
-    let builder = ObjectBuilder::new(isa, name, cranelift_module::default_libcall_names())
-        .map_err(|e| format!("object file: {e}"))?;
-    let mut module = ObjectModule::new(builder);
-    let (ids, _) = jit::define_kernels(&mut module, &segs, &format!("{name}_"))?;
+/// Writing objects: the kernels compiled by Cranelift (only with the `jit` feature).
+#[cfg(feature = "jit")]
+mod write {
+    use super::super::jit;
+    use super::{IMAGE_VERSION, KernelInfo, KernelTable, valid_symbol_name};
+    use crate::packed;
+    use cranelift_module::{DataDescription, DataId, Linkage, Module};
+    use cranelift_object::{ObjectBuilder, ObjectModule};
+    use ogham_compiler::back::cpu as back;
+    use ogham_ir::Program;
+    use ogham_ir::source::SourceMap;
+    use std::collections::BTreeMap;
 
-    let library = bytes_data(&mut module, &format!("{name}_library"), &library)?;
-    let features = bytes_data(&mut module, &format!("{name}_cpu_features"), &features)?;
+    /// The offsets of `Image`'s fields that the object fills (pointers by relocations).
+    const BUILD_AT: usize = 8;
+    const LIBRARY_AT: u32 = 16;
+    const LIBRARY_LEN_AT: usize = 24;
+    const FEATURES_AT: u32 = 32;
+    const COUNT_AT: usize = 40;
+    const KERNELS_AT: u32 = 48;
+    const IMAGE_SIZE: usize = 56;
 
-    let table = declare(&mut module, &format!("{name}_kernels"), Linkage::Local)?;
-    let mut desc = DataDescription::new();
-    desc.define(vec![0u8; 16 * ids.len().max(1)].into_boxed_slice());
-    for (i, kernel) in ids.iter().enumerate() {
-        let Some((main, combine)) = *kernel else {
-            continue;
-        };
-        for (slot, id) in [(0, Some(main)), (1, combine)] {
-            if let Some(id) = id {
-                let func = module.declare_func_in_data(id, &mut desc);
-                desc.write_function_addr((16 * i + 8 * slot) as u32, func);
+    /// An ELF object defining `<name>_image` for the library of kernel-IR `program` compiled from
+    /// `sources`, with its entry points' `docs`; its kernels are compiled for this machine's CPU.
+    pub fn object(
+        sources: &SourceMap,
+        docs: &BTreeMap<String, String>,
+        program: &Program,
+        name: &str,
+    ) -> Result<Vec<u8>, String> {
+        if !valid_symbol_name(name) {
+            return Err(format!(
+                "`{name}` cannot name a C symbol (letters, digits and `_`, not starting with a digit)"
+            ));
+        }
+        let segs = back::compile(program);
+        let mut infos = KernelInfo::of(&segs).into_iter();
+        let sites = ogham_ir::abi::kernels(program);
+        let mut tables = Vec::new();
+        for f in 0..program.functions.len() {
+            let table = KernelTable {
+                first: sites.iter().filter(|s| s.function < f).count(),
+                kernels: infos
+                    .by_ref()
+                    .take(sites.iter().filter(|s| s.function == f).count())
+                    .collect(),
+            };
+            tables.push(
+                serde_json::to_string(&table)
+                    .map_err(|e| format!("cannot encode the kernel table: {e}"))?,
+            );
+        }
+        let library = packed::pack(sources, docs, program, Some(&tables))?;
+        let isa = jit::isa(true)?;
+        let mut features = jit::cpu_features(&*isa).join(",").into_bytes();
+        features.push(0);
+        let builder = ObjectBuilder::new(isa, name, cranelift_module::default_libcall_names())
+            .map_err(|e| format!("object file: {e}"))?;
+        let mut module = ObjectModule::new(builder);
+        let (ids, _) = jit::define_kernels(&mut module, &segs, &format!("{name}_"))?;
+
+        let library = bytes_data(&mut module, &format!("{name}_library"), &library)?;
+        let features = bytes_data(&mut module, &format!("{name}_cpu_features"), &features)?;
+
+        let table = declare(&mut module, &format!("{name}_kernels"), Linkage::Local)?;
+        let mut desc = DataDescription::new();
+        desc.define(vec![0u8; 16 * ids.len().max(1)].into_boxed_slice());
+        for (i, kernel) in ids.iter().enumerate() {
+            let Some((main, combine)) = *kernel else {
+                continue;
+            };
+            for (slot, id) in [(0, Some(main)), (1, combine)] {
+                if let Some(id) = id {
+                    let func = module.declare_func_in_data(id, &mut desc);
+                    desc.write_function_addr((16 * i + 8 * slot) as u32, func);
+                }
             }
         }
-    }
-    define(&mut module, table, &desc)?;
+        define(&mut module, table, &desc)?;
 
-    let image = declare(&mut module, &format!("{name}_image"), Linkage::Export)?;
-    let mut bytes = vec![0u8; IMAGE_SIZE];
-    for (at, value) in [
-        (0, IMAGE_VERSION),
-        (BUILD_AT, crate::build_id()),
-        (LIBRARY_LEN_AT, library.1 as u64),
-        (COUNT_AT, ids.len() as u64),
-    ] {
-        bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
+        let image = declare(&mut module, &format!("{name}_image"), Linkage::Export)?;
+        let mut bytes = vec![0u8; IMAGE_SIZE];
+        for (at, value) in [
+            (0, IMAGE_VERSION),
+            (BUILD_AT, crate::build_id()),
+            (LIBRARY_LEN_AT, library.1 as u64),
+            (COUNT_AT, ids.len() as u64),
+        ] {
+            bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
+        }
+        let mut desc = DataDescription::new();
+        desc.define(bytes.into_boxed_slice());
+        desc.set_align(8);
+        for (at, data) in [
+            (LIBRARY_AT, library.0),
+            (FEATURES_AT, features.0),
+            (KERNELS_AT, table),
+        ] {
+            let target = module.declare_data_in_data(data, &mut desc);
+            desc.write_data_addr(at, target, 0);
+        }
+        define(&mut module, image, &desc)?;
+        module
+            .finish()
+            .emit()
+            .map_err(|e| format!("object file: {e}"))
     }
-    let mut desc = DataDescription::new();
-    desc.define(bytes.into_boxed_slice());
-    desc.set_align(8);
-    for (at, data) in [
-        (LIBRARY_AT, library.0),
-        (FEATURES_AT, features.0),
-        (KERNELS_AT, table),
-    ] {
-        let target = module.declare_data_in_data(data, &mut desc);
-        desc.write_data_addr(at, target, 0);
+
+    fn declare(module: &mut ObjectModule, name: &str, linkage: Linkage) -> Result<DataId, String> {
+        module
+            .declare_data(name, linkage, false, false)
+            .map_err(|e| format!("declaring {name}: {e}"))
     }
-    define(&mut module, image, &desc)?;
-    module
-        .finish()
-        .emit()
-        .map_err(|e| format!("object file: {e}"))
+
+    fn define(module: &mut ObjectModule, id: DataId, desc: &DataDescription) -> Result<(), String> {
+        module
+            .define_data(id, desc)
+            .map_err(|e| format!("object file: {e}"))
+    }
+
+    /// A local read-only data object holding `bytes`; its id and length.
+    fn bytes_data(
+        module: &mut ObjectModule,
+        name: &str,
+        bytes: &[u8],
+    ) -> Result<(DataId, usize), String> {
+        let id = declare(module, name, Linkage::Local)?;
+        let mut desc = DataDescription::new();
+        desc.define(bytes.to_vec().into_boxed_slice());
+        define(module, id, &desc)?;
+        Ok((id, bytes.len()))
+    }
 }
 
 /// The C interface's header (`capi/include/ogham.h`), which `ogham build` writes beside the
@@ -220,31 +257,6 @@ pub fn c_header(name: &str, origin: &str, signatures: &[String], build: &str) ->
     )
 }
 
-fn declare(module: &mut ObjectModule, name: &str, linkage: Linkage) -> Result<DataId, String> {
-    module
-        .declare_data(name, linkage, false, false)
-        .map_err(|e| format!("declaring {name}: {e}"))
-}
-
-fn define(module: &mut ObjectModule, id: DataId, desc: &DataDescription) -> Result<(), String> {
-    module
-        .define_data(id, desc)
-        .map_err(|e| format!("object file: {e}"))
-}
-
-/// A local read-only data object holding `bytes`; its id and length.
-fn bytes_data(
-    module: &mut ObjectModule,
-    name: &str,
-    bytes: &[u8],
-) -> Result<(DataId, usize), String> {
-    let id = declare(module, name, Linkage::Local)?;
-    let mut desc = DataDescription::new();
-    desc.define(bytes.to_vec().into_boxed_slice());
-    define(module, id, &desc)?;
-    Ok((id, bytes.len()))
-}
-
 const REBUILD: &str = "rebuild the object with this runtime's version of `ogham build`";
 
 /// The addresses of an image's code: immutable, so shared between threads.
@@ -287,7 +299,7 @@ pub(crate) unsafe fn open(image: &Image) -> Result<Packed, String> {
     let wanted = unsafe { CStr::from_ptr(image.cpu_features) }
         .to_str()
         .map_err(|_| "the image's CPU features are not UTF-8 text".to_string())?;
-    let here = jit::host_cpu_features()?;
+    let here = host_cpu_features()?;
     let missing: Vec<&str> = wanted
         .split(',')
         .filter(|f| !f.is_empty() && !here.iter().any(|h| h == f))

@@ -6,12 +6,13 @@
 use crate::index::{IdxArg, check_index};
 use crate::scalar as ops;
 use crate::value::Scalar;
-use ogham_compiler::back::cpu::helpers::{MATH_FNS, all_helpers};
-use ogham_compiler::back::cpu::{CTX_GENERATED_BYTES, MAX_DETAILS};
-use ogham_compiler::ir::op::BinOp;
-use ogham_compiler::types::PrimType;
+#[cfg(feature = "jit")]
+use ogham_compiler::back::cpu::helpers::all_helpers;
+use ogham_ir::abi::{CTX_GENERATED_BYTES, MATH_FNS, MAX_DETAILS};
+use ogham_ir::op::BinOp;
+use ogham_ir::types::PrimType;
 
-/// The context record of one worker (layout: see `ogham_compiler::back::cpu`).
+/// The context record of one worker (layout: `ogham_ir::abi`, `CTX_*`).
 #[repr(C)]
 pub struct Ctx {
     pub site: i64,
@@ -188,7 +189,9 @@ extern "C" fn ogham_slice_ok(n: i64, start: i64, len: i64, stride: i64) -> i64 {
     check_index(&[n.max(0) as usize], &[arg]).is_ok() as i64
 }
 
-/// The address of every helper, in the order of [`all_helpers`].
+/// The address of every helper, in the order of [`all_helpers`] (for the JIT and the disk
+/// cache's loader, which bind them by name; ahead-of-time objects link against the symbols).
+#[cfg(feature = "jit")]
 pub fn addresses() -> Vec<(&'static str, *const u8)> {
     let ptrs: [*const u8; 10] = [
         ogham_alloc as *const u8,
@@ -229,7 +232,7 @@ extern "C" fn ogham_sincos_f64(x: f64, out: *mut f64) {
     }
 }
 
-/// The [`HelperId::Libm`] helpers: the methods `ogham_compiler::ir::scalar` uses for each function.
+/// The [`HelperId::Libm`] helpers: the methods `ogham_ir::scalar` uses for each function.
 /// `LIBM` lists them (name, address) in the order of their function ids.
 macro_rules! libm_helpers {
     ($($f32:ident $f64:ident |$x:ident $(, $y:ident)?| $e:expr;)*) => {
@@ -239,6 +242,7 @@ macro_rules! libm_helpers {
             #[unsafe(no_mangle)]
             extern "C" fn $f64($x: f64 $(, $y: f64)?) -> f64 { $e }
         )*
+        #[cfg(feature = "jit")]
         const LIBM: &[(&str, *const u8)] = &[
             $((stringify!($f32), $f32 as *const u8), (stringify!($f64), $f64 as *const u8),)*
         ];

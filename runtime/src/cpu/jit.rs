@@ -1,7 +1,9 @@
 //! JIT compilation of a program's kernels with Cranelift for the host CPU, and the pieces that
-//! ahead-of-time compilation (`aot.rs`) shares with it: the target, the helpers' declarations
-//! and the definition of one kernel in a Cranelift module.
+//! ahead-of-time compilation (`aot.rs`) and native code for the disk cache (`native.rs`) share
+//! with it: the target, the helpers' declarations and the definition of one kernel in a
+//! Cranelift module. Only with the `jit` feature.
 
+use super::code::Entry;
 use super::helpers;
 use cranelift_codegen::isa::{CallConv, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
@@ -10,21 +12,6 @@ use cranelift_module::{FuncId, Linkage, Module};
 use ogham_compiler::back::cpu::CompiledSeg;
 use ogham_compiler::back::cpu::helpers::all_helpers;
 use std::sync::Arc;
-
-/// `kernel(ctx, args, seg_start, seg_end, i_start, i_end, partial, carry) -> status`.
-pub type KernelFn = unsafe extern "C" fn(
-    *mut helpers::Ctx,
-    *const u64,
-    i64,
-    i64,
-    i64,
-    i64,
-    *mut u64,
-    *const u64,
-) -> i32;
-/// `combine(ctx, args, acc, val) -> status`.
-pub type CombineFn =
-    unsafe extern "C" fn(*mut helpers::Ctx, *const u64, *mut u64, *const u64) -> i32;
 
 /// Machine code of compiled kernels; freed when dropped.
 pub struct Jit {
@@ -42,32 +29,6 @@ impl Drop for Jit {
         if let Some(module) = self.module.take() {
             // SAFETY: the functions are only called through `Launchable`s, which borrow `self`.
             unsafe { module.free_memory() };
-        }
-    }
-}
-
-/// A kernel's entry points.
-#[derive(Clone, Copy)]
-pub struct Entry {
-    pub kernel: KernelFn,
-    pub combine: Option<CombineFn>,
-}
-
-impl Entry {
-    /// The entry points at `kernel` and `combine` (null: none).
-    ///
-    /// # Safety
-    /// `kernel` and a non-null `combine` are the machine code of a kernel's functions generated
-    /// by `ogham_compiler::back::cpu` (whose signatures are [`KernelFn`] and [`CombineFn`]),
-    /// valid for as long as the entry is used.
-    pub unsafe fn from_code(kernel: *const u8, combine: *const u8) -> Entry {
-        // SAFETY: the caller's contract.
-        unsafe {
-            Entry {
-                kernel: std::mem::transmute::<*const u8, KernelFn>(kernel),
-                combine: (!combine.is_null())
-                    .then(|| std::mem::transmute::<*const u8, CombineFn>(combine)),
-            }
         }
     }
 }
@@ -97,15 +58,6 @@ pub(super) fn cpu_features(isa: &dyn TargetIsa) -> Vec<String> {
         .filter(|flag| flag.as_bool() == Some(true))
         .map(|flag| flag.name.to_string())
         .collect()
-}
-
-/// The names of this machine's CPU features that generated code may use (determined once).
-pub fn host_cpu_features() -> Result<&'static [String], String> {
-    static FEATURES: std::sync::OnceLock<Result<Vec<String>, String>> = std::sync::OnceLock::new();
-    FEATURES
-        .get_or_init(|| isa(false).map(|isa| cpu_features(&*isa)))
-        .as_deref()
-        .map_err(Clone::clone)
 }
 
 /// Compiles the kernels that were generated (`Ok`) into machine code; returns their entry
@@ -231,4 +183,21 @@ fn define(
         .map_or(0, |code| code.code_info().total_size);
     sizes.push((id, size, name.to_string()));
     Ok(id)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The runtime finds the host's CPU features without Cranelift (`code.rs`), as ahead-of-time
+    /// objects record them with it: both name the same features (in their own orders).
+    #[test]
+    fn the_host_features_are_those_cranelift_enables() {
+        let isa = super::isa(false).expect("the host is supported");
+        let mut ours = super::super::code::host_cpu_features()
+            .expect("the host is supported")
+            .to_vec();
+        let mut cranelifts = super::cpu_features(&*isa);
+        ours.sort();
+        cranelifts.sort();
+        assert_eq!(ours, cranelifts);
+    }
 }

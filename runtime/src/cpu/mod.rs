@@ -23,23 +23,34 @@
 //! points, the first in row-major order is reported.
 
 pub mod aot;
+mod code;
 mod helpers;
+#[cfg(feature = "jit")]
 mod jit;
+#[cfg(feature = "jit")]
 pub mod native;
 
-pub use jit::host_cpu_features;
+pub use code::host_cpu_features;
 
-use crate::error::{R_INTERNAL, Res, error};
+use crate::error::Res;
+#[cfg(feature = "jit")]
+use crate::error::{R_INTERNAL, error};
 use crate::ireval::eval::{Evaluator, Launcher, Val};
 use crate::ireval::{self, Thresholds};
 use crate::kernel_io::{Io, KernelFailure, Operand, failure_diagnostic, kernel_index};
 use crate::value::{ArrayData, Scalar, Value};
+use code::Entry;
 use helpers::Ctx;
+#[cfg(feature = "jit")]
+use ogham_compiler::back::Unsupported;
+#[cfg(feature = "jit")]
 use ogham_compiler::back::cpu::{self as back, CompiledSeg, Kernel};
-use ogham_compiler::back::{ErrorSite, Unsupported};
-use ogham_compiler::diag::Diagnostic;
-use ogham_compiler::ir::{Body, Exp, Program, VarId};
-use ogham_compiler::kir::{SegKind, SegLevel, SegOp, ThresholdKind};
+use ogham_ir::abi::ErrorSite;
+use ogham_ir::abi::kernels;
+#[cfg(feature = "jit")]
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::kir::{SegKind, SegLevel, SegOp, ThresholdKind};
+use ogham_ir::{Body, Exp, Program, VarId};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -57,6 +68,7 @@ pub fn cpu_threshold_default(kind: ThresholdKind) -> i64 {
 
 /// Runs entry point `entry` of kernel-IR `program` on the CPU, JIT-compiling its kernels for
 /// this call (an [`Executable`] compiles them once for many calls).
+#[cfg(feature = "jit")]
 pub fn run(
     program: &Program,
     entry: &str,
@@ -91,6 +103,7 @@ pub struct Executable {
 
 /// Where an executable keeps its entry points' native code between processes (the on-disk
 /// cache of `ogham::cache`).
+#[cfg(feature = "jit")]
 pub trait NativeStore: Send + Sync {
     /// The code stored for entry point `entry`, if there is intact code (made by this build
     /// for this CPU; the store verifies that).
@@ -104,11 +117,12 @@ pub trait NativeStore: Send + Sync {
 enum Code {
     /// Per entry point (index in `Program::functions`): its kernels' code, or why code
     /// generation failed; made by the JIT, or through the store.
+    #[cfg(feature = "jit")]
     Lazy {
         entries: Vec<OnceLock<Result<EntryCode, String>>>,
         store: Option<Box<dyn NativeStore>>,
     },
-    /// Every kernel statement's code in the order of [`back::kernels`]; `by_function[f]` is the
+    /// Every kernel statement's code in the order of [`kernels`]; `by_function[f]` is the
     /// range of entry point `f`'s statements. `_memory` owns the code.
     Loaded {
         kernels: Vec<Option<Launchable>>,
@@ -119,12 +133,14 @@ enum Code {
 
 /// The compiled kernels of one entry point, in statement order, with the memory holding their
 /// code.
+#[cfg(feature = "jit")]
 struct EntryCode {
     kernels: Vec<Option<Launchable>>,
     _memory: Box<dyn Send + Sync>,
 }
 
 /// JIT-compiles the kernels of entry point `function` of `program`.
+#[cfg(feature = "jit")]
 fn jit_entry(program: &Program, function: usize) -> Result<EntryCode, String> {
     let segs = back::compile_function(program, function);
     let (jit, entries) = jit::compile(&segs)?;
@@ -141,6 +157,7 @@ fn jit_entry(program: &Program, function: usize) -> Result<EntryCode, String> {
 
 /// The kernels of entry point `function` from `store`, or compiled to native code and stored
 /// there.
+#[cfg(feature = "jit")]
 fn stored_entry(
     program: &Program,
     function: usize,
@@ -172,6 +189,7 @@ fn stored_entry(
     }
 }
 
+#[cfg(feature = "jit")]
 fn codegen_error(e: String) -> Box<Diagnostic> {
     error(
         R_INTERNAL,
@@ -182,16 +200,19 @@ fn codegen_error(e: String) -> Box<Diagnostic> {
 
 impl Executable {
     /// `program`, whose kernels the JIT compiles when an entry point is first called.
+    #[cfg(feature = "jit")]
     pub fn new(program: Program) -> Executable {
         Executable::lazy(program, None)
     }
 
     /// `program`, whose entry points' kernels come from `store` or are compiled to native code
     /// and put there when an entry point is first called.
+    #[cfg(feature = "jit")]
     pub fn with_store(program: Program, store: Box<dyn NativeStore>) -> Executable {
         Executable::lazy(program, Some(store))
     }
 
+    #[cfg(feature = "jit")]
     fn lazy(program: Program, store: Option<Box<dyn NativeStore>>) -> Executable {
         let entries = program.functions.iter().map(|_| OnceLock::new()).collect();
         Executable {
@@ -201,13 +222,13 @@ impl Executable {
     }
 
     /// `program` with the machine code of every kernel statement (in the order of
-    /// [`back::kernels`]) already made; `memory` owns that code.
+    /// [`kernels`]) already made; `memory` owns that code.
     pub(crate) fn with_kernels(
         program: Program,
         kernels: Vec<Option<Launchable>>,
         memory: Box<dyn Send + Sync>,
     ) -> Result<Executable, String> {
-        let sites = ogham_compiler::back::kernels(&program);
+        let sites = ogham_ir::abi::kernels(&program);
         if sites.len() != kernels.len() {
             return Err(format!(
                 "{} kernels for a program of {} kernel statements",
@@ -247,7 +268,7 @@ impl Executable {
         self.program
     }
 
-    /// Runs entry point `entry` (see `ogham_compiler::kir::tuning` for `thresholds`).
+    /// Runs entry point `entry` (see `ogham_ir::kir::tuning` for `thresholds`).
     pub fn call(&self, entry: &str, args: Vec<Value>, thresholds: &Thresholds) -> Res<Vec<Value>> {
         let function = self.program.functions.iter().position(|f| f.name == entry);
         run_kernels(
@@ -269,6 +290,7 @@ impl Executable {
     /// its first call).
     fn kernels(&self, function: usize) -> Res<&[Option<Launchable>]> {
         match &self.code {
+            #[cfg(feature = "jit")]
             Code::Lazy { entries, store } => {
                 let code = entries[function].get_or_init(|| match store {
                     Some(store) => stored_entry(&self.program, function, &**store),
@@ -291,6 +313,7 @@ impl Executable {
 /// The kernels' code an entry point runs with: an executable's, or compiled for one call.
 enum KernelCode<'p> {
     Borrowed(&'p [Option<Launchable>]),
+    #[cfg(feature = "jit")]
     Owned(Box<EntryCode>),
 }
 
@@ -298,6 +321,7 @@ impl KernelCode<'_> {
     fn kernels(&self) -> &[Option<Launchable>] {
         match self {
             KernelCode::Borrowed(kernels) => kernels,
+            #[cfg(feature = "jit")]
             KernelCode::Owned(code) => &code.kernels,
         }
     }
@@ -323,7 +347,7 @@ fn run_kernels<'p>(
     }
     ireval::run_with(program, entry, args, &thresholds, move || {
         let code = code()?;
-        let stmts = ogham_compiler::back::kernels(program)
+        let stmts = kernels(program)
             .into_iter()
             .filter(|site| Some(site.function) == function)
             .map(|site| site.stmt);
@@ -348,6 +372,7 @@ pub(crate) struct KernelInfo {
 
 impl KernelInfo {
     /// The description of every kernel that was generated, in the order of `segs`.
+    #[cfg(feature = "jit")]
     pub(crate) fn of(segs: &[CompiledSeg]) -> Vec<Option<KernelInfo>> {
         segs.iter()
             .map(|seg| {
@@ -364,12 +389,13 @@ impl KernelInfo {
 /// A compiled kernel: its description and its machine code.
 pub(crate) struct Launchable {
     info: KernelInfo,
-    entry: jit::Entry,
+    entry: Entry,
 }
 
 impl Launchable {
     /// The launchable form of a kernel that was generated and compiled.
-    fn new(kernel: Result<Kernel, Unsupported>, entry: Option<jit::Entry>) -> Option<Launchable> {
+    #[cfg(feature = "jit")]
+    fn new(kernel: Result<Kernel, Unsupported>, entry: Option<Entry>) -> Option<Launchable> {
         let (Ok(kernel), Some(entry)) = (kernel, entry) else {
             return None;
         };
@@ -384,7 +410,7 @@ impl Launchable {
     }
 
     /// A kernel described by `info` whose code is `entry`.
-    pub(crate) fn loaded(info: KernelInfo, entry: jit::Entry) -> Launchable {
+    pub(crate) fn loaded(info: KernelInfo, entry: Entry) -> Launchable {
         Launchable { info, entry }
     }
 }
@@ -467,7 +493,7 @@ const SERIAL_POINTS: i64 = 4096;
 /// does): then even a few points are worth spreading over the workers.
 fn loops_per_point(body: &Body) -> bool {
     let mut found = false;
-    ogham_compiler::ir::traverse::for_each_stmt(body, &mut |stmt| {
+    ogham_ir::traverse::for_each_stmt(body, &mut |stmt| {
         found |= matches!(stmt.exp, Exp::Loop { .. } | Exp::Soac(_));
     });
     found
@@ -624,7 +650,7 @@ fn kernel_accumulators(seg: &SegOp) -> usize {
 /// totals of ranges `0..c` combined in order (range 0 starts from the neutral elements, its slots
 /// are unused).
 fn scan_carries(
-    entry: &jit::Entry,
+    entry: &Entry,
     slots: &[u64],
     partials: &[u64],
     width: usize,
@@ -652,7 +678,7 @@ fn scan_carries(
 
 /// Folds the partial results of segment `s`, in order, and writes them to the outputs.
 fn combine_partials(
-    entry: &jit::Entry,
+    entry: &Entry,
     slots: &[u64],
     partials: &[u64],
     width: usize,

@@ -14,14 +14,15 @@
 //!
 //! The loader trusts the object's code: callers check that the object was made by this build
 //! for this CPU and is intact (the cache keys entries by build id and CPU features and verifies
-//! a hash of each entry's contents before loading it).
+//! a hash of each entry's contents before loading it). Only with the `jit` feature.
 
-use super::jit::{self, Entry};
+use super::code::Entry;
+use super::jit;
 use super::{KernelInfo, Launchable, helpers};
 use cranelift_object::{ObjectBuilder, ObjectModule};
 use object::{Object, ObjectSection, ObjectSymbol, RelocationFlags, RelocationTarget};
 use ogham_compiler::back::cpu as back;
-use ogham_compiler::ir::Program;
+use ogham_ir::Program;
 use std::collections::HashMap;
 
 /// Whether this runtime can load native code ([`load`]).

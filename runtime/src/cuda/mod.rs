@@ -30,10 +30,11 @@ use crate::ireval::{self, Thresholds};
 use crate::kernel_io::{Io, KernelFailure, Operand, failure_diagnostic, kernel_index};
 use crate::value::Value;
 use cudarc::driver::{CudaContext, sys};
-use ogham_compiler::back::cuda::{self as back, CudaKernel, Failure, GeneratedSeg, MAX_DETAILS};
-use ogham_compiler::diag::Diagnostic;
-use ogham_compiler::ir::{Program, VarId};
-use ogham_compiler::kir::{SegKind, SegLevel, SegOp};
+use ogham_compiler::back::cuda::{self as back, CudaKernel, GeneratedSeg};
+use ogham_ir::abi::{Failure, MAX_DETAILS};
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::kir::{SegKind, SegLevel, SegOp};
+use ogham_ir::{Program, VarId};
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -14,9 +14,9 @@ use crate::memory;
 use crate::scalar;
 use crate::value::{ArrayData, Scalar};
 use ogham_compiler::builtins::{ArrayFn, Builtin};
-use ogham_compiler::sizes;
-use ogham_compiler::source::Span;
-use ogham_compiler::types::Type;
+use ogham_ir::sizes;
+use ogham_ir::source::Span;
+use ogham_ir::types::Type;
 
 /// The result type of a function type after `n` arguments.
 fn result_type(ty: &Type, n: usize) -> &Type {

@@ -9,9 +9,9 @@ use super::eval::Interp;
 use super::value::{Array, Builder, Store, Val};
 use crate::error::{E_ARG_COUNT, E_ARG_SIZE, E_ARG_TYPE, E_NO_ENTRY, R_INTERNAL, Res, error};
 use crate::value::{Array as OutArray, ArrayData, Value};
-use ogham_compiler::diag::Diagnostic;
 use ogham_compiler::typeck::EntryPoint;
-use ogham_compiler::types::{Size, Type};
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::types::{Size, Type};
 use std::collections::HashMap;
 
 /// Runs entry point `name` of the root module.

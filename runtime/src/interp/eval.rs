@@ -22,15 +22,15 @@ use crate::index::{self, IdxArg};
 use crate::scalar::{self, OpError};
 use crate::value::Scalar;
 use ogham_compiler::builtins::{ArrayFn, Builtin};
-use ogham_compiler::diag::Diagnostic;
 use ogham_compiler::lower::surface;
-use ogham_compiler::source::Span;
 use ogham_compiler::syntax::ast::{
     BinOp, Decl, Expr, ExprKind, IndexArg, LoopForm, Pattern, Program, SizeExp, TypeArg, TypeExp,
     TypeParam,
 };
 use ogham_compiler::typeck::{Checked, Resolution};
-use ogham_compiler::types::{Type, TypeArgs};
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::source::Span;
+use ogham_ir::types::{Type, TypeArgs};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -75,7 +75,7 @@ impl<'a> Interp<'a> {
     }
 
     /// The warnings of the law checks.
-    pub fn into_warnings(self) -> Vec<ogham_compiler::diag::Diagnostic> {
+    pub fn into_warnings(self) -> Vec<ogham_ir::diag::Diagnostic> {
         self.laws.map(|l| l.into_warnings()).unwrap_or_default()
     }
 

@@ -13,8 +13,8 @@
 
 use super::value::Val;
 use crate::value::Scalar;
-use ogham_compiler::diag::{Diagnostic, Severity};
-use ogham_compiler::source::Span;
+use ogham_ir::diag::{Diagnostic, Severity};
+use ogham_ir::source::Span;
 use std::cell::RefCell;
 use std::collections::HashMap;
 

@@ -3,7 +3,7 @@
 //! It evaluates the parsed AST directly, using the type checker's side tables for what the
 //! syntax leaves open: the types of unsuffixed literals and of empty arrays, and what each name
 //! refers to. Every other backend must agree with it. Scalar operators, math functions,
-//! conversions and literals have the IR's one definition (`ogham_compiler::ir::scalar`, through
+//! conversions and literals have the IR's one definition (`ogham_ir::scalar`, through
 //! `crate::scalar` and `ogham_compiler::lower::surface`), which constant folding shares.
 //!
 //! | module     | contents                                                                 |
@@ -25,10 +25,10 @@ mod value;
 
 use crate::error::{R_INTERNAL, Res};
 use crate::value::Value;
-use ogham_compiler::diag::Diagnostic;
-use ogham_compiler::source::SourceMap;
 use ogham_compiler::syntax::ast::Program;
 use ogham_compiler::typeck::Checked;
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::source::SourceMap;
 
 /// Stack size of the interpreter thread: evaluation recurses along the nesting of the program
 /// text, which deeply nested (generated) programs can make deep.

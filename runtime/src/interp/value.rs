@@ -4,7 +4,7 @@
 use crate::value::Scalar;
 use ogham_compiler::builtins::Builtin;
 use ogham_compiler::syntax::ast::{BinOp, Expr, Pattern, TypeParam};
-use ogham_compiler::types::{Type, TypeArgs};
+use ogham_ir::types::{Type, TypeArgs};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -21,7 +21,7 @@ pub type Builder<'a> = crate::val::Builder<'a, Closure<'a>>;
 /// named sizes bound in `env` to a valid size; 0 for the others; element kind from the type,
 /// boxed when unknown).
 pub fn empty_array<'a>(ty: &Type, env: &Env<'_>) -> Array<'a> {
-    use ogham_compiler::types::Size;
+    use ogham_ir::types::Size;
     let mut shape = vec![0];
     let mut t = match ty {
         Type::Array(elem, _) => &**elem,
@@ -29,7 +29,7 @@ pub fn empty_array<'a>(ty: &Type, env: &Env<'_>) -> Array<'a> {
     };
     while let Type::Array(elem, size) = t {
         let named = |name: &str| match *env.frame(name)?.val.borrow() {
-            Some(Val::Prim(Scalar::I64(n))) => ogham_compiler::sizes::count(n).ok(),
+            Some(Val::Prim(Scalar::I64(n))) => ogham_ir::sizes::count(n).ok(),
             _ => None,
         };
         shape.push(match size {

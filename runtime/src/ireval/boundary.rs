@@ -6,8 +6,8 @@ use super::eval::{Array, Store};
 use crate::boundary::BoundaryType;
 use crate::error::{E_ARG_COUNT, E_ARG_SIZE, E_ARG_TYPE, R_INTERNAL, Res, error};
 use crate::value::{Array as OutArray, ArrayData, Value};
-use ogham_compiler::ir::{Const, Function, SubExp, Type, VarId};
-use ogham_compiler::source::Span;
+use ogham_ir::source::Span;
+use ogham_ir::{Const, Function, SubExp, Type, VarId};
 use std::collections::HashMap;
 
 /// Checks `args` against the function's signature and spreads them over its flat parameters;
@@ -162,6 +162,6 @@ pub fn to_value(v: Val) -> Option<Value> {
 }
 
 /// An empty flat buffer, for arrays with no elements.
-pub fn empty_data(elem: ogham_compiler::types::PrimType) -> ArrayData {
+pub fn empty_data(elem: ogham_ir::types::PrimType) -> ArrayData {
     ArrayData::with_capacity(elem, 0)
 }

@@ -6,14 +6,14 @@ use crate::index::{self, IdxArg};
 use crate::memory;
 use crate::scalar::{self, OpError};
 use crate::value::Scalar;
-use ogham_compiler::diag::Diagnostic;
-use ogham_compiler::ir::{
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::kir::{SegKind, SegOp, ThresholdId};
+use ogham_ir::sizes;
+use ogham_ir::source::Span;
+use ogham_ir::{
     AssertKind, Body, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, RedOp, ScanOp, Soac, Stmt,
     SubExp, Type, VarId,
 };
-use ogham_compiler::kir::{SegKind, SegOp, ThresholdId};
-use ogham_compiler::sizes;
-use ogham_compiler::source::Span;
 use std::collections::HashMap;
 use std::convert::Infallible;
 
@@ -373,7 +373,7 @@ impl<'f> Evaluator<'f> {
     fn build(
         &self,
         shape: Vec<usize>,
-        elem: ogham_compiler::types::PrimType,
+        elem: ogham_ir::types::PrimType,
         rows: impl IntoIterator<Item = Val>,
     ) -> Res<Array> {
         let mut store = Store::Prim(empty_data(elem));
@@ -404,7 +404,7 @@ impl<'f> Evaluator<'f> {
         Ok(Array::new(shape, store))
     }
 
-    fn replicate(&self, n: usize, v: &Val, elem: ogham_compiler::types::PrimType) -> Res<Array> {
+    fn replicate(&self, n: usize, v: &Val, elem: ogham_ir::types::PrimType) -> Res<Array> {
         let mut shape = vec![n];
         if let Val::Array(a) = v {
             shape.extend_from_slice(a.shape());
@@ -589,7 +589,7 @@ impl<'f> Evaluator<'f> {
             dest,
             Array::new(
                 vec![0],
-                Store::Prim(empty_data(ogham_compiler::types::PrimType::Bool)),
+                Store::Prim(empty_data(ogham_ir::types::PrimType::Bool)),
             ),
         );
         let updated = index::update(owned, &[IdxArg::At(row as i64)], value)

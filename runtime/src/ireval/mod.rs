@@ -1,4 +1,4 @@
-//! The IR evaluator: executes core IR and kernel IR (`ogham_compiler::ir`) with the reference
+//! The IR evaluator: executes core IR and kernel IR (`ogham_ir`) with the reference
 //! interpreter's semantics, so that every middle-end pass can be checked against the interpreter
 //! before any backend exists (`--backend core`, `--backend kir`).
 //!
@@ -20,12 +20,12 @@ pub use eval::Launcher;
 
 use crate::error::{E_NO_ENTRY, R_INTERNAL, error};
 use crate::value::Value;
-use ogham_compiler::diag::Diagnostic;
-use ogham_compiler::ir::Program;
-use ogham_compiler::kir::{Threshold, ThresholdId};
+use ogham_ir::Program;
+use ogham_ir::diag::Diagnostic;
+use ogham_ir::kir::{Threshold, ThresholdId};
 use std::collections::{BTreeMap, HashMap};
 
-/// The values of a program's tunable thresholds ([`ogham_compiler::kir::Threshold`]).
+/// The values of a program's tunable thresholds ([`ogham_ir::kir::Threshold`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Thresholds {
     /// Values of particular thresholds (a tuning file's).

@@ -3,10 +3,10 @@
 
 #![allow(dead_code)]
 
-use ogham_compiler::diag::render;
 use ogham_compiler::loader::load_source;
-use ogham_compiler::source::SourceMap;
 use ogham_compiler::typeck::check;
+use ogham_ir::diag::render;
+use ogham_ir::source::SourceMap;
 use ogham_runtime::interp::run_entry;
 use ogham_runtime::value::{Array, ArrayData, Scalar, Value};
 

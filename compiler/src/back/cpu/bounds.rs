@@ -21,7 +21,7 @@
 //! `map (\i -> if i < n then xs[i] else 0) (iota m)`); the code generator passes the conditions
 //! of the branches it is in ([`Guard`]).
 //!
-//! This relies on two invariants of the IR (see `crate::ir`): every variable is bound once (so
+//! This relies on two invariants of the IR (see `ogham_ir`): every variable is bound once (so
 //! `i`, `b` and the array's extents cannot change between the fact and the access), and an
 //! array variable's extents at run time are its type's dimensions (lowering inserts the size
 //! checks, `R0704` and `R0705`, that make a value fit its declared type; an array made by `iota` is not
@@ -29,9 +29,9 @@
 //! Indices the analysis cannot prove (data-dependent ones, offsets from proven ones) keep
 //! their checks, and every out-of-bounds access still fails with its located error.
 
-use crate::ir::op::BinOp;
-use crate::ir::{self, Exp, Function, LoopForm, Soac, SubExp, VarId};
-use crate::types::PrimType;
+use ogham_ir::op::BinOp;
+use ogham_ir::types::PrimType;
+use ogham_ir::{Exp, Function, LoopForm, Soac, SubExp, VarId};
 use std::collections::HashMap;
 
 /// Whether `next`, a loop's new value of its parameter `p`, is `p` or `p + 1` (through `if`s);
@@ -43,7 +43,7 @@ fn counts(defs: &HashMap<VarId, (usize, &Exp)>, p: VarId, next: SubExp) -> bool 
     if v == p {
         return true;
     }
-    let one = SubExp::Const(ir::Const::I64(1));
+    let one = SubExp::Const(ogham_ir::Const::I64(1));
     match defs.get(&v) {
         Some((0, Exp::BinOp(BinOp::Add, a, b))) => {
             (*a == SubExp::Var(p) && *b == one) || (*a == one && *b == SubExp::Var(p))
@@ -77,7 +77,7 @@ impl Ranges {
     pub fn of(f: &Function) -> Ranges {
         let mut iotas = HashMap::new();
         let mut defs = HashMap::new();
-        ir::traverse::for_each_stmt(&f.body, &mut |stmt| {
+        ogham_ir::traverse::for_each_stmt(&f.body, &mut |stmt| {
             if let ([v], Exp::Iota(n)) = (&stmt.pat[..], &stmt.exp) {
                 iotas.insert(*v, *n);
             }
@@ -87,8 +87,8 @@ impl Ranges {
         });
         let mut below = HashMap::new();
         let mut less = HashMap::new();
-        ir::traverse::for_each_stmt(&f.body, &mut |stmt| match &stmt.exp {
-            Exp::BinOp(op, a, b) if f.subexp_type(*a) == ir::Type::Prim(PrimType::I64) => {
+        ogham_ir::traverse::for_each_stmt(&f.body, &mut |stmt| match &stmt.exp {
+            Exp::BinOp(op, a, b) if f.subexp_type(*a) == ogham_ir::Type::Prim(PrimType::I64) => {
                 let fact = match (op, a, b) {
                     (BinOp::Lt, SubExp::Var(i), d) => Some((*i, *d, true)),
                     (BinOp::Ge, SubExp::Var(i), d) => Some((*i, *d, false)),
@@ -107,7 +107,7 @@ impl Ranges {
             } => {
                 below.insert(*index, *bound);
                 for ((p, init), next) in params.iter().zip(&body.result) {
-                    let zero = *init == SubExp::Const(ir::Const::I64(0));
+                    let zero = *init == SubExp::Const(ogham_ir::Const::I64(0));
                     if zero && counts(&defs, *p, *next) {
                         below.insert(*p, *bound);
                     }
@@ -139,7 +139,9 @@ impl Ranges {
         };
         let at_most = |b: &SubExp| match (b, dim) {
             (b, d) if *b == d => true,
-            (SubExp::Const(ir::Const::I64(b)), SubExp::Const(ir::Const::I64(d))) => *b <= d,
+            (SubExp::Const(ogham_ir::Const::I64(b)), SubExp::Const(ogham_ir::Const::I64(d))) => {
+                *b <= d
+            }
             _ => false,
         };
         at_most(b)

@@ -10,15 +10,11 @@
 //! `ogham_alloc`). Run-time checks branch to a cold block that records an [`ErrorSite`] and the
 //! values its message needs in the context record, then returns 1.
 
+use super::Unsupported;
 use super::bounds::{Guard, Ranges};
 use super::helpers::HelperId;
-use super::{CTX_DETAILS, CTX_SITE, Failure, Unsupported};
 use crate::back::lower::Checks;
 pub use crate::back::lower::Res;
-use crate::builtins::MathFn;
-use crate::ir::{self, Body, Const, Exp, Soac, Stmt, SubExp, VarId};
-use crate::source::Span;
-use crate::types::PrimType;
 use cranelift_codegen::ir::condcodes::{CondCode, FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I8, I16, I32, I64};
 use cranelift_codegen::ir::{
@@ -26,6 +22,11 @@ use cranelift_codegen::ir::{
     UserExternalName, Value, ValueDef,
 };
 use cranelift_frontend::{FunctionBuilder, Variable};
+use ogham_ir::abi::{CTX_DETAILS, CTX_SITE, Failure};
+use ogham_ir::math::MathFn;
+use ogham_ir::source::Span;
+use ogham_ir::types::PrimType;
+use ogham_ir::{Body, Const, Exp, Soac, Stmt, SubExp, VarId};
 use std::collections::{BTreeMap, HashMap};
 
 /// The machine type of a scalar (`bool` is a byte holding 0 or 1).
@@ -108,7 +109,7 @@ pub fn made_by_soac(body: &Body, v: VarId) -> bool {
 /// Whether running `body` may allocate arena memory (then each point resets the arena).
 pub fn allocates(body: &Body) -> bool {
     let mut found = false;
-    ir::traverse::for_each_stmt(body, &mut |stmt: &Stmt| {
+    ogham_ir::traverse::for_each_stmt(body, &mut |stmt: &Stmt| {
         found |= match &stmt.exp {
             Exp::Iota(_)
             | Exp::Replicate(..)
@@ -129,7 +130,7 @@ pub fn allocates(body: &Body) -> bool {
 
 /// The code generator of one CLIF function.
 pub struct Gen<'a> {
-    pub f: &'a ir::Function,
+    pub f: &'a ogham_ir::Function,
     pub b: FunctionBuilder<'a>,
     vars: HashMap<VarId, Vec<Variable>>,
     /// The context record (first parameter of every generated function).
@@ -156,7 +157,7 @@ pub struct Gen<'a> {
 
 impl<'a> Gen<'a> {
     pub fn new(
-        f: &'a ir::Function,
+        f: &'a ogham_ir::Function,
         b: FunctionBuilder<'a>,
         ctx: Value,
         unchecked: &'a [Span],
@@ -180,8 +181,8 @@ impl<'a> Gen<'a> {
 
     fn var_types(&self, v: VarId) -> Vec<Type> {
         match self.f.ty(v) {
-            ir::Type::Prim(p) => vec![clif_type(*p)],
-            ir::Type::Array { shape, .. } => vec![I64; 1 + 2 * shape.len()],
+            ogham_ir::Type::Prim(p) => vec![clif_type(*p)],
+            ogham_ir::Type::Array { shape, .. } => vec![I64; 1 + 2 * shape.len()],
         }
     }
 

@@ -9,11 +9,11 @@
 //! gets the same bits as an element-by-element loop would store.
 
 use super::codegen::{Gen, Res, clif_type, elem_size};
-use crate::types::PrimType;
 use cranelift_codegen::ir::types::{
     F32, F32X4, F64, F64X2, I8, I8X16, I16, I16X8, I32, I32X4, I64X2,
 };
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value};
+use ogham_ir::types::PrimType;
 
 /// Bytes of one vector store.
 const VECTOR_BYTES: i64 = 16;

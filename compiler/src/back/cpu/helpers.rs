@@ -4,18 +4,18 @@
 //! Operations whose exact semantics would be long to restate in CLIF (floored integer division,
 //! `**`, saturating conversions, the transcendental functions, Rust's NaN-ignoring `min`/`max`)
 //! are calls to helpers that the runtime implements with the IR's scalar semantics
-//! ([`crate::ir::scalar`]), so every backend agrees with the interpreters bit for bit. Cheap operations (float
+//! ([`ogham_ir::scalar`]), so every backend agrees with the interpreters bit for bit. Cheap operations (float
 //! arithmetic, comparisons, wrapping integer arithmetic) are inlined.
 //!
 //! Contract with the runtime: the runtime declares the helpers, in the order of [`HELPERS`],
 //! before any kernel, so that the function index a kernel refers to is the helper's position.
 
-use crate::builtins::MathFn;
-use crate::ir::op::BinOp;
-use crate::types::PrimType;
 use cranelift_codegen::ir::types::{F32, F64, I64};
 use cranelift_codegen::ir::{AbiParam, Signature, Type};
 use cranelift_codegen::isa::CallConv;
+use ogham_ir::abi::MATH_FNS;
+use ogham_ir::math::MathFn;
+use ogham_ir::types::PrimType;
 
 /// A helper: its symbol, parameter types and result types.
 #[derive(Clone)]
@@ -43,9 +43,9 @@ pub enum HelperId {
     Alloc,
     /// `(ctx)`: frees everything the worker's arena handed out since its last reset.
     ArenaReset,
-    /// `(op, type, x, y) -> r`: an integer [`BinOp`], operands and result widened to `i64`.
+    /// `(op, type, x, y) -> r`: an integer [`BinOp`](ogham_ir::op::BinOp), operands and result widened to `i64`.
     IntOp,
-    /// `(op, x, y) -> r`: a float [`BinOp`] at `f32` (`%`, `//`, `%%`, `**`).
+    /// `(op, x, y) -> r`: a float [`BinOp`](ogham_ir::op::BinOp) at `f32` (`%`, `//`, `%%`, `**`).
     F32Op,
     F64Op,
     /// `(function, x, y) -> r`: a [`MathFn`] at `f32` (`y` is ignored by unary ones).
@@ -263,56 +263,6 @@ impl HelperId {
             fixed => FIXED_HELPERS[fixed.index()].clone(),
         }
     }
-}
-
-/// The math functions, by code.
-pub const MATH_FNS: [MathFn; 26] = [
-    MathFn::Sqrt,
-    MathFn::Exp,
-    MathFn::Log,
-    MathFn::Log2,
-    MathFn::Log10,
-    MathFn::Sin,
-    MathFn::Cos,
-    MathFn::Tan,
-    MathFn::Asin,
-    MathFn::Acos,
-    MathFn::Atan,
-    MathFn::Atan2,
-    MathFn::Sinh,
-    MathFn::Cosh,
-    MathFn::Tanh,
-    MathFn::Abs,
-    MathFn::Sgn,
-    MathFn::Floor,
-    MathFn::Ceil,
-    MathFn::Round,
-    MathFn::Trunc,
-    MathFn::Min,
-    MathFn::Max,
-    MathFn::Pow,
-    MathFn::IsNan,
-    MathFn::IsInf,
-];
-
-/// An operator's code: its position in [`BinOp::ALL`].
-pub fn binop_code(op: BinOp) -> i64 {
-    op as i64
-}
-
-pub fn math_code(f: MathFn) -> i64 {
-    MATH_FNS
-        .iter()
-        .position(|g| *g == f)
-        .expect("every function has a code") as i64
-}
-
-/// A scalar type's code: its position in [`PrimType::ALL`].
-pub fn prim_code(t: PrimType) -> i64 {
-    PrimType::ALL
-        .iter()
-        .position(|p| *p == t)
-        .expect("every type has a code") as i64
 }
 
 #[cfg(test)]

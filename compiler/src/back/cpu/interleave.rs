@@ -21,10 +21,10 @@
 
 use super::codegen::{Gen, Res, View, allocates};
 use crate::back::lower;
-use crate::ir::traverse::free_vars_stmt;
-use crate::ir::{self, Exp, Lambda, Soac, Stmt, SubExp, VarId};
 use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::Variable;
+use ogham_ir::traverse::free_vars_stmt;
+use ogham_ir::{Exp, Lambda, Soac, Stmt, SubExp, VarId};
 use std::collections::BTreeSet;
 
 /// How many iterations run together (enough to cover the latency of a float addition).
@@ -127,7 +127,7 @@ pub fn emit(
     else {
         unreachable!("the plan's reduction is a Screma");
     };
-    let ops = ir::screma_operators(&[], reds);
+    let ops = ogham_ir::screma_operators(&[], reds);
     let lanes = g.iconst(LANES);
     let blocks = g.b.ins().udiv(width, lanes);
     let zero = g.iconst(0);

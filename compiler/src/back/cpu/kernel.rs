@@ -8,20 +8,21 @@
 //! across workers by segments or, when there are few segments, by ranges of `i` (reductions
 //! then write partial results to `partial` and are combined by the combine function).
 
+use super::Unsupported;
 use super::codegen::{Gen, Res, View, allocates, clif_type, elem_size, made_by_soac};
 use super::helpers::HelperId;
 use super::simd;
-use super::{ErrorSite, Unsupported};
 use crate::back::lower;
-use crate::ir::{self, Stmt, SubExp, VarId};
-use crate::kir::{SegKind, SegOp};
-use crate::source::Span;
 use cranelift_codegen::ir::types::{I32, I64};
 use cranelift_codegen::ir::{
     AbiParam, Function, InstBuilder, MemFlagsData, Signature, UserFuncName, Value,
 };
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use ogham_ir::abi::ErrorSite;
+use ogham_ir::kir::{SegKind, SegOp};
+use ogham_ir::source::Span;
+use ogham_ir::{Stmt, SubExp, VarId};
 
 /// The functions of one kernel and the layout of its argument slots.
 pub struct Built {
@@ -53,12 +54,12 @@ fn load_inputs(g: &mut Gen, args: Value, inputs: &[VarId]) -> i32 {
     let mut slot = 0;
     for v in inputs {
         match g.f.ty(*v).clone() {
-            ir::Type::Prim(p) => {
+            ogham_ir::Type::Prim(p) => {
                 let x = g.b.ins().load(clif_type(p), flags, args, 8 * slot);
                 g.bind(*v, &[x]);
                 slot += 1;
             }
-            ir::Type::Array { elem, shape } => {
+            ogham_ir::Type::Array { elem, shape } => {
                 let ptr = g.b.ins().load(I64, flags, args, 8 * slot);
                 let dims = (0..shape.len() as i32)
                     .map(|d| g.b.ins().load(I64, flags, args, 8 * (slot + 1 + d)))
@@ -79,12 +80,12 @@ fn load_inputs(g: &mut Gen, args: Value, inputs: &[VarId]) -> i32 {
 struct Output {
     ptr: Value,
     row: Value,
-    elem: crate::types::PrimType,
+    elem: ogham_ir::types::PrimType,
 }
 
 impl Output {
     /// Writes `val` (a scalar, or a view) as the value at flat position `p`.
-    fn write(&self, g: &mut Gen, p: Value, val: &[Value], ty: &ir::Type) -> Res<()> {
+    fn write(&self, g: &mut Gen, p: Value, val: &[Value], ty: &ogham_ir::Type) -> Res<()> {
         let size = elem_size(self.elem);
         let at = g.b.ins().imul(p, self.row);
         let bytes = g.b.ins().imul_imm_s(at, size);
@@ -119,7 +120,7 @@ impl Output {
         );
         g.check(
             ok,
-            super::Failure::ShapeMismatch {
+            ogham_ir::abi::Failure::ShapeMismatch {
                 what: "kernel result".to_string(),
                 rank: 1,
             },
@@ -137,13 +138,15 @@ impl Output {
 
 /// Builds the functions of kernel `seg` (statement `stmt` of function `f`).
 pub fn build(
-    f: &ir::Function,
+    f: &ogham_ir::Function,
     stmt: &Stmt,
     seg: &SegOp,
     name: &str,
     unchecked: &[Span],
 ) -> Result<Built, Unsupported> {
-    let inputs: Vec<VarId> = ir::traverse::free_vars_stmt(f, stmt).into_iter().collect();
+    let inputs: Vec<VarId> = ogham_ir::traverse::free_vars_stmt(f, stmt)
+        .into_iter()
+        .collect();
     let mut func = Function::with_name_signature(UserFuncName::testcase(name), signature(8));
     let mut fctx = FunctionBuilderContext::new();
     let mut b = FunctionBuilder::new(&mut func, &mut fctx);
@@ -243,7 +246,7 @@ fn kernel_body(
         }
         _ => Vec::new(),
     };
-    let point_types: Vec<ir::Type> = seg.ret.clone();
+    let point_types: Vec<ogham_ir::Type> = seg.ret.clone();
     let vectorised = simd::plan(g.f, seg);
     g.for_range(seg_start, seg_end, &mut |g, s| {
         let mut rest = s;
@@ -351,7 +354,7 @@ fn kernel_body(
                 g.b.switch_to_block(no);
                 g.b.seal_block(no);
                 for (c, v) in values.iter().enumerate() {
-                    outputs[c].write(g, s, &[*v], &ir::Type::Prim(outputs[c].elem))?;
+                    outputs[c].write(g, s, &[*v], &ogham_ir::Type::Prim(outputs[c].elem))?;
                 }
                 g.b.ins().jump(merge, &[]);
                 g.b.switch_to_block(merge);
@@ -374,14 +377,14 @@ fn kernel_body(
 
 /// Whether `v` is an array made by a SOAC statement directly in `body` (its scanned or mapped
 /// results; not a histogram's or scatter's destinations, which are existing arrays).
-fn f_elem(g: &Gen, v: VarId) -> crate::types::PrimType {
+fn f_elem(g: &Gen, v: VarId) -> ogham_ir::types::PrimType {
     g.f.ty(v).elem()
 }
 
 /// `combine(ctx, args, acc, val)`: `acc = op(acc, val)` for every operator of a reduction or scan,
 /// over 8-byte slots holding the components in order.
 fn build_combine(
-    f: &ir::Function,
+    f: &ogham_ir::Function,
     seg: &SegOp,
     inputs: &[VarId],
     name: &str,

@@ -5,21 +5,21 @@
 //! are interleaved (`interleave.rs`), and arrays a SOAC makes are placed where their consumer
 //! wants them (`Gen::result_slots`).
 
-use super::Failure;
 use super::codegen::{Gen, View, clif_type, elem_size, made_by_soac};
 use super::helpers::{HelperId, is_inline_float_math};
 use super::interleave;
 use super::scalar::is_float;
 use crate::back::lower::{self, Checks, Lower, Place, Res};
-use crate::builtins::MathFn;
-use crate::ir::op::{BinOp, UnOp};
-use crate::ir::{self, Body, Exp, Lambda, LoopForm, Soac, SubExp, VarId};
-use crate::source::Span;
-use crate::types::PrimType;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I8, I64};
 use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::Variable;
+use ogham_ir::abi::Failure;
+use ogham_ir::math::MathFn;
+use ogham_ir::op::{BinOp, UnOp};
+use ogham_ir::source::Span;
+use ogham_ir::types::PrimType;
+use ogham_ir::{Body, Exp, Lambda, LoopForm, Soac, SubExp, VarId};
 
 /// The most statements an `if` branch may have to be computed unconditionally (see
 /// `Gen::speculable`).
@@ -102,7 +102,7 @@ impl Lower for Gen<'_> {
     type Frame = ();
     type Placed = Vec<VarId>;
 
-    fn f(&self) -> &ir::Function {
+    fn f(&self) -> &ogham_ir::Function {
         self.f
     }
 
@@ -200,7 +200,7 @@ impl Lower for Gen<'_> {
         self.b.ins().icmp_imm_s(
             IntCC::UnsignedLessThanOrEqual,
             *n,
-            crate::sizes::MAX_ELEMS as i64,
+            ogham_ir::sizes::MAX_ELEMS as i64,
         )
     }
 
@@ -417,7 +417,7 @@ impl Lower for Gen<'_> {
         cond: SubExp,
         then_body: &Body,
         else_body: &Body,
-        ret: &[ir::Type],
+        ret: &[ogham_ir::Type],
     ) -> Res<()> {
         let vals = if ret.iter().all(|t| t.rank() == 0) && self.selectable(then_body, else_body) {
             // Both branches are a few cheap operations that cannot fail: computed both and
@@ -531,7 +531,7 @@ impl Lower for Gen<'_> {
         lower::sequential(self, soac, pat)
     }
 
-    fn enter_lambda(&mut self, _ret: &[ir::Type]) {}
+    fn enter_lambda(&mut self, _ret: &[ogham_ir::Type]) {}
 
     fn leave_lambda(&mut self, _frame: (), vals: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
         vals

@@ -1,4 +1,4 @@
-//! The CPU backend: every kernel ([`crate::kir::SegOp`]) of a kernel-IR program to a Cranelift
+//! The CPU backend: every kernel ([`ogham_ir::kir::SegOp`]) of a kernel-IR program to a Cranelift
 //! function (CLIF), which the runtime JIT-compiles and runs on all cores. The host program
 //! (scalar code, sequential loops, allocations) is executed by the runtime around the kernels.
 //!
@@ -7,7 +7,7 @@
 //! `kernel(ctx, args, seg_start, seg_end, i_start, i_end, partial, carry) -> i32`, all `i64`:
 //!
 //! - `ctx` points to the worker's context record: the number of the failed [`ErrorSite`] at
-//!   [`CTX_SITE`], up to [`MAX_DETAILS`] 64-bit values for its message from [`CTX_DETAILS`], then
+//!   [`ogham_ir::abi::CTX_SITE`], up to [`ogham_ir::abi::MAX_DETAILS`] 64-bit values for its message from [`ogham_ir::abi::CTX_DETAILS`], then
 //!   runtime-private fields (the worker's arena). A kernel returns 0, or 1 after a failure.
 //! - `args` points to 8-byte slots: the kernel's inputs ([`Kernel::inputs`], the free variables
 //!   of its statement, in order: a scalar in one slot, an array as its element pointer then its
@@ -50,16 +50,10 @@ mod lower;
 mod scalar;
 mod simd;
 
-pub use super::{ErrorSite, Failure, MAX_DETAILS, Unsupported};
-use crate::ir::{Program, Stmt, VarId};
+use super::Unsupported;
+use ogham_ir::abi::{ErrorSite, KernelSite, kernels};
+use ogham_ir::{Program, Stmt, VarId};
 use std::fmt::Write;
-
-/// Offset in the context record of the number of the failed check.
-pub const CTX_SITE: i32 = 0;
-/// Offset of the values describing the failure.
-pub const CTX_DETAILS: i32 = 8;
-/// Size of the part of the context record that generated code writes.
-pub const CTX_GENERATED_BYTES: usize = CTX_DETAILS as usize + 8 * MAX_DETAILS;
 
 /// A compiled kernel.
 pub struct Kernel {
@@ -85,7 +79,7 @@ pub struct CompiledSeg<'p> {
 
 /// Compiles every kernel of a kernel-IR program.
 pub fn compile(program: &Program) -> Vec<CompiledSeg<'_>> {
-    super::kernels(program)
+    kernels(program)
         .into_iter()
         .map(|k| compile_site(program, k))
         .collect()
@@ -94,14 +88,14 @@ pub fn compile(program: &Program) -> Vec<CompiledSeg<'_>> {
 /// Compiles the kernels of entry point `function` (an index in [`Program::functions`]), in
 /// statement order: the entries of [`compile`] for that function.
 pub fn compile_function(program: &Program, function: usize) -> Vec<CompiledSeg<'_>> {
-    super::kernels(program)
+    kernels(program)
         .into_iter()
         .filter(|k| k.function == function)
         .map(|k| compile_site(program, k))
         .collect()
 }
 
-fn compile_site<'p>(program: &'p Program, k: super::KernelSite<'p>) -> CompiledSeg<'p> {
+fn compile_site<'p>(program: &'p Program, k: KernelSite<'p>) -> CompiledSeg<'p> {
     let f = &program.functions[k.function];
     let kernel = kernel::build(f, k.stmt, k.seg, &k.name, &program.unchecked).map(|built| Kernel {
         name: k.name.clone(),

@@ -4,13 +4,14 @@
 //! through the runtime's helpers (`helpers.rs`).
 
 use super::codegen::{Gen, clif_type, float_min_max};
-use super::helpers::{HelperId, binop_code, has_libm_helper, math_code, prim_code};
-use crate::builtins::MathFn;
-use crate::ir::op::{BinOp, UnOp};
-use crate::types::PrimType;
+use super::helpers::{HelperId, has_libm_helper};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I32, I64};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
+use ogham_ir::abi::{binop_code, math_code, prim_code};
+use ogham_ir::math::MathFn;
+use ogham_ir::op::{BinOp, UnOp};
+use ogham_ir::types::PrimType;
 
 pub fn is_float(p: PrimType) -> bool {
     matches!(p, PrimType::F32 | PrimType::F64)

@@ -50,15 +50,15 @@
 use super::codegen::{Gen, Res, clif_type, elem_size, float_min_max};
 use super::helpers::is_inline_float_math;
 use crate::back::lower;
-use crate::builtins::MathFn;
-use crate::ir::op::{BinOp, UnOp};
-use crate::ir::{self, Body, Const, DimIndex, Exp, LoopForm, SubExp, VarId};
-use crate::kir::{SegKind, SegLevel, SegOp};
-use crate::types::PrimType;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32X4, F64X2, I8, I32X4, I64, I64X2};
 use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::Variable;
+use ogham_ir::kir::{SegKind, SegLevel, SegOp};
+use ogham_ir::math::MathFn;
+use ogham_ir::op::{BinOp, UnOp};
+use ogham_ir::types::PrimType;
+use ogham_ir::{Body, Const, DimIndex, Exp, LoopForm, SubExp, VarId};
 use std::collections::{HashMap, HashSet};
 
 /// The lanes of a kernel's vectors: four 32-bit lanes (`f32`, `i32`; a `bool` is an `i32x4`
@@ -138,7 +138,7 @@ pub struct Plan {
 
 /// The plan for kernel `seg` of function `f`, or `None` when its point's code is not in the
 /// subset described in the module header (or SIMD is turned off).
-pub fn plan(f: &ir::Function, seg: &SegOp) -> Option<Plan> {
+pub fn plan(f: &ogham_ir::Function, seg: &SegOp) -> Option<Plan> {
     if std::env::var_os("OGHAM_SIMD").is_some_and(|v| v == "0") {
         return None;
     }
@@ -148,13 +148,13 @@ pub fn plan(f: &ir::Function, seg: &SegOp) -> Option<Plan> {
     let width = if seg
         .ret
         .iter()
-        .all(|t| matches!(t, ir::Type::Prim(PrimType::F32 | PrimType::I32)))
+        .all(|t| matches!(t, ogham_ir::Type::Prim(PrimType::F32 | PrimType::I32)))
     {
         Width::Four
     } else if seg
         .ret
         .iter()
-        .all(|t| matches!(t, ir::Type::Prim(PrimType::F64 | PrimType::I64)))
+        .all(|t| matches!(t, ogham_ir::Type::Prim(PrimType::F64 | PrimType::I64)))
     {
         Width::Two
     } else {
@@ -183,7 +183,7 @@ pub fn plan(f: &ir::Function, seg: &SegOp) -> Option<Plan> {
 }
 
 struct Check<'a> {
-    f: &'a ir::Function,
+    f: &'a ogham_ir::Function,
     /// The innermost space variable (the lane index).
     inner: VarId,
     space: HashSet<VarId>,
@@ -208,8 +208,8 @@ impl Check<'_> {
 
     fn prim(&self, se: SubExp) -> Option<PrimType> {
         match self.f.subexp_type(se) {
-            ir::Type::Prim(p) => Some(p),
-            ir::Type::Array { .. } => None,
+            ogham_ir::Type::Prim(p) => Some(p),
+            ogham_ir::Type::Array { .. } => None,
         }
     }
 
@@ -295,8 +295,8 @@ impl Check<'_> {
                 .pat
                 .iter()
                 .map(|v| match self.f.ty(*v) {
-                    ir::Type::Prim(p) => Some(*p),
-                    ir::Type::Array { .. } => None,
+                    ogham_ir::Type::Prim(p) => Some(*p),
+                    ogham_ir::Type::Array { .. } => None,
                 })
                 .collect();
             let Some(prims) = prims else {
@@ -414,7 +414,7 @@ impl Check<'_> {
             } => {
                 let ok = ret
                     .iter()
-                    .all(|t| matches!(t, ir::Type::Prim(p) if self.laned(*p)))
+                    .all(|t| matches!(t, ogham_ir::Type::Prim(p) if self.laned(*p)))
                     && self.operand(*cond);
                 let before = self.checked;
                 let ok = ok && self.body(then_body) && self.body(else_body);
@@ -428,7 +428,7 @@ impl Check<'_> {
             Exp::Loop { params, form, body } => {
                 self.checked += 1;
                 let lane_params = params.iter().all(|(p, init)| {
-                    matches!(self.f.ty(*p), ir::Type::Prim(t) if self.laned(*t))
+                    matches!(self.f.ty(*p), ogham_ir::Type::Prim(t) if self.laned(*t))
                         && self.operand(*init)
                 });
                 if !lane_params {

@@ -7,8 +7,8 @@
 
 use super::emit::{CView, Emit, Res, ctype, var};
 use crate::back::lower::{self, Lower};
-use crate::ir::{self, Soac, VarId};
-use crate::types::PrimType;
+use ogham_ir::types::PrimType;
+use ogham_ir::{Soac, VarId};
 
 /// A SOAC at block level, shared out across the block's threads.
 pub fn soac(e: &mut Emit, soac: &Soac, pat: &[VarId]) -> Res<()> {
@@ -57,7 +57,7 @@ pub fn soac(e: &mut Emit, soac: &Soac, pat: &[VarId]) -> Res<()> {
     e.line(format!(
         "const i64 {lo} = threadIdx.x * {width} / blockDim.x, {hi} = (threadIdx.x + 1) * {width} / blockDim.x;"
     ));
-    let ops = ir::screma_operators(scans, reds);
+    let ops = ogham_ir::screma_operators(scans, reds);
     let accs = lower::accumulators(e, &ops)?;
     let types: Vec<PrimType> = ops
         .iter()

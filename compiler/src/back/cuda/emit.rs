@@ -15,12 +15,12 @@
 //! out across the threads or done by thread 0 between barriers, and the SOACs there run across
 //! the block's threads (`block.rs`).
 
-use super::{ErrorSite, Failure};
 use crate::back::lower::Checks;
 pub use crate::back::lower::Res;
-use crate::ir::{self, Const, Function, SubExp, VarId};
-use crate::source::Span;
-use crate::types::PrimType;
+use ogham_ir::abi::{ErrorSite, Failure};
+use ogham_ir::source::Span;
+use ogham_ir::types::PrimType;
+use ogham_ir::{Const, Function, SubExp, VarId};
 
 /// The C type of a scalar.
 pub fn ctype(p: PrimType) -> &'static str {
@@ -37,10 +37,10 @@ pub fn ctype(p: PrimType) -> &'static str {
 }
 
 /// The C type of a value of IR type `ty`.
-pub fn type_str(ty: &ir::Type) -> String {
+pub fn type_str(ty: &ogham_ir::Type) -> String {
     match ty {
-        ir::Type::Prim(p) => ctype(*p).to_string(),
-        ir::Type::Array { elem, shape } => view_type(*elem, shape.len()),
+        ogham_ir::Type::Prim(p) => ctype(*p).to_string(),
+        ogham_ir::Type::Array { elem, shape } => view_type(*elem, shape.len()),
     }
 }
 

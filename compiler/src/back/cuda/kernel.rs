@@ -25,18 +25,19 @@
 //! array's device pointer then its extents), then per result its pointer and the number of
 //! elements of one point's value. A failed check writes the context record and returns.
 
+use super::Unsupported;
 use super::emit::{CView, Emit, Res, ctype, var};
-use super::{Failure, Unsupported};
 use crate::back::lower;
-use crate::ir::{self, Stmt, VarId};
-use crate::kir::{SegKind, SegLevel, SegOp};
-use crate::source::Span;
+use ogham_ir::abi::{ErrorSite, Failure};
+use ogham_ir::kir::{SegKind, SegLevel, SegOp};
+use ogham_ir::source::Span;
+use ogham_ir::{Stmt, VarId};
 
 /// The text and layout of one kernel.
 pub struct Built {
     pub text: String,
     pub inputs: Vec<VarId>,
-    pub sites: Vec<crate::back::ErrorSite>,
+    pub sites: Vec<ErrorSite>,
     pub accumulators: usize,
     pub combine: Option<String>,
     pub shared_slots: usize,
@@ -48,7 +49,7 @@ fn load_inputs(e: &mut Emit, inputs: &[VarId]) -> usize {
     let mut slot = 0;
     for v in inputs {
         match e.f.ty(*v).clone() {
-            ir::Type::Prim(p) => {
+            ogham_ir::Type::Prim(p) => {
                 let t = ctype(p);
                 e.line(format!(
                     "const {t} {} = og_unbits<{t}>(args[{slot}]);",
@@ -56,7 +57,7 @@ fn load_inputs(e: &mut Emit, inputs: &[VarId]) -> usize {
                 ));
                 slot += 1;
             }
-            ir::Type::Array { elem, shape } => {
+            ogham_ir::Type::Array { elem, shape } => {
                 let t = ctype(elem);
                 let r = shape.len();
                 let dims: Vec<String> = (0..r)
@@ -87,7 +88,14 @@ fn load_outputs(e: &mut Emit, pat: &[VarId], mut slot: usize) {
 }
 
 /// Writes `val` (of type `ty`) as output `j`'s value at flat position `p`.
-fn write_output(e: &mut Emit, j: usize, p: &str, val: &str, ty: &ir::Type, block: bool) -> Res<()> {
+fn write_output(
+    e: &mut Emit,
+    j: usize,
+    p: &str,
+    val: &str,
+    ty: &ogham_ir::Type,
+    block: bool,
+) -> Res<()> {
     if ty.rank() == 0 {
         let w = format!("og_out{j}[{p}] = {val};");
         e.line(if block {
@@ -134,13 +142,15 @@ fn decode(e: &mut Emit, seg: &SegOp, dims: usize, flat: &str) {
 
 /// Builds kernel `seg` (statement `stmt` of function `f`) named `name`.
 pub fn build(
-    f: &ir::Function,
+    f: &ogham_ir::Function,
     stmt: &Stmt,
     seg: &SegOp,
     name: &str,
     unchecked: &[Span],
 ) -> Result<Built, Unsupported> {
-    let inputs: Vec<VarId> = ir::traverse::free_vars_stmt(f, stmt).into_iter().collect();
+    let inputs: Vec<VarId> = ogham_ir::traverse::free_vars_stmt(f, stmt)
+        .into_iter()
+        .collect();
     match seg.level {
         SegLevel::Thread => thread_kernel(f, stmt, seg, name, unchecked, inputs),
         SegLevel::Block => block_kernel(f, stmt, seg, name, unchecked, inputs),
@@ -148,7 +158,7 @@ pub fn build(
 }
 
 fn thread_kernel(
-    f: &ir::Function,
+    f: &ogham_ir::Function,
     stmt: &Stmt,
     seg: &SegOp,
     name: &str,
@@ -327,14 +337,14 @@ fn thread_kernel(
 /// items' partial results in order (a reduction: into the outputs; a scan: into each item's
 /// carry-in, in place).
 fn combine_kernel(
-    f: &ir::Function,
+    f: &ogham_ir::Function,
     stmt: &Stmt,
     seg: &SegOp,
     name: &str,
     inputs: &[VarId],
     first_site: usize,
     unchecked: &[Span],
-) -> Result<(String, Vec<crate::back::ErrorSite>), Unsupported> {
+) -> Result<(String, Vec<ErrorSite>), Unsupported> {
     let mut e = Emit::new(f, unchecked, 1);
     e.checks.first = first_site;
     let slots = load_inputs(&mut e, inputs);
@@ -407,7 +417,7 @@ fn combine_kernel(
 }
 
 fn block_kernel(
-    f: &ir::Function,
+    f: &ogham_ir::Function,
     stmt: &Stmt,
     seg: &SegOp,
     name: &str,

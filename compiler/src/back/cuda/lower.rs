@@ -4,16 +4,16 @@
 //! array-making statements share their loops out across the block's threads and SOACs run in
 //! parallel (`block.rs`).
 
-use super::Failure;
 use super::block;
 use super::emit::{CView, Emit, ctype, type_str, var, view_type};
 use super::scalar;
 use crate::back::lower::{self, Checks, Lower, Place, Res};
-use crate::builtins::MathFn;
-use crate::ir::op::{BinOp, UnOp};
-use crate::ir::{self, Body, Lambda, LoopForm, Soac, SubExp, VarId};
-use crate::source::Span;
-use crate::types::PrimType;
+use ogham_ir::abi::Failure;
+use ogham_ir::math::MathFn;
+use ogham_ir::op::{BinOp, UnOp};
+use ogham_ir::source::Span;
+use ogham_ir::types::PrimType;
+use ogham_ir::{Body, Lambda, LoopForm, Soac, SubExp, VarId};
 
 /// An index being written: the offset's terms and the extents and strides kept.
 #[derive(Default)]
@@ -50,7 +50,7 @@ impl Lower for Emit<'_> {
     type Frame = Vec<String>;
     type Placed = ();
 
-    fn f(&self) -> &ir::Function {
+    fn f(&self) -> &ogham_ir::Function {
         self.f
     }
 
@@ -152,7 +152,7 @@ impl Lower for Emit<'_> {
     }
 
     fn count_ok(&mut self, n: &String) -> String {
-        format!("(u64)({n}) <= (u64){}LL", crate::sizes::MAX_ELEMS)
+        format!("(u64)({n}) <= (u64){}LL", ogham_ir::sizes::MAX_ELEMS)
     }
 
     fn same_count(&mut self, view: &CView, dims: &[String]) -> String {
@@ -380,7 +380,7 @@ impl Lower for Emit<'_> {
         cond: SubExp,
         then_body: &Body,
         else_body: &Body,
-        _ret: &[ir::Type],
+        _ret: &[ogham_ir::Type],
     ) -> Res<()> {
         for v in pat {
             let ty = type_str(self.f.ty(*v));
@@ -443,7 +443,7 @@ impl Lower for Emit<'_> {
         }
     }
 
-    fn enter_lambda(&mut self, ret: &[ir::Type]) -> Vec<String> {
+    fn enter_lambda(&mut self, ret: &[ogham_ir::Type]) -> Vec<String> {
         // The results, declared outside the lambda's own C block.
         let results = ret
             .iter()

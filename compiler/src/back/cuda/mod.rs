@@ -1,4 +1,4 @@
-//! The CUDA backend: every kernel ([`crate::kir::SegOp`]) of a kernel-IR program to a
+//! The CUDA backend: every kernel ([`ogham_ir::kir::SegOp`]) of a kernel-IR program to a
 //! `__global__` function of one CUDA C translation unit, which the runtime compiles with NVRTC
 //! and launches through cudarc; the host program runs on the CPU around the launches.
 //!
@@ -26,9 +26,10 @@ mod kernel;
 mod lower;
 mod scalar;
 
-pub use super::{ErrorSite, Failure, MAX_DETAILS, Unsupported};
-use crate::ir::{Program, Stmt, VarId};
-use crate::kir::SegLevel;
+use super::Unsupported;
+use ogham_ir::abi::ErrorSite;
+use ogham_ir::kir::SegLevel;
+use ogham_ir::{Program, Stmt, VarId};
 use std::fmt::Write;
 
 /// The device functions every generated translation unit starts with.
@@ -97,7 +98,7 @@ impl CudaProgram<'_> {
 /// Generates every kernel of a kernel-IR program.
 pub fn generate(program: &Program) -> CudaProgram<'_> {
     let mut segs = Vec::new();
-    for k in super::kernels(program) {
+    for k in ogham_ir::abi::kernels(program) {
         let (fi, stmt, seg, name) = (k.function, k.stmt, k.seg, k.name);
         let f = &program.functions[fi];
         let mut text = String::new();

@@ -3,9 +3,9 @@
 
 use super::Unsupported;
 use super::emit::{Res, ctype};
-use crate::builtins::MathFn;
-use crate::ir::op::{BinOp, UnOp};
-use crate::types::PrimType;
+use ogham_ir::math::MathFn;
+use ogham_ir::op::{BinOp, UnOp};
+use ogham_ir::types::PrimType;
 
 /// `x op y` at type `t`; an integer divisor is known to be non-zero (the shared walk checks it
 /// first).

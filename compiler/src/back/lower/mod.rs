@@ -31,12 +31,13 @@ pub use soac::{
 };
 pub use stmt::{apply, body, check_same_shape, check_size, dims_of, index, stmt};
 
-use super::{ErrorSite, Failure, MAX_DETAILS, Unsupported};
-use crate::builtins::MathFn;
-use crate::ir::op::{BinOp, UnOp};
-use crate::ir::{self, Body, Lambda, LoopForm, Soac, SubExp, VarId};
-use crate::source::Span;
-use crate::types::PrimType;
+use super::Unsupported;
+use ogham_ir::abi::{ErrorSite, Failure, MAX_DETAILS};
+use ogham_ir::math::MathFn;
+use ogham_ir::op::{BinOp, UnOp};
+use ogham_ir::source::Span;
+use ogham_ir::types::PrimType;
+use ogham_ir::{Body, Lambda, LoopForm, Soac, SubExp, VarId};
 
 pub type Res<T> = Result<T, Unsupported>;
 
@@ -70,7 +71,7 @@ impl Checks {
 }
 
 /// Whether index bounds are checked at `loc`: everywhere but in the source ranges `unchecked`
-/// of `#[unsafe]` definitions ([`crate::ir::Program::unchecked`]).
+/// of `#[unsafe]` definitions ([`ogham_ir::Program::unchecked`]).
 pub fn bounds_checked(unchecked: &[Span], loc: Span) -> bool {
     !unchecked
         .iter()
@@ -109,7 +110,7 @@ pub trait Lower: Sized {
     /// Rows placed in a SOAC's results for one iteration ([`Lower::rows_in_place`]).
     type Placed;
 
-    fn f(&self) -> &ir::Function;
+    fn f(&self) -> &ogham_ir::Function;
     fn checks(&mut self) -> &mut Checks;
     /// The source ranges whose bounds checks are omitted.
     fn unchecked(&self) -> &[Span];
@@ -144,7 +145,7 @@ pub trait Lower: Sized {
     fn mul_add(&mut self, a: &Self::S, b: &Self::S, c: &Self::S) -> Self::S;
     /// `0 <= i < n`.
     fn in_bounds(&mut self, i: &Self::S, n: &Self::S) -> Self::S;
-    /// `0 <= n <= MAX_ELEMS` (see `crate::sizes::count`).
+    /// `0 <= n <= MAX_ELEMS` (see `ogham_ir::sizes::count`).
     fn count_ok(&mut self, n: &Self::S) -> Self::S;
     /// Whether `view` has as many elements as extents `dims` describe (which may be invalid).
     fn same_count(&mut self, view: &Self::View, dims: &[Self::S]) -> Self::S;
@@ -235,7 +236,7 @@ pub trait Lower: Sized {
         cond: SubExp,
         then_body: &Body,
         else_body: &Body,
-        ret: &[ir::Type],
+        ret: &[ogham_ir::Type],
     ) -> Res<()>;
     fn run_loop(
         &mut self,
@@ -246,7 +247,7 @@ pub trait Lower: Sized {
     ) -> Res<()>;
     /// A SOAC ([`sequential`], or the backend's parallel form).
     fn soac(&mut self, soac: &Soac, pat: &[VarId]) -> Res<()>;
-    fn enter_lambda(&mut self, ret: &[ir::Type]) -> Self::Frame;
+    fn enter_lambda(&mut self, ret: &[ogham_ir::Type]) -> Self::Frame;
     fn leave_lambda(&mut self, frame: Self::Frame, vals: Vec<Self::Val>) -> Vec<Self::Val>;
 
     // ----- sequential SOACs -----

@@ -7,7 +7,7 @@
 use super::stmt::{apply, check_same_shape, dims_of};
 use super::{Lower, Res};
 use crate::back::Unsupported;
-use crate::ir::{self, Lambda, Soac, SubExp, VarId};
+use ogham_ir::{Lambda, Soac, SubExp, VarId};
 
 /// The width of a SOAC and its inputs' views, each checked to have `width` rows.
 pub fn soac_inputs<L: Lower>(l: &mut L, soac: &Soac) -> Res<(L::S, Vec<L::View>)> {
@@ -110,7 +110,7 @@ pub fn sequential<L: Lower>(l: &mut L, soac: &Soac, pat: &[VarId]) -> Res<()> {
             let n_scan: usize = scans.iter().map(|s| s.neutral.len()).sum();
             let n_red: usize = reds.iter().map(|r| r.neutral.len()).sum();
             let arrays = screma_arrays(l, pat, n_scan, n_red)?;
-            let ops = ir::screma_operators(scans, reds);
+            let ops = ogham_ir::screma_operators(scans, reds);
             let accs = accumulators(l, &ops)?;
             let start = l.screma_start(map, (n_scan, n_red), &width, &rows, &arrays)?;
             l.for_range(&i, start, width, &mut |l, i| {
@@ -189,7 +189,7 @@ pub fn sequential<L: Lower>(l: &mut L, soac: &Soac, pat: &[VarId]) -> Res<()> {
 /// segmented histogram's destinations, flattened to `[segments * bins]` rows.
 pub fn hist_updates<L: Lower>(
     l: &mut L,
-    hists: &[ir::HistOp],
+    hists: &[ogham_ir::HistOp],
     dests: &[Vec<L::View>],
     vals: &[L::Val],
     segment: Option<&L::S>,

@@ -4,9 +4,10 @@
 //! elements), and the shape checks of reshapes, concatenations and updates.
 
 use super::{Lower, Place, Res};
-use crate::back::{Failure, Unsupported};
-use crate::ir::{self, Body, DimIndex, Exp, Lambda, Stmt, SubExp, VarId};
-use crate::types::PrimType;
+use crate::back::Unsupported;
+use ogham_ir::abi::Failure;
+use ogham_ir::types::PrimType;
+use ogham_ir::{Body, DimIndex, Exp, Lambda, Stmt, SubExp, VarId};
 
 pub fn body<L: Lower>(l: &mut L, body: &Body) -> Res<Vec<L::Val>> {
     for s in &body.stmts {
@@ -26,7 +27,7 @@ pub fn apply<L: Lower>(l: &mut L, lambda: &Lambda, args: &[L::Val]) -> Res<Vec<L
 }
 
 /// The extents of a type (its dimensions evaluated).
-pub fn dims_of<L: Lower>(l: &mut L, ty: &ir::Type) -> Res<Vec<L::S>> {
+pub fn dims_of<L: Lower>(l: &mut L, ty: &ogham_ir::Type) -> Res<Vec<L::S>> {
     ty.shape().iter().map(|d| l.scalar(*d)).collect()
 }
 

@@ -14,8 +14,8 @@
 //! live, and the sizes in the types of the variables it binds; its nested bodies are cleaned
 //! first, their results being live.
 
-use crate::ir::traverse::{for_each_operand, nested_bodies_mut, nested_scopes};
-use crate::ir::{Body, Const, DimIndex, Exp, Function, SubExp, VarId};
+use ogham_ir::traverse::{for_each_operand, nested_bodies_mut, nested_scopes};
+use ogham_ir::{Body, Const, DimIndex, Exp, Function, SubExp, VarId};
 use std::collections::HashMap;
 
 /// Removes the dead statements of `function`, nested bodies included.
@@ -72,8 +72,7 @@ fn mark_type_of(function: &Function, live: &mut [bool], v: VarId) {
 /// Whether `exp` checks a size that may be invalid at run time: `iota n` or `replicate n v`
 /// of a variable `n` (error `R0706` when negative or too large, on every backend).
 pub fn checks_size(exp: &Exp) -> bool {
-    let valid =
-        |n: &SubExp| matches!(n, SubExp::Const(Const::I64(k)) if crate::sizes::count(*k).is_ok());
+    let valid = |n: &SubExp| matches!(n, SubExp::Const(Const::I64(k)) if ogham_ir::sizes::count(*k).is_ok());
     match exp {
         Exp::Iota(n) | Exp::Replicate(n, _) => !valid(n),
         _ => false,

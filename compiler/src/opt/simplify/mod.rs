@@ -48,12 +48,12 @@
 pub mod dce;
 mod rules;
 
-use crate::ir::traverse::{
+use ogham_ir::kir::SegKind;
+use ogham_ir::traverse::{
     Subst, consumed_arrays, for_each_operand, free_vars_stmt, map_operands, nested_bodies_mut,
     nested_scopes, substitute_arena_types, substitute_subexp, use_counts,
 };
-use crate::ir::{Body, Const, Exp, Function, LoopForm, Program, Soac, Stmt, SubExp, Type, VarId};
-use crate::kir::SegKind;
+use ogham_ir::{Body, Const, Exp, Function, LoopForm, Program, Soac, Stmt, SubExp, Type, VarId};
 use rules::{Facts, Rewrite};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};

@@ -5,15 +5,13 @@
 //! index into `iota`/`replicate` is replaced only when it is provably in bounds, a division
 //! whose divisor may be zero never folds. One documented exception: `x * 1.0` and `x / 1.0`
 //! become `x`, which keeps a signalling NaN's payload where the hardware would quiet it.
-//! Constants fold with the executors' own semantics ([`crate::ir::scalar`]); an operation that
+//! Constants fold with the executors' own semantics ([`ogham_ir::scalar`]); an operation that
 //! fails there is left to fail at run time.
 
-use crate::ir::op::BinOp;
-use crate::ir::scalar;
-use crate::ir::traverse::{Subst, substitute_body};
-use crate::ir::{
-    Body, Const, DimIndex, Exp, Function, Lambda, LoopForm, Soac, Stmt, SubExp, VarId,
-};
+use ogham_ir::op::BinOp;
+use ogham_ir::scalar;
+use ogham_ir::traverse::{Subst, substitute_body};
+use ogham_ir::{Body, Const, DimIndex, Exp, Function, Lambda, LoopForm, Soac, Stmt, SubExp, VarId};
 use std::collections::{HashMap, HashSet};
 
 /// What the rules may know about variables in scope.

@@ -1,18 +1,18 @@
-//! Kernel IR: the core IR after flattening. The host program is an ordinary [`crate::ir`] body
+//! Kernel IR: the core IR after flattening. The host program is an ordinary [`crate`] body
 //! (scalar code, sequential loops, `if`s) whose data-parallel work is all in [`SegOp`] kernels
-//! ([`crate::ir::Exp::Seg`]); no SOAC remains at host level. Kernels are launched over an index
+//! ([`crate::Exp::Seg`]); no SOAC remains at host level. Kernels are launched over an index
 //! space at a [`SegLevel`]; their bodies are core IR again (sequential at `Thread` level,
 //! block-parallel SOACs at `Block` level). Memory is implicit: each kernel's results are fresh
 //! arrays whose shapes are given by the space and the per-point result types; backends plan
 //! allocations from those types.
 //!
-//! Multi-versioned code is an `if` on [`crate::ir::Exp::Threshold`], comparing a size with a
+//! Multi-versioned code is an `if` on [`crate::Exp::Threshold`], comparing a size with a
 //! tunable threshold ([`ThresholdId`]: a [`ThresholdKind`] and the map's number; defaults in
 //! [`Threshold`], overridable by name in a tuning file).
 
 pub mod tuning;
 
-use crate::ir::{Body, HistOp, Lambda, RedOp, ScanOp, SubExp, Type, VarId};
+use crate::{Body, HistOp, Lambda, RedOp, ScanOp, SubExp, Type, VarId};
 
 /// How the points of a kernel's space map onto the machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -65,8 +65,8 @@ impl SegKind {
     /// histograms).
     pub fn operators(&self) -> Vec<(&Lambda, &[SubExp])> {
         match self {
-            SegKind::Red(reds) => crate::ir::screma_operators(&[], reds),
-            SegKind::Scan(scans) => crate::ir::screma_operators(scans, &[]),
+            SegKind::Red(reds) => crate::screma_operators(&[], reds),
+            SegKind::Scan(scans) => crate::screma_operators(scans, &[]),
             SegKind::Map | SegKind::Hist(_) => Vec::new(),
         }
     }

@@ -30,16 +30,16 @@
 //!   the source-level signature is derived from the IR types, the arena slots no variable uses
 //!   are unnamed `i64` variables, and `unchecked` (`#[unsafe]` ranges) is empty.
 
-use crate::builtins::MathFn;
-use crate::ir::op::{BinOp, UnOp};
-use crate::ir::print::size_params;
-use crate::ir::{
+use crate::kir::{SegKind, SegLevel, SegOp, Threshold, ThresholdId};
+use crate::math::MathFn;
+use crate::op::{BinOp, UnOp};
+use crate::print::size_params;
+use crate::source::Span;
+use crate::types::{self, PrimType, Size};
+use crate::{
     AssertKind, Body, Const, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, Param, Program,
     RedOp, ScanOp, Signature, Soac, Stmt, SubExp, Type, VarId, VarInfo,
 };
-use crate::kir::{SegKind, SegLevel, SegOp, Threshold, ThresholdId};
-use crate::source::Span;
-use crate::types::{self, PrimType, Size};
 use std::fmt;
 
 /// A parse error at a 1-based line and column.
@@ -1145,7 +1145,7 @@ fn derived_signature(function: &Function) -> Signature {
         for dim in ty.shape().iter().rev() {
             let size = match dim {
                 SubExp::Const(c) => Size::Const(c.bits()),
-                SubExp::Var(v) => Size::Var(crate::ir::print::var_name(function, *v)),
+                SubExp::Var(v) => Size::Var(crate::print::var_name(function, *v)),
             };
             t = types::Type::array(t, size);
         }
@@ -1157,7 +1157,7 @@ fn derived_signature(function: &Function) -> Signature {
             .iter()
             .map(|p| {
                 (
-                    crate::ir::print::var_name(function, p.var),
+                    crate::print::var_name(function, p.var),
                     source_type(function.ty(p.var)),
                 )
             })
@@ -1174,7 +1174,7 @@ fn derived_signature(function: &Function) -> Signature {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::print::print_program;
+    use crate::print::print_program;
 
     fn round_trip(text: &str) {
         let program = parse_program(text).unwrap_or_else(|e| panic!("{e}\n{text}"));

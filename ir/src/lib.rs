@@ -1,8 +1,19 @@
-//! The core IR: a first-order, monomorphic program in A-normal form, the input and output of every
+//! The Ogham IR, shared by the compiler (which builds and transforms it) and the runtime (which
+//! executes it): the core IR (this module), the kernel IR ([`kir`]), their operators ([`op`]) and
+//! scalar semantics ([`scalar`]), traversal, text form ([`print`], [`parse`]) and verifier
+//! ([`verify`]); the types, source locations, diagnostics and checked size arithmetic
+//! ([`types`], [`source`], [`diag`], [`sizes`]) they use; the math built-ins ([`math`]); and the
+//! contract between generated kernels and the runtime ([`abi`]). Nothing here parses Ogham
+//! source, runs a pass or generates code: a runtime that only runs compiled code needs this
+//! crate and not the compiler (`ogham-compiler`, with Cranelift).
+//!
+//! # The core IR
+//!
+//! A first-order, monomorphic program in A-normal form, the input and output of every
 //! middle-end pass (`lower` produces it; `opt` rewrites it; `flatten` turns it into kernel IR,
 //! which is the same IR with [`Exp::Seg`] kernels at host level).
 //!
-//! # Shape of the IR
+//! ## Shape of the IR
 //!
 //! - A [`Program`] is a list of [`Function`]s, one per entry point: every call has been inlined
 //!   (Ogham has no recursion), every lambda defunctionalised, every polymorphic type instantiated.
@@ -20,13 +31,13 @@
 //!   returns it as an extra `i64` value bound earlier in the same pattern
 //!   (`let (k: i64, ys: [k]f32) = ...`), as Futhark does.
 //!
-//! # Semantics
+//! ## Semantics
 //!
 //! The meaning of every construct is the reference interpreter's (`ogham-runtime`'s `interp`),
 //! restated where it matters on each variant below. The IR evaluator (`ogham_runtime::ireval`)
 //! executes this IR, core and kernel forms alike; it is how every pass is tested.
 //!
-//! # Invariants (checked by `verify`)
+//! ## Invariants (checked by `verify`)
 //!
 //! - Every variable is bound exactly once (patterns, lambda/loop parameters, function parameters,
 //!   segment-space indices), before it is used, and is used only in the scope of its binding.
@@ -35,16 +46,23 @@
 //! - An array consumed by [`Exp::Update`], a `Scatter`/`Hist` destination or a unique loop
 //!   parameter is not used after the consuming statement.
 
+pub mod abi;
 pub mod count;
+pub mod diag;
+pub mod kir;
+pub mod math;
 pub mod op;
 pub mod parse;
 pub mod print;
 pub mod scalar;
+pub mod sizes;
+pub mod source;
 pub mod traverse;
+pub mod types;
 pub mod verify;
 
-use crate::builtins::MathFn;
 use crate::kir::SegOp;
+use crate::math::MathFn;
 use crate::source::Span;
 use crate::types::PrimType;
 use op::{BinOp, UnOp};

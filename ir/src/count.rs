@@ -4,9 +4,9 @@
 //! name of [`CONSTRUCTS`] (zero when absent), so a test naming an unknown construct can be told
 //! apart from one expecting zero.
 
-use crate::ir::traverse::for_each_stmt;
-use crate::ir::{Exp, Program, Soac};
 use crate::kir::{SegKind, SegLevel};
+use crate::traverse::for_each_stmt;
+use crate::{Exp, Program, Soac};
 use std::collections::BTreeMap;
 
 /// Every construct name that [`count_constructs`] reports.

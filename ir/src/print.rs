@@ -13,11 +13,11 @@
 //! - The text of a valid program reads back with [`super::parse`], and prints again identically
 //!   (so `-(1i64)`, an operator on a constant, is not `-1i64`, a constant).
 
-use crate::ir::{
+use crate::kir::{SegKind, SegLevel, SegOp};
+use crate::{
     AssertKind, Body, Const, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, Program, RedOp,
     ScanOp, Soac, Stmt, SubExp, Type, VarId,
 };
-use crate::kir::{SegKind, SegLevel, SegOp};
 use std::fmt::Write;
 
 /// The whole program: its thresholds (kernel IR), then one entry per function.

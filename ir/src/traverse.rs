@@ -9,8 +9,8 @@
 //! Because every variable is bound exactly once in a function, the free variables of a fragment
 //! are simply the variables it uses minus those it binds: there is no shadowing to track.
 
-use crate::ir::{Body, DimIndex, Exp, Function, Lambda, LoopForm, Soac, Stmt, SubExp, Type, VarId};
 use crate::kir::SegKind;
+use crate::{Body, DimIndex, Exp, Function, Lambda, LoopForm, Soac, Stmt, SubExp, Type, VarId};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// A substitution of variables by operands.

@@ -22,7 +22,7 @@
 
 use super::Const;
 use super::op::{BinOp, UnOp};
-use crate::builtins::{ConstFn, MathFn};
+use crate::math::{ConstFn, MathFn};
 use crate::types::PrimType;
 
 /// Why a scalar operation failed.

@@ -1,4 +1,4 @@
-//! Verifier for the core and kernel IR: checks the invariants documented in [`crate::ir`] and
+//! Verifier for the core and kernel IR: checks the invariants documented in [`crate`] and
 //! [`crate::kir`] and reports every violation, one line each, naming the function and the
 //! statement (`main: let ys_3: [n_0]f32: ...`). The pipeline runs it after every pass in tests
 //! and debug builds, so a pass that breaks the IR is caught where it happens.
@@ -34,15 +34,15 @@
 //! - the value of an `Update` against the slice it replaces, array literal elements, the rows
 //!   of `Concat` operands, neutral elements, scatter values and histogram destinations.
 
-use crate::builtins::MathFn;
-use crate::ir::print::{print_pattern, print_subexp, print_type, size_params, var_name};
-use crate::ir::traverse::{Subst, substitute_type};
-use crate::ir::{
+use crate::kir::{SegKind, SegOp, ThresholdId};
+use crate::math::MathFn;
+use crate::print::{print_pattern, print_subexp, print_type, size_params, var_name};
+use crate::traverse::{Subst, substitute_type};
+use crate::types::PrimType;
+use crate::{
     Body, Const, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, Program, RedOp, ScanOp, Soac,
     Stmt, SubExp, Type, VarId,
 };
-use crate::kir::{SegKind, SegOp, ThresholdId};
-use crate::types::PrimType;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Which IR form a program must be in.
