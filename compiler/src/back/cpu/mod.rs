@@ -36,7 +36,7 @@
 //!
 //! Modules: `kernel.rs` builds a kernel's functions around its body, which the shared lowering
 //! ([`crate::back::lower`]) walks and `codegen.rs` (the CLIF builder), `lower.rs` (the CPU's side
-//! of the walk) and `scalar.rs` (scalar operations) emit; `simd.rs` and `interleave.rs` vectorise
+//! of the walk) and `scalar.rs` (scalar operations) emit; `simd/` and `interleave.rs` vectorise
 //! points and interleave reductions, `bounds.rs` proves indices in range, `helpers.rs` lists the
 //! runtime's helpers.
 
