@@ -59,8 +59,27 @@ impl<'p> Lanes<'p> {
 
     pub(super) fn body(&mut self, g: &mut Gen, body: &Body) -> Res<Vec<Value>> {
         for stmt in &body.stmts {
-            if stmt.pat.len() == 1 && self.plan.rows.contains_key(&stmt.pat[0]) {
-                continue; // a row: its reads are addressed from the input
+            if stmt.pat.len() == 1
+                && let Some((base, comps)) = self.plan.rows.get(&stmt.pat[0]).cloned()
+            {
+                // A row: its reads are addressed from the input. Its index is checked here, where
+                // the scalar code checks it, even if no element of it is ever read.
+                // Not again: the components of the outer row of a row of a row, checked at it,
+                // and uniform components that a read with a lane component after them checks
+                // before the segment runs.
+                let outer = match &stmt.exp {
+                    Exp::Index(arr, _) => self.plan.rows.get(arr).map_or(0, |(_, c)| c.len()),
+                    _ => 0,
+                };
+                let prechecked = self.plan.reads.iter().any(|(b, read)| {
+                    *b == base && read.len() > comps.len() && read.starts_with(&comps)
+                });
+                let from = if prechecked { comps.len() } else { outer };
+                if from < comps.len() {
+                    let parts = Self::parts(g, &comps)?;
+                    self.check(g, base, &parts, from..parts.len())?;
+                }
+                continue;
             }
             if stmt
                 .pat
@@ -324,13 +343,16 @@ impl<'p> Lanes<'p> {
                 Comp::Uniform(*c)
             });
         }
+        let row = self.plan.rows.get(&arr).map_or(0, |(_, c)| c.len());
         let parts = Self::parts(g, &comps)?;
         let n = parts.len();
-        self.load(g, base, &parts, n)
+        self.check(g, base, &parts, row..n)?;
+        self.load(g, base, &parts)
     }
 
     /// Element `j` (a uniform scalar) of an in-point reduction's input: `base` at `comps`
-    /// then `j`, which is in bounds (the reduction checked the input's size).
+    /// then `j`, which is in bounds (the reduction checked the input's size; a row's index
+    /// was checked at the row).
     pub(super) fn element(
         &mut self,
         g: &mut Gen,
@@ -340,7 +362,7 @@ impl<'p> Lanes<'p> {
     ) -> Res<Value> {
         let mut parts = Self::parts(g, comps)?;
         parts.push(Some(j));
-        self.load(g, base, &parts, comps.len())
+        self.load(g, base, &parts)
     }
 
     /// The values of index components (`None`: the lane index).
@@ -354,24 +376,25 @@ impl<'p> Lanes<'p> {
             .collect()
     }
 
-    /// The element of `base` at `parts` (see [`Lanes::read`]); the components after the
-    /// lane's and before `unchecked` are checked here.
-    fn load(
+    /// Checks the components `range` of an index `parts` of `base` that come after the lane's
+    /// (which is checked before the segment runs): out of bounds, the group runs as scalar code.
+    fn check(
         &mut self,
         g: &mut Gen,
         base: VarId,
         parts: &[Option<Value>],
-        unchecked: usize,
-    ) -> Res<Value> {
+        range: std::ops::Range<usize>,
+    ) -> Res<()> {
+        let first = parts.iter().position(Option::is_none).map_or(0, |a| a + 1);
+        let checked = range.start.max(first)..range.end;
+        if checked.is_empty() {
+            return Ok(());
+        }
         let view = g.view(base)?;
-        let size = elem_size(view.elem);
-        // The lane's component, if any, is checked before the segment runs.
-        let at = parts.iter().position(Option::is_none);
         let mut ok = None;
-        let first = at.map_or(0, |a| a + 1);
-        for (k, c) in parts.iter().enumerate().take(unchecked).skip(first) {
-            let Some(c) = c else { continue };
-            let inside = g.b.ins().icmp(IntCC::UnsignedLessThan, *c, view.dims[k]);
+        for k in checked {
+            let Some(c) = parts[k] else { continue };
+            let inside = g.b.ins().icmp(IntCC::UnsignedLessThan, c, view.dims[k]);
             ok = Some(match ok {
                 Some(ok) => g.b.ins().band(ok, inside),
                 None => inside,
@@ -380,6 +403,14 @@ impl<'p> Lanes<'p> {
         if let Some(ok) = ok {
             self.bail_unless(g, ok);
         }
+        Ok(())
+    }
+
+    /// The element of `base` at `parts` (see [`Lanes::read`]), whose components are in bounds.
+    fn load(&mut self, g: &mut Gen, base: VarId, parts: &[Option<Value>]) -> Res<Value> {
+        let view = g.view(base)?;
+        let size = elem_size(view.elem);
+        let at = parts.iter().position(Option::is_none);
         // The element offset of the first lane's element.
         let mut offset = at.map(|a| g.b.ins().imul(self.i, view.strides[a]));
         for (c, stride) in parts.iter().zip(&view.strides) {

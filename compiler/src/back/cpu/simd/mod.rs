@@ -46,7 +46,8 @@
 //! the same order (no reassociation, no fused multiply-add), and `min`/`max`, comparisons and
 //! conversions have the scalar code's semantics (NaN cases included). The points left over
 //! (fewer than a group at the end of a range), every segment whose rows at the lane index are
-//! not all in bounds, and every group in which a read at a uniform index would be out of
+//! not all in bounds, and every group in which a read at a uniform index (or a row taken at
+//! one, checked at the row statement even when no element of it is read) would be out of
 //! bounds, an `iota` size is out of range or a reduction's input has another size than its
 //! width (the group bails out before it stores anything) run the scalar code, which also
 //! reports any error exactly as before. Anything else keeps the whole kernel scalar: scans and
