@@ -42,7 +42,8 @@ fn limit_memory() {
     );
 }
 
-/// Input draws per generated program.
+/// Input draws per generated program: small arrays, then small arrays with extreme scalars,
+/// then wide arrays with extreme scalars.
 const INPUTS_PER_PROGRAM: u64 = 3;
 
 const ROW_SUMS: &str = "entry main (a: [][]f32) : []f32 = map (\\r -> reduce (+) 0 r) a\n";
@@ -54,7 +55,13 @@ fn fuzz_program(seed: u64, emulate_cuda: bool) -> Result<[u64; 4], String> {
     limit_memory();
     let source = random_programs::program(&mut Rng(seed | 1));
     let draws: Vec<(u64, Inputs)> = (0..INPUTS_PER_PROGRAM)
-        .map(|k| (seed ^ (k << 32), Inputs { extreme: k > 0 }))
+        .map(|k| {
+            let inputs = Inputs {
+                extreme: k > 0,
+                wide: k == INPUTS_PER_PROGRAM - 1,
+            };
+            (seed ^ (k << 32), inputs)
+        })
         .collect();
     let verdicts = check_program(&source, &draws, emulate_cuda)
         .map_err(|e| format!("program (seed {seed}):\n{source}\n{e}"))?;

@@ -14,7 +14,9 @@
 //!
 //! Inputs: sizes named alike get the same random value; `i64` scalars are small (they are mostly
 //! sizes and shifts) unless [`Inputs::extreme`] asks for values at the edges now and then
-//! (negative, 2^32, `i64.max`); floats include NaN and, when extreme, infinities.
+//! (negative, 2^32, `i64.max`); floats include NaN and, when extreme, infinities. Arrays have 0
+//! to 10 elements per dimension, or 8, 16 or 64 when [`Inputs::wide`] asks for whole groups of
+//! SIMD lanes.
 
 use ogham::Frontend;
 use ogham::testing::compare_outputs;
@@ -50,6 +52,9 @@ const DEAD_CODE_ERRORS: [&str; 4] = ["R0701", "R0702", "R0703", "R0709"];
 pub struct Inputs {
     /// `i64` scalars and floats at the edges now and then (negative and huge sizes, infinities).
     pub extreme: bool,
+    /// Array extents of 8, 16 or 64 instead of 0 to 10: whole groups of SIMD lanes and ranges
+    /// split between worker threads, so the CPU backend's vector code runs every point.
+    pub wide: bool,
 }
 
 /// `i64` values at the edges of sizes and indices.
@@ -86,6 +91,15 @@ fn scalar(p: PrimType, rng: &mut Rng, inputs: Inputs) -> Scalar {
     }
 }
 
+/// A random array extent.
+fn extent(rng: &mut Rng, inputs: Inputs) -> usize {
+    if inputs.wide {
+        [8, 16, 64][rng.below(3) as usize]
+    } else {
+        rng.below(11) as usize
+    }
+}
+
 /// A random value of source type `t`; sizes by name from `sizes` (chosen on first use).
 pub fn value(t: &Type, rng: &mut Rng, sizes: &mut HashMap<String, usize>, inputs: Inputs) -> Value {
     match t {
@@ -98,8 +112,8 @@ pub fn value(t: &Type, rng: &mut Rng, sizes: &mut HashMap<String, usize>, inputs
                     Size::Const(n) => *n as usize,
                     Size::Var(name) => *sizes
                         .entry(name.clone())
-                        .or_insert_with(|| rng.below(11) as usize),
-                    Size::Unknown(_) => rng.below(11) as usize,
+                        .or_insert_with(|| extent(rng, inputs)),
+                    Size::Unknown(_) => extent(rng, inputs),
                 });
                 elem = inner;
             }
