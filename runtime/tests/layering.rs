@@ -41,26 +41,36 @@ fn code(text: &str) -> String {
         .join("\n")
 }
 
-#[test]
-fn only_the_interpreter_depends_on_the_front_end() {
+/// The runtime's source files outside those `exempt` accepts (paths relative to `src/`) whose
+/// code names one of `forbidden`, one line per name; and how many files there are.
+fn violations(exempt: impl Fn(&Path) -> bool, forbidden: &[&str]) -> (usize, Vec<String>) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
-    let mut violations = Vec::new();
+    let mut found = Vec::new();
     for file in &files {
         let relative = file.strip_prefix(&src).expect("under src");
-        // The interpreter, and the crate root that declares it.
-        if relative.starts_with("interp") || relative == Path::new("lib.rs") {
+        if exempt(relative) {
             continue;
         }
-        let text = std::fs::read_to_string(file).expect("a readable source file");
-        for forbidden in FORBIDDEN {
-            if code(&text).contains(forbidden) {
-                violations.push(format!("{} uses {forbidden}", relative.display()));
+        let text = code(&std::fs::read_to_string(file).expect("a readable source file"));
+        for name in forbidden {
+            if text.contains(name) {
+                found.push(format!("{} uses {name}", relative.display()));
             }
         }
     }
-    assert!(files.len() > 20, "the sources were found: {files:?}");
+    (files.len(), found)
+}
+
+#[test]
+fn only_the_interpreter_depends_on_the_front_end() {
+    // The interpreter, and the crate root that declares it.
+    let (files, violations) = violations(
+        |relative| relative.starts_with("interp") || relative == Path::new("lib.rs"),
+        FORBIDDEN,
+    );
+    assert!(files > 20, "the sources were found: {files}");
     assert!(violations.is_empty(), "{}", violations.join("\n"));
 }
 
@@ -79,22 +89,10 @@ const COMPILER_USERS: &[&str] = &[
 
 #[test]
 fn the_base_layer_and_the_ir_evaluator_need_only_the_ir() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let mut violations = Vec::new();
-    for file in &files {
-        let relative = file.strip_prefix(&src).expect("under src");
-        if COMPILER_USERS.iter().any(|u| relative.starts_with(u)) {
-            continue;
-        }
-        let text = code(&std::fs::read_to_string(file).expect("a readable source file"));
-        for forbidden in ["ogham_compiler", "cranelift"] {
-            if text.contains(forbidden) {
-                violations.push(format!("{} uses {forbidden}", relative.display()));
-            }
-        }
-    }
+    let (_, violations) = violations(
+        |relative| COMPILER_USERS.iter().any(|u| relative.starts_with(u)),
+        &["ogham_compiler", "cranelift"],
+    );
     assert!(violations.is_empty(), "{}", violations.join("\n"));
 }
 
