@@ -23,18 +23,39 @@ pub struct Ctx {
 const _: () = assert!(std::mem::offset_of!(Ctx, arena) == CTX_GENERATED_BYTES);
 
 impl Ctx {
+    /// A context for one task, with the arena the thread's previous task gave back (if any).
     pub fn new() -> Ctx {
         Ctx {
             site: -1,
             details: [0; MAX_DETAILS],
-            arena: Arena::default(),
+            arena: SPARE_ARENA.take(),
         }
     }
 }
 
+impl Drop for Ctx {
+    /// Gives the arena back to the thread for its next task (see [`SPARE_ARENA`]).
+    fn drop(&mut self) {
+        let mut arena = std::mem::take(&mut self.arena);
+        arena.trim();
+        SPARE_ARENA.set(arena);
+    }
+}
+
+thread_local! {
+    /// The arena of the thread's last finished task, reused by its next one. A kernel launch
+    /// runs many tasks (`cpu::execute`: `4 × workers` per launch, that many per segment of a
+    /// reduction or scan over few segments), and programs launch kernels in loops; a fresh
+    /// arena per task cost a zeroed 1 MiB chunk each (STL on 10 series spent more than a third
+    /// of its instructions in that `memset`).
+    static SPARE_ARENA: std::cell::Cell<Arena> = std::cell::Cell::new(Arena::default());
+}
+
 /// Memory for the arrays a kernel creates while it runs one point: chunks handed out by a
 /// bump pointer and all taken back at the next point (`ogham_arena_reset`). Chunks are kept
-/// for reuse and freed with the context.
+/// for reuse, also by the thread's later tasks (up to [`KEEP_BYTES`]); their contents are never
+/// read before generated code writes them, so stale bytes from an earlier point or task are
+/// harmless (as they already were between the points of one task).
 #[derive(Default)]
 struct Arena {
     chunks: Vec<Vec<u128>>,
@@ -43,6 +64,10 @@ struct Arena {
 }
 
 const CHUNK_BYTES: usize = 1 << 20;
+
+/// How much of its arena a thread keeps between tasks: the chunks, in order, while their total
+/// stays within this; a larger chunk made for one large per-point array is freed.
+const KEEP_BYTES: usize = 8 * CHUNK_BYTES;
 
 impl Arena {
     fn alloc(&mut self, bytes: usize) -> *mut u8 {
@@ -81,6 +106,21 @@ impl Arena {
     fn reset(&mut self) {
         self.current = 0;
         self.used = 0;
+    }
+
+    /// Resets the arena and frees its chunks beyond the first [`KEEP_BYTES`].
+    fn trim(&mut self) {
+        self.reset();
+        let mut kept = 0;
+        let keep = self
+            .chunks
+            .iter()
+            .take_while(|chunk| {
+                kept += chunk.len() * 16;
+                kept <= KEEP_BYTES
+            })
+            .count();
+        self.chunks.truncate(keep);
     }
 }
 
