@@ -139,20 +139,6 @@ fn scalar(ty: i64, bits: i64) -> Scalar {
     }
 }
 
-/// The bits of a scalar, as generated code expects them back.
-pub fn bits(s: Scalar) -> i64 {
-    match s {
-        Scalar::Bool(b) => b as i64,
-        Scalar::I8(x) => x as i64,
-        Scalar::I16(x) => x as i64,
-        Scalar::I32(x) => x as i64,
-        Scalar::I64(x) => x,
-        Scalar::U8(x) => x as i64,
-        Scalar::F32(x) => x.to_bits() as i64,
-        Scalar::F64(x) => x.to_bits() as i64,
-    }
-}
-
 #[unsafe(no_mangle)]
 extern "C" fn ogham_alloc(ctx: *mut Ctx, bytes: i64) -> i64 {
     // SAFETY: generated code passes the context record its worker owns.
@@ -172,7 +158,7 @@ extern "C" fn ogham_arena_reset(ctx: *mut Ctx) {
 #[unsafe(no_mangle)]
 extern "C" fn ogham_int_op(op: i64, ty: i64, x: i64, y: i64) -> i64 {
     // Division by zero is checked by the generated code before the call.
-    ops::binop(BinOp::ALL[op as usize], scalar(ty, x), scalar(ty, y)).map_or(0, bits)
+    ops::binop(BinOp::ALL[op as usize], scalar(ty, x), scalar(ty, y)).map_or(0, Scalar::slot_bits)
 }
 
 #[unsafe(no_mangle)]
@@ -215,12 +201,12 @@ extern "C" fn ogham_f64_math(f: i64, x: f64, y: f64) -> f64 {
 
 #[unsafe(no_mangle)]
 extern "C" fn ogham_int_math(f: i64, ty: i64, x: i64, y: i64) -> i64 {
-    math(f, scalar(ty, x), scalar(ty, y)).map_or(0, bits)
+    math(f, scalar(ty, x), scalar(ty, y)).map_or(0, Scalar::slot_bits)
 }
 
 #[unsafe(no_mangle)]
 extern "C" fn ogham_convert(from: i64, to: i64, x: i64) -> i64 {
-    bits(ops::convert(scalar(from, x), PrimType::ALL[to as usize]))
+    ops::convert(scalar(from, x), PrimType::ALL[to as usize]).slot_bits()
 }
 
 #[unsafe(no_mangle)]
