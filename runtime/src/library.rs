@@ -21,7 +21,7 @@
 //! later call, from any thread.
 //!
 //! A library compiled ahead of time (`ogham build FILE -o NAME.o`, `cpu::aot`) is an object
-//! file that carries the library packed (`crate::packed`: an entry point's IR is read at its
+//! file that carries the library packed (`cpu::packed`: an entry point's IR is read at its
 //! first call) and the kernels' machine code; linked into a program, it is opened with
 //! [`Library::from_image`] and runs without the JIT.
 //!
@@ -30,10 +30,10 @@
 //! file with error R0713.
 
 use crate::cpu::aot::{self, Image};
+use crate::cpu::packed::Packed;
 #[cfg(feature = "jit")]
 use crate::cpu::{Executable, NativeStore};
 use crate::ireval::Thresholds;
-use crate::packed::Packed;
 use crate::value::Value;
 use ogham_ir::diag::{Diagnostic, render};
 use ogham_ir::kir::Threshold;

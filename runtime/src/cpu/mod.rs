@@ -29,6 +29,7 @@ mod helpers;
 mod jit;
 #[cfg(feature = "jit")]
 pub mod native;
+pub mod packed;
 
 pub use code::host_cpu_features;
 

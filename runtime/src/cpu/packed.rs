@@ -18,7 +18,7 @@
 //! into a program of that entry point alone and makes its executable with the function the
 //! opener gave. A damaged text is an error of the calls that need it, never a panic.
 
-use crate::cpu::Executable;
+use super::Executable;
 use crate::error::{R_INTERNAL, error};
 use crate::ireval::Thresholds;
 use crate::value::Value;
