@@ -16,7 +16,8 @@
 //! sizes and shifts) unless [`Inputs::extreme`] asks for values at the edges now and then
 //! (negative, 2^32, `i64.max`); floats include NaN and, when extreme, infinities. Arrays have 0
 //! to 10 elements per dimension, or 8, 16 or 64 when [`Inputs::wide`] asks for whole groups of
-//! SIMD lanes.
+//! SIMD lanes; a wide draw on which the CPU backend takes longer than [`WIDE_BUDGET`] is skipped
+//! (the interpreters would take minutes to hours on it).
 
 use ogham::Frontend;
 use ogham::testing::compare_outputs;
@@ -187,7 +188,16 @@ pub enum Verdict {
     /// backend without fusion fails as the interpreter does: fusion ran the failing points of
     /// two operations interleaved (the documented exception, reference §13.1).
     FusionOrder,
+    /// A wide draw ([`Inputs::wide`]) not run: the CPU backend took longer than
+    /// [`WIDE_BUDGET`] on it, so the interpreters would take minutes to hours (a program whose
+    /// nested SOACs do `n^5` work over 64-element arrays is 10^9 operations).
+    TooMuchWork,
 }
+
+/// How long the CPU backend may take on a wide draw before the draw is skipped
+/// ([`Verdict::TooMuchWork`]): the interpreters are about a thousand times slower. Wall-clock
+/// time, so a loaded machine skips a few more draws.
+pub const WIDE_BUDGET: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// Runs entry `main` of `source` on every backend (the CUDA emulator when `emulate_cuda` and
 /// `g++` is there), once per draw of random inputs in `draws` (a seed and how to draw); `Err`
@@ -275,6 +285,16 @@ pub fn check_program(
             .iter()
             .map(|(_, t)| value(t, &mut rng, &mut sizes, inputs))
             .collect();
+        if inputs.wide
+            && let Some((_, _, ir, run, _)) = compiled.iter().find(|c| c.0 == "cpu")
+        {
+            let start = std::time::Instant::now();
+            let _ = outcome(|| run(ir, "main", args.clone(), &Default::default()));
+            if start.elapsed() > WIDE_BUDGET {
+                verdicts.push(Verdict::TooMuchWork);
+                continue;
+            }
+        }
         let reference = outcome(|| ogham::Backend::Interp.run(&fe, "main", args.clone(), None));
         if let Err(code) = &reference
             && (code == "PANIC" || code == "R0708")
