@@ -5,7 +5,7 @@
 //! are interleaved (`interleave.rs`), and arrays a SOAC makes are placed where their consumer
 //! wants them (`Gen::result_slots`).
 
-use super::codegen::{Gen, View, clif_type, elem_size, made_by_soac};
+use super::codegen::{Cursor, Gen, View, clif_type, elem_size, made_by_soac};
 use super::helpers::{HelperId, is_inline_float_math};
 use super::interleave;
 use super::scalar::is_float;
@@ -25,9 +25,6 @@ use ogham_ir::{Body, Exp, Lambda, LoopForm, Soac, SubExp, VarId};
 /// `Gen::speculable`).
 const SPECULATION_BUDGET: usize = 6;
 
-/// A SOAC input being walked: its view, a variable holding its current row's address, and the
-/// bytes from one row to the next.
-pub type Cursor = (View, Variable, Value);
 
 impl Gen<'_> {
     /// Whether both branches of an `if` may run whatever the condition (see `speculable`):
@@ -552,12 +549,11 @@ impl Lower for Gen<'_> {
     }
 
     fn rows(&mut self, inputs: &[View]) -> Vec<Cursor> {
-        // The inputs' rows are walked by pointers advanced after each iteration.
         self.cursors(inputs)
     }
 
-    fn current_rows(&mut self, rows: &Vec<Cursor>, _i: &Value) -> Vec<Vec<Value>> {
-        self.cursor_rows(rows)
+    fn current_rows(&mut self, rows: &Vec<Cursor>, i: &Value) -> Vec<Vec<Value>> {
+        self.cursor_rows(rows, *i)
     }
 
     fn next_rows(&mut self, rows: &Vec<Cursor>) {
