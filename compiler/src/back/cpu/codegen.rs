@@ -15,6 +15,7 @@ use super::bounds::{Guard, Ranges};
 use super::helpers::HelperId;
 use crate::back::lower::Checks;
 pub use crate::back::lower::Res;
+use cranelift_codegen::cursor::{Cursor as _, FuncCursor};
 use cranelift_codegen::ir::condcodes::{CondCode, FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I8, I16, I32, I64};
 use cranelift_codegen::ir::{
@@ -161,6 +162,9 @@ pub struct Gen<'a> {
     /// `(sin x, cos x)` computed in a block, by (block, x): `sin` and `cos` of one value (as in
     /// `e^{jx}`) cost one helper call.
     pub(super) sin_cos: HashMap<(cranelift_codegen::ir::Block, Value), (Value, Value)>,
+    /// The `i64` constants made so far, each defined once at the top of the entry block
+    /// ([`Gen::iconst`]).
+    consts: HashMap<i64, Value>,
 }
 
 impl<'a> Gen<'a> {
@@ -182,6 +186,7 @@ impl<'a> Gen<'a> {
             guards: Vec::new(),
             result_slots: HashMap::new(),
             sin_cos: HashMap::new(),
+            consts: HashMap::new(),
         }
     }
 
@@ -229,7 +234,7 @@ impl<'a> Gen<'a> {
             Const::U8(x) => ins.iconst(I8, x as i64),
             Const::I16(x) => ins.iconst(I16, x as i64),
             Const::I32(x) => ins.iconst(I32, x as i64),
-            Const::I64(x) => ins.iconst(I64, x),
+            Const::I64(x) => self.iconst(x),
             Const::F32(x) => ins.f32const(x),
             Const::F64(x) => ins.f64const(x),
         }
@@ -255,8 +260,27 @@ impl<'a> Gen<'a> {
         self.f.subexp_type(se).elem()
     }
 
+    /// The `i64` constant `n`: one value per constant and function, defined at the top of the
+    /// entry block. A variable (an array's stride, a loop's bound) that holds the same constant
+    /// on every path into a loop or a join then holds the same value, which Cranelift's
+    /// constant-phi removal recognises (two `iconst 1` would be two values), so it needs no
+    /// block parameter and its uses see the constant: a row-major array's last stride of 1
+    /// stays a known 1 through loops that replace the array (element addresses fold into
+    /// addressing modes) and fewer values are live around loops. Cranelift rematerialises
+    /// constants where they are used, so defining them early costs no registers.
     pub fn iconst(&mut self, n: i64) -> Value {
-        self.b.ins().iconst(I64, n)
+        if let Some(v) = self.consts.get(&n) {
+            return *v;
+        }
+        let Some(entry) = self.b.func.layout.entry_block() else {
+            return self.b.ins().iconst(I64, n);
+        };
+        let v = FuncCursor::new(self.b.func)
+            .at_first_insertion_point(entry)
+            .ins()
+            .iconst(I64, n);
+        self.consts.insert(n, v);
+        v
     }
 
     fn helper(&mut self, id: HelperId) -> FuncRef {
