@@ -25,7 +25,6 @@ use ogham_ir::{Body, Exp, Lambda, LoopForm, Soac, SubExp, VarId};
 /// `Gen::speculable`).
 const SPECULATION_BUDGET: usize = 6;
 
-
 impl Gen<'_> {
     /// Whether both branches of an `if` may run whatever the condition (see `speculable`):
     /// together at most `SPECULATION_BUDGET` statements.
