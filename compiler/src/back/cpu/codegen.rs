@@ -165,6 +165,9 @@ pub struct Gen<'a> {
     /// The `i64` constants made so far, each defined once at the top of the entry block
     /// ([`Gen::iconst`]).
     consts: HashMap<i64, Value>,
+    /// Conditions fixed while a copy of an unswitched loop is emitted (`unswitch.rs`): an `if`
+    /// on one of them emits only the branch it takes.
+    pub(super) unswitched: HashMap<VarId, bool>,
 }
 
 impl<'a> Gen<'a> {
@@ -187,6 +190,7 @@ impl<'a> Gen<'a> {
             result_slots: HashMap::new(),
             sin_cos: HashMap::new(),
             consts: HashMap::new(),
+            unswitched: HashMap::new(),
         }
     }
 
