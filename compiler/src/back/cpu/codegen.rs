@@ -15,6 +15,7 @@ use super::bounds::{Guard, Ranges};
 use super::helpers::HelperId;
 use crate::back::lower::Checks;
 pub use crate::back::lower::Res;
+use cranelift_codegen::cursor::{Cursor as _, FuncCursor};
 use cranelift_codegen::ir::condcodes::{CondCode, FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I8, I16, I32, I64};
 use cranelift_codegen::ir::{
@@ -64,6 +65,14 @@ pub fn float_min_max(
 
 pub fn elem_size(p: PrimType) -> i64 {
     clif_type(p).bytes() as i64
+}
+
+/// A SOAC input being walked ([`Gen::cursors`]): its view, the bytes from one row to the next
+/// and, for a rank of 2 or more, the variable holding the current row's address.
+pub struct Cursor {
+    view: View,
+    step: Value,
+    walk: Option<Variable>,
 }
 
 /// An array value: element pointer, extents and strides (in elements), outermost first.
@@ -153,6 +162,12 @@ pub struct Gen<'a> {
     /// `(sin x, cos x)` computed in a block, by (block, x): `sin` and `cos` of one value (as in
     /// `e^{jx}`) cost one helper call.
     pub(super) sin_cos: HashMap<(cranelift_codegen::ir::Block, Value), (Value, Value)>,
+    /// The `i64` constants made so far, each defined once at the top of the entry block
+    /// ([`Gen::iconst`]).
+    consts: HashMap<i64, Value>,
+    /// Conditions fixed while a copy of an unswitched loop is emitted (`unswitch.rs`): an `if`
+    /// on one of them emits only the branch it takes.
+    pub(super) unswitched: HashMap<VarId, bool>,
 }
 
 impl<'a> Gen<'a> {
@@ -174,6 +189,8 @@ impl<'a> Gen<'a> {
             guards: Vec::new(),
             result_slots: HashMap::new(),
             sin_cos: HashMap::new(),
+            consts: HashMap::new(),
+            unswitched: HashMap::new(),
         }
     }
 
@@ -221,7 +238,7 @@ impl<'a> Gen<'a> {
             Const::U8(x) => ins.iconst(I8, x as i64),
             Const::I16(x) => ins.iconst(I16, x as i64),
             Const::I32(x) => ins.iconst(I32, x as i64),
-            Const::I64(x) => ins.iconst(I64, x),
+            Const::I64(x) => self.iconst(x),
             Const::F32(x) => ins.f32const(x),
             Const::F64(x) => ins.f64const(x),
         }
@@ -247,8 +264,27 @@ impl<'a> Gen<'a> {
         self.f.subexp_type(se).elem()
     }
 
+    /// The `i64` constant `n`: one value per constant and function, defined at the top of the
+    /// entry block. A variable (an array's stride, a loop's bound) that holds the same constant
+    /// on every path into a loop or a join then holds the same value, which Cranelift's
+    /// constant-phi removal recognises (two `iconst 1` would be two values), so it needs no
+    /// block parameter and its uses see the constant: a row-major array's last stride of 1
+    /// stays a known 1 through loops that replace the array (element addresses fold into
+    /// addressing modes) and fewer values are live around loops. Cranelift rematerialises
+    /// constants where they are used, so defining them early costs no registers.
     pub fn iconst(&mut self, n: i64) -> Value {
-        self.b.ins().iconst(I64, n)
+        if let Some(v) = self.consts.get(&n) {
+            return *v;
+        }
+        let Some(entry) = self.b.func.layout.entry_block() else {
+            return self.b.ins().iconst(I64, n);
+        };
+        let v = FuncCursor::new(self.b.func)
+            .at_first_insertion_point(entry)
+            .ins()
+            .iconst(I64, n);
+        self.consts.insert(n, v);
+        v
     }
 
     fn helper(&mut self, id: HelperId) -> FuncRef {
@@ -353,37 +389,60 @@ impl<'a> Gen<'a> {
         self.b.ins().store(MemFlagsData::trusted(), v, addr, 0);
     }
 
-    /// Cursors over the rows of `inputs`: per input a variable holding its current row's
-    /// address (starting at row 0) and the bytes from one row to the next.
-    pub(super) fn cursors(&mut self, inputs: &[View]) -> Vec<(View, Variable, Value)> {
+    /// Cursors over the rows of `inputs`: per input its view, the bytes from one row to the
+    /// next and, for an input of rank 2 or more, a variable holding its current row's address
+    /// (advanced after each iteration by [`Gen::advance`]). The elements of a rank-1 input are
+    /// addressed from the loop's counter (`ptr + i * step`) instead of by a pointer advanced in
+    /// every iteration: with a constant step (a contiguous array) the offset folds into the
+    /// load's addressing mode and the inputs share the counter, so a loop reading `k` of them
+    /// saves `k` additions per iteration; with a variable step the inputs with the same step
+    /// share one multiplication. A row of a higher rank is the base of the inner loops over it,
+    /// so it stays a variable, computed once per iteration.
+    pub(super) fn cursors(&mut self, inputs: &[View]) -> Vec<Cursor> {
         inputs
             .iter()
             .map(|v| {
-                let var = self.b.declare_var(I64);
-                self.b.def_var(var, v.ptr);
                 let step = self.b.ins().imul_imm_s(v.strides[0], elem_size(v.elem));
-                (v.clone(), var, step)
+                let walk = (v.rank() > 1).then(|| {
+                    let var = self.b.declare_var(I64);
+                    self.b.def_var(var, v.ptr);
+                    var
+                });
+                Cursor {
+                    view: v.clone(),
+                    step,
+                    walk,
+                }
             })
             .collect()
     }
 
-    /// The current rows of the cursors: scalars for rank 1, else views.
-    pub(super) fn cursor_rows(&mut self, cursors: &[(View, Variable, Value)]) -> Vec<Vec<Value>> {
+    /// Row `i` of every cursor (the current one of a walked cursor): scalars for rank 1, else
+    /// views.
+    pub(super) fn cursor_rows(&mut self, cursors: &[Cursor], i: Value) -> Vec<Vec<Value>> {
         cursors
             .iter()
-            .map(|(v, var, _)| {
-                let addr = self.b.use_var(*var);
-                self.row_at(v, addr)
+            .map(|c| {
+                let addr = match c.walk {
+                    Some(var) => self.b.use_var(var),
+                    None => {
+                        let offset = self.b.ins().imul(i, c.step);
+                        self.b.ins().iadd(c.view.ptr, offset)
+                    }
+                };
+                self.row_at(&c.view, addr)
             })
             .collect()
     }
 
-    /// Moves every cursor to its next row.
-    pub(super) fn advance(&mut self, cursors: &[(View, Variable, Value)]) {
-        for (_, var, step) in cursors {
-            let p = self.b.use_var(*var);
-            let next = self.b.ins().iadd(p, *step);
-            self.b.def_var(*var, next);
+    /// Moves every walked cursor to its next row.
+    pub(super) fn advance(&mut self, cursors: &[Cursor]) {
+        for c in cursors {
+            if let Some(var) = c.walk {
+                let p = self.b.use_var(var);
+                let next = self.b.ins().iadd(p, c.step);
+                self.b.def_var(var, next);
+            }
         }
     }
 

@@ -19,10 +19,9 @@
 //! different order than one iteration after the other: when several fail, the one reported may
 //! differ from the interpreter's first (each is a real failure, reported with its location).
 
-use super::codegen::{Gen, Res, View, allocates};
+use super::codegen::{Cursor, Gen, Res, View, allocates};
 use crate::back::lower;
 use cranelift_codegen::ir::{InstBuilder, Value};
-use cranelift_frontend::Variable;
 use ogham_ir::traverse::free_vars_stmt;
 use ogham_ir::{Exp, Lambda, Soac, Stmt, SubExp, VarId};
 use std::collections::BTreeSet;
@@ -107,14 +106,14 @@ pub fn plan<'a>(g: &Gen, map: &'a Lambda, n_scan: usize, n_red: usize) -> Option
 }
 
 /// Emits the map's iterations `0 .. LANES·⌊width/LANES⌋` interleaved, writing each
-/// iteration's results to row `i` of `arrays`, with the map's `cursors` advanced past them.
+/// iteration's results to row `i` of `arrays` (its inputs' rows are `cursors`' rows `i`).
 /// Returns the first iteration left to run.
 pub fn emit(
     g: &mut Gen,
     plan: &Plan,
     map: &Lambda,
     width: Value,
-    cursors: &[(View, Variable, Value)],
+    cursors: &[Cursor],
     arrays: &[View],
 ) -> Res<Value> {
     let Exp::Soac(Soac::Screma {
@@ -137,8 +136,9 @@ pub fn emit(
         let mut inner_cursors = Vec::new();
         let mut accs = Vec::new();
         // The statements before the reduction, one iteration after the other.
-        for _ in 0..LANES {
-            let args = g.cursor_rows(cursors);
+        for lane in 0..LANES {
+            let row = g.b.ins().iadd_imm_s(first, lane);
+            let args = g.cursor_rows(cursors, row);
             g.advance(cursors);
             for (p, a) in map.params.iter().zip(&args) {
                 g.bind(*p, a);
@@ -163,14 +163,14 @@ pub fn emit(
         }
         // One loop over the reduction's width, an accumulator per iteration.
         let k = g.scalar(*inner_width)?;
-        g.for_loop(k, &mut |g, _| {
+        g.for_loop(k, &mut |g, j| {
             for (lane, cursors) in inner_cursors.iter().enumerate() {
                 for (v, values) in &captured[lane] {
                     if plan.read_in_loop.contains(v) {
                         g.bind(*v, values);
                     }
                 }
-                let args = g.cursor_rows(cursors);
+                let args = g.cursor_rows(cursors, j);
                 let vals = lower::apply(g, inner, &args)?;
                 let mut c = 0;
                 for (j, (op, neutral)) in ops.iter().enumerate() {

@@ -5,10 +5,11 @@
 //! are interleaved (`interleave.rs`), and arrays a SOAC makes are placed where their consumer
 //! wants them (`Gen::result_slots`).
 
-use super::codegen::{Gen, View, clif_type, elem_size, made_by_soac};
+use super::codegen::{Cursor, Gen, View, clif_type, elem_size, made_by_soac};
 use super::helpers::{HelperId, is_inline_float_math};
 use super::interleave;
 use super::scalar::is_float;
+use super::unswitch;
 use crate::back::lower::{self, Checks, Lower, Place, Res};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I8, I64};
@@ -24,10 +25,6 @@ use ogham_ir::{Body, Exp, Lambda, LoopForm, Soac, SubExp, VarId};
 /// The most statements an `if` branch may have to be computed unconditionally (see
 /// `Gen::speculable`).
 const SPECULATION_BUDGET: usize = 6;
-
-/// A SOAC input being walked: its view, a variable holding its current row's address, and the
-/// bytes from one row to the next.
-pub type Cursor = (View, Variable, Value);
 
 impl Gen<'_> {
     /// Whether both branches of an `if` may run whatever the condition (see `speculable`):
@@ -419,6 +416,18 @@ impl Lower for Gen<'_> {
         else_body: &Body,
         ret: &[ogham_ir::Type],
     ) -> Res<()> {
+        if let SubExp::Var(c) = cond
+            && let Some(&taken) = self.unswitched.get(&c)
+        {
+            // A copy of an unswitched loop (`unswitch.rs`): the branch its condition takes.
+            self.guards.push((c, taken));
+            let vals = lower::body(self, if taken { then_body } else { else_body });
+            self.guards.pop();
+            for (v, val) in pat.iter().zip(vals?) {
+                Gen::bind(self, *v, &val);
+            }
+            return Ok(());
+        }
         let vals = if ret.iter().all(|t| t.rank() == 0) && self.selectable(then_body, else_body) {
             // Both branches are a few cheap operations that cannot fail: computed both and
             // selected, with no branch to mispredict on data-dependent conditions.
@@ -552,12 +561,11 @@ impl Lower for Gen<'_> {
     }
 
     fn rows(&mut self, inputs: &[View]) -> Vec<Cursor> {
-        // The inputs' rows are walked by pointers advanced after each iteration.
         self.cursors(inputs)
     }
 
-    fn current_rows(&mut self, rows: &Vec<Cursor>, _i: &Value) -> Vec<Vec<Value>> {
-        self.cursor_rows(rows)
+    fn current_rows(&mut self, rows: &Vec<Cursor>, i: &Value) -> Vec<Vec<Value>> {
+        self.cursor_rows(rows, *i)
     }
 
     fn next_rows(&mut self, rows: &Vec<Cursor>) {
@@ -576,6 +584,17 @@ impl Lower for Gen<'_> {
         match interleave::plan(self, map, n_scan, n_red) {
             Some(plan) => interleave::emit(self, &plan, map, *width, rows, arrays),
             None => Ok(self.iconst(0)),
+        }
+    }
+
+    fn unswitched(
+        &mut self,
+        map: &Lambda,
+        emit_loop: &mut dyn FnMut(&mut Self) -> Res<()>,
+    ) -> Res<()> {
+        match unswitch::invariant_condition(self, map) {
+            Some(c) => unswitch::emit(self, c, emit_loop),
+            None => emit_loop(self),
         }
     }
 

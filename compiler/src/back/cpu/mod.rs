@@ -37,8 +37,8 @@
 //! Modules: `kernel.rs` builds a kernel's functions around its body, which the shared lowering
 //! ([`crate::back::lower`]) walks and `codegen.rs` (the CLIF builder), `lower.rs` (the CPU's side
 //! of the walk) and `scalar.rs` (scalar operations) emit; `simd/` and `interleave.rs` vectorise
-//! points and interleave reductions, `bounds.rs` proves indices in range, `helpers.rs` lists the
-//! runtime's helpers.
+//! points and interleave reductions, `unswitch.rs` specialises loops on invariant conditions,
+//! `bounds.rs` proves indices in range, `helpers.rs` lists the runtime's helpers.
 
 mod bounds;
 mod codegen;
@@ -49,6 +49,7 @@ mod kernel;
 mod lower;
 mod scalar;
 mod simd;
+mod unswitch;
 
 use super::Unsupported;
 use ogham_ir::abi::{ErrorSite, KernelSite, kernels};

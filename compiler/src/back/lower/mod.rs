@@ -270,6 +270,15 @@ pub trait Lower: Sized {
         rows: &Self::Rows,
         arrays: &[Self::View],
     ) -> Res<Self::S>;
+    /// Emits `emit_loop`, the setup and loop of a Screma with lambda `map`: once, or (CPU,
+    /// `cpu/unswitch.rs`) once per value of a condition the lambda tests but does not bind.
+    fn unswitched(
+        &mut self,
+        _map: &Lambda,
+        emit_loop: &mut dyn FnMut(&mut Self) -> Res<()>,
+    ) -> Res<()> {
+        emit_loop(self)
+    }
     /// Before iteration `i` of a map: lets the rows that the lambda's results `results` are
     /// made by a SOAC go straight into `arrays` (the map's result arrays).
     fn rows_in_place(

@@ -112,30 +112,32 @@ pub fn sequential<L: Lower>(l: &mut L, soac: &Soac, pat: &[VarId]) -> Res<()> {
             let arrays = screma_arrays(l, pat, n_scan, n_red)?;
             let ops = ogham_ir::screma_operators(scans, reds);
             let accs = accumulators(l, &ops)?;
-            let start = l.screma_start(map, (n_scan, n_red), &width, &rows, &arrays)?;
-            l.for_range(&i, start, width, &mut |l, i| {
-                let args = l.current_rows(&rows, &i);
-                let mapped = &map.body.result[n_scan + n_red..];
-                let placed = l.rows_in_place(map, mapped, &arrays[n_scan..], &i);
-                let vals = apply(l, map, &args)?;
-                l.rows_placed(placed);
-                let mut k = 0;
-                for (j, (op, neutral)) in ops.iter().enumerate() {
-                    let m = neutral.len();
-                    accumulate(l, op, &accs[j], &vals[k..k + m])?;
-                    if k < n_scan {
-                        for (c, acc) in accs[j].iter().enumerate() {
-                            let v = L::val(l.acc_get(acc));
-                            write_row(l, &arrays[k + c], &i, &v)?;
+            l.unswitched(map, &mut |l| {
+                let start = l.screma_start(map, (n_scan, n_red), &width, &rows, &arrays)?;
+                l.for_range(&i, start, width.clone(), &mut |l, i| {
+                    let args = l.current_rows(&rows, &i);
+                    let mapped = &map.body.result[n_scan + n_red..];
+                    let placed = l.rows_in_place(map, mapped, &arrays[n_scan..], &i);
+                    let vals = apply(l, map, &args)?;
+                    l.rows_placed(placed);
+                    let mut k = 0;
+                    for (j, (op, neutral)) in ops.iter().enumerate() {
+                        let m = neutral.len();
+                        accumulate(l, op, &accs[j], &vals[k..k + m])?;
+                        if k < n_scan {
+                            for (c, acc) in accs[j].iter().enumerate() {
+                                let v = L::val(l.acc_get(acc));
+                                write_row(l, &arrays[k + c], &i, &v)?;
+                            }
                         }
+                        k += m;
                     }
-                    k += m;
-                }
-                for (c, val) in vals[k..].iter().enumerate() {
-                    write_row(l, &arrays[n_scan + c], &i, val)?;
-                }
-                l.next_rows(&rows);
-                Ok(())
+                    for (c, val) in vals[k..].iter().enumerate() {
+                        write_row(l, &arrays[n_scan + c], &i, val)?;
+                    }
+                    l.next_rows(&rows);
+                    Ok(())
+                })
             })?;
             let reduced: Vec<L::Val> = accs[scans.len()..]
                 .iter()
