@@ -11,10 +11,10 @@
 //! values its message needs in the context record, then returns 1.
 
 use super::Unsupported;
-use super::bounds::{Guard, Ranges};
 use super::helpers::HelperId;
 use crate::back::lower::Checks;
 pub use crate::back::lower::Res;
+use crate::back::lower::bounds::{Guard, Ranges};
 use cranelift_codegen::ir::condcodes::{CondCode, FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I8, I16, I32, I64};
 use cranelift_codegen::ir::{
@@ -141,9 +141,9 @@ pub struct Gen<'a> {
     helpers: BTreeMap<usize, FuncRef>,
     /// Source ranges whose bounds checks are omitted (`#[unsafe]` definitions).
     pub(super) unchecked: &'a [Span],
-    /// Indices proven in range, whose bounds checks are omitted (`bounds.rs`).
+    /// Indices proven in range, whose bounds checks are omitted (`lower/bounds.rs`).
     pub(super) ranges: Ranges,
-    /// The conditions of the `if` branches being emitted, innermost last (`bounds.rs`).
+    /// The conditions of the `if` branches being emitted, innermost last (`lower/bounds.rs`).
     pub(super) guards: Vec<Guard>,
     /// Arrays that are a map kernel's results at the current point, or the rows a sequential
     /// map's lambda returns at the current iteration: where their elements go (in the kernel's

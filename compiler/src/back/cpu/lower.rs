@@ -1,9 +1,9 @@
 //! The CPU backend's side of the shared lowering ([`crate::back::lower`]): [`Lower`] for the
 //! CLIF builder [`Gen`], and what the CPU does its own way: `if`s whose branches are cheap become
 //! selects (no branch to mispredict), the conditions of the branches being emitted are kept for
-//! the bounds proofs (`bounds.rs`), a SOAC's input rows are walked by pointers, maps of reductions
-//! are interleaved (`interleave.rs`), and arrays a SOAC makes are placed where their consumer
-//! wants them (`Gen::result_slots`).
+//! the bounds proofs (`lower/bounds.rs`), a SOAC's input rows are walked by pointers, maps of
+//! reductions are interleaved (`interleave.rs`), and arrays a SOAC makes are placed where their
+//! consumer wants them (`Gen::result_slots`).
 
 use super::codegen::{Gen, View, clif_type, elem_size, made_by_soac};
 use super::helpers::{HelperId, is_inline_float_math};

@@ -22,6 +22,7 @@
 //! (the CPU's) numbers its values in that order, so the order of calls is part of the
 //! generated code.
 
+pub mod bounds;
 mod soac;
 mod stmt;
 

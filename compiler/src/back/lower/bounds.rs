@@ -1,4 +1,4 @@
-//! Indices proven in range, whose bounds checks the CPU code generator omits.
+//! Indices proven in range, whose bounds checks the code generators omit.
 //!
 //! A run-time check `0 <= i < n` of an index `a[.., i, ..]` is omitted when this analysis proves
 //! it holds. It collects, once per function, facts of the form "variable `i` lies in `0..b`"
