@@ -9,6 +9,7 @@ use super::codegen::{Gen, View, clif_type, elem_size, made_by_soac};
 use super::helpers::{HelperId, is_inline_float_math};
 use super::interleave;
 use super::scalar::is_float;
+use crate::back::lower::bounds::Proofs;
 use crate::back::lower::{self, Checks, Lower, Place, Res};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I8, I64};
@@ -239,9 +240,8 @@ impl Lower for Gen<'_> {
         Gen::check(self, ok, failure, details)
     }
 
-    fn proven(&self, arr: VarId, k: usize, i: SubExp) -> bool {
-        let dim = self.f.ty(arr).shape().get(k).copied();
-        dim.is_some_and(|d| self.ranges.within(i, d, &self.guards))
+    fn proofs(&mut self) -> &mut Proofs {
+        &mut self.proofs
     }
 
     fn index_start(&mut self, view: &View) -> View {
@@ -442,14 +442,8 @@ impl Lower for Gen<'_> {
             ] {
                 self.b.switch_to_block(block);
                 self.b.seal_block(block);
-                if let SubExp::Var(c) = cond {
-                    self.guards.push((c, taken));
-                }
-                let vals = lower::body(self, body);
-                if let SubExp::Var(_) = cond {
-                    self.guards.pop();
-                }
-                for (v, val) in pat.iter().zip(vals?) {
+                let vals = lower::branch(self, cond, taken, body)?;
+                for (v, val) in pat.iter().zip(vals) {
                     Gen::bind(self, *v, &val);
                 }
                 self.b.ins().jump(merge, &[]);
