@@ -7,7 +7,7 @@
 //! `([n]i32, ([n]f32))`. Polymorphic, function and not-yet-inferred types cannot cross.
 //! Textual values are typed against boundary types ([`crate::text::TextValue::coerce`]).
 //!
-//! [`check_arguments`] is every executor's check of an entry point's arguments (the reference
+//! `check_arguments` is every executor's check of an entry point's arguments (the reference
 //! interpreter's and the IR evaluator's, which runs the host code of the CPU and CUDA
 //! executors): their number (E0611), each one's type, rank and constant sizes (E0612), the
 //! sizes named by several parameters (E0613); [`no_entry`] is the error for a missing entry

@@ -6,18 +6,19 @@
 //! are allocated, sized, read and written; how an in-thread SOAC becomes a loop) is made here.
 //!
 //! - `stmt.rs`: statements and bodies, lambdas, indexing with its bounds checks, the checks of
-//!   sizes and shapes.
+//!   sizes and shapes (a kernel point's result too).
 //! - `soac.rs`: SOACs run sequentially in a thread (maps, scans and reductions in one loop,
 //!   scatters, histograms), accumulators, rows.
 //! - `bounds.rs`: the indices proven in range, whose checks neither backend emits.
 //!
 //! What stays with a backend: the representation of values (SSA values or C expressions),
 //! scalar operations (each backend's form of the interpreter's semantics), loops and branches,
-//! memory copies, the kernel's frame (arguments, the iteration space, results), and its own
-//! optimisations, which it applies through the trait's hooks ([`Lower::result_array`],
-//! [`Lower::screma_start`], [`Lower::rows_in_place`]) and through [`Lower::if_else`] (whose
-//! branches it lowers with [`branch`], so the bounds proofs know their conditions),
-//! [`Lower::run_loop`] and [`Lower::soac`], which it implements around the shared walk.
+//! memory copies, the kernel's frame (arguments, which [`kernel_inputs`] lists; the iteration
+//! space; results), and its own optimisations, which it applies through the trait's hooks
+//! ([`Lower::result_array`], [`Lower::screma_start`], [`Lower::rows_in_place`]) and through
+//! [`Lower::if_else`] (whose branches it lowers with [`branch`], so the bounds proofs know their
+//! conditions), [`Lower::run_loop`] and [`Lower::soac`], which it implements around the shared
+//! walk.
 //!
 //! The walk calls the backend in the order the generated code needs: a backend that builds SSA
 //! (the CPU's) numbers its values in that order, so the order of calls is part of the
@@ -31,7 +32,9 @@ pub use soac::{
     accumulate, accumulators, combine_into, hist_updates, read_row, screma_arrays, screma_values,
     sequential, soac_inputs, write_row,
 };
-pub use stmt::{apply, body, branch, check_same_shape, check_size, dims_of, index, stmt};
+pub use stmt::{
+    apply, body, branch, check_point_result, check_same_shape, check_size, dims_of, index, stmt,
+};
 
 use super::Unsupported;
 use bounds::Proofs;
@@ -79,6 +82,14 @@ pub fn bounds_checked(unchecked: &[Span], loc: Span) -> bool {
     !unchecked
         .iter()
         .any(|r| r.file == loc.file && r.start <= loc.start && loc.end <= r.end)
+}
+
+/// The inputs of kernel statement `stmt` of `f`, in the order of their argument slots: its free
+/// variables, by number.
+pub fn kernel_inputs(f: &ogham_ir::Function, stmt: &ogham_ir::Stmt) -> Vec<VarId> {
+    ogham_ir::traverse::free_vars_stmt(f, stmt)
+        .into_iter()
+        .collect()
 }
 
 /// Where an index leads: an element (its place) or a view.

@@ -49,6 +49,17 @@ pub fn check_size<L: Lower>(l: &mut L, n: &L::S, what: &str) -> Res<()> {
     l.check(ok, failure, std::slice::from_ref(n))
 }
 
+/// Checks that a point's array result has `row` elements (`count`), the number the runtime
+/// allocated for each point's value of that output; details: `count`, then `row`.
+pub fn check_point_result<L: Lower>(l: &mut L, count: L::S, row: L::S) -> Res<()> {
+    let ok = l.equal(&count, &row);
+    let failure = Failure::ShapeMismatch {
+        what: "kernel result".to_string(),
+        rank: 1,
+    };
+    l.check(ok, failure, &[count, row])
+}
+
 /// Checks that extents `actual` equal `expected` (a result or row of a known shape); details:
 /// `actual` then `expected`.
 pub fn check_same_shape<L: Lower>(
