@@ -243,7 +243,7 @@ impl Packed {
         thresholds: &Thresholds,
     ) -> Result<Vec<Value>, Box<Diagnostic>> {
         let Some(i) = self.position(entry) else {
-            return Err(crate::ireval::no_entry(
+            return Err(crate::boundary::no_entry(
                 entry,
                 self.entries().map(|(name, _)| name),
             ));

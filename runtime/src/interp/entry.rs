@@ -1,18 +1,17 @@
-//! The entry-point boundary: checking and converting arguments, converting results.
+//! The entry-point boundary: converting arguments, checked by the runtime's one check
+//! ([`crate::boundary::check_arguments`]), to interpreter values, and results back.
 //!
-//! Arguments must match the parameter types exactly: element type, rank and constant sizes, and
-//! a size parameter (`[n]`) must have the same value in every argument it appears in. Tuples and
-//! records are [`Value::Tuple`]s (record fields in name order); arrays of tuples or records are
-//! tuples of arrays, one per component, all with the same outer shape (Futhark's convention).
+//! Tuples and records are [`Value::Tuple`]s (record fields in name order); arrays of tuples or
+//! records are tuples of arrays, one per component, all with the same outer shape (Futhark's
+//! convention), which become arrays of the interpreter's tuple or record values.
 
 use super::eval::Interp;
 use super::value::{Array, Builder, Store, Val};
-use crate::error::{E_ARG_COUNT, E_ARG_SIZE, E_ARG_TYPE, E_NO_ENTRY, R_INTERNAL, Res, error};
+use crate::boundary::{check_arguments, no_entry};
+use crate::error::{R_INTERNAL, Res, error};
 use crate::value::{Array as OutArray, ArrayData, Value};
 use ogham_compiler::typeck::EntryPoint;
-use ogham_ir::diag::Diagnostic;
 use ogham_ir::types::{Size, Type};
-use std::collections::HashMap;
 
 /// Runs entry point `name` of the root module.
 pub fn run<'a>(
@@ -22,48 +21,22 @@ pub fn run<'a>(
     args: Vec<Value>,
 ) -> Res<Vec<Value>> {
     let Some(ep) = entries.iter().find(|e| e.name == name) else {
-        let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
-        let d = Diagnostic::error(
-            E_NO_ENTRY,
-            format!("the program has no entry point `{name}`"),
-        );
-        return Err(Box::new(if names.is_empty() {
-            d.with_help("declare one with `entry main (...) = ...`")
-        } else {
-            d.with_note(format!("entry points: {}", names.join(", ")))
-        }));
+        return Err(no_entry(name, entries.iter().map(|e| e.name.as_str())));
     };
-    if args.len() != ep.params.len() {
-        let plural = |n: usize| if n == 1 { "" } else { "s" };
-        return Err(error(
-            E_ARG_COUNT,
-            ep.span,
-            format!(
-                "entry point `{name}` takes {} argument{}, but {} {} given",
-                ep.params.len(),
-                plural(ep.params.len()),
-                args.len(),
-                if args.len() == 1 { "was" } else { "were" }
-            ),
-        ));
-    }
-    let mut sizes = Sizes {
-        ep,
-        seen: HashMap::new(),
-    };
-    let mut vals = Vec::with_capacity(args.len());
-    for ((pname, ty), arg) in ep.params.iter().zip(args) {
-        let given = arg.describe();
-        let v = sizes.convert(&[], ty, arg, pname).map_err(|e| match e {
-            ArgError::Type => error(
-                E_ARG_TYPE,
+    check_arguments(name, &ep.params, ep.span, &args)?;
+    let vals = ep
+        .params
+        .iter()
+        .zip(args)
+        .map(|((_, ty), arg)| convert(0, ty, arg))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| {
+            error(
+                R_INTERNAL,
                 ep.span,
-                format!("expected {ty} for parameter {pname}, got {given}"),
-            ),
-            ArgError::Size(d) => d,
+                "a checked argument does not fit its parameter",
+            )
         })?;
-        vals.push(v);
-    }
     let root = interp.program.modules.len().saturating_sub(1);
     let f = interp.def_value(root, ep.decl, Default::default(), ep.span)?;
     let result = interp.apply(f, vals, ep.span)?;
@@ -94,122 +67,63 @@ pub fn run<'a>(
         .collect()
 }
 
-enum ArgError {
-    /// The argument does not have the parameter's type.
-    Type,
-    /// A size parameter with different values in two arguments.
-    Size(Box<Diagnostic>),
-}
-
-/// The sizes fixed by the arguments converted so far.
-struct Sizes<'e> {
-    ep: &'e EntryPoint,
-    /// Size name -> (length, parameter that fixed it).
-    seen: HashMap<String, (usize, String)>,
-}
-
-impl Sizes<'_> {
-    fn check_dim(&mut self, size: &Size, actual: usize, param: &str) -> Result<(), ArgError> {
-        match size {
-            Size::Const(n) if *n != actual as u64 => Err(ArgError::Type),
-            Size::Var(name) => match self.seen.get(name) {
-                Some((n, other)) if *n != actual => Err(ArgError::Size(error(
-                    E_ARG_SIZE,
-                    self.ep.span,
-                    format!(
-                        "size `{name}` is {n} in parameter {other} but {actual} in parameter {param}"
-                    ),
-                ))),
-                Some(_) => Ok(()),
-                None => {
-                    self.seen.insert(name.clone(), (actual, param.to_string()));
-                    Ok(())
-                }
-            },
-            _ => Ok(()),
+/// Converts a checked argument of type `[d1]..[d_outer]elem`; `None` if it does not have that
+/// type.
+fn convert<'a>(outer: usize, elem: &'a Type, v: Value) -> Option<Val<'a>> {
+    match (elem, v) {
+        (Type::Array(inner, _), v) => convert(outer + 1, inner, v),
+        (Type::Prim(_), Value::Scalar(s)) => Some(Val::Prim(s)),
+        (Type::Prim(_), Value::Array(a)) => {
+            let (shape, data) = a.into_parts();
+            Some(Val::Array(Array::new(shape, Store::Prim(data))))
         }
-    }
-
-    /// Converts an argument of type `[dims]elem`.
-    fn convert<'a>(
-        &mut self,
-        dims: &[&'a Size],
-        elem: &'a Type,
-        v: Value,
-        param: &str,
-    ) -> Result<Val<'a>, ArgError> {
-        match (elem, v) {
-            (Type::Array(inner, size), v) => {
-                let mut dims = dims.to_vec();
-                dims.push(size);
-                self.convert(&dims, inner, v, param)
+        (Type::Tuple(ts), Value::Tuple(vs)) => {
+            let parts = ts
+                .iter()
+                .zip(vs)
+                .map(|(t, v)| convert(outer, t, v))
+                .collect::<Option<Vec<_>>>()?;
+            if outer == 0 {
+                return Some(Val::tuple(parts));
             }
-            (Type::Prim(p), Value::Scalar(s)) if dims.is_empty() && s.prim_type() == *p => {
-                Ok(Val::Prim(s))
-            }
-            (Type::Prim(p), Value::Array(a))
-                if !dims.is_empty() && a.elem_type() == *p && a.rank() == dims.len() =>
-            {
-                for (size, &actual) in dims.iter().zip(a.shape()) {
-                    self.check_dim(size, actual, param)?;
-                }
-                let (shape, data) = a.into_parts();
-                Ok(Val::Array(Array::new(shape, Store::Prim(data))))
-            }
-            (Type::Tuple(ts), Value::Tuple(vs)) if ts.len() == vs.len() => {
-                let parts = ts
-                    .iter()
-                    .zip(vs)
-                    .map(|(t, v)| self.convert(dims, t, v, param))
-                    .collect::<Result<Vec<_>, _>>()?;
-                if dims.is_empty() {
-                    return Ok(Val::tuple(parts));
-                }
-                let (shape, rows) = zip_components(dims.len(), &parts)?;
-                Ok(Val::Array(Array::new(
-                    shape,
-                    Store::Boxed(rows.into_iter().map(Val::tuple).collect()),
-                )))
-            }
-            (Type::Record(fs), Value::Tuple(vs)) if fs.len() == vs.len() => {
-                let parts = fs
-                    .iter()
-                    .zip(vs)
-                    .map(|((_, t), v)| self.convert(dims, t, v, param))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let names = fs.iter().map(|(n, _)| n.as_str());
-                if dims.is_empty() {
-                    return Ok(Val::record(names.zip(parts).collect()));
-                }
-                let (shape, rows) = zip_components(dims.len(), &parts)?;
-                let records = rows
-                    .into_iter()
-                    .map(|row| Val::record(names.clone().zip(row).collect()))
-                    .collect();
-                Ok(Val::Array(Array::new(shape, Store::Boxed(records))))
-            }
-            _ => Err(ArgError::Type),
+            let (shape, rows) = zip_components(outer, &parts)?;
+            Some(Val::Array(Array::new(
+                shape,
+                Store::Boxed(rows.into_iter().map(Val::tuple).collect()),
+            )))
         }
+        (Type::Record(fs), Value::Tuple(vs)) => {
+            let parts = fs
+                .iter()
+                .zip(vs)
+                .map(|((_, t), v)| convert(outer, t, v))
+                .collect::<Option<Vec<_>>>()?;
+            let names = fs.iter().map(|(n, _)| n.as_str());
+            if outer == 0 {
+                return Some(Val::record(names.zip(parts).collect()));
+            }
+            let (shape, rows) = zip_components(outer, &parts)?;
+            let records = rows
+                .into_iter()
+                .map(|row| Val::record(names.clone().zip(row).collect()))
+                .collect();
+            Some(Val::Array(Array::new(shape, Store::Boxed(records))))
+        }
+        _ => None,
     }
 }
 
 /// Turns component arrays with a common outer shape (`outer` dimensions) into rows of
 /// components: the outer shape and, per outer element, its components.
-fn zip_components<'a>(
-    outer: usize,
-    parts: &[Val<'a>],
-) -> Result<(Vec<usize>, Vec<Vec<Val<'a>>>), ArgError> {
+fn zip_components<'a>(outer: usize, parts: &[Val<'a>]) -> Option<(Vec<usize>, Vec<Vec<Val<'a>>>)> {
     let arrays = parts
         .iter()
         .map(|p| match p {
-            Val::Array(a) if a.rank() >= outer => Ok(a),
-            _ => Err(ArgError::Type),
+            Val::Array(a) if a.rank() >= outer => Some(a),
+            _ => None,
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    let shape = arrays.first().ok_or(ArgError::Type)?.shape()[..outer].to_vec();
-    if arrays.iter().any(|a| a.shape()[..outer] != shape[..]) {
-        return Err(ArgError::Type);
-    }
+        .collect::<Option<Vec<_>>>()?;
+    let shape = arrays.first()?.shape()[..outer].to_vec();
     let count: usize = shape.iter().product();
     let rows = (0..count)
         .map(|j| {
@@ -227,7 +141,7 @@ fn zip_components<'a>(
                 .collect()
         })
         .collect();
-    Ok((shape, rows))
+    Some((shape, rows))
 }
 
 /// Converts a result of type `[dims]elem`; `None` if the value does not have that type.

@@ -11,7 +11,7 @@
 //! | `value`    | function values and environments (values and arrays are `crate::val`'s)  |
 //! | `eval`     | expressions, patterns, application, loops, size parameters              |
 //! | `builtins` | the array built-ins (SOACs and shape functions)                          |
-//! | `entry`    | argument checking and conversion at the entry-point boundary            |
+//! | `entry`    | arguments (checked by `crate::boundary`) and results at the entry point  |
 //! | `laws`     | checks that SOAC operators are associative and neutral (opt-in)         |
 //!
 //! Its run-time errors are those of every executor (`crate::error`); the warnings W0720 and

@@ -1,11 +1,13 @@
 //! Entry-point arguments and results of the IR evaluator: source-level values (tuples, arrays
-//! of tuples as tuples of arrays) to and from the IR function's flat parameters and results.
+//! of tuples as tuples of arrays), checked by the runtime's one check
+//! ([`crate::boundary::check_arguments`]), to and from the IR function's flat parameters and
+//! results.
 
 use super::eval::Val;
 use super::eval::{Array, Store};
-use crate::boundary::BoundaryType;
-use crate::error::{E_ARG_COUNT, E_ARG_SIZE, E_ARG_TYPE, R_INTERNAL, Res, error};
-use crate::value::{Array as OutArray, Value};
+use crate::boundary::{BoundaryType, check_arguments};
+use crate::error::{R_INTERNAL, Res, error};
+use crate::value::{Array as OutArray, Scalar, Value};
 use ogham_ir::source::Span;
 use ogham_ir::{Const, Function, SubExp, Type, VarId};
 use std::collections::HashMap;
@@ -15,56 +17,26 @@ use std::collections::HashMap;
 pub fn bind_arguments(function: &Function, args: Vec<Value>) -> Res<Vec<(VarId, Val)>> {
     let sig = &function.signature;
     let span = function.loc;
-    if args.len() != sig.params.len() {
-        let plural = |n: usize| if n == 1 { "" } else { "s" };
-        return Err(error(
-            E_ARG_COUNT,
-            span,
-            format!(
-                "entry point `{}` takes {} argument{}, but {} {} given",
-                function.name,
-                sig.params.len(),
-                plural(sig.params.len()),
-                args.len(),
-                if args.len() == 1 { "was" } else { "were" }
-            ),
-        ));
-    }
-    let mut flat = Vec::new();
-    for ((pname, ty), arg) in sig.params.iter().zip(args) {
-        let given = arg.describe();
-        let mismatch = || {
-            error(
-                E_ARG_TYPE,
-                span,
-                format!("expected {ty} for parameter {pname}, got {given}"),
-            )
-        };
-        let expected = BoundaryType::of(ty).map_err(|_| mismatch())?;
-        let mut components = Vec::new();
-        spread(&expected, arg, &mut components).ok_or_else(mismatch)?;
-        flat.extend(components.into_iter().map(|v| (pname.as_str(), v, ty)));
-    }
-    if flat.len() != function.params.len() {
-        return Err(error(
+    check_arguments(&function.name, &sig.params, span, &args)?;
+    let internal = || {
+        error(
             R_INTERNAL,
             span,
             "the IR function's parameters do not match its signature",
-        ));
+        )
+    };
+    let mut flat = Vec::new();
+    for ((_, ty), arg) in sig.params.iter().zip(args) {
+        let expected = BoundaryType::of(ty).map_err(|_| internal())?;
+        spread(&expected, arg, &mut flat).ok_or_else(internal)?;
     }
-    let mut sizes: HashMap<VarId, (usize, &str)> = HashMap::new();
+    if flat.len() != function.params.len() {
+        return Err(internal());
+    }
+    let mut sizes: HashMap<VarId, usize> = HashMap::new();
     let mut bound = Vec::new();
-    for (param, (pname, value, ty)) in function.params.iter().zip(flat) {
-        let ir_ty = function.ty(param.var);
-        let mismatch = |given: String| {
-            error(
-                E_ARG_TYPE,
-                span,
-                format!("expected {ty} for parameter {pname}, got {given}"),
-            )
-        };
-        let described = value.describe();
-        let val = match (ir_ty, value) {
+    for (param, value) in function.params.iter().zip(flat) {
+        let val = match (function.ty(param.var), value) {
             (Type::Prim(p), Value::Scalar(s)) if s.prim_type() == *p => Val::Prim(s),
             (Type::Array { elem, shape }, Value::Array(a))
                 if a.elem_type() == *elem && a.rank() == shape.len() =>
@@ -72,27 +44,14 @@ pub fn bind_arguments(function: &Function, args: Vec<Value>) -> Res<Vec<(VarId, 
                 for (dim, &actual) in shape.iter().zip(a.shape()) {
                     match *dim {
                         SubExp::Const(Const::I64(n)) if n as usize != actual => {
-                            return Err(mismatch(described));
+                            return Err(internal());
                         }
                         SubExp::Var(size) => match sizes.get(&size) {
-                            Some(&(n, other)) if n != actual => {
-                                let name = &function.var(size).name;
-                                return Err(error(
-                                    E_ARG_SIZE,
-                                    span,
-                                    format!(
-                                        "size `{name}` is {n} in parameter {other} but {actual} \
-                                         in parameter {pname}"
-                                    ),
-                                ));
-                            }
+                            Some(&n) if n != actual => return Err(internal()),
                             Some(_) => {}
                             None => {
-                                sizes.insert(size, (actual, pname));
-                                bound.push((
-                                    size,
-                                    Val::Prim(crate::value::Scalar::I64(actual as i64)),
-                                ));
+                                sizes.insert(size, actual);
+                                bound.push((size, Val::Prim(Scalar::I64(actual as i64))));
                             }
                         },
                         _ => {}
@@ -101,7 +60,7 @@ pub fn bind_arguments(function: &Function, args: Vec<Value>) -> Res<Vec<(VarId, 
                 let (shape, data) = a.into_parts();
                 Val::Array(Array::new(shape, Store::Prim(data)))
             }
-            (_, value) => return Err(mismatch(value.describe())),
+            _ => return Err(internal()),
         };
         bound.push((param.var, val));
     }

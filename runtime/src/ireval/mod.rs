@@ -18,7 +18,8 @@ pub(crate) mod eval;
 
 pub use eval::Launcher;
 
-use crate::error::{E_NO_ENTRY, R_INTERNAL, error};
+use crate::boundary::no_entry;
+use crate::error::{R_INTERNAL, error};
 use crate::value::Value;
 use ogham_ir::Program;
 use ogham_ir::diag::Diagnostic;
@@ -66,18 +67,6 @@ pub fn run(
     thresholds: &Thresholds,
 ) -> Result<Vec<Value>, Box<Diagnostic>> {
     run_with(program, entry, args, thresholds, || Ok(None))
-}
-
-/// The error of a call of entry point `entry` of a program whose entry points are `names`.
-pub fn no_entry<'a>(entry: &str, names: impl Iterator<Item = &'a str>) -> Box<Diagnostic> {
-    let names: Vec<&str> = names.collect();
-    Box::new(
-        Diagnostic::error(
-            E_NO_ENTRY,
-            format!("the program has no entry point `{entry}`"),
-        )
-        .with_note(format!("entry points: {}", names.join(", "))),
-    )
 }
 
 /// [`run`], with the kernels that the launcher built by `make_launcher` (on the evaluation

@@ -11,10 +11,10 @@
 //! values its message needs in the context record, then returns 1.
 
 use super::Unsupported;
-use super::bounds::{Guard, Ranges};
 use super::helpers::HelperId;
 use crate::back::lower::Checks;
 pub use crate::back::lower::Res;
+use crate::back::lower::bounds::Proofs;
 use cranelift_codegen::cursor::{Cursor as _, FuncCursor};
 use cranelift_codegen::ir::condcodes::{CondCode, FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I8, I16, I32, I64};
@@ -150,10 +150,8 @@ pub struct Gen<'a> {
     helpers: BTreeMap<usize, FuncRef>,
     /// Source ranges whose bounds checks are omitted (`#[unsafe]` definitions).
     pub(super) unchecked: &'a [Span],
-    /// Indices proven in range, whose bounds checks are omitted (`bounds.rs`).
-    pub(super) ranges: Ranges,
-    /// The conditions of the `if` branches being emitted, innermost last (`bounds.rs`).
-    pub(super) guards: Vec<Guard>,
+    /// Indices proven in range, whose bounds checks are omitted (`lower/bounds.rs`).
+    pub(super) proofs: Proofs,
     /// Arrays that are a map kernel's results at the current point, or the rows a sequential
     /// map's lambda returns at the current iteration: where their elements go (in the kernel's
     /// output, or the map's result) and how many there must be. A SOAC making one of them writes
@@ -185,8 +183,7 @@ impl<'a> Gen<'a> {
             checks: Checks::default(),
             helpers: BTreeMap::new(),
             unchecked,
-            ranges: Ranges::of(f),
-            guards: Vec::new(),
+            proofs: Proofs::of(f),
             result_slots: HashMap::new(),
             sin_cos: HashMap::new(),
             consts: HashMap::new(),

@@ -112,20 +112,7 @@ impl Output {
         for d in &src.dims {
             count = g.b.ins().imul(count, *d);
         }
-        // A point's array must have the element count the runtime allocated for it.
-        let ok = g.b.ins().icmp(
-            cranelift_codegen::ir::condcodes::IntCC::Equal,
-            count,
-            flat.dims[0],
-        );
-        g.check(
-            ok,
-            ogham_ir::abi::Failure::ShapeMismatch {
-                what: "kernel result".to_string(),
-                rank: 1,
-            },
-            &[count, flat.dims[0]],
-        )?;
+        lower::check_point_result(g, count, flat.dims[0])?;
         // A result made in place (see `Gen::result_slots`) is already there.
         let elsewhere = g.b.ins().icmp(
             cranelift_codegen::ir::condcodes::IntCC::NotEqual,
@@ -144,9 +131,7 @@ pub fn build(
     name: &str,
     unchecked: &[Span],
 ) -> Result<Built, Unsupported> {
-    let inputs: Vec<VarId> = ogham_ir::traverse::free_vars_stmt(f, stmt)
-        .into_iter()
-        .collect();
+    let inputs = lower::kernel_inputs(f, stmt);
     let mut func = Function::with_name_signature(UserFuncName::testcase(name), signature(8));
     let mut fctx = FunctionBuilderContext::new();
     let mut b = FunctionBuilder::new(&mut func, &mut fctx);

@@ -1,15 +1,16 @@
 //! The CPU backend's side of the shared lowering ([`crate::back::lower`]): [`Lower`] for the
 //! CLIF builder [`Gen`], and what the CPU does its own way: `if`s whose branches are cheap become
 //! selects (no branch to mispredict), the conditions of the branches being emitted are kept for
-//! the bounds proofs (`bounds.rs`), a SOAC's input rows are walked by pointers, maps of reductions
-//! are interleaved (`interleave.rs`), and arrays a SOAC makes are placed where their consumer
-//! wants them (`Gen::result_slots`).
+//! the bounds proofs (`lower/bounds.rs`), a SOAC's input rows are walked by pointers, maps of
+//! reductions are interleaved (`interleave.rs`), and arrays a SOAC makes are placed where their
+//! consumer wants them (`Gen::result_slots`).
 
 use super::codegen::{Cursor, Gen, View, clif_type, elem_size, made_by_soac};
 use super::helpers::{HelperId, is_inline_float_math};
 use super::interleave;
 use super::scalar::is_float;
 use super::unswitch;
+use crate::back::lower::bounds::Proofs;
 use crate::back::lower::{self, Checks, Lower, Place, Res};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I8, I64};
@@ -236,9 +237,8 @@ impl Lower for Gen<'_> {
         Gen::check(self, ok, failure, details)
     }
 
-    fn proven(&self, arr: VarId, k: usize, i: SubExp) -> bool {
-        let dim = self.f.ty(arr).shape().get(k).copied();
-        dim.is_some_and(|d| self.ranges.within(i, d, &self.guards))
+    fn proofs(&mut self) -> &mut Proofs {
+        &mut self.proofs
     }
 
     fn index_start(&mut self, view: &View) -> View {
@@ -420,9 +420,7 @@ impl Lower for Gen<'_> {
             && let Some(&taken) = self.unswitched.get(&c)
         {
             // A copy of an unswitched loop (`unswitch.rs`): the branch its condition takes.
-            self.guards.push((c, taken));
-            let vals = lower::body(self, if taken { then_body } else { else_body });
-            self.guards.pop();
+            let vals = lower::branch(self, cond, taken, if taken { then_body } else { else_body });
             for (v, val) in pat.iter().zip(vals?) {
                 Gen::bind(self, *v, &val);
             }
@@ -451,14 +449,8 @@ impl Lower for Gen<'_> {
             ] {
                 self.b.switch_to_block(block);
                 self.b.seal_block(block);
-                if let SubExp::Var(c) = cond {
-                    self.guards.push((c, taken));
-                }
-                let vals = lower::body(self, body);
-                if let SubExp::Var(_) = cond {
-                    self.guards.pop();
-                }
-                for (v, val) in pat.iter().zip(vals?) {
+                let vals = lower::branch(self, cond, taken, body)?;
+                for (v, val) in pat.iter().zip(vals) {
                     Gen::bind(self, *v, &val);
                 }
                 self.b.ins().jump(merge, &[]);

@@ -25,9 +25,9 @@
 //!   ranges (combined in order with [`Kernel::combine`]), then each range again from the
 //!   combined totals of the ranges before it.
 //!
-//! Index bounds are checked unless the index is proven in range (`bounds.rs`) or the statement
-//! comes from a `#[unsafe]` definition ([`Program::unchecked`]); an out-of-bounds access there
-//! is undefined behaviour.
+//! Index bounds are checked unless the index is proven in range (`back/lower/bounds.rs`) or the
+//! statement comes from a `#[unsafe]` definition ([`Program::unchecked`]); an out-of-bounds
+//! access there is undefined behaviour.
 //!
 //! Bodies are sequential code: at `Block` level the runtime gives a whole point to one worker,
 //! so inner SOACs run as loops there too. A kernel the generator cannot translate yet is
@@ -38,9 +38,8 @@
 //! ([`crate::back::lower`]) walks and `codegen.rs` (the CLIF builder), `lower.rs` (the CPU's side
 //! of the walk) and `scalar.rs` (scalar operations) emit; `simd/` and `interleave.rs` vectorise
 //! points and interleave reductions, `unswitch.rs` specialises loops on invariant conditions,
-//! `bounds.rs` proves indices in range, `helpers.rs` lists the runtime's helpers.
+//! `helpers.rs` lists the runtime's helpers.
 
-mod bounds;
 mod codegen;
 mod fill;
 pub mod helpers;

@@ -17,6 +17,7 @@
 
 use crate::back::lower::Checks;
 pub use crate::back::lower::Res;
+use crate::back::lower::bounds::Proofs;
 use ogham_ir::abi::{ErrorSite, Failure};
 use ogham_ir::source::Span;
 use ogham_ir::types::PrimType;
@@ -86,6 +87,8 @@ pub struct Emit<'f> {
     /// The checks emitted so far and the location of the statement being emitted.
     pub checks: Checks,
     pub(super) unchecked: &'f [Span],
+    /// Indices proven in range, whose bounds checks are omitted (`back/lower/bounds.rs`).
+    pub(super) proofs: Proofs,
     fresh: usize,
     /// Block-level code: statements outside lambdas are shared by the block's threads.
     pub block: bool,
@@ -113,6 +116,7 @@ impl<'f> Emit<'f> {
             depth,
             checks: Checks::default(),
             unchecked,
+            proofs: Proofs::of(f),
             fresh: 0,
             block: false,
             lambdas: 0,

@@ -28,7 +28,7 @@
 use super::Unsupported;
 use super::emit::{CView, Emit, Res, ctype, var};
 use crate::back::lower;
-use ogham_ir::abi::{ErrorSite, Failure};
+use ogham_ir::abi::ErrorSite;
 use ogham_ir::kir::{SegKind, SegLevel, SegOp};
 use ogham_ir::source::Span;
 use ogham_ir::{Stmt, VarId};
@@ -105,14 +105,7 @@ fn write_output(
         });
         return Ok(());
     }
-    e.check(
-        &format!("og_count({val}) == og_row{j}"),
-        Failure::ShapeMismatch {
-            what: "kernel result".to_string(),
-            rank: 1,
-        },
-        &[format!("og_count({val})"), format!("og_row{j}")],
-    )?;
+    lower::check_point_result(e, format!("og_count({val})"), format!("og_row{j}"))?;
     let r = ty.rank();
     let dims: Vec<String> = (0..r).map(|k| format!("{val}.d[{k}]")).collect();
     let (first, step) = if block {
@@ -148,9 +141,7 @@ pub fn build(
     name: &str,
     unchecked: &[Span],
 ) -> Result<Built, Unsupported> {
-    let inputs: Vec<VarId> = ogham_ir::traverse::free_vars_stmt(f, stmt)
-        .into_iter()
-        .collect();
+    let inputs = lower::kernel_inputs(f, stmt);
     match seg.level {
         SegLevel::Thread => thread_kernel(f, stmt, seg, name, unchecked, inputs),
         SegLevel::Block => block_kernel(f, stmt, seg, name, unchecked, inputs),

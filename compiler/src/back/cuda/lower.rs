@@ -7,6 +7,7 @@
 use super::block;
 use super::emit::{CView, Emit, ctype, type_str, var, view_type};
 use super::scalar;
+use crate::back::lower::bounds::Proofs;
 use crate::back::lower::{self, Checks, Lower, Place, Res};
 use ogham_ir::abi::Failure;
 use ogham_ir::math::MathFn;
@@ -24,9 +25,10 @@ pub struct Indexed {
 }
 
 impl Emit<'_> {
-    /// Emits `body` and assigns its results to the (declared) variables `pat`.
-    fn assign_results(&mut self, pat: &[VarId], body: &Body) -> Res<()> {
-        let vals = lower::body(self, body)?;
+    /// Emits `body`, the branch of an `if` on `cond` taken when `cond` is `taken`, and assigns
+    /// its results to the (declared) variables `pat`.
+    fn assign_results(&mut self, pat: &[VarId], cond: SubExp, taken: bool, body: &Body) -> Res<()> {
+        let vals = lower::branch(self, cond, taken, body)?;
         for (v, val) in pat.iter().zip(vals) {
             self.line(format!("{} = {val};", var(*v)));
         }
@@ -189,6 +191,10 @@ impl Lower for Emit<'_> {
 
     fn check(&mut self, ok: String, failure: Failure, details: &[String]) -> Res<()> {
         Emit::check(self, &ok, failure, details)
+    }
+
+    fn proofs(&mut self) -> &mut Proofs {
+        &mut self.proofs
     }
 
     fn index_start(&mut self, _view: &CView) -> Indexed {
@@ -388,9 +394,9 @@ impl Lower for Emit<'_> {
         }
         let c = Emit::operand(self, cond);
         self.open(format!("if ({c})"));
-        self.assign_results(pat, then_body)?;
+        self.assign_results(pat, cond, true, then_body)?;
         self.else_branch();
-        self.assign_results(pat, else_body)?;
+        self.assign_results(pat, cond, false, else_body)?;
         self.close();
         Ok(())
     }

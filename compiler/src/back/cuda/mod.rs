@@ -16,9 +16,10 @@
 //! block-level kernels other than maps) is listed as a comment with the reason; the runtime
 //! evaluates it on the host.
 //!
-//! Bounds checks are emitted unless the statement comes from a `#[unsafe]` definition. A failed
-//! check records its [`ErrorSite`] number and details in the context record (the first
-//! failing thread wins) and leaves the kernel; the runtime rebuilds the interpreter's error.
+//! Bounds checks are emitted unless the index is proven in range (`back/lower/bounds.rs`, as on
+//! the CPU) or the statement comes from a `#[unsafe]` definition. A failed check records its
+//! [`ErrorSite`] number and details in the context record (the first failing thread wins) and
+//! leaves the kernel; the runtime rebuilds the interpreter's error.
 
 mod block;
 mod emit;

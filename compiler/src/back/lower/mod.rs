@@ -6,22 +6,25 @@
 //! are allocated, sized, read and written; how an in-thread SOAC becomes a loop) is made here.
 //!
 //! - `stmt.rs`: statements and bodies, lambdas, indexing with its bounds checks, the checks of
-//!   sizes and shapes.
+//!   sizes and shapes (a kernel point's result too).
 //! - `soac.rs`: SOACs run sequentially in a thread (maps, scans and reductions in one loop,
 //!   scatters, histograms), accumulators, rows.
+//! - `bounds.rs`: the indices proven in range, whose checks neither backend emits.
 //!
 //! What stays with a backend: the representation of values (SSA values or C expressions),
 //! scalar operations (each backend's form of the interpreter's semantics), loops and branches,
-//! memory copies, the kernel's frame (arguments, the iteration space, results), and its own
-//! optimisations, which it applies through the trait's hooks ([`Lower::result_array`],
-//! [`Lower::screma_start`], [`Lower::rows_in_place`], [`Lower::proven`]) and through
-//! [`Lower::if_else`], [`Lower::run_loop`] and [`Lower::soac`], which it implements around the
-//! shared walk.
+//! memory copies, the kernel's frame (arguments, which [`kernel_inputs`] lists; the iteration
+//! space; results), and its own optimisations, which it applies through the trait's hooks
+//! ([`Lower::result_array`], [`Lower::screma_start`], [`Lower::rows_in_place`]) and through
+//! [`Lower::if_else`] (whose branches it lowers with [`branch`], so the bounds proofs know their
+//! conditions), [`Lower::run_loop`] and [`Lower::soac`], which it implements around the shared
+//! walk.
 //!
 //! The walk calls the backend in the order the generated code needs: a backend that builds SSA
 //! (the CPU's) numbers its values in that order, so the order of calls is part of the
 //! generated code.
 
+pub mod bounds;
 mod soac;
 mod stmt;
 
@@ -29,9 +32,12 @@ pub use soac::{
     accumulate, accumulators, combine_into, hist_updates, read_row, screma_arrays, screma_values,
     sequential, soac_inputs, write_row,
 };
-pub use stmt::{apply, body, check_same_shape, check_size, dims_of, index, stmt};
+pub use stmt::{
+    apply, body, branch, check_point_result, check_same_shape, check_size, dims_of, index, stmt,
+};
 
 use super::Unsupported;
+use bounds::Proofs;
 use ogham_ir::abi::{ErrorSite, Failure, MAX_DETAILS};
 use ogham_ir::math::MathFn;
 use ogham_ir::op::{BinOp, UnOp};
@@ -76,6 +82,14 @@ pub fn bounds_checked(unchecked: &[Span], loc: Span) -> bool {
     !unchecked
         .iter()
         .any(|r| r.file == loc.file && r.start <= loc.start && loc.end <= r.end)
+}
+
+/// The inputs of kernel statement `stmt` of `f`, in the order of their argument slots: its free
+/// variables, by number.
+pub fn kernel_inputs(f: &ogham_ir::Function, stmt: &ogham_ir::Stmt) -> Vec<VarId> {
+    ogham_ir::traverse::free_vars_stmt(f, stmt)
+        .into_iter()
+        .collect()
 }
 
 /// Where an index leads: an element (its place) or a view.
@@ -163,11 +177,10 @@ pub trait Lower: Sized {
     /// `details` and leaves the generated function.
     fn check(&mut self, ok: Self::S, failure: Failure, details: &[Self::S]) -> Res<()>;
 
-    /// Whether index `i` into dimension `k` of array `arr` is proven in range (its check is
-    /// then omitted).
-    fn proven(&self, _arr: VarId, _k: usize, _i: SubExp) -> bool {
-        false
-    }
+    /// The bounds proofs where code is being generated (`bounds.rs`): the checks of indices
+    /// they prove in range are omitted. A backend lowers the branches of its `if`s with
+    /// [`branch`] (unless it runs both, as a select).
+    fn proofs(&mut self) -> &mut Proofs;
 
     // ----- indexing -----
 

@@ -16,6 +16,15 @@ pub fn body<L: Lower>(l: &mut L, body: &Body) -> Res<Vec<L::Val>> {
     body.result.iter().map(|se| l.operand(*se)).collect()
 }
 
+/// The results of `body`, a branch of an `if` on `cond` taken when `cond` is `taken` (whose
+/// indices the bounds proofs may prove in range by the condition).
+pub fn branch<L: Lower>(l: &mut L, cond: SubExp, taken: bool, body: &Body) -> Res<Vec<L::Val>> {
+    l.proofs().enter(cond, taken);
+    let vals = self::body(l, body);
+    l.proofs().leave(cond);
+    vals
+}
+
 /// The results of `lambda` applied to `args`.
 pub fn apply<L: Lower>(l: &mut L, lambda: &Lambda, args: &[L::Val]) -> Res<Vec<L::Val>> {
     let frame = l.enter_lambda(&lambda.ret);
@@ -38,6 +47,17 @@ pub fn check_size<L: Lower>(l: &mut L, n: &L::S, what: &str) -> Res<()> {
         what: what.to_string(),
     };
     l.check(ok, failure, std::slice::from_ref(n))
+}
+
+/// Checks that a point's array result has `row` elements (`count`), the number the runtime
+/// allocated for each point's value of that output; details: `count`, then `row`.
+pub fn check_point_result<L: Lower>(l: &mut L, count: L::S, row: L::S) -> Res<()> {
+    let ok = l.equal(&count, &row);
+    let failure = Failure::ShapeMismatch {
+        what: "kernel result".to_string(),
+        rank: 1,
+    };
+    l.check(ok, failure, &[count, row])
 }
 
 /// Checks that extents `actual` equal `expected` (a result or row of a known shape); details:
@@ -85,7 +105,8 @@ pub fn index<L: Lower>(
         match d {
             DimIndex::Fix(se) => {
                 let i = l.scalar(*se)?;
-                if !l.proven(arr, k, *se) {
+                let dim = l.f().ty(arr).shape().get(k).copied();
+                if !dim.is_some_and(|dim| l.proofs().within(*se, dim)) {
                     let inside = l.index_in_bounds(view, k, &i);
                     l.conj_add(&mut ok, inside);
                     checked = true;

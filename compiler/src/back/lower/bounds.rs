@@ -1,4 +1,4 @@
-//! Indices proven in range, whose bounds checks the CPU code generator omits.
+//! Indices proven in range, whose bounds checks the code generators omit.
 //!
 //! A run-time check `0 <= i < n` of an index `a[.., i, ..]` is omitted when this analysis proves
 //! it holds. It collects, once per function, facts of the form "variable `i` lies in `0..b`"
@@ -9,7 +9,8 @@
 //!   iteration keeps or increments by 1 (its new value is the parameter itself, `p + 1`, or an
 //!   `if` whose branches return either): it is never more than the loop's index, so it too lies in
 //!   `0..b` inside the body (the running count of a compaction, `xs with [count] = x`);
-//! - an index of a kernel's segment space (`gtid < b`);
+//! - an index of a kernel's segment space (`gtid < b`: both backends' kernel frames compute the
+//!   indices of a point from a position below the space's size);
 //! - a parameter of a SOAC lambda whose input is an array made by `iota b` (the parameter is an
 //!   element of that array, whatever the SOAC's width: `map (\i -> a[i]) (iota b)`).
 //!
@@ -18,8 +19,8 @@
 //! at least `b`'s). Inside a branch of an `if` on a comparison of `i` (`i < d` holds in the
 //! `then` branch of `if i < d` or `if d > i`, and in the `else` branch of `if i >= d` or
 //! `if d <= i`), an `i` known to lie in some `0..b` also lies in `0..d` (the padding idiom
-//! `map (\i -> if i < n then xs[i] else 0) (iota m)`); the code generator passes the conditions
-//! of the branches it is in ([`Guard`]).
+//! `map (\i -> if i < n then xs[i] else 0) (iota m)`); a backend lowers the branches of its
+//! `if`s with [`super::branch`], which keeps their conditions in its [`Proofs`].
 //!
 //! This relies on two invariants of the IR (see `ogham_ir`): every variable is bound once (so
 //! `i`, `b` and the array's extents cannot change between the fact and the access), and an
@@ -61,11 +62,48 @@ fn counts(defs: &HashMap<VarId, (usize, &Exp)>, p: VarId, next: SubExp) -> bool 
 }
 
 /// The condition of an `if` whose branch the code being generated is in, and which branch.
-pub type Guard = (VarId, bool);
+type Guard = (VarId, bool);
+
+/// What is known where a backend is generating code of a function: the ranges of its variables
+/// and the conditions of the branches the code is in.
+pub struct Proofs {
+    ranges: Ranges,
+    /// Innermost last.
+    guards: Vec<Guard>,
+}
+
+impl Proofs {
+    /// The proofs for code of `f` outside any branch.
+    pub fn of(f: &Function) -> Proofs {
+        Proofs {
+            ranges: Ranges::of(f),
+            guards: Vec::new(),
+        }
+    }
+
+    /// Whether index `i` into a dimension of extent `dim` is proven in range here.
+    pub fn within(&self, i: SubExp, dim: SubExp) -> bool {
+        self.ranges.within(i, dim, &self.guards)
+    }
+
+    /// Code in the branch of an `if` on `cond` taken when `cond` is `taken` is generated next.
+    pub(super) fn enter(&mut self, cond: SubExp, taken: bool) {
+        if let SubExp::Var(c) = cond {
+            self.guards.push((c, taken));
+        }
+    }
+
+    /// The branch [`Proofs::enter`] entered is generated.
+    pub(super) fn leave(&mut self, cond: SubExp) {
+        if let SubExp::Var(_) = cond {
+            self.guards.pop();
+        }
+    }
+}
 
 /// The variables known to lie in `0..bound`, with their bounds.
 #[derive(Default)]
-pub struct Ranges {
+struct Ranges {
     below: HashMap<VarId, SubExp>,
     /// Conditions on `i64` variables: `c` bound to a comparison such that `c == holds` implies
     /// `i < d`, as `c -> (i, d, holds)`.
@@ -74,7 +112,7 @@ pub struct Ranges {
 
 impl Ranges {
     /// The facts of every statement of `f` (kernels, loops and lambdas at any depth).
-    pub fn of(f: &Function) -> Ranges {
+    fn of(f: &Function) -> Ranges {
         let mut iotas = HashMap::new();
         let mut defs = HashMap::new();
         ogham_ir::traverse::for_each_stmt(&f.body, &mut |stmt| {
@@ -130,7 +168,7 @@ impl Ranges {
     }
 
     /// Whether `i` is proven to lie in `0..dim` in code under the branch conditions `guards`.
-    pub fn within(&self, i: SubExp, dim: SubExp, guards: &[Guard]) -> bool {
+    fn within(&self, i: SubExp, dim: SubExp, guards: &[Guard]) -> bool {
         let SubExp::Var(i) = i else {
             return false;
         };
