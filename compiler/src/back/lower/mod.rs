@@ -110,7 +110,7 @@ pub trait Lower: Sized {
     /// Rows placed in a SOAC's results for one iteration ([`Lower::rows_in_place`]).
     type Placed;
 
-    fn f(&self) -> &ogham_ir::Function;
+    fn f(&self) -> &ogham_ir::kir::Function;
     fn checks(&mut self) -> &mut Checks;
     /// The source ranges whose bounds checks are omitted.
     fn unchecked(&self) -> &[Span];
