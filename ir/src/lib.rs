@@ -567,6 +567,10 @@ pub enum Exp<H: Form = Core> {
 impl<H: Form> Exp<H> {
     /// This expression in the form `G`, if it holds no body and no host operation (otherwise
     /// itself, unchanged).
+    #[allow(
+        clippy::result_large_err,
+        reason = "the error is the expression, given back"
+    )]
     pub fn flat<G: Form>(self) -> Result<Exp<G>, Exp<H>> {
         Ok(match self {
             Exp::SubExp(a) => Exp::SubExp(a),

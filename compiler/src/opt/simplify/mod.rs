@@ -48,7 +48,7 @@
 pub mod dce;
 mod rules;
 
-use ogham_ir::kir::{HostOp, SegKind};
+use ogham_ir::kir::{HostExp, HostOp, SegKind};
 use ogham_ir::traverse::{
     NestedMut, Subst, consumed_arrays, for_each_operand, free_vars_stmt, map_operands,
     nested_bodies_mut, nested_scopes, substitute_arena_types, substitute_subexp, use_counts,
@@ -99,7 +99,7 @@ struct Simplifier<'a, F: Form> {
     bounds: HashMap<VarId, SubExp>,
     /// Available expressions, bucketed by a hash of their shape and operands (in the widest
     /// form: those of host code are available in its kernels).
-    available: HashMap<u64, Vec<(Exp<HostOp>, Vec<VarId>)>>,
+    available: HashMap<u64, Vec<(HostExp, Vec<VarId>)>>,
     /// The buckets entries were added to, innermost last, for leaving scopes.
     available_log: Vec<u64>,
 }
@@ -473,7 +473,7 @@ impl<'a, F: Form> Simplifier<'a, F> {
         if !self.pure(stmt) {
             return None;
         }
-        let exp: Exp<HostOp> = match stmt.exp.clone().flat() {
+        let exp: HostExp = match stmt.exp.clone().flat() {
             Ok(exp) => exp,
             Err(Exp::Host(host)) => Exp::Host(host.host().clone()),
             Err(_) => return None,
@@ -514,7 +514,7 @@ impl<'a, F: Form> Simplifier<'a, F> {
 }
 
 /// A hash of an expression's variant and operands (equal expressions hash equally).
-fn shape_hash(exp: &Exp<HostOp>) -> u64 {
+fn shape_hash(exp: &HostExp) -> u64 {
     let mut hasher = DefaultHasher::new();
     std::mem::discriminant(exp).hash(&mut hasher);
     for_each_operand(exp, &mut |se| se.hash(&mut hasher));
