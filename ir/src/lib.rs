@@ -430,6 +430,19 @@ impl std::fmt::Display for Signature {
 }
 
 impl<H: Form> Function<H> {
+    /// The function with its body replaced by `body`, which may be of another form (the
+    /// flattener gives a core function its kernel IR body).
+    pub fn with_body<G: Form>(self, body: Body<G>) -> Function<G> {
+        Function {
+            name: self.name,
+            vars: self.vars,
+            params: self.params,
+            body,
+            signature: self.signature,
+            loc: self.loc,
+        }
+    }
+
     pub fn var(&self, v: VarId) -> &VarInfo {
         &self.vars[v.index()]
     }

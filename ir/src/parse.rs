@@ -16,6 +16,10 @@
 //! - Constants carry their type: `1i64`, `-0.5f32`, `1e-7f32`, `f32.nan`, `-f64.inf`, `true`.
 //! - Statements and expressions as `print` writes them; see `docs/compiler.md`, "IR text format
 //!   and filetests", for the grammar.
+//! - One form at a time ([`crate::Form`]): `parse_program::<Core>` reads core IR and rejects a
+//!   kernel or a threshold (at its keyword), as core IR's types cannot hold one;
+//!   `parse_program::<kir::HostOp>` reads kernel IR, where they may be host statements but not
+//!   inside a kernel or a lambda (core IR again).
 //!
 //! # Invariants
 //!

@@ -116,22 +116,7 @@ pub fn flatten(program: Program) -> kir::Program {
             };
             let body = std::mem::take(&mut flattener.f.body);
             let body = flattener.host_body(body);
-            let Function {
-                name,
-                vars,
-                params,
-                signature,
-                loc,
-                ..
-            } = flattener.f;
-            kir::Function {
-                name,
-                vars,
-                params,
-                body,
-                signature,
-                loc,
-            }
+            flattener.f.with_body(body)
         })
         .collect();
     kir::Program {

@@ -107,22 +107,7 @@ impl FnBuilder {
 
     /// The function with `body` (core IR or kernel IR).
     pub fn function<H: Form>(self, body: Body<H>) -> Function<H> {
-        let Function {
-            name,
-            vars,
-            params,
-            signature,
-            loc,
-            ..
-        } = self.f;
-        Function {
-            name,
-            vars,
-            params,
-            body,
-            signature,
-            loc,
-        }
+        self.f.with_body(body)
     }
 
     pub fn program(self, body: Body) -> Program {

@@ -43,7 +43,10 @@
 //!   sizes, and never when consumed; lambdas and kernels only lose scalar code.
 //! - Neither CSE nor hoisting touches an array that is consumed anywhere in the function, or
 //!   that aliases one (see [`consumed_arrays`]), so in-place updates stay valid.
-//! - Kernel IR stays kernel IR: SOACs and kernels are never hoisted or merged.
+//! - Kernel IR stays kernel IR: SOACs and kernels are never hoisted or merged. The walk is
+//!   generic over the IR's form (`kir-simplify` runs it on kernel IR): what it knows of host
+//!   code (definitions, bounds, available expressions, kept in the host form) holds in the
+//!   kernels' core code, and what it hoists out of a kernel is flat, so it is host code as is.
 
 pub mod dce;
 mod rules;
