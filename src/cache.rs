@@ -140,7 +140,7 @@ pub struct Compiled {
 enum Code {
     Cpu(Library),
     /// A `cpu` program from the disk cache.
-    Cached(ogham_runtime::packed::Packed),
+    Cached(ogham_runtime::cpu::packed::Packed),
     Interp(Frontend),
     /// Core IR (`core`) or kernel IR (`kir`, `cuda`, `cuda-emu`).
     Ir {

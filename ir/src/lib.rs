@@ -571,9 +571,7 @@ pub enum Exp<H: Form = Core> {
         body: Body<H>,
     },
     Soac(Soac),
-    /// An operation of the form beyond the core constructs (kernel IR: [`HostOp`]); stored as
-    /// the operation itself.
-    #[serde(untagged)]
+    /// An operation of the form beyond the core constructs (kernel IR: [`HostOp`]).
     Host(H),
 }
 

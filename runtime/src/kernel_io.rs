@@ -166,7 +166,7 @@ impl Io {
             }
             let array = match ev.var(*v)? {
                 Val::Prim(s) => {
-                    operands.push(Operand::Scalar(crate::cpu::scalar_bits(s)));
+                    operands.push(Operand::Scalar(s.slot_bits() as u64));
                     continue;
                 }
                 Val::Array(a) => a,

@@ -37,7 +37,6 @@ mod kernel_io;
 pub mod library;
 pub mod memory;
 pub mod npy;
-pub mod packed;
 pub mod scalar;
 pub mod text;
 mod val;

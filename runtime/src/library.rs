@@ -21,7 +21,7 @@
 //! later call, from any thread.
 //!
 //! A library compiled ahead of time (`ogham build FILE -o NAME.o`, `cpu::aot`) is an object
-//! file that carries the library packed (`crate::packed`: an entry point's IR is read at its
+//! file that carries the library packed (`cpu::packed`: an entry point's IR is read at its
 //! first call) and the kernels' machine code; linked into a program, it is opened with
 //! [`Library::from_image`] and runs without the JIT.
 //!
@@ -30,10 +30,10 @@
 //! file with error R0713.
 
 use crate::cpu::aot::{self, Image};
+use crate::cpu::packed::Packed;
 #[cfg(feature = "jit")]
 use crate::cpu::{Executable, NativeStore};
 use crate::ireval::Thresholds;
-use crate::packed::Packed;
 use crate::value::Value;
 use ogham_ir::Signature;
 use ogham_ir::diag::{Diagnostic, render};
@@ -50,8 +50,8 @@ use std::path::Path;
 #[cfg(feature = "jit")]
 const FORMAT: &str = "ogham-library";
 /// Bumped whenever the IR or this file's layout changes incompatibly (2: entry points' doc
-/// comments).
-pub const VERSION: u32 = 2;
+/// comments; 3: kernel IR's kernels and thresholds as `Host` statements).
+pub const VERSION: u32 = 3;
 
 /// A compiled program: its sources, entry points' doc comments and kernel IR, with the kernels'
 /// machine code made once (`cpu::Executable`). `Send + Sync`: calls may come from any thread.

@@ -23,6 +23,22 @@ pub enum Scalar {
 }
 
 impl Scalar {
+    /// The scalar in a 64-bit slot as generated code passes and returns it: integers and
+    /// `bool`s widened to 64 bits (signed ones sign-extended, `u8` zero-extended), floats as
+    /// their bit patterns in the low bits.
+    pub fn slot_bits(self) -> i64 {
+        match self {
+            Scalar::Bool(b) => b as i64,
+            Scalar::I8(x) => x as i64,
+            Scalar::I16(x) => x as i64,
+            Scalar::I32(x) => x as i64,
+            Scalar::I64(x) => x,
+            Scalar::U8(x) => x as i64,
+            Scalar::F32(x) => x.to_bits() as i64,
+            Scalar::F64(x) => x.to_bits() as i64,
+        }
+    }
+
     pub fn prim_type(self) -> PrimType {
         match self {
             Scalar::Bool(_) => PrimType::Bool,

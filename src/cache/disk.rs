@@ -4,7 +4,7 @@
 //! Location: `$OGHAM_CACHE_DIR/cpu`, else `$XDG_CACHE_HOME/ogham/cpu`, else
 //! `~/.cache/ogham/cpu`; `OGHAM_CACHE=0` turns it off ([`Disk::from_env`]). A program is one
 //! file `<key>.ogc` (the key of `cache.rs`, 16 hex digits) holding the library packed
-//! (`ogham_runtime::packed`: sources, doc comments, thresholds and entry points' signatures, then
+//! (`ogham_runtime::cpu::packed`: sources, doc comments, thresholds and entry points' signatures, then
 //! each entry point's kernel IR, read only when that entry point first runs); and one file
 //! `<key>-<entry>.ogk` per entry point that has run (`<entry>`: a hash of the program file's
 //! contents and the entry's name) holding its kernel table (JSON) and its kernels' machine code
@@ -26,14 +26,14 @@
 use ogham_ir::source::SourceMap;
 use ogham_runtime::cache_file::{damaged, report, write_atomically};
 use ogham_runtime::cpu::native::{self, Native};
+use ogham_runtime::cpu::packed::{self, Packed};
 use ogham_runtime::cpu::{Executable, NativeStore};
 use ogham_runtime::library::Library;
-use ogham_runtime::packed::{self, Packed};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 /// Bumped whenever the layout of the files changes (3: the program packed by
-/// `ogham_runtime::packed`).
+/// `ogham_runtime::cpu::packed`).
 pub const FORMAT: u64 = 3;
 const PROGRAM: &[u8; 8] = b"OGHAMPRG";
 const KERNELS: &[u8; 8] = b"OGHAMKER";

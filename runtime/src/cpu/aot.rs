@@ -3,7 +3,7 @@
 //! compiling the kernels itself.
 //!
 //! The object exports one symbol, `<name>_image`, an [`Image`] (C layout; `ogham_image` in
-//! `capi/include/ogham.h`): the library packed (`crate::packed`: sources, doc comments and
+//! `capi/include/ogham.h`): the library packed (`packed`: sources, doc comments and
 //! signatures, then each entry point's kernel IR and, as the executor's text for it, its kernel
 //! table — JSON: the index of its first kernel statement among the program's, in the order of
 //! `ogham_compiler::back::cpu::compile`, and for each of its kernel statements what the
@@ -21,8 +21,8 @@
 //! and kernel table and refuses a table that does not match its program.
 
 use super::code::{Entry, host_cpu_features};
+use super::packed::Packed;
 use super::{Executable, KernelInfo, Launchable};
-use crate::packed::Packed;
 use ogham_ir::kir::Program;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -75,7 +75,7 @@ pub fn valid_symbol_name(name: &str) -> bool {
 mod write {
     use super::super::jit;
     use super::{IMAGE_VERSION, KernelInfo, KernelTable, valid_symbol_name};
-    use crate::packed;
+    use crate::cpu::packed;
     use cranelift_module::{DataDescription, DataId, Linkage, Module};
     use cranelift_object::{ObjectBuilder, ObjectModule};
     use ogham_compiler::back::cpu as back;

@@ -23,18 +23,39 @@ pub struct Ctx {
 const _: () = assert!(std::mem::offset_of!(Ctx, arena) == CTX_GENERATED_BYTES);
 
 impl Ctx {
+    /// A context for one task, with the arena the thread's previous task gave back (if any).
     pub fn new() -> Ctx {
         Ctx {
             site: -1,
             details: [0; MAX_DETAILS],
-            arena: Arena::default(),
+            arena: SPARE_ARENA.take(),
         }
     }
 }
 
+impl Drop for Ctx {
+    /// Gives the arena back to the thread for its next task (see [`SPARE_ARENA`]).
+    fn drop(&mut self) {
+        let mut arena = std::mem::take(&mut self.arena);
+        arena.trim();
+        SPARE_ARENA.set(arena);
+    }
+}
+
+thread_local! {
+    /// The arena of the thread's last finished task, reused by its next one. A kernel launch
+    /// runs many tasks (`cpu::execute`: `4 × workers` per launch, that many per segment of a
+    /// reduction or scan over few segments), and programs launch kernels in loops; a fresh
+    /// arena per task cost a zeroed 1 MiB chunk each (STL on 10 series spent more than a third
+    /// of its instructions in that `memset`).
+    static SPARE_ARENA: std::cell::Cell<Arena> = std::cell::Cell::new(Arena::default());
+}
+
 /// Memory for the arrays a kernel creates while it runs one point: chunks handed out by a
 /// bump pointer and all taken back at the next point (`ogham_arena_reset`). Chunks are kept
-/// for reuse and freed with the context.
+/// for reuse, also by the thread's later tasks (up to [`KEEP_BYTES`]); their contents are never
+/// read before generated code writes them, so stale bytes from an earlier point or task are
+/// harmless (as they already were between the points of one task).
 #[derive(Default)]
 struct Arena {
     chunks: Vec<Vec<u128>>,
@@ -43,6 +64,10 @@ struct Arena {
 }
 
 const CHUNK_BYTES: usize = 1 << 20;
+
+/// How much of its arena a thread keeps between tasks: the chunks, in order, while their total
+/// stays within this; a larger chunk made for one large per-point array is freed.
+const KEEP_BYTES: usize = 8 * CHUNK_BYTES;
 
 impl Arena {
     fn alloc(&mut self, bytes: usize) -> *mut u8 {
@@ -82,6 +107,21 @@ impl Arena {
         self.current = 0;
         self.used = 0;
     }
+
+    /// Resets the arena and frees its chunks beyond the first [`KEEP_BYTES`].
+    fn trim(&mut self) {
+        self.reset();
+        let mut kept = 0;
+        let keep = self
+            .chunks
+            .iter()
+            .take_while(|chunk| {
+                kept += chunk.len() * 16;
+                kept <= KEEP_BYTES
+            })
+            .count();
+        self.chunks.truncate(keep);
+    }
 }
 
 /// A scalar of type `code` from its bits (as generated code passes them: integers widened to
@@ -96,20 +136,6 @@ fn scalar(ty: i64, bits: i64) -> Scalar {
         PrimType::U8 => Scalar::U8(bits as u8),
         PrimType::F32 => Scalar::F32(f32::from_bits(bits as u32)),
         PrimType::F64 => Scalar::F64(f64::from_bits(bits as u64)),
-    }
-}
-
-/// The bits of a scalar, as generated code expects them back.
-pub fn bits(s: Scalar) -> i64 {
-    match s {
-        Scalar::Bool(b) => b as i64,
-        Scalar::I8(x) => x as i64,
-        Scalar::I16(x) => x as i64,
-        Scalar::I32(x) => x as i64,
-        Scalar::I64(x) => x,
-        Scalar::U8(x) => x as i64,
-        Scalar::F32(x) => x.to_bits() as i64,
-        Scalar::F64(x) => x.to_bits() as i64,
     }
 }
 
@@ -132,7 +158,7 @@ extern "C" fn ogham_arena_reset(ctx: *mut Ctx) {
 #[unsafe(no_mangle)]
 extern "C" fn ogham_int_op(op: i64, ty: i64, x: i64, y: i64) -> i64 {
     // Division by zero is checked by the generated code before the call.
-    ops::binop(BinOp::ALL[op as usize], scalar(ty, x), scalar(ty, y)).map_or(0, bits)
+    ops::binop(BinOp::ALL[op as usize], scalar(ty, x), scalar(ty, y)).map_or(0, Scalar::slot_bits)
 }
 
 #[unsafe(no_mangle)]
@@ -175,12 +201,12 @@ extern "C" fn ogham_f64_math(f: i64, x: f64, y: f64) -> f64 {
 
 #[unsafe(no_mangle)]
 extern "C" fn ogham_int_math(f: i64, ty: i64, x: i64, y: i64) -> i64 {
-    math(f, scalar(ty, x), scalar(ty, y)).map_or(0, bits)
+    math(f, scalar(ty, x), scalar(ty, y)).map_or(0, Scalar::slot_bits)
 }
 
 #[unsafe(no_mangle)]
 extern "C" fn ogham_convert(from: i64, to: i64, x: i64) -> i64 {
-    bits(ops::convert(scalar(from, x), PrimType::ALL[to as usize]))
+    ops::convert(scalar(from, x), PrimType::ALL[to as usize]).slot_bits()
 }
 
 #[unsafe(no_mangle)]

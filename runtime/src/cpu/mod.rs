@@ -29,6 +29,7 @@ mod helpers;
 mod jit;
 #[cfg(feature = "jit")]
 pub mod native;
+pub mod packed;
 
 pub use code::host_cpu_features;
 
@@ -38,7 +39,7 @@ use crate::error::{R_INTERNAL, error};
 use crate::ireval::eval::{Evaluator, Launcher, Val};
 use crate::ireval::{self, Thresholds};
 use crate::kernel_io::{Io, KernelFailure, Operand, failure_diagnostic, kernel_index};
-use crate::value::{ArrayData, Scalar, Value};
+use crate::value::{ArrayData, Value};
 use code::Entry;
 use helpers::Ctx;
 #[cfg(feature = "jit")]
@@ -463,11 +464,6 @@ impl Launcher for CpuLauncher<'_> {
         }
         Some(result)
     }
-}
-
-/// A scalar as a 64-bit argument slot (zero-extended bits).
-pub(crate) fn scalar_bits(s: Scalar) -> u64 {
-    helpers::bits(s) as u64
 }
 
 /// A raw pointer that may cross to the worker threads (the buffers outlive the launch, and

@@ -70,8 +70,22 @@ impl<'a> Interp<'a> {
         self
     }
 
-    pub(crate) fn laws(&self) -> Option<&super::laws::Laws> {
-        self.laws.as_ref()
+    /// Checks the laws of operator `op` with neutral element `ne` of the `what` at `span` on the
+    /// first rows of `xs`, when checks are on (`super::laws`).
+    pub(crate) fn check_laws(
+        &self,
+        what: &str,
+        op: &Val<'a>,
+        ne: &Val<'a>,
+        xs: &Array<'a>,
+        span: Span,
+    ) {
+        if let Some(laws) = &self.laws {
+            laws.check(what, ne, xs, span, |a, b| {
+                self.apply(op.clone(), vec![a.clone(), b.clone()], span)
+                    .ok()
+            });
+        }
     }
 
     /// The warnings of the law checks.

@@ -11,7 +11,7 @@
 //! tolerance relative to the largest operand (float `+` is associative up to rounding); an
 //! operator that fails while being checked (a division by zero) tells nothing and is skipped.
 
-use super::value::Val;
+use super::value::{Array, Val};
 use crate::value::Scalar;
 use ogham_ir::diag::{Diagnostic, Severity};
 use ogham_ir::source::Span;
@@ -27,31 +27,34 @@ const CHECKS_PER_SITE: usize = 32;
 /// Relative tolerance of float comparisons (relative to the largest operand, at least 1).
 const TOLERANCE: f64 = 1e-4;
 
-impl<'a> super::eval::Interp<'a> {
-    /// Checks the laws of operator `op` with neutral element `ne` of the `what` at `span` on the
-    /// first rows of `xs` (when checks are on; see the module header).
-    pub(crate) fn check_laws(
+/// The state of the checks during one run.
+#[derive(Default)]
+pub(crate) struct Laws {
+    /// Checks made per call site (`usize::MAX` once it has a warning).
+    checks: RefCell<HashMap<Span, usize>>,
+    warnings: RefCell<Vec<Diagnostic>>,
+}
+
+impl Laws {
+    /// Checks the laws of the operator that `apply` applies (`None`: it failed), with neutral
+    /// element `ne`, of the `what` at `span` on the first rows of `xs` (see the module header).
+    pub fn check<'a>(
         &self,
         what: &str,
-        op: &Val<'a>,
         ne: &Val<'a>,
-        xs: &super::value::Array<'a>,
+        xs: &Array<'a>,
         span: Span,
+        apply: impl Fn(&Val<'a>, &Val<'a>) -> Option<Val<'a>>,
     ) {
-        let Some(laws) = self.laws() else { return };
-        if xs.len() == 0 || !laws.wants(span) {
+        if xs.len() == 0 || !self.wants(span) {
             return;
         }
-        let apply = |a: &Val<'a>, b: &Val<'a>| {
-            self.apply(op.clone(), vec![a.clone(), b.clone()], span)
-                .ok()
-        };
         let x = xs.row(0);
         if let (Some(l), Some(r)) = (apply(ne, &x), apply(&x, ne)) {
             let s = scale(&[ne, &x, &l, &r]);
             if !close(&l, &x, s) || !close(&r, &x, s) {
                 let bad = if close(&l, &x, s) { &r } else { &l };
-                laws.warn(
+                self.warn(
                     span,
                     W_NEUTRAL,
                     format!("the neutral element of this `{what}` is not neutral for its operator"),
@@ -74,7 +77,7 @@ impl<'a> super::eval::Interp<'a> {
         if let (Some(l), Some(r)) = (left, right)
             && !close(&l, &r, scale(&[&a, &b, &c, &l, &r]))
         {
-            laws.warn(
+            self.warn(
                 span,
                 W_ASSOCIATIVE,
                 format!("the operator of this `{what}` is not associative"),
@@ -89,17 +92,7 @@ impl<'a> super::eval::Interp<'a> {
             );
         }
     }
-}
 
-/// The state of the checks during one run.
-#[derive(Default)]
-pub(crate) struct Laws {
-    /// Checks made per call site (`usize::MAX` once it has a warning).
-    checks: RefCell<HashMap<Span, usize>>,
-    warnings: RefCell<Vec<Diagnostic>>,
-}
-
-impl Laws {
     /// Whether call site `span` still gets a check (and counts it).
     pub fn wants(&self, span: Span) -> bool {
         let mut checks = self.checks.borrow_mut();

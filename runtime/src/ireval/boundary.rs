@@ -5,7 +5,7 @@ use super::eval::Val;
 use super::eval::{Array, Store};
 use crate::boundary::BoundaryType;
 use crate::error::{E_ARG_COUNT, E_ARG_SIZE, E_ARG_TYPE, R_INTERNAL, Res, error};
-use crate::value::{Array as OutArray, ArrayData, Value};
+use crate::value::{Array as OutArray, Value};
 use ogham_ir::source::Span;
 use ogham_ir::{Const, Form, Function, SubExp, Type, VarId};
 use std::collections::HashMap;
@@ -159,9 +159,4 @@ pub fn to_value(v: Val) -> Option<Value> {
         },
         _ => None,
     }
-}
-
-/// An empty flat buffer, for arrays with no elements.
-pub fn empty_data(elem: ogham_ir::types::PrimType) -> ArrayData {
-    ArrayData::with_capacity(elem, 0)
 }

@@ -1,11 +1,10 @@
 //! Statement-by-statement execution of IR bodies (see the module header in `mod.rs`).
 
-use super::boundary::empty_data;
 use crate::error::{R_COERCE, R_DIV_ZERO, R_INTERNAL, R_NEG_SIZE, R_SIZE, Res, error};
 use crate::index::{self, IdxArg};
 use crate::memory;
 use crate::scalar::{self, OpError};
-use crate::value::Scalar;
+use crate::value::{ArrayData, Scalar};
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::kir::{HostOp, SegKind, SegOp, ThresholdId};
 use ogham_ir::sizes;
@@ -212,7 +211,7 @@ impl<'f> Evaluator<'f> {
             Exp::Iota(n) => {
                 let n = self.count(*n, "iota")?;
                 memory::reserve(n, 8, "iota", self.loc)?;
-                let data = crate::value::ArrayData::I64((0..n as i64).collect());
+                let data = ArrayData::I64((0..n as i64).collect());
                 one(Val::Array(Array::new(vec![n], Store::Prim(data))))
             }
             Exp::Replicate(n, v) => {
@@ -385,7 +384,7 @@ impl<'f> Evaluator<'f> {
         elem: ogham_ir::types::PrimType,
         rows: impl IntoIterator<Item = Val>,
     ) -> Res<Array> {
-        let mut store = Store::Prim(empty_data(elem));
+        let mut store = Store::Prim(ArrayData::with_capacity(elem, 0));
         for row in rows {
             match (&mut store, row) {
                 (Store::Prim(d), Val::Prim(s)) => d
@@ -419,7 +418,10 @@ impl<'f> Evaluator<'f> {
             shape.extend_from_slice(a.shape());
             if a.elem_count() == 0 {
                 // No data: no loop over (and no list of) up to 2^32 empty rows.
-                return Ok(Array::new(shape, Store::Prim(empty_data(elem))));
+                return Ok(Array::new(
+                    shape,
+                    Store::Prim(ArrayData::with_capacity(elem, 0)),
+                ));
             }
         }
         self.build(shape, elem, std::iter::repeat_n(v.clone(), n))
@@ -598,7 +600,7 @@ impl<'f> Evaluator<'f> {
             dest,
             Array::new(
                 vec![0],
-                Store::Prim(empty_data(ogham_ir::types::PrimType::Bool)),
+                Store::Prim(ArrayData::with_capacity(ogham_ir::types::PrimType::Bool, 0)),
             ),
         );
         let updated = index::update(owned, &[IdxArg::At(row as i64)], value)
