@@ -145,7 +145,7 @@ enum Code {
     /// Core IR (`core`) or kernel IR (`kir`, `cuda`, `cuda-emu`).
     Ir {
         sources: SourceMap,
-        program: ogham_ir::Program,
+        program: ogham_ir::Ir,
     },
 }
 
@@ -213,7 +213,7 @@ impl Compiled {
             Code::Cpu(library) => library.thresholds(),
             Code::Cached(cached) => cached.thresholds(),
             Code::Interp(_) => &[],
-            Code::Ir { program, .. } => &program.thresholds,
+            Code::Ir { program, .. } => program.thresholds(),
         }
     }
 
@@ -225,7 +225,11 @@ impl Compiled {
             Code::Cpu(library) => library.program(),
             Code::Cached(cached) => cached.program(entry),
             Code::Interp(_) => None,
-            Code::Ir { program, .. } => Some(program),
+            Code::Ir {
+                program: ogham_ir::Ir::Kernel(program),
+                ..
+            } => Some(program),
+            Code::Ir { .. } => None,
         };
         let Some(program) = program else {
             return Vec::new();
@@ -446,18 +450,19 @@ fn compile_fresh(
     }
     let fail = |d: Box<Diagnostic>| CompileError::diagnostics(fe.sources.clone(), vec![*d]);
     let program = fe.compile(backend.pipeline_options()).map_err(fail)?;
-    let thresholds = crate::thresholds(tuning, &program.thresholds).map_err(fail)?;
-    let code = if backend == Backend::Cpu {
-        let library = Library::new(fe.sources.clone(), program).with_docs(docs);
-        Code::Cpu(match key {
-            Some(key) => disk.store(key, library),
-            None => library,
-        })
-    } else {
-        Code::Ir {
+    let thresholds = crate::thresholds(tuning, program.thresholds()).map_err(fail)?;
+    let code = match program {
+        ogham_ir::Ir::Kernel(program) if backend == Backend::Cpu => {
+            let library = Library::new(fe.sources.clone(), program).with_docs(docs);
+            Code::Cpu(match key {
+                Some(key) => disk.store(key, library),
+                None => library,
+            })
+        }
+        program => Code::Ir {
             sources: fe.sources.clone(),
             program,
-        }
+        },
     };
     Ok(Arc::new(Compiled {
         backend,

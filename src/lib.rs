@@ -18,7 +18,9 @@ pub use ogham_runtime as runtime;
 use ogham_compiler::pipeline;
 use ogham_compiler::syntax::ast::{Decl, Program};
 use ogham_compiler::typeck::{Checked, EntryPoint};
+use ogham_ir::Ir;
 use ogham_ir::diag::Diagnostic;
+use ogham_ir::kir;
 use ogham_ir::source::SourceMap;
 pub use ogham_runtime::ireval::Thresholds;
 use ogham_runtime::value::Value;
@@ -86,11 +88,9 @@ impl Frontend {
         }
     }
 
-    /// Compiles the program through the middle end (see `ogham_compiler::pipeline`).
-    pub fn compile(
-        &self,
-        options: pipeline::Options,
-    ) -> Result<ogham_ir::Program, Box<Diagnostic>> {
+    /// Compiles the program through the middle end (see `ogham_compiler::pipeline`): to core IR
+    /// or, when `options` run `flatten`, kernel IR.
+    pub fn compile(&self, options: pipeline::Options) -> Result<Ir, Box<Diagnostic>> {
         pipeline::compile(
             &self.sources,
             &self.program,
@@ -99,6 +99,17 @@ impl Frontend {
             &mut |_, _| {},
         )
         .map_err(|mut ds| Box::new(ds.swap_remove(0)))
+    }
+
+    /// Compiles the program to kernel IR ([`Frontend::compile`] with `options` that run
+    /// `flatten`, such as `Options::KERNEL`).
+    pub fn compile_kernel(
+        &self,
+        options: pipeline::Options,
+    ) -> Result<kir::Program, Box<Diagnostic>> {
+        self.compile(options)?
+            .kernel()
+            .ok_or_else(|| needs_kernel_ir("the compiler's options stop before `flatten`"))
     }
 
     /// The entry point `name` of the root module, or an error listing the ones there are.
@@ -124,6 +135,14 @@ impl Frontend {
             })
             .collect()
     }
+}
+
+/// The internal error of kernel IR asked for where there is core IR.
+fn needs_kernel_ir(why: &str) -> Box<Diagnostic> {
+    Box::new(Diagnostic::error(
+        pipeline::INTERNAL_ERROR,
+        format!("internal error: {why}, but the program is core IR"),
+    ))
 }
 
 /// The message for a missing entry point `name` of a program whose entry points are `names`.
@@ -271,7 +290,7 @@ impl Backend {
             }
             Backend::Core | Backend::Kir | Backend::Cpu | Backend::Cuda | Backend::CudaEmu => {
                 let ir = fe.compile(self.pipeline_options())?;
-                let thresholds = thresholds(tuning, &ir.thresholds)?;
+                let thresholds = thresholds(tuning, ir.thresholds())?;
                 self.run_ir(&ir, entry, args, &thresholds)
             }
         }
@@ -281,16 +300,26 @@ impl Backend {
     /// others; [`Backend::Interp`] runs the IR evaluator like [`Backend::Kir`]).
     pub fn run_ir(
         self,
-        ir: &ogham_ir::Program,
+        ir: &Ir,
         entry: &str,
         args: Vec<Value>,
         thresholds: &Thresholds,
     ) -> Result<Vec<Value>, Box<Diagnostic>> {
-        match self {
-            Backend::Cpu => ogham_runtime::cpu::run(ir, entry, args, thresholds),
-            Backend::Cuda => ogham_runtime::cuda::run(ir, entry, args, thresholds),
-            Backend::CudaEmu => ogham_runtime::cuda::run_emulated(ir, entry, args, thresholds),
-            Backend::Interp | Backend::Core | Backend::Kir => {
+        match (self, ir) {
+            (Backend::Cpu, Ir::Kernel(ir)) => ogham_runtime::cpu::run(ir, entry, args, thresholds),
+            (Backend::Cuda, Ir::Kernel(ir)) => {
+                ogham_runtime::cuda::run(ir, entry, args, thresholds)
+            }
+            (Backend::CudaEmu, Ir::Kernel(ir)) => {
+                ogham_runtime::cuda::run_emulated(ir, entry, args, thresholds)
+            }
+            (Backend::Cpu | Backend::Cuda | Backend::CudaEmu, Ir::Core(_)) => Err(needs_kernel_ir(
+                &format!("backend `{}` runs kernel IR", self.name()),
+            )),
+            (Backend::Interp | Backend::Core | Backend::Kir, Ir::Kernel(ir)) => {
+                ogham_runtime::ireval::run(ir, entry, args, thresholds)
+            }
+            (Backend::Interp | Backend::Core | Backend::Kir, Ir::Core(ir)) => {
                 ogham_runtime::ireval::run(ir, entry, args, thresholds)
             }
         }

@@ -11,6 +11,7 @@ use ogham::testing::{Outcome, TestFile, TrialKind, collect_og_files};
 use ogham::{Backend, Frontend, FrontendErrors, cache};
 use ogham_compiler::pipeline;
 use ogham_compiler::typeck::EntryPoint;
+use ogham_ir::Ir;
 use ogham_ir::diag::emit_to_stderr;
 use ogham_ir::print::print_program;
 use ogham_runtime::cpu::aot;
@@ -679,7 +680,7 @@ fn c_library_dir() -> Option<PathBuf> {
 
 fn build(file: &Path, output: Option<PathBuf>) -> Result<(), Failure> {
     let fe = load(file)?;
-    let program = fe.compile(pipeline::Options::KERNEL).map_err(|d| {
+    let program = fe.compile_kernel(pipeline::Options::KERNEL).map_err(|d| {
         emit_to_stderr(&fe.sources, &[*d]);
         Failure::Reported
     })?;
@@ -813,17 +814,22 @@ fn dev(
         options,
         &mut |pass, ir| {
             if pass == stop_after {
-                printed = Some(match print {
-                    Some(StageArg::Clif) => ogham_compiler::back::cpu::print_clif(ir),
-                    Some(StageArg::Cuda) => ogham_compiler::back::cuda::generate(ir).source(),
-                    Some(StageArg::Kir) => {
+                printed = Some(match (print, ir) {
+                    (Some(StageArg::Clif), Ir::Kernel(ir)) => {
+                        ogham_compiler::back::cpu::print_clif(ir)
+                    }
+                    (Some(StageArg::Cuda), Ir::Kernel(ir)) => {
+                        ogham_compiler::back::cuda::generate(ir).source()
+                    }
+                    (Some(StageArg::Kir), Ir::Kernel(ir)) => {
                         let origins: String = ogham_ir::abi::kernel_origins(ir, &fe.sources)
                             .into_iter()
                             .map(|(_, line)| format!("-- kernel {line}\n"))
                             .collect();
                         format!("{origins}{}", print_program(ir))
                     }
-                    _ => print_program(ir),
+                    // Core IR (a pass before `flatten`) has no kernels: its text.
+                    _ => ir.print(),
                 });
             }
         },

@@ -40,9 +40,9 @@ use crate::args::{self, Arg, ArgValue};
 use crate::{Backend, Frontend, FrontendErrors, Tuning};
 use ogham_compiler::pipeline;
 use ogham_compiler::typeck::EntryPoint;
+use ogham_ir::Ir;
 use ogham_ir::count::{CONSTRUCTS, count_constructs};
 use ogham_ir::diag::render;
-use ogham_ir::print::print_program;
 use ogham_runtime::boundary::BoundaryType;
 use ogham_runtime::text::{self, Pos, TextError, TextValue};
 use ogham_runtime::value::{Scalar, Value};
@@ -245,7 +245,7 @@ impl TestFile {
             TrialKind::Snapshot(Stage::Diag) => Outcome::Snapshot(self.diagnostics(loaded)),
             TrialKind::Snapshot(stage @ (Stage::Core | Stage::Kir | Stage::Clif | Stage::Cuda)) => {
                 match compile_stage(loaded, *stage) {
-                    Ok(ir) if *stage == Stage::Clif => {
+                    Ok(Ir::Kernel(ir)) if *stage == Stage::Clif => {
                         let clif = ogham_compiler::back::cpu::print_clif(&ir);
                         match &self.spec.kernel {
                             Some(k) => match select_kernel(&clif, k) {
@@ -255,10 +255,10 @@ impl TestFile {
                             None => Outcome::Snapshot(clif),
                         }
                     }
-                    Ok(ir) if *stage == Stage::Cuda => {
+                    Ok(Ir::Kernel(ir)) if *stage == Stage::Cuda => {
                         Outcome::Snapshot(ogham_compiler::back::cuda::print_cuda(&ir))
                     }
-                    Ok(ir) => Outcome::Snapshot(print_program(&ir)),
+                    Ok(ir) => Outcome::Snapshot(ir.print()),
                     Err(why) => Outcome::Failed(why),
                 }
             }
@@ -426,10 +426,7 @@ fn bind_case(fe: &Frontend, case: &Case) -> Result<Vec<Value>, String> {
 }
 
 /// The program compiled to core IR or kernel IR (optimised, verified after every pass).
-fn compile_stage(
-    loaded: &Result<Frontend, FrontendErrors>,
-    stage: Stage,
-) -> Result<ogham_ir::Program, String> {
+fn compile_stage(loaded: &Result<Frontend, FrontendErrors>, stage: Stage) -> Result<Ir, String> {
     let fe = loaded
         .as_ref()
         .map_err(|errors| format!("the program does not compile:\n{}", errors.render()))?;
@@ -447,8 +444,11 @@ fn compile_stage(
 
 /// Compares `structure <stage> { name count ... }` with the constructs of `ir`: every construct
 /// named must occur exactly that many times (unnamed ones are unconstrained).
-fn check_structure(ir: &ogham_ir::Program, body: &str) -> Outcome {
-    let counts = count_constructs(ir);
+fn check_structure(ir: &Ir, body: &str) -> Outcome {
+    let counts = match ir {
+        Ir::Core(p) => count_constructs(p),
+        Ir::Kernel(p) => count_constructs(p),
+    };
     let words: Vec<&str> = body.split_whitespace().collect();
     if !words.len().is_multiple_of(2) {
         return Outcome::Failed(format!(
@@ -477,7 +477,7 @@ fn check_structure(ir: &ogham_ir::Program, body: &str) -> Outcome {
         Outcome::Failed(format!(
             "structure differs: {}\n{}",
             wrong.join(", "),
-            print_program(ir)
+            ir.print()
         ))
     }
 }

@@ -13,7 +13,9 @@ fn load(source: &str) -> Frontend {
 
 fn checks(source: &str) -> usize {
     let fe = load(source);
-    let ir = fe.compile(Options::KERNEL).expect("the program compiles");
+    let ir = fe
+        .compile_kernel(Options::KERNEL)
+        .expect("the program compiles");
     print_clif(&ir).matches(" cold:").count()
 }
 
@@ -92,7 +94,9 @@ entry main [n] (xs: [n]f32) : ([n]f32, f32) =
   in (ys, reduce (+) 0 (map (\\y -> if f32.isnan y then 0 else y) ys))
 ";
     let fe = load(source);
-    let program = fe.compile(Options::KERNEL).expect("the program compiles");
+    let program = fe
+        .compile_kernel(Options::KERNEL)
+        .expect("the program compiles");
     let dir = std::env::temp_dir().join(format!("ogham-lib-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join("test.ogl");
@@ -166,7 +170,9 @@ fn vector_inputs(n: usize) -> Vec<ogham_runtime::value::Value> {
 #[test]
 fn vector_maps_agree_with_the_interpreter_bit_for_bit() {
     let fe = load(VECTOR_MAP);
-    let ir = fe.compile(Options::KERNEL).expect("the program compiles");
+    let ir = fe
+        .compile_kernel(Options::KERNEL)
+        .expect("the program compiles");
     assert!(
         print_clif(&ir).contains("load.f32x4"),
         "the map kernel is vectorised"
@@ -207,7 +213,9 @@ fn vector_maps_report_out_of_bounds_reads() {
         "entry main [n] [m] (xs: [n]f32) (ys: [m]f32) : [n]f32 = \
            map (\\i -> xs[i] + ys[i]) (iota n)",
     );
-    let ir = fe.compile(Options::KERNEL).expect("the program compiles");
+    let ir = fe
+        .compile_kernel(Options::KERNEL)
+        .expect("the program compiles");
     assert!(print_clif(&ir).contains("load.f32x4"));
     let f32s = |n: usize| Value::Array(Array::from_f32(vec![n], vec![1.0; n]).expect("shape"));
     let sums = Backend::Cpu
@@ -252,7 +260,7 @@ entry main [n] (a: [n]f32) (b: [n]f64) (c: [n]i32) : ([n]f32, [n]f64, i32, f64) 
 ";
     let clif = |source: &str| {
         let ir = load(source)
-            .compile(Options::KERNEL)
+            .compile_kernel(Options::KERNEL)
             .expect("the program compiles");
         print_clif(&ir)
     };
@@ -275,7 +283,9 @@ fn rust_api_conversions_and_signature_display() {
         Value::Scalar(Scalar::F32(1.5))
     );
     let fe = load("entry main [n] (xs: [n]f32) (k: i64) : ([n]f32, i64) = (xs, k)");
-    let ir = fe.compile(Options::KERNEL).expect("the program compiles");
+    let ir = fe
+        .compile_kernel(Options::KERNEL)
+        .expect("the program compiles");
     assert_eq!(
         ir.functions[0].signature.to_string(),
         "(xs: [n]f32) (k: i64) : ([n]f32, i64)"

@@ -45,7 +45,7 @@ fn units(root: &Path) -> Vec<Unit> {
         let Ok(fe) = Frontend::load(&path) else {
             continue;
         };
-        let Ok(ir) = fe.compile(Options::KERNEL) else {
+        let Ok(ir) = fe.compile_kernel(Options::KERNEL) else {
             continue;
         };
         let program = generate(&ir);

@@ -13,7 +13,8 @@
 //!   the kernels of `--print cuda` without the prelude).
 //! - `filetest::verify-core/<name>`, `filetest::verify-kernel/<name>`: the input need not be
 //!   valid; the expected section is what the verifier says of it in that form (its messages,
-//!   one a line, or `valid`).
+//!   one a line, or `valid`), or the parse error (`parse error: ...`) of a program the form
+//!   cannot hold (a kernel in core IR or inside a kernel, which the IR's types rule out).
 //! - `roundtrip::<file>`: every `tests/cases/**/*.og` and `programs/*.og` compiles to kernel IR;
 //!   after every pass the IR printed, parsed back and printed again gives the same text.
 //!
@@ -27,10 +28,7 @@ use ogham::testing::collect_og_files;
 use ogham_compiler::back::cpu::print_clif;
 use ogham_compiler::back::cuda::print_cuda;
 use ogham_compiler::pipeline::Pass;
-use ogham_ir::Program;
-use ogham_ir::parse::parse_program;
-use ogham_ir::print::print_program;
-use ogham_ir::verify::{Form, verify};
+use ogham_ir::Ir;
 use ogham_tests::irtext::round_trip_every_pass;
 use ogham_tests::{cases_dir, workspace_root};
 use std::path::{Path, PathBuf};
@@ -94,7 +92,10 @@ enum Step {
     Pass(Pass),
     Clif,
     Cuda,
-    Verify(Form),
+    /// The verifier, on kernel IR or core IR.
+    Verify {
+        kernel: bool,
+    },
 }
 
 impl Step {
@@ -102,44 +103,45 @@ impl Step {
         match name {
             "clif" => Some(Step::Clif),
             "cuda" => Some(Step::Cuda),
-            "verify-core" => Some(Step::Verify(Form::Core)),
-            "verify-kernel" => Some(Step::Verify(Form::Kernel)),
+            "verify-core" => Some(Step::Verify { kernel: false }),
+            "verify-kernel" => Some(Step::Verify { kernel: true }),
             _ => Pass::named(name)
                 .filter(|p| *p != Pass::Lower)
                 .map(Step::Pass),
         }
     }
 
-    /// The form the input must verify in (none for the verifier's own tests).
-    fn input_form(self) -> Option<Form> {
+    /// Whether the input is kernel IR (otherwise core IR).
+    fn reads_kernel_ir(self) -> bool {
         match self {
-            Step::Pass(pass) => Some(pass.input_form()),
-            Step::Clif | Step::Cuda => Some(Form::Kernel),
-            Step::Verify(_) => None,
+            Step::Pass(pass) => pass.reads_kernel_ir(),
+            Step::Clif | Step::Cuda => true,
+            Step::Verify { kernel } => kernel,
         }
     }
 
     /// The text the step makes of `program`: the program after the pass, the kernels' code, or
     /// the verifier's messages (one a line; `valid` when there are none).
-    fn output(self, program: Program) -> Result<String, String> {
-        let pass = match self {
-            Step::Pass(pass) => pass,
-            Step::Clif => return Ok(print_clif(&program)),
-            Step::Cuda => return Ok(print_cuda(&program)),
-            Step::Verify(form) => {
-                return Ok(match verify(&program, form) {
+    fn output(self, program: Ir) -> Result<String, String> {
+        let pass = match (self, &program) {
+            (Step::Pass(pass), _) => pass,
+            (Step::Clif, Ir::Kernel(program)) => return Ok(print_clif(program)),
+            (Step::Cuda, Ir::Kernel(program)) => return Ok(print_cuda(program)),
+            (Step::Clif | Step::Cuda, Ir::Core(_)) => return Err("not kernel IR".to_string()),
+            (Step::Verify { .. }, _) => {
+                return Ok(match program.verify() {
                     Ok(()) => "valid\n".to_string(),
                     Err(errors) => errors.iter().map(|e| format!("{e}\n")).collect(),
                 });
             }
         };
         let output = pass.run(program);
-        verify(&output, pass.form()).map_err(|errors| {
+        output.verify().map_err(|errors| {
             format!("the IR after `{pass}` is invalid:\n{}", errors.join("\n"))
         })?;
-        let text = print_program(&output);
+        let text = output.print();
         if matches!(pass, Pass::Simplify | Pass::Resimplify | Pass::KirSimplify)
-            && print_program(&pass.run(output)) != text
+            && pass.run(output).print() != text
         {
             return Err(format!("`{pass}` is not idempotent here"));
         }
@@ -159,15 +161,22 @@ fn run_filetest(step_name: &str, path: &Path) -> Result<(), Failed> {
         Some((input, expected)) => (format!("{input}\n"), Some(expected)),
         None => (text.clone(), None),
     };
-    let program = parse_program(&input).map_err(|e| format!("{}:{e}", path.display()))?;
-    if let Some(form) = step.input_form() {
-        verify(&program, form).map_err(|errors| {
-            format!("the input is not valid {form:?} IR:\n{}", errors.join("\n"))
-        })?;
-    }
-    let actual = step
-        .output(program)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let kernel = step.reads_kernel_ir();
+    let actual = match Ir::parse(&input, kernel) {
+        Ok(program) => {
+            if !matches!(step, Step::Verify { .. }) {
+                program.verify().map_err(|errors| {
+                    let form = if kernel { "kernel" } else { "core" };
+                    format!("the input is not valid {form} IR:\n{}", errors.join("\n"))
+                })?;
+            }
+            step.output(program)
+                .map_err(|e| format!("{}: {e}", path.display()))?
+        }
+        // What the form's types cannot hold, the parser rejects.
+        Err(e) if matches!(step, Step::Verify { .. }) => format!("parse error: {e}\n"),
+        Err(e) => return Err(format!("{}:{e}", path.display()).into()),
+    };
     if expected == Some(actual.as_str()) {
         return Ok(());
     }

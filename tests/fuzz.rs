@@ -85,7 +85,7 @@ fn row_sums() -> Frontend {
 /// A valid library of [`ROW_SUMS`], as JSON text.
 fn library_json(dir: &std::path::Path) -> String {
     let fe = row_sums();
-    let program = fe.compile(Options::KERNEL).expect("compiles");
+    let program = fe.compile_kernel(Options::KERNEL).expect("compiles");
     let path = dir.join("valid.ogl");
     Library::new(fe.sources.clone(), program)
         .save(&path)

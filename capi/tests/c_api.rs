@@ -188,7 +188,9 @@ fn compile_and_run(dir: &Path, defines: &[&str], objects: &[PathBuf], arg: &Path
 fn library(dir: &Path) -> Library {
     std::fs::create_dir_all(dir).unwrap();
     let fe = Frontend::load_source("capi.og", PROGRAM).unwrap_or_else(|e| panic!("{}", e.render()));
-    let ir = fe.compile(Options::KERNEL).expect("the program compiles");
+    let ir = fe
+        .compile_kernel(Options::KERNEL)
+        .expect("the program compiles");
     Library::new(fe.sources.clone(), ir)
 }
 

@@ -12,15 +12,16 @@
 //!
 //! Every pass is followed by the IR verifier in debug builds and when [`Options::verify`] is set
 //! (tests set it), so a pass that breaks an invariant is caught where it happens. An observer sees
-//! the program after each pass (`ogham dev --dump-after PASS`).
+//! the program after each pass (`ogham dev --dump-after PASS`). Between passes the program is an
+//! [`Ir`]: core IR, or kernel IR from `flatten` on (the only pass that converts one to the
+//! other).
 
 use crate::syntax::ast;
 use crate::typeck::Checked;
 use crate::{flatten, lower, opt};
-use ogham_ir::Program;
+use ogham_ir::Ir;
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::source::SourceMap;
-use ogham_ir::verify::{Form, verify};
 
 /// The code of the diagnostic reporting IR that fails verification: a compiler bug.
 pub const INTERNAL_ERROR: &str = "ICE";
@@ -64,34 +65,36 @@ impl Pass {
         Pass::ALL.into_iter().find(|p| p.name() == name)
     }
 
-    /// The IR form the pass produces.
-    pub fn form(self) -> Form {
-        match self {
-            Pass::Lower | Pass::Simplify | Pass::Fuse | Pass::Resimplify => Form::Core,
-            Pass::Flatten | Pass::KirSimplify => Form::Kernel,
-        }
+    /// Whether the pass produces kernel IR (otherwise core IR).
+    pub fn makes_kernel_ir(self) -> bool {
+        matches!(self, Pass::Flatten | Pass::KirSimplify)
     }
 
-    /// The IR form the pass reads (`lower` reads the AST: core, as it makes core IR).
-    pub fn input_form(self) -> Form {
-        match self {
-            Pass::KirSimplify => Form::Kernel,
-            _ => Form::Core,
-        }
+    /// Whether the pass reads kernel IR (`lower` reads the AST: core, as it makes core IR).
+    pub fn reads_kernel_ir(self) -> bool {
+        self == Pass::KirSimplify
     }
 
     /// Runs the pass on `ir` (filetests run one pass on parsed IR). `lower` starts from the
-    /// AST, so on IR it returns the program unchanged.
-    pub fn run(self, mut ir: Program) -> Program {
-        match self {
-            Pass::Lower => {}
-            Pass::Simplify | Pass::Resimplify | Pass::KirSimplify => {
-                opt::simplify::simplify(&mut ir)
+    /// AST, so on IR it returns the program unchanged; so does a pass given the other form than
+    /// the one it reads ([`Pass::reads_kernel_ir`]).
+    pub fn run(self, ir: Ir) -> Ir {
+        match (self, ir) {
+            (Pass::Simplify | Pass::Resimplify, Ir::Core(mut p)) => {
+                opt::simplify::simplify(&mut p);
+                Ir::Core(p)
             }
-            Pass::Fuse => opt::fuse::fuse(&mut ir),
-            Pass::Flatten => ir = flatten::flatten(ir),
+            (Pass::KirSimplify, Ir::Kernel(mut p)) => {
+                opt::simplify::simplify(&mut p);
+                Ir::Kernel(p)
+            }
+            (Pass::Fuse, Ir::Core(mut p)) => {
+                opt::fuse::fuse(&mut p);
+                Ir::Core(p)
+            }
+            (Pass::Flatten, Ir::Core(p)) => Ir::Kernel(flatten::flatten(p)),
+            (_, ir) => ir,
         }
-        ir
     }
 
     /// Whether the pass is an optimisation (skipped when [`Options::optimise`] is off).
@@ -143,9 +146,9 @@ pub fn compile(
     program: &ast::Program,
     checked: &Checked,
     options: Options,
-    observe: &mut dyn FnMut(Pass, &Program),
-) -> Result<Program, Vec<Diagnostic>> {
-    let mut ir = lower::lower(sources, program, checked)?;
+    observe: &mut dyn FnMut(Pass, &Ir),
+) -> Result<Ir, Vec<Diagnostic>> {
+    let mut ir = Ir::Core(lower::lower(sources, program, checked)?);
     for pass in Pass::ALL {
         match pass {
             // Lowering makes the pipeline's first program, above.
@@ -170,11 +173,11 @@ pub fn compile(
 }
 
 /// Verifies `ir` when asked; a failure is an internal compiler error naming the pass.
-fn check(ir: &Program, pass: Pass, options: Options) -> Result<(), Vec<Diagnostic>> {
+fn check(ir: &Ir, pass: Pass, options: Options) -> Result<(), Vec<Diagnostic>> {
     if !(options.verify || cfg!(debug_assertions)) {
         return Ok(());
     }
-    verify(ir, pass.form()).map_err(|errors| {
+    ir.verify().map_err(|errors| {
         vec![Diagnostic::error(
             INTERNAL_ERROR,
             format!(
@@ -195,7 +198,7 @@ mod tests {
             assert_eq!(Pass::named(pass.name()), Some(pass));
         }
         assert_eq!(Pass::named("fusion"), None);
-        assert_eq!(Options::KERNEL.stop_after.form(), Form::Kernel);
-        assert_eq!(Options::CORE.stop_after.form(), Form::Core);
+        assert!(Options::KERNEL.stop_after.makes_kernel_ir());
+        assert!(!Options::CORE.stop_after.makes_kernel_ir());
     }
 }

@@ -8,12 +8,12 @@ mod ir_build;
 
 use ir_build::*;
 use ogham_ir::types::PrimType;
-use ogham_ir::verify::{Form, verify};
-use ogham_ir::{DimIndex, Exp, LoopForm, Program};
+use ogham_ir::verify::verify;
+use ogham_ir::{DimIndex, Exp, Form, LoopForm, Program};
 
 /// The verifier's messages for `program`, which must be rejected.
-fn rejected(program: &Program, form: Form) -> Vec<String> {
-    match verify(program, form) {
+fn rejected<H: Form>(program: &Program<H>) -> Vec<String> {
+    match verify(program) {
         Ok(()) => panic!("accepted an invalid program"),
         Err(errors) => errors,
     }
@@ -28,8 +28,8 @@ fn assert_mentions(errors: &[String], needle: &str) {
 
 #[test]
 fn accepts_well_formed_programs() {
-    assert_eq!(verify(&sample_core(), Form::Core), Ok(()));
-    assert_eq!(verify(&sample_kernel(), Form::Kernel), Ok(()));
+    assert_eq!(verify(&sample_core()), Ok(()));
+    assert_eq!(verify(&sample_kernel()), Ok(()));
 }
 
 #[test]
@@ -78,7 +78,7 @@ fn consumption_in_loops_and_branches() {
     let mut b2 = FnBuilder::new("f");
     b2.f = b.f.clone();
     let p = b2.program(body(good(lp.clone()), &[v(chosen)]));
-    assert_eq!(verify(&p, Form::Core), Ok(()));
+    assert_eq!(verify(&p), Ok(()));
 
     // Using the loop's consumed initial value afterwards is not.
     let z = b.var("z", I64);
@@ -86,7 +86,7 @@ fn consumption_in_loops_and_branches() {
     stmts.push(stmt(&[z], Exp::Index(xs, vec![DimIndex::Fix(i64c(0))])));
     let p = b.program(body(stmts, &[v(chosen), v(z)]));
     assert_mentions(
-        &rejected(&p, Form::Core),
+        &rejected(&p),
         "f: let z_9: i64: xs_1 is used after being consumed by `let out_6: [n_0]i64`",
     );
 }
@@ -116,36 +116,36 @@ fn existential_sizes_are_bound_by_the_pattern() {
         )],
         &[v(k), v(ys)],
     ));
-    assert_eq!(verify(&p, Form::Core), Ok(()));
+    assert_eq!(verify(&p), Ok(()));
 }
 
 #[test]
 fn checks_scatter() {
-    assert_eq!(verify(&sample_scatter(2, false), Form::Core), Ok(()));
+    assert_eq!(verify(&sample_scatter(2, false)), Ok(()));
     assert_mentions(
-        &rejected(&sample_scatter(1, false), Form::Core),
+        &rejected(&sample_scatter(1, false)),
         "s: let out_7: [m_1]f32: the map lambda returns 1 values for 1 destinations",
     );
     assert_mentions(
-        &rejected(&sample_scatter(2, true), Form::Core),
+        &rejected(&sample_scatter(2, true)),
         "s: let again_8: [m_1]f32: dst_2 is used after being consumed by `let out_7: [m_1]f32`",
     );
 }
 
 #[test]
 fn checks_histograms() {
-    assert_eq!(verify(&sample_hist(i32c(0)), Form::Core), Ok(()));
+    assert_eq!(verify(&sample_hist(i32c(0))), Ok(()));
     assert_mentions(
-        &rejected(&sample_hist(f32c(0.0)), Form::Core),
+        &rejected(&sample_hist(f32c(0.0))),
         "h: let out_8: [k_1]i32: neutral element 0 of histogram 0 has type f32, expected i32",
     );
 }
 
 #[test]
 fn checks_segmented_reductions() {
-    assert_eq!(verify(&sample_segred(F32), Form::Kernel), Ok(()));
+    assert_eq!(verify(&sample_segred(F32)), Ok(()));
     assert_mentions(
-        &rejected(&sample_segred(arr(PrimType::F32, &[i64c(1)])), Form::Kernel),
+        &rejected(&sample_segred(arr(PrimType::F32, &[i64c(1)]))),
         "r: let (sum_8: [1i64]f32, doubled_9: [n_0]f32): sum_8 has type [1i64]f32, but the expression returns f32",
     );
 }
@@ -165,7 +165,7 @@ fn reports_variables_missing_from_the_arena_without_panicking() {
         ],
         &[v(x)],
     ));
-    let errors = rejected(&p, Form::Core);
+    let errors = rejected(&p);
     assert_mentions(
         &errors,
         "f: let v_99: <unknown>: variable v_98 is not in the arena",

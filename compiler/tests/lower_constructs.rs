@@ -11,7 +11,7 @@ use ogham_ir::diag::{Diagnostic, render};
 use ogham_ir::print::print_program;
 use ogham_ir::source::SourceMap;
 use ogham_ir::traverse::for_each_stmt;
-use ogham_ir::verify::{Form, verify};
+use ogham_ir::verify::verify;
 use ogham_ir::{Exp, Function, Program, Stmt, SubExp, Type};
 
 /// Lowers a program (which must type-check), returning the IR or the lowering diagnostics.
@@ -34,12 +34,7 @@ fn lowered(text: &str) -> Program {
         Ok(p) => p,
         Err(d) => panic!("lowering failed: {d:?}"),
     };
-    assert_eq!(
-        verify(&program, Form::Core),
-        Ok(()),
-        "{}",
-        print_program(&program)
-    );
+    assert_eq!(verify(&program), Ok(()), "{}", print_program(&program));
     program
 }
 

@@ -14,7 +14,7 @@ use ogham_compiler::opt::simplify::simplify;
 use ogham_ir::op::{BinOp, UnOp};
 use ogham_ir::scalar;
 use ogham_ir::types::PrimType;
-use ogham_ir::verify::{Form, verify};
+use ogham_ir::verify::verify;
 use ogham_ir::{
     Body, Const, DimIndex, Exp, Function, LoopForm, Program, RedOp, Soac, Stmt, SubExp, Type, VarId,
 };
@@ -521,10 +521,10 @@ proptest! {
     #[test]
     fn simplification_preserves_results(seed in any::<u64>(), a in any::<i32>(), x in any::<f32>()) {
         let original = program(seed);
-        prop_assert_eq!(verify(&original, Form::Core), Ok(()));
+        prop_assert_eq!(verify(&original), Ok(()));
         let mut simplified = original.clone();
         simplify(&mut simplified);
-        prop_assert_eq!(verify(&simplified, Form::Core), Ok(()));
+        prop_assert_eq!(verify(&simplified), Ok(()));
         for args in [
             [Const::I32(a), Const::I32(0), Const::F32(x), Const::Bool(true), Const::I64(1)],
             [Const::I32(-1), Const::I32(a), Const::F32(-0.0), Const::Bool(false), Const::I64(5)],

@@ -11,14 +11,15 @@ use ogham_ir::count::count_constructs;
 use ogham_ir::op::BinOp;
 use ogham_ir::print::print_program;
 use ogham_ir::types::PrimType;
-use ogham_ir::verify::{Form, verify};
-use ogham_ir::{Exp, Program, RedOp, Soac};
+use ogham_ir::verify::verify;
+use ogham_ir::{Exp, Form, Program, RedOp, Soac};
 
-/// Simplifies a program that must verify before and after (in `form`); the printed result.
-fn simplified(mut program: Program, form: Form) -> String {
-    verify(&program, form).expect("the input verifies");
+/// Simplifies a program (core or kernel IR) that must verify before and after; the printed
+/// result.
+fn simplified<H: Form>(mut program: Program<H>) -> String {
+    verify(&program).expect("the input verifies");
     simplify(&mut program);
-    if let Err(errors) = verify(&program, form) {
+    if let Err(errors) = verify(&program) {
         panic!(
             "invalid after simplify:\n{}\n{}",
             errors.join("\n"),
@@ -67,7 +68,7 @@ fn folds_floats_exactly_and_keeps_inexact_identities() {
   let g_5: f32 = x_0 * 0.0f32
   in (0.3f32, x_0, d_3, x_0, g_5, 2.0f32, -2i64)
 ";
-    assert_eq!(simplified(p, Form::Core), expected);
+    assert_eq!(simplified(p), expected);
 }
 
 #[test]
@@ -94,7 +95,7 @@ fn keeps_failing_assertions() {
   let () = assert(ok_1, \"n must be non-negative\")
   in n_0
 ";
-    assert_eq!(simplified(p, Form::Core), expected);
+    assert_eq!(simplified(p), expected);
 }
 
 #[test]
@@ -149,7 +150,7 @@ fn drops_dead_map_outputs_and_their_computation() {
     }
   in (sum_8, ys_9)
 ";
-    assert_eq!(simplified(p.clone(), Form::Core), expected);
+    assert_eq!(simplified(p.clone()), expected);
     let mut q = p;
     simplify(&mut q);
     assert_eq!(count_constructs(&q)["redomap"], 1);
@@ -157,7 +158,7 @@ fn drops_dead_map_outputs_and_their_computation() {
 
 #[test]
 fn simplifies_kernel_ir_and_keeps_it_kernel_ir() {
-    let text = simplified(sample_kernel(), Form::Kernel);
+    let text = simplified(sample_kernel());
     // The threshold and its `if` stay; the unused parameter and kernels stay (they are used).
     assert!(text.contains("threshold(suff_outer_par_0, n_0)"), "{text}");
     assert!(text.contains("segscan block"), "{text}");
@@ -168,7 +169,7 @@ fn simplifies_kernel_ir_and_keeps_it_kernel_ir() {
 fn core_sample_is_stable() {
     let expected = print_program(&sample_core());
     // Nothing to simplify in the sample except nothing: it is already minimal.
-    assert_eq!(simplified(sample_core(), Form::Core), expected);
+    assert_eq!(simplified(sample_core()), expected);
 }
 
 #[test]

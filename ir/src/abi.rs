@@ -5,12 +5,12 @@
 //! operators, math functions and types when it calls the runtime's helpers
 //! (`ogham_compiler::back::cpu::helpers` lists the helpers; the runtime implements them).
 
-use crate::kir::{SegKind, SegLevel, SegOp};
+use crate::kir::{HostBody, HostOp, HostStmt, Program, SegKind, SegLevel, SegOp};
 use crate::math::MathFn;
 use crate::op::BinOp;
 use crate::source::{SourceMap, Span};
 use crate::types::PrimType;
-use crate::{Body, DimIndex, Exp, Program, Stmt, SubExp, VarId};
+use crate::{DimIndex, Exp, SubExp, VarId};
 
 /// The most values a failed check records for its message.
 pub const MAX_DETAILS: usize = 16;
@@ -63,7 +63,7 @@ pub enum Failure {
 pub struct KernelSite<'p> {
     /// Index of the entry point in `Program::functions`.
     pub function: usize,
-    pub stmt: &'p Stmt,
+    pub stmt: &'p HostStmt,
     pub seg: &'p SegOp,
     pub name: String,
 }
@@ -75,7 +75,7 @@ pub fn kernels(program: &Program) -> Vec<KernelSite<'_>> {
         let mut stmts = Vec::new();
         kernel_stmts(&f.body, &mut stmts);
         for (n, stmt) in stmts.into_iter().enumerate() {
-            if let Exp::Seg(seg) = &stmt.exp {
+            if let Exp::Host(HostOp::Seg(seg)) = &stmt.exp {
                 out.push(KernelSite {
                     function,
                     stmt,
@@ -112,16 +112,22 @@ pub fn kernel_origins(program: &Program, sources: &SourceMap) -> Vec<(usize, Str
         .collect()
 }
 
-/// The kernel statements of a host body (kernels are only at host level: in the body and in
-/// the bodies of its `if`s and loops), in order.
-fn kernel_stmts<'p>(body: &'p Body, out: &mut Vec<&'p Stmt>) {
+/// The kernel statements of a host body (in the body and in the bodies of its `if`s and loops;
+/// other bodies are core IR), in order.
+fn kernel_stmts<'p>(body: &'p HostBody, out: &mut Vec<&'p HostStmt>) {
     for stmt in &body.stmts {
-        if let Exp::Seg(_) = stmt.exp {
-            out.push(stmt);
-        } else {
-            for (_, nested) in crate::traverse::nested_scopes(&stmt.exp) {
-                kernel_stmts(nested, out);
+        match &stmt.exp {
+            Exp::Host(HostOp::Seg(_)) => out.push(stmt),
+            Exp::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                kernel_stmts(then_body, out);
+                kernel_stmts(else_body, out);
             }
+            Exp::Loop { body, .. } => kernel_stmts(body, out),
+            _ => {}
         }
     }
 }

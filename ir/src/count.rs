@@ -4,9 +4,9 @@
 //! name of [`CONSTRUCTS`] (zero when absent), so a test naming an unknown construct can be told
 //! apart from one expecting zero.
 
-use crate::kir::{SegKind, SegLevel};
-use crate::traverse::for_each_stmt;
-use crate::{Exp, Program, Soac};
+use crate::kir::{HostOp, SegKind, SegLevel};
+use crate::traverse::{Visitor, walk};
+use crate::{Exp, Form, Program, Soac, Stmt};
 use std::collections::BTreeMap;
 
 /// Every construct name that [`count_constructs`] reports.
@@ -39,17 +39,34 @@ pub const CONSTRUCTS: &[&str] = &[
 /// How many times each construct occurs in the program. `screma` counts every `Screma`; `map`
 /// those without scans or reductions, `redomap` those with reductions and no scans, `scanomap`
 /// those with scans; `thread`/`block` count kernels by level.
-pub fn count_constructs(program: &Program) -> BTreeMap<String, usize> {
-    let mut counts: BTreeMap<String, usize> = CONSTRUCTS
-        .iter()
-        .map(|name| (name.to_string(), 0))
-        .collect();
-    let mut bump = |name: &str| *counts.entry(name.to_string()).or_default() += 1;
+pub fn count_constructs<H: Form>(program: &Program<H>) -> BTreeMap<String, usize> {
+    let mut counts = Counts(
+        CONSTRUCTS
+            .iter()
+            .map(|name| (name.to_string(), 0))
+            .collect(),
+    );
     for function in &program.functions {
-        for_each_stmt(&function.body, &mut |stmt| match &stmt.exp {
+        walk(&function.body, &mut counts);
+    }
+    counts.0
+}
+
+/// The counts so far, by construct name.
+struct Counts(BTreeMap<String, usize>);
+
+impl Counts {
+    fn bump(&mut self, name: &str) {
+        *self.0.entry(name.to_string()).or_default() += 1;
+    }
+}
+
+impl Visitor<'_> for Counts {
+    fn stmt<H: Form>(&mut self, stmt: &Stmt<H>) {
+        match &stmt.exp {
             Exp::Soac(Soac::Screma { scans, reds, .. }) => {
-                bump("screma");
-                bump(if !scans.is_empty() {
+                self.bump("screma");
+                self.bump(if !scans.is_empty() {
                     "scanomap"
                 } else if !reds.is_empty() {
                     "redomap"
@@ -57,33 +74,34 @@ pub fn count_constructs(program: &Program) -> BTreeMap<String, usize> {
                     "map"
                 });
             }
-            Exp::Soac(Soac::Scatter { .. }) => bump("scatter"),
-            Exp::Soac(Soac::Hist { .. }) => bump("hist"),
-            Exp::Loop { .. } => bump("loop"),
-            Exp::If { .. } => bump("if"),
-            Exp::Iota(_) => bump("iota"),
-            Exp::Replicate(..) => bump("replicate"),
-            Exp::Index(..) => bump("index"),
-            Exp::Update(..) => bump("update"),
-            Exp::Copy(_) => bump("copy"),
-            Exp::Rearrange(..) => bump("rearrange"),
-            Exp::Reshape(..) => bump("reshape"),
-            Exp::Concat(_) => bump("concat"),
-            Exp::Seg(seg) => {
-                bump(match seg.kind {
-                    SegKind::Map => "segmap",
-                    SegKind::Red(_) => "segred",
-                    SegKind::Scan(_) => "segscan",
-                    SegKind::Hist(_) => "seghist",
-                });
-                bump(match seg.level {
-                    SegLevel::Thread => "thread",
-                    SegLevel::Block => "block",
-                });
-            }
-            Exp::Threshold { .. } => bump("threshold"),
+            Exp::Soac(Soac::Scatter { .. }) => self.bump("scatter"),
+            Exp::Soac(Soac::Hist { .. }) => self.bump("hist"),
+            Exp::Loop { .. } => self.bump("loop"),
+            Exp::If { .. } => self.bump("if"),
+            Exp::Iota(_) => self.bump("iota"),
+            Exp::Replicate(..) => self.bump("replicate"),
+            Exp::Index(..) => self.bump("index"),
+            Exp::Update(..) => self.bump("update"),
+            Exp::Copy(_) => self.bump("copy"),
+            Exp::Rearrange(..) => self.bump("rearrange"),
+            Exp::Reshape(..) => self.bump("reshape"),
+            Exp::Concat(_) => self.bump("concat"),
+            Exp::Host(host) => match host.host() {
+                HostOp::Seg(seg) => {
+                    self.bump(match seg.kind {
+                        SegKind::Map => "segmap",
+                        SegKind::Red(_) => "segred",
+                        SegKind::Scan(_) => "segscan",
+                        SegKind::Hist(_) => "seghist",
+                    });
+                    self.bump(match seg.level {
+                        SegLevel::Thread => "thread",
+                        SegLevel::Block => "block",
+                    });
+                }
+                HostOp::Threshold { .. } => self.bump("threshold"),
+            },
             _ => {}
-        });
+        }
     }
-    counts
 }

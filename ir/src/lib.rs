@@ -10,8 +10,18 @@
 //! # The core IR
 //!
 //! A first-order, monomorphic program in A-normal form, the input and output of every
-//! middle-end pass (`lower` produces it; `opt` rewrites it; `flatten` turns it into kernel IR,
-//! which is the same IR with [`Exp::Seg`] kernels at host level).
+//! middle-end pass (`lower` produces it; `opt` rewrites it; `flatten` turns it into kernel IR).
+//!
+//! ## Core and kernel forms
+//!
+//! Bodies, statements, expressions, functions and programs take a [`Form`] parameter that says
+//! what a statement may be beyond the core constructs. Core IR is the default, [`Core`], an
+//! uninhabited type: `Exp` (that is, `Exp<Core>`) cannot hold a kernel. Kernel IR's host program
+//! is `Exp<kir::HostOp>` ([`kir::Program`]), whose [`Exp::Host`] statements launch kernels or
+//! read tuning thresholds; a kernel's body, like every lambda's, is core IR again, so a kernel
+//! inside a kernel cannot be written. Only the flattener builds kernel IR from core IR (the text
+//! parser reads it back). Code that handles both forms is generic over `H: Form` and sees a
+//! host statement through [`Form::host`].
 //!
 //! ## Shape of the IR
 //!
@@ -61,12 +71,101 @@ pub mod traverse;
 pub mod types;
 pub mod verify;
 
-use crate::kir::SegOp;
+use crate::kir::HostOp;
 use crate::math::MathFn;
 use crate::source::Span;
 use crate::types::PrimType;
 use op::{BinOp, UnOp};
+use std::fmt::Debug;
 use std::hash::{Hash, Hasher};
+
+/// What the statements of a body may be beyond the core constructs: [`Core`] (nothing) or
+/// kernel IR's host operations ([`HostOp`]).
+pub trait Form:
+    Clone + Debug + PartialEq + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static
+{
+    /// Whether this is the host form of kernel IR, where SOACs belong in kernels.
+    const HOST: bool;
+
+    /// The host operation this is.
+    fn host(&self) -> &HostOp;
+
+    fn host_mut(&mut self) -> &mut HostOp;
+
+    /// `op` in this form, if the form has host operations (for the text parser).
+    fn from_host(op: HostOp) -> Option<Self>;
+}
+
+/// The form of core IR: no statement beyond the core constructs (an uninhabited type).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Core {}
+
+impl Form for Core {
+    const HOST: bool = false;
+
+    fn host(&self) -> &HostOp {
+        match *self {}
+    }
+
+    fn host_mut(&mut self) -> &mut HostOp {
+        match *self {}
+    }
+
+    fn from_host(_: HostOp) -> Option<Core> {
+        None
+    }
+}
+
+/// A program of either form: what the middle end produces (core IR when it stops before
+/// flattening, kernel IR after) and what an IR text file holds.
+#[derive(Clone, Debug)]
+pub enum Ir {
+    Core(Program),
+    Kernel(kir::Program),
+}
+
+impl Ir {
+    /// The tunable thresholds (none in core IR).
+    pub fn thresholds(&self) -> &[kir::Threshold] {
+        match self {
+            Ir::Core(p) => &p.thresholds,
+            Ir::Kernel(p) => &p.thresholds,
+        }
+    }
+
+    /// The program's text ([`print::print_program`]).
+    pub fn print(&self) -> String {
+        match self {
+            Ir::Core(p) => print::print_program(p),
+            Ir::Kernel(p) => print::print_program(p),
+        }
+    }
+
+    /// Checks the program's invariants ([`verify::verify`]).
+    pub fn verify(&self) -> Result<(), Vec<String>> {
+        match self {
+            Ir::Core(p) => verify::verify(p),
+            Ir::Kernel(p) => verify::verify(p),
+        }
+    }
+
+    /// Reads a program's text ([`parse::parse_program`]) in the given form.
+    pub fn parse(text: &str, kernel: bool) -> Result<Ir, parse::ParseError> {
+        Ok(if kernel {
+            Ir::Kernel(parse::parse_program(text)?)
+        } else {
+            Ir::Core(parse::parse_program(text)?)
+        })
+    }
+
+    /// The kernel IR program, if it is one.
+    pub fn kernel(self) -> Option<kir::Program> {
+        match self {
+            Ir::Kernel(p) => Some(p),
+            Ir::Core(_) => None,
+        }
+    }
+}
 
 /// A handle to a variable of the enclosing [`Function`]'s arena.
 #[derive(
@@ -256,18 +355,30 @@ pub struct VarInfo {
 
 /// A whole program: one function per entry point, plus the tunable thresholds that kernel IR
 /// refers to (empty in core IR).
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct Program {
-    pub functions: Vec<Function>,
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(bound = "")]
+pub struct Program<H: Form = Core> {
+    pub functions: Vec<Function<H>>,
     pub thresholds: Vec<crate::kir::Threshold>,
     /// The source ranges of `#[unsafe]` definitions: compiled backends may omit the bounds
     /// checks of statements located inside them.
     pub unchecked: Vec<Span>,
 }
 
+impl<H: Form> Default for Program<H> {
+    fn default() -> Self {
+        Program {
+            functions: Vec::new(),
+            thresholds: Vec::new(),
+            unchecked: Vec::new(),
+        }
+    }
+}
+
 /// An entry point with everything it calls inlined.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct Function {
+#[serde(bound = "")]
+pub struct Function<H: Form = Core> {
     pub name: String,
     pub vars: Vec<VarInfo>,
     /// The value parameters, in order: each source parameter spread into its components (a tuple
@@ -275,7 +386,7 @@ pub struct Function {
     /// constants or *size parameters*: `i64` variables bound from the shapes of the arguments
     /// when the function is called (the same variable twice means the sizes must agree).
     pub params: Vec<Param>,
-    pub body: Body,
+    pub body: Body<H>,
     /// The source types of the parameters and results, for checking arguments and for gathering
     /// the flat results back into tuples/records.
     pub signature: Signature,
@@ -318,7 +429,20 @@ impl std::fmt::Display for Signature {
     }
 }
 
-impl Function {
+impl<H: Form> Function<H> {
+    /// The function with its body replaced by `body`, which may be of another form (the
+    /// flattener gives a core function its kernel IR body).
+    pub fn with_body<G: Form>(self, body: Body<G>) -> Function<G> {
+        Function {
+            name: self.name,
+            vars: self.vars,
+            params: self.params,
+            body,
+            signature: self.signature,
+            loc: self.loc,
+        }
+    }
+
     pub fn var(&self, v: VarId) -> &VarInfo {
         &self.vars[v.index()]
     }
@@ -347,18 +471,29 @@ impl Function {
 }
 
 /// Statements and the values they compute.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Body {
-    pub stmts: Vec<Stmt>,
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(bound = "")]
+pub struct Body<H: Form = Core> {
+    pub stmts: Vec<Stmt<H>>,
     pub result: Vec<SubExp>,
+}
+
+impl<H: Form> Default for Body<H> {
+    fn default() -> Self {
+        Body {
+            stmts: Vec::new(),
+            result: Vec::new(),
+        }
+    }
 }
 
 /// `let (pat...) = exp`. `loc` is the source expression the statement comes from; run-time
 /// errors (bounds, division by zero, failed size coercions) report it.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Stmt {
+#[serde(bound = "")]
+pub struct Stmt<H: Form = Core> {
     pub pat: Vec<VarId>,
-    pub exp: Exp,
+    pub exp: Exp<H>,
     pub loc: Span,
 }
 
@@ -374,9 +509,11 @@ pub enum DimIndex {
     },
 }
 
-/// Expressions. Operands are always [`SubExp`]s; nested code is in [`Body`]s and [`Lambda`]s.
+/// Expressions of the form `H`. Operands are always [`SubExp`]s; nested code is in [`Body`]s (of
+/// the same form: `if`, `loop`) and [`Lambda`]s (core IR).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub enum Exp {
+#[serde(bound = "")]
+pub enum Exp<H: Form = Core> {
     /// The operand itself (a copy of a scalar; an alias of an array).
     SubExp(SubExp),
     /// A scalar binary operator ([`op::BinOp`]: pipes are applications and `&&`, `||` are
@@ -419,8 +556,8 @@ pub enum Exp {
     },
     If {
         cond: SubExp,
-        then_body: Body,
-        else_body: Body,
+        then_body: Body<H>,
+        else_body: Body<H>,
         /// The types of the results; their dimensions may refer to earlier results of the same
         /// `if` (existential sizes).
         ret: Vec<Type>,
@@ -431,17 +568,50 @@ pub enum Exp {
     Loop {
         params: Vec<(VarId, SubExp)>,
         form: LoopForm,
-        body: Body,
+        body: Body<H>,
     },
     Soac(Soac),
-    /// Kernel IR only: a segmented operation launched by the host (see [`crate::kir`]).
-    Seg(Box<SegOp>),
-    /// Kernel IR only: `size >= threshold` (a `bool`), where the threshold is the program's
-    /// tunable parameter `id` (default or from a tuning file).
-    Threshold {
-        id: crate::kir::ThresholdId,
-        size: SubExp,
-    },
+    /// An operation of the form beyond the core constructs (kernel IR: [`HostOp`]).
+    Host(H),
+}
+
+impl<H: Form> Exp<H> {
+    /// This expression in the form `G`, if it holds no body and no host operation (otherwise
+    /// itself, unchanged).
+    #[allow(
+        clippy::result_large_err,
+        reason = "the error is the expression, given back"
+    )]
+    pub fn flat<G: Form>(self) -> Result<Exp<G>, Exp<H>> {
+        Ok(match self {
+            Exp::SubExp(a) => Exp::SubExp(a),
+            Exp::BinOp(op, a, b) => Exp::BinOp(op, a, b),
+            Exp::UnOp(op, a) => Exp::UnOp(op, a),
+            Exp::Math(f, t, args) => Exp::Math(f, t, args),
+            Exp::Convert(t, a) => Exp::Convert(t, a),
+            Exp::Index(v, idx) => Exp::Index(v, idx),
+            Exp::Update(v, idx, x) => Exp::Update(v, idx, x),
+            Exp::Iota(n) => Exp::Iota(n),
+            Exp::Replicate(n, x) => Exp::Replicate(n, x),
+            Exp::ArrayLit(xs, t) => Exp::ArrayLit(xs, t),
+            Exp::Rearrange(v, perm) => Exp::Rearrange(v, perm),
+            Exp::Reshape(v, shape) => Exp::Reshape(v, shape),
+            Exp::Concat(vs) => Exp::Concat(vs),
+            Exp::Copy(v) => Exp::Copy(v),
+            Exp::Assert {
+                cond,
+                message,
+                kind,
+            } => Exp::Assert {
+                cond,
+                message,
+                kind,
+            },
+            nested @ (Exp::If { .. } | Exp::Loop { .. } | Exp::Soac(_) | Exp::Host(_)) => {
+                return Err(nested);
+            }
+        })
+    }
 }
 
 /// What a failed [`Exp::Assert`] reports.

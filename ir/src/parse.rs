@@ -16,6 +16,10 @@
 //! - Constants carry their type: `1i64`, `-0.5f32`, `1e-7f32`, `f32.nan`, `-f64.inf`, `true`.
 //! - Statements and expressions as `print` writes them; see `docs/compiler.md`, "IR text format
 //!   and filetests", for the grammar.
+//! - One form at a time ([`crate::Form`]): `parse_program::<Core>` reads core IR and rejects a
+//!   kernel or a threshold (at its keyword), as core IR's types cannot hold one;
+//!   `parse_program::<kir::HostOp>` reads kernel IR, where they may be host statements but not
+//!   inside a kernel or a lambda (core IR again).
 //!
 //! # Invariants
 //!
@@ -30,15 +34,15 @@
 //!   the source-level signature is derived from the IR types, the arena slots no variable uses
 //!   are unnamed `i64` variables, and `unchecked` (`#[unsafe]` ranges) is empty.
 
-use crate::kir::{SegKind, SegLevel, SegOp, Threshold, ThresholdId};
+use crate::kir::{HostOp, SegKind, SegLevel, SegOp, Threshold, ThresholdId};
 use crate::math::MathFn;
 use crate::op::{BinOp, UnOp};
 use crate::print::size_params;
 use crate::source::Span;
 use crate::types::{self, PrimType, Size};
 use crate::{
-    AssertKind, Body, Const, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, Param, Program,
-    RedOp, ScanOp, Signature, Soac, Stmt, SubExp, Type, VarId, VarInfo,
+    AssertKind, Body, Const, DimIndex, Exp, Form, Function, HistOp, Lambda, LoopForm, Param,
+    Program, RedOp, ScanOp, Signature, Soac, Stmt, SubExp, Type, VarId, VarInfo,
 };
 use std::fmt;
 
@@ -58,8 +62,9 @@ impl fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
-/// Parses a whole program (thresholds, then functions).
-pub fn parse_program(text: &str) -> Result<Program, ParseError> {
+/// Parses a whole program (thresholds, then functions) in the form `H`: core IR
+/// (`parse_program::<Core>`) rejects kernels and thresholds in statements.
+pub fn parse_program<H: Form>(text: &str) -> Result<Program<H>, ParseError> {
     let tokens = lex(text)?;
     let mut p = Parser {
         tokens,
@@ -608,7 +613,7 @@ impl Parser {
         }
     }
 
-    fn function(&mut self) -> Res<Function> {
+    fn function<H: Form>(&mut self) -> Res<Function<H>> {
         self.vars.clear();
         self.keyword("entry")?;
         let name = self.word("the entry point's name")?;
@@ -687,7 +692,7 @@ impl Parser {
     }
 
     /// Statements then `in results` (a function's body, or inside braces).
-    fn body_lines(&mut self) -> Res<Body> {
+    fn body_lines<H: Form>(&mut self) -> Res<Body<H>> {
         let mut stmts = Vec::new();
         while self.peek_word("let") {
             stmts.push(self.stmt()?);
@@ -698,14 +703,14 @@ impl Parser {
     }
 
     /// `{ body }`.
-    fn block(&mut self) -> Res<Body> {
+    fn block<H: Form>(&mut self) -> Res<Body<H>> {
         self.punct("{")?;
         let body = self.body_lines()?;
         self.punct("}")?;
         Ok(body)
     }
 
-    fn stmt(&mut self) -> Res<Stmt> {
+    fn stmt<H: Form>(&mut self) -> Res<Stmt<H>> {
         self.keyword("let")?;
         let pat = self.tuple(Parser::binder)?;
         self.punct("=")?;
@@ -719,7 +724,7 @@ impl Parser {
 
     // --- expressions --------------------------------------------------------------------------
 
-    fn exp(&mut self) -> Res<Exp> {
+    fn exp<H: Form>(&mut self) -> Res<Exp<H>> {
         let Tok::Word(w) = self.peek().clone() else {
             return self.operator_exp();
         };
@@ -811,13 +816,14 @@ impl Parser {
                 })
             }
             "threshold" => {
+                let at = self.next_index();
                 self.bump();
                 self.punct("(")?;
                 let id = self.threshold_id()?;
                 self.punct(",")?;
                 let size = self.subexp()?;
                 self.punct(")")?;
-                Ok(Exp::Threshold { id, size })
+                self.host(at, HostOp::Threshold { id, size })
             }
             _ => self.operator_exp(),
         }
@@ -831,7 +837,7 @@ impl Parser {
     }
 
     /// `t.f(args)`: a math function or a conversion (`f32.i64(x)`) at scalar type `t`.
-    fn call_exp(&mut self, member: &str) -> Res<Exp> {
+    fn call_exp<H: Form>(&mut self, member: &str) -> Res<Exp<H>> {
         let ty = self.prim()?;
         self.punct(DOT)?;
         self.bump();
@@ -858,7 +864,7 @@ impl Parser {
     }
 
     /// An operand alone, an operator application, an index, an update or an array literal.
-    fn operator_exp(&mut self) -> Res<Exp> {
+    fn operator_exp<H: Form>(&mut self) -> Res<Exp<H>> {
         if self.peek_punct("[") {
             let elems = self.subexps("[", "]")?;
             self.punct(":")?;
@@ -925,7 +931,7 @@ impl Parser {
     }
 
     /// `if c : ts then { ... } else { ... }`.
-    fn if_exp(&mut self) -> Res<Exp> {
+    fn if_exp<H: Form>(&mut self) -> Res<Exp<H>> {
         self.keyword("if")?;
         let cond = self.subexp()?;
         self.punct(":")?;
@@ -943,7 +949,7 @@ impl Parser {
     }
 
     /// `loop (x_1: t = init, ...) for i_2 < n do { ... }` or `... while c_3 do { ... }`.
-    fn loop_exp(&mut self) -> Res<Exp> {
+    fn loop_exp<H: Form>(&mut self) -> Res<Exp<H>> {
         self.keyword("loop")?;
         let params = self.list("(", ")", |p| {
             let v = p.binder()?;
@@ -1030,7 +1036,7 @@ impl Parser {
     }
 
     /// `map w (xs) lambda`, or `redomap|scanomap|screma w (xs)`, operators, `map lambda`.
-    fn screma(&mut self, keyword: &str) -> Res<Exp> {
+    fn screma<H: Form>(&mut self, keyword: &str) -> Res<Exp<H>> {
         let at = self.next_index();
         self.bump();
         let width = self.subexp()?;
@@ -1064,7 +1070,7 @@ impl Parser {
     }
 
     /// `scatter w (xs) into (dests) lambda`.
-    fn scatter(&mut self) -> Res<Exp> {
+    fn scatter<H: Form>(&mut self) -> Res<Exp<H>> {
         self.keyword("scatter")?;
         let width = self.subexp()?;
         let inputs = self.vars_list()?;
@@ -1080,7 +1086,7 @@ impl Parser {
     }
 
     /// `hist w (xs)`, `hist into` lines, `map lambda`.
-    fn hist(&mut self) -> Res<Exp> {
+    fn hist<H: Form>(&mut self) -> Res<Exp<H>> {
         let at = self.next_index();
         self.keyword("hist")?;
         let width = self.subexp()?;
@@ -1100,7 +1106,7 @@ impl Parser {
     }
 
     /// `segX level (i_1 < n, ...) : ts`, operators, `do { ... }`.
-    fn seg(&mut self, keyword: &str) -> Res<Exp> {
+    fn seg<H: Form>(&mut self, keyword: &str) -> Res<Exp<H>> {
         let at = self.next_index();
         self.bump();
         let level = match self.word("`thread` or `block`")?.as_str() {
@@ -1127,19 +1133,28 @@ impl Parser {
         };
         self.keyword("do")?;
         let body = self.block()?;
-        Ok(Exp::Seg(Box::new(SegOp {
+        let seg = SegOp {
             level,
             space,
             kind,
             body,
             ret,
-        })))
+        };
+        self.host(at, HostOp::Seg(Box::new(seg)))
+    }
+
+    /// A host operation (kernel IR), which the form `H` must allow; `at` is its first token.
+    fn host<H: Form>(&self, at: usize, op: HostOp) -> Res<Exp<H>> {
+        match H::from_host(op) {
+            Some(op) => Ok(Exp::Host(op)),
+            None => self.error_at(at, "a kernel or a threshold outside kernel IR's host code"),
+        }
     }
 }
 
 /// A source-level signature for a parsed function, from its IR types: parameters named as
 /// printed, sizes named after their variables.
-fn derived_signature(function: &Function) -> Signature {
+fn derived_signature<H: Form>(function: &Function<H>) -> Signature {
     let source_type = |ty: &Type| {
         let mut t = types::Type::Prim(ty.elem());
         for dim in ty.shape().iter().rev() {
@@ -1177,12 +1192,12 @@ mod tests {
     use crate::print::print_program;
 
     fn round_trip(text: &str) {
-        let program = parse_program(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let program = parse_program::<HostOp>(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert_eq!(print_program(&program), text);
     }
 
     fn error(text: &str) -> String {
-        match parse_program(text) {
+        match parse_program::<HostOp>(text) {
             Ok(_) => panic!("parsed: {text}"),
             Err(e) => e.to_string(),
         }
@@ -1233,7 +1248,7 @@ mod tests {
     #[test]
     fn comments_are_skipped() {
         let text = "-- kernel main: a.og:1:1\nentry main (x_0: i64) : i64 = -- header\n  in x_0\n";
-        let program = parse_program(text).unwrap_or_else(|e| panic!("{e}"));
+        let program = parse_program::<crate::Core>(text).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             print_program(&program),
             "entry main (x_0: i64) : i64 =\n  in x_0\n"

@@ -13,15 +13,15 @@
 //! - The text of a valid program reads back with [`super::parse`], and prints again identically
 //!   (so `-(1i64)`, an operator on a constant, is not `-1i64`, a constant).
 
-use crate::kir::{SegKind, SegLevel, SegOp};
+use crate::kir::{HostOp, SegKind, SegLevel, SegOp};
 use crate::{
-    AssertKind, Body, Const, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, Program, RedOp,
-    ScanOp, Soac, Stmt, SubExp, Type, VarId,
+    AssertKind, Body, Const, DimIndex, Exp, Form, Function, HistOp, Lambda, LoopForm, Program,
+    RedOp, ScanOp, Soac, Stmt, SubExp, Type, VarId,
 };
 use std::fmt::Write;
 
 /// The whole program: its thresholds (kernel IR), then one entry per function.
-pub fn print_program(program: &Program) -> String {
+pub fn print_program<F: Form>(program: &Program<F>) -> String {
     let mut out = String::new();
     for t in &program.thresholds {
         let _ = writeln!(out, "threshold {} = {} -- {}", t.id, t.default, t.doc);
@@ -36,7 +36,7 @@ pub fn print_program(program: &Program) -> String {
 }
 
 /// One function: `entry name [size params] (params) : (result types) =`, then its body.
-pub fn print_function(function: &Function) -> String {
+pub fn print_function<F: Form>(function: &Function<F>) -> String {
     let p = Printer { f: function };
     let mut out = String::new();
     let sizes = size_params(function);
@@ -65,29 +65,33 @@ pub fn print_function(function: &Function) -> String {
 }
 
 /// One statement (and any nested code), starting at indentation level `indent`.
-pub fn print_stmt(function: &Function, stmt: &Stmt, indent: usize) -> String {
+pub fn print_stmt<F: Form, H: Form>(
+    function: &Function<F>,
+    stmt: &Stmt<H>,
+    indent: usize,
+) -> String {
     let mut out = String::new();
     Printer { f: function }.stmt(&mut out, stmt, indent);
     out
 }
 
 /// The pattern of a statement, as in `let (a_1: i64, b_2: [a_1]f32)`.
-pub fn print_pattern(function: &Function, pat: &[VarId]) -> String {
+pub fn print_pattern<F: Form>(function: &Function<F>, pat: &[VarId]) -> String {
     Printer { f: function }.pattern(pat)
 }
 
 /// A type, with variables named as in `function`.
-pub fn print_type(function: &Function, ty: &Type) -> String {
+pub fn print_type<F: Form>(function: &Function<F>, ty: &Type) -> String {
     Printer { f: function }.ty(ty)
 }
 
 /// An operand, with variables named as in `function`.
-pub fn print_subexp(function: &Function, se: SubExp) -> String {
+pub fn print_subexp<F: Form>(function: &Function<F>, se: SubExp) -> String {
     Printer { f: function }.subexp(se)
 }
 
 /// A variable's printed name, `name_id`.
-pub fn var_name(function: &Function, v: VarId) -> String {
+pub fn var_name<F: Form>(function: &Function<F>, v: VarId) -> String {
     Printer { f: function }.var(v)
 }
 
@@ -117,7 +121,7 @@ pub fn print_const(c: Const) -> String {
 
 /// The size parameters of a function: the variables among its parameters' dimensions that are
 /// not parameters themselves, in order of first appearance.
-pub fn size_params(function: &Function) -> Vec<VarId> {
+pub fn size_params<F: Form>(function: &Function<F>) -> Vec<VarId> {
     let mut sizes = Vec::new();
     for param in &function.params {
         let Some(info) = function.vars.get(param.var.index()) else {
@@ -147,11 +151,11 @@ fn pad(indent: usize) -> String {
     "  ".repeat(indent)
 }
 
-struct Printer<'a> {
-    f: &'a Function,
+struct Printer<'a, F: Form> {
+    f: &'a Function<F>,
 }
 
-impl Printer<'_> {
+impl<F: Form> Printer<'_, F> {
     fn var(&self, v: VarId) -> String {
         match self.f.vars.get(v.index()) {
             Some(info) if !info.name.is_empty() => format!("{}_{}", info.name, v.0),
@@ -220,7 +224,7 @@ impl Printer<'_> {
     }
 
     /// The statements of `body` at `indent`, then `in results`.
-    fn body_lines(&self, out: &mut String, body: &Body, indent: usize) {
+    fn body_lines<H: Form>(&self, out: &mut String, body: &Body<H>, indent: usize) {
         for stmt in &body.stmts {
             self.stmt(out, stmt, indent);
         }
@@ -228,14 +232,14 @@ impl Printer<'_> {
     }
 
     /// `{`, the body one level deeper, and `}` at `indent` (no newline after the brace).
-    fn block(&self, out: &mut String, body: &Body, indent: usize) {
+    fn block<H: Form>(&self, out: &mut String, body: &Body<H>, indent: usize) {
         out.push_str("{\n");
         self.body_lines(out, body, indent + 1);
         out.push_str(&pad(indent));
         out.push('}');
     }
 
-    fn stmt(&self, out: &mut String, stmt: &Stmt, indent: usize) {
+    fn stmt<H: Form>(&self, out: &mut String, stmt: &Stmt<H>, indent: usize) {
         let _ = write!(out, "{}let {} = ", pad(indent), self.pattern(&stmt.pat));
         self.exp(out, &stmt.exp, indent);
         out.push('\n');
@@ -260,7 +264,7 @@ impl Printer<'_> {
 
     /// The expression, starting mid-line; nested code continues on following lines at
     /// `indent + 1` and the expression ends without a newline.
-    fn exp(&self, out: &mut String, exp: &Exp, indent: usize) {
+    fn exp<H: Form>(&self, out: &mut String, exp: &Exp<H>, indent: usize) {
         match exp {
             Exp::SubExp(se) => out.push_str(&self.subexp(*se)),
             Exp::BinOp(op, a, b) => {
@@ -372,10 +376,12 @@ impl Printer<'_> {
                 self.block(out, body, indent);
             }
             Exp::Soac(soac) => self.soac(out, soac, indent),
-            Exp::Seg(seg) => self.seg(out, seg, indent),
-            Exp::Threshold { id, size } => {
-                let _ = write!(out, "threshold({id}, {})", self.subexp(*size));
-            }
+            Exp::Host(host) => match host.host() {
+                HostOp::Seg(seg) => self.seg(out, seg, indent),
+                HostOp::Threshold { id, size } => {
+                    let _ = write!(out, "threshold({id}, {})", self.subexp(*size));
+                }
+            },
         }
     }
 

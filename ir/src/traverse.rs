@@ -8,9 +8,15 @@
 //!
 //! Because every variable is bound exactly once in a function, the free variables of a fragment
 //! are simply the variables it uses minus those it binds: there is no shadowing to track.
+//!
+//! The walks are generic over the [`Form`] of the code: a body nested in an expression has the
+//! expression's form (`if`, `loop`: [`Nested::Host`]) or is core IR (lambdas, kernels:
+//! [`Nested::Core`]); [`Visitor`] sees the statements of both.
 
-use crate::kir::SegKind;
-use crate::{Body, DimIndex, Exp, Function, Lambda, LoopForm, Soac, Stmt, SubExp, Type, VarId};
+use crate::kir::{HostOp, SegKind};
+use crate::{
+    Body, Core, DimIndex, Exp, Form, Function, Lambda, LoopForm, Soac, Stmt, SubExp, Type, VarId,
+};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// A substitution of variables by operands.
@@ -20,7 +26,7 @@ pub type Subst = HashMap<VarId, SubExp>;
 /// or consumes (as [`SubExp::Var`]), sizes in the types it carries (`if` results, lambda
 /// results, array literal elements, kernel results), SOAC inputs and destinations, neutral
 /// elements and bin counts; not the contents of nested bodies.
-pub fn for_each_operand(exp: &Exp, f: &mut impl FnMut(SubExp)) {
+pub fn for_each_operand<H: Form>(exp: &Exp<H>, f: &mut impl FnMut(SubExp)) {
     let var = |v: &VarId| SubExp::Var(*v);
     let ty = |t: &Type, f: &mut dyn FnMut(SubExp)| t.shape().iter().for_each(|&d| f(d));
     let dims = |idx: &[DimIndex], f: &mut dyn FnMut(SubExp)| {
@@ -97,41 +103,43 @@ pub fn for_each_operand(exp: &Exp, f: &mut impl FnMut(SubExp)) {
                 lambda.ret.iter().for_each(|t| ty(t, f));
             }
         }
-        Exp::Seg(seg) => {
-            seg.space.iter().for_each(|&(_, extent)| f(extent));
-            seg.ret.iter().for_each(|t| ty(t, f));
-            match &seg.kind {
-                SegKind::Map => {}
-                SegKind::Red(reds) => {
-                    for op in reds {
-                        op.neutral.iter().for_each(|&a| f(a));
-                        op.lambda.ret.iter().for_each(|t| ty(t, f));
+        Exp::Host(host) => match host.host() {
+            HostOp::Seg(seg) => {
+                seg.space.iter().for_each(|&(_, extent)| f(extent));
+                seg.ret.iter().for_each(|t| ty(t, f));
+                match &seg.kind {
+                    SegKind::Map => {}
+                    SegKind::Red(reds) => {
+                        for op in reds {
+                            op.neutral.iter().for_each(|&a| f(a));
+                            op.lambda.ret.iter().for_each(|t| ty(t, f));
+                        }
                     }
-                }
-                SegKind::Scan(scans) => {
-                    for op in scans {
-                        op.neutral.iter().for_each(|&a| f(a));
-                        op.lambda.ret.iter().for_each(|t| ty(t, f));
+                    SegKind::Scan(scans) => {
+                        for op in scans {
+                            op.neutral.iter().for_each(|&a| f(a));
+                            op.lambda.ret.iter().for_each(|t| ty(t, f));
+                        }
                     }
-                }
-                SegKind::Hist(hists) => {
-                    for op in hists {
-                        f(op.num_bins);
-                        op.dests.iter().for_each(|v| f(var(v)));
-                        op.neutral.iter().for_each(|&a| f(a));
-                        op.op.ret.iter().for_each(|t| ty(t, f));
+                    SegKind::Hist(hists) => {
+                        for op in hists {
+                            f(op.num_bins);
+                            op.dests.iter().for_each(|v| f(var(v)));
+                            op.neutral.iter().for_each(|&a| f(a));
+                            op.op.ret.iter().for_each(|t| ty(t, f));
+                        }
                     }
                 }
             }
-        }
-        Exp::Threshold { size, .. } => f(*size),
+            HostOp::Threshold { size, .. } => f(*size),
+        },
     }
 }
 
 /// Rewrites every operand position that [`for_each_operand`] visits with `f`. Positions that
 /// must hold a variable (an indexed array, a SOAC input, a `while` condition) keep their
 /// variable when `f` returns a constant.
-pub fn map_operands(exp: &mut Exp, f: &mut impl FnMut(SubExp) -> SubExp) {
+pub fn map_operands<H: Form>(exp: &mut Exp<H>, f: &mut impl FnMut(SubExp) -> SubExp) {
     fn var(v: &mut VarId, f: &mut dyn FnMut(SubExp) -> SubExp) {
         if let SubExp::Var(w) = f(SubExp::Var(*v)) {
             *v = w;
@@ -246,36 +254,38 @@ pub fn map_operands(exp: &mut Exp, f: &mut impl FnMut(SubExp) -> SubExp) {
                 }
             }
         },
-        Exp::Seg(seg) => {
-            seg.space
-                .iter_mut()
-                .for_each(|(_, extent)| *extent = f(*extent));
-            seg.ret.iter_mut().for_each(|t| ty(t, f));
-            match &mut seg.kind {
-                SegKind::Map => {}
-                SegKind::Red(reds) => {
-                    for op in reds {
-                        ses(&mut op.neutral, f);
-                        lambda_ret(&mut op.lambda, f);
+        Exp::Host(host) => match host.host_mut() {
+            HostOp::Seg(seg) => {
+                seg.space
+                    .iter_mut()
+                    .for_each(|(_, extent)| *extent = f(*extent));
+                seg.ret.iter_mut().for_each(|t| ty(t, f));
+                match &mut seg.kind {
+                    SegKind::Map => {}
+                    SegKind::Red(reds) => {
+                        for op in reds {
+                            ses(&mut op.neutral, f);
+                            lambda_ret(&mut op.lambda, f);
+                        }
                     }
-                }
-                SegKind::Scan(scans) => {
-                    for op in scans {
-                        ses(&mut op.neutral, f);
-                        lambda_ret(&mut op.lambda, f);
+                    SegKind::Scan(scans) => {
+                        for op in scans {
+                            ses(&mut op.neutral, f);
+                            lambda_ret(&mut op.lambda, f);
+                        }
                     }
-                }
-                SegKind::Hist(hists) => {
-                    for op in hists {
-                        op.num_bins = f(op.num_bins);
-                        op.dests.iter_mut().for_each(|v| var(v, f));
-                        ses(&mut op.neutral, f);
-                        lambda_ret(&mut op.op, f);
+                    SegKind::Hist(hists) => {
+                        for op in hists {
+                            op.num_bins = f(op.num_bins);
+                            op.dests.iter_mut().for_each(|v| var(v, f));
+                            ses(&mut op.neutral, f);
+                            lambda_ret(&mut op.op, f);
+                        }
                     }
                 }
             }
-        }
-        Exp::Threshold { size, .. } => *size = f(*size),
+            HostOp::Threshold { size, .. } => *size = f(*size),
+        },
     }
 }
 
@@ -293,91 +303,157 @@ pub fn soac_lambdas(soac: &Soac) -> Vec<&Lambda> {
     out
 }
 
+/// A body nested in an expression of the form `H`: an `if` branch or a loop body, of that form,
+/// or a lambda's or kernel's body, core IR.
+pub enum Nested<'a, H: Form> {
+    Host(&'a Body<H>),
+    Core(&'a Body),
+}
+
+/// A body nested in an expression, mutably (see [`Nested`]).
+pub enum NestedMut<'a, H: Form> {
+    Host(&'a mut Body<H>),
+    Core(&'a mut Body),
+}
+
+impl<'a> Nested<'a, Core> {
+    /// The body (in core IR both kinds are core bodies).
+    pub fn body(self) -> &'a Body {
+        match self {
+            Nested::Host(b) | Nested::Core(b) => b,
+        }
+    }
+}
+
+impl<'a> NestedMut<'a, Core> {
+    /// The body (in core IR both kinds are core bodies).
+    pub fn body(self) -> &'a mut Body {
+        match self {
+            NestedMut::Host(b) | NestedMut::Core(b) => b,
+        }
+    }
+}
+
 /// The bodies nested directly in an expression, each with the variables bound for it (lambda
 /// parameters, loop parameters and index, segment-space indices), in printing order.
-pub fn nested_scopes(exp: &Exp) -> Vec<(Vec<VarId>, &Body)> {
-    fn lambda(l: &Lambda) -> (Vec<VarId>, &Body) {
-        (l.params.clone(), &l.body)
+pub fn nested_scopes<H: Form>(exp: &Exp<H>) -> Vec<(Vec<VarId>, Nested<'_, H>)> {
+    fn lambda<H: Form>(l: &Lambda) -> (Vec<VarId>, Nested<'_, H>) {
+        (l.params.clone(), Nested::Core(&l.body))
     }
     match exp {
         Exp::If {
             then_body,
             else_body,
             ..
-        } => vec![(vec![], then_body), (vec![], else_body)],
+        } => vec![
+            (vec![], Nested::Host(then_body)),
+            (vec![], Nested::Host(else_body)),
+        ],
         Exp::Loop { params, form, body } => {
             let mut bound: Vec<VarId> = params.iter().map(|&(v, _)| v).collect();
             if let LoopForm::For { index, .. } = form {
                 bound.push(*index);
             }
-            vec![(bound, body)]
+            vec![(bound, Nested::Host(body))]
         }
         Exp::Soac(soac) => soac_lambdas(soac).into_iter().map(lambda).collect(),
-        Exp::Seg(seg) => {
-            let mut out: Vec<(Vec<VarId>, &Body)> = match &seg.kind {
-                SegKind::Map => vec![],
-                SegKind::Red(reds) => reds.iter().map(|op| lambda(&op.lambda)).collect(),
-                SegKind::Scan(scans) => scans.iter().map(|op| lambda(&op.lambda)).collect(),
-                SegKind::Hist(hists) => hists.iter().map(|op| lambda(&op.op)).collect(),
-            };
-            out.push((seg.space.iter().map(|&(v, _)| v).collect(), &seg.body));
-            out
-        }
+        Exp::Host(host) => match host.host() {
+            HostOp::Seg(seg) => {
+                let mut out: Vec<(Vec<VarId>, Nested<'_, H>)> = match &seg.kind {
+                    SegKind::Map => vec![],
+                    SegKind::Red(reds) => reds.iter().map(|op| lambda(&op.lambda)).collect(),
+                    SegKind::Scan(scans) => scans.iter().map(|op| lambda(&op.lambda)).collect(),
+                    SegKind::Hist(hists) => hists.iter().map(|op| lambda(&op.op)).collect(),
+                };
+                out.push((
+                    seg.space.iter().map(|&(v, _)| v).collect(),
+                    Nested::Core(&seg.body),
+                ));
+                out
+            }
+            HostOp::Threshold { .. } => vec![],
+        },
         _ => vec![],
     }
 }
 
 /// The bodies nested directly in an expression, mutably, in the order of [`nested_scopes`].
-pub fn nested_bodies_mut(exp: &mut Exp) -> Vec<&mut Body> {
+pub fn nested_bodies_mut<H: Form>(exp: &mut Exp<H>) -> Vec<NestedMut<'_, H>> {
     match exp {
         Exp::If {
             then_body,
             else_body,
             ..
-        } => vec![then_body, else_body],
-        Exp::Loop { body, .. } => vec![body],
+        } => vec![NestedMut::Host(then_body), NestedMut::Host(else_body)],
+        Exp::Loop { body, .. } => vec![NestedMut::Host(body)],
         Exp::Soac(soac) => match soac {
             Soac::Screma {
                 map, scans, reds, ..
             } => std::iter::once(&mut map.body)
                 .chain(scans.iter_mut().map(|op| &mut op.lambda.body))
                 .chain(reds.iter_mut().map(|op| &mut op.lambda.body))
+                .map(NestedMut::Core)
                 .collect(),
-            Soac::Scatter { map, .. } => vec![&mut map.body],
+            Soac::Scatter { map, .. } => vec![NestedMut::Core(&mut map.body)],
             Soac::Hist { map, hists, .. } => std::iter::once(&mut map.body)
                 .chain(hists.iter_mut().map(|op| &mut op.op.body))
+                .map(NestedMut::Core)
                 .collect(),
         },
-        Exp::Seg(seg) => {
-            let mut out: Vec<&mut Body> = match &mut seg.kind {
-                SegKind::Map => vec![],
-                SegKind::Red(reds) => reds.iter_mut().map(|op| &mut op.lambda.body).collect(),
-                SegKind::Scan(scans) => scans.iter_mut().map(|op| &mut op.lambda.body).collect(),
-                SegKind::Hist(hists) => hists.iter_mut().map(|op| &mut op.op.body).collect(),
-            };
-            out.push(&mut seg.body);
-            out
-        }
+        Exp::Host(host) => match host.host_mut() {
+            HostOp::Seg(seg) => {
+                let mut out: Vec<&mut Body> = match &mut seg.kind {
+                    SegKind::Map => vec![],
+                    SegKind::Red(reds) => reds.iter_mut().map(|op| &mut op.lambda.body).collect(),
+                    SegKind::Scan(scans) => {
+                        scans.iter_mut().map(|op| &mut op.lambda.body).collect()
+                    }
+                    SegKind::Hist(hists) => hists.iter_mut().map(|op| &mut op.op.body).collect(),
+                };
+                out.push(&mut seg.body);
+                out.into_iter().map(NestedMut::Core).collect()
+            }
+            HostOp::Threshold { .. } => vec![],
+        },
         _ => vec![],
     }
 }
 
-/// Calls `f` on every statement of `body` and of the bodies nested in it, outer statements
-/// before the statements nested in them.
+/// Calls `f` on every statement of the core `body` and of the bodies nested in it, outer
+/// statements before the statements nested in them (code of either form: [`walk`]).
 pub fn for_each_stmt<'b>(body: &'b Body, f: &mut impl FnMut(&'b Stmt)) {
     for stmt in &body.stmts {
         f(stmt);
         for (_, nested) in nested_scopes(&stmt.exp) {
-            for_each_stmt(nested, f);
+            for_each_stmt(nested.body(), f);
+        }
+    }
+}
+
+/// What [`walk`] calls on every statement, of whichever form.
+pub trait Visitor<'b> {
+    fn stmt<H: Form>(&mut self, stmt: &'b Stmt<H>);
+}
+
+/// Calls `v` on every statement of `body` and of the bodies nested in it (host code and the
+/// core code of its kernels), outer statements before the statements nested in them.
+pub fn walk<'b, H: Form>(body: &'b Body<H>, v: &mut impl Visitor<'b>) {
+    for stmt in &body.stmts {
+        v.stmt(stmt);
+        for (_, nested) in nested_scopes(&stmt.exp) {
+            match nested {
+                Nested::Host(b) => walk(b, v),
+                Nested::Core(b) => walk(b, v),
+            }
         }
     }
 }
 
 /// Calls `use_var` on every variable occurrence in `stmt` (including nested bodies and the
 /// sizes in the types of the variables it binds) and `bind` on every variable it binds.
-fn visit_stmt(
-    function: &Function,
-    stmt: &Stmt,
+fn visit_stmt<F: Form, H: Form>(
+    function: &Function<F>,
+    stmt: &Stmt<H>,
     use_var: &mut dyn FnMut(VarId),
     bind: &mut dyn FnMut(VarId),
 ) {
@@ -393,12 +469,15 @@ fn visit_stmt(
         for v in bound {
             visit_binder(function, v, use_var, bind);
         }
-        visit_body(function, body, use_var, bind);
+        match body {
+            Nested::Host(body) => visit_body(function, body, use_var, bind),
+            Nested::Core(body) => visit_body(function, body, use_var, bind),
+        }
     }
 }
 
-fn visit_binder(
-    function: &Function,
+fn visit_binder<F: Form>(
+    function: &Function<F>,
     v: VarId,
     use_var: &mut dyn FnMut(VarId),
     bind: &mut dyn FnMut(VarId),
@@ -413,9 +492,9 @@ fn visit_binder(
     }
 }
 
-fn visit_body(
-    function: &Function,
-    body: &Body,
+fn visit_body<F: Form, H: Form>(
+    function: &Function<F>,
+    body: &Body<H>,
     use_var: &mut dyn FnMut(VarId),
     bind: &mut dyn FnMut(VarId),
 ) {
@@ -431,7 +510,7 @@ fn visit_body(
 
 /// The variables a statement uses but does not bind (sizes in the types of the variables it
 /// binds included).
-pub fn free_vars_stmt(function: &Function, stmt: &Stmt) -> BTreeSet<VarId> {
+pub fn free_vars_stmt<F: Form, H: Form>(function: &Function<F>, stmt: &Stmt<H>) -> BTreeSet<VarId> {
     let (mut uses, mut binds) = (BTreeSet::new(), BTreeSet::new());
     visit_stmt(
         function,
@@ -449,7 +528,7 @@ pub fn free_vars_stmt(function: &Function, stmt: &Stmt) -> BTreeSet<VarId> {
 
 /// The variables a body uses but does not bind (a lambda's or loop's parameters are bound
 /// outside its body, so they are free in it).
-pub fn free_vars_body(function: &Function, body: &Body) -> BTreeSet<VarId> {
+pub fn free_vars_body<F: Form, H: Form>(function: &Function<F>, body: &Body<H>) -> BTreeSet<VarId> {
     let (mut uses, mut binds) = (BTreeSet::new(), BTreeSet::new());
     visit_body(
         function,
@@ -467,7 +546,7 @@ pub fn free_vars_body(function: &Function, body: &Body) -> BTreeSet<VarId> {
 
 /// How many times each variable of the function's arena occurs in `body` (operands, results
 /// and sizes in the types of bound variables), indexed by [`VarId::index`].
-pub fn use_counts(function: &Function, body: &Body) -> Vec<u32> {
+pub fn use_counts<F: Form, H: Form>(function: &Function<F>, body: &Body<H>) -> Vec<u32> {
     let mut counts = vec![0u32; function.vars.len()];
     visit_body(
         function,
@@ -503,7 +582,7 @@ pub fn substitute_subexp(se: SubExp, subst: &Subst) -> SubExp {
 
 /// Applies `subst` to every operand of `body`, recursively (types in the arena are not
 /// touched: see [`substitute_arena_types`]).
-pub fn substitute_body(body: &mut Body, subst: &Subst) {
+pub fn substitute_body<H: Form>(body: &mut Body<H>, subst: &Subst) {
     if subst.is_empty() {
         return;
     }
@@ -516,15 +595,18 @@ pub fn substitute_body(body: &mut Body, subst: &Subst) {
 }
 
 /// Applies `subst` to every operand of `exp` and of the bodies nested in it.
-pub fn substitute_exp(exp: &mut Exp, subst: &Subst) {
+pub fn substitute_exp<H: Form>(exp: &mut Exp<H>, subst: &Subst) {
     map_operands(exp, &mut |se| substitute_subexp(se, subst));
     for body in nested_bodies_mut(exp) {
-        substitute_body(body, subst);
+        match body {
+            NestedMut::Host(body) => substitute_body(body, subst),
+            NestedMut::Core(body) => substitute_body(body, subst),
+        }
     }
 }
 
 /// Applies `subst` to the dimensions of the types of every variable of the function's arena.
-pub fn substitute_arena_types(function: &mut Function, subst: &Subst) {
+pub fn substitute_arena_types<F: Form>(function: &mut Function<F>, subst: &Subst) {
     if subst.is_empty() {
         return;
     }
@@ -557,53 +639,19 @@ fn resolve(mut se: SubExp, subst: &Subst) -> SubExp {
 /// destinations, loop initial values), closed over aliasing: an array bound as a view or copy
 /// of another (`let`, index, reshape, rearrange) or returned by an `if` or a loop aliases its
 /// source, and consuming it consumes the source.
-pub fn consumed_arrays(function: &Function) -> HashSet<VarId> {
-    let mut consumed = HashSet::new();
-    let mut alias_of: Vec<(VarId, VarId)> = Vec::new();
+pub fn consumed_arrays<F: Form>(function: &Function<F>) -> HashSet<VarId> {
+    let mut found = Consumed {
+        function,
+        consumed: HashSet::new(),
+        alias_of: Vec::new(),
+    };
+    walk(&function.body, &mut found);
+    let Consumed {
+        mut consumed,
+        mut alias_of,
+        ..
+    } = found;
     let is_array = |v: &VarId| function.ty(*v).rank() > 0;
-    for_each_stmt(&function.body, &mut |stmt| match &stmt.exp {
-        Exp::Update(v, _, _) => {
-            consumed.insert(*v);
-        }
-        Exp::Soac(Soac::Scatter { dests, .. }) => consumed.extend(dests.iter().copied()),
-        Exp::Soac(Soac::Hist { hists, .. }) => {
-            consumed.extend(hists.iter().flat_map(|h| h.dests.iter().copied()))
-        }
-        Exp::Seg(seg) => {
-            if let SegKind::Hist(hists) = &seg.kind {
-                consumed.extend(hists.iter().flat_map(|h| h.dests.iter().copied()));
-            }
-        }
-        Exp::Loop { params, body, .. } => {
-            for (k, (_, init)) in params.iter().enumerate() {
-                consumed.extend(init.as_var().filter(is_array));
-                let outputs = [Some(*init), body.result.get(k).copied()];
-                for source in outputs.into_iter().flatten().filter_map(|s| s.as_var()) {
-                    alias_of.extend(stmt.pat.get(k).map(|&p| (p, source)));
-                }
-            }
-        }
-        Exp::If {
-            then_body,
-            else_body,
-            ..
-        } => {
-            for (k, &p) in stmt.pat.iter().enumerate() {
-                for body in [then_body, else_body] {
-                    if let Some(SubExp::Var(source)) = body.result.get(k) {
-                        alias_of.push((p, *source));
-                    }
-                }
-            }
-        }
-        Exp::SubExp(SubExp::Var(source))
-        | Exp::Index(source, _)
-        | Exp::Rearrange(source, _)
-        | Exp::Reshape(source, _) => {
-            alias_of.extend(stmt.pat.iter().map(|&p| (p, *source)));
-        }
-        _ => {}
-    });
     // Close over aliasing (of arrays): a consumed alias consumes its source, and a consumed
     // source invalidates its aliases, so both directions are marked.
     alias_of.retain(|(alias, _)| is_array(alias));
@@ -617,6 +665,65 @@ pub fn consumed_arrays(function: &Function) -> HashSet<VarId> {
         }
         if consumed.len() == before {
             return consumed;
+        }
+    }
+}
+
+/// The consumed arrays and the aliases among arrays that [`consumed_arrays`] closes over.
+struct Consumed<'f, F: Form> {
+    function: &'f Function<F>,
+    consumed: HashSet<VarId>,
+    alias_of: Vec<(VarId, VarId)>,
+}
+
+impl<F: Form> Visitor<'_> for Consumed<'_, F> {
+    fn stmt<H: Form>(&mut self, stmt: &Stmt<H>) {
+        let (consumed, alias_of) = (&mut self.consumed, &mut self.alias_of);
+        let is_array = |v: &VarId| self.function.ty(*v).rank() > 0;
+        match &stmt.exp {
+            Exp::Update(v, _, _) => {
+                consumed.insert(*v);
+            }
+            Exp::Soac(Soac::Scatter { dests, .. }) => consumed.extend(dests.iter().copied()),
+            Exp::Soac(Soac::Hist { hists, .. }) => {
+                consumed.extend(hists.iter().flat_map(|h| h.dests.iter().copied()))
+            }
+            Exp::Host(host) => {
+                if let HostOp::Seg(seg) = host.host()
+                    && let SegKind::Hist(hists) = &seg.kind
+                {
+                    consumed.extend(hists.iter().flat_map(|h| h.dests.iter().copied()));
+                }
+            }
+            Exp::Loop { params, body, .. } => {
+                for (k, (_, init)) in params.iter().enumerate() {
+                    consumed.extend(init.as_var().filter(is_array));
+                    let outputs = [Some(*init), body.result.get(k).copied()];
+                    for source in outputs.into_iter().flatten().filter_map(|s| s.as_var()) {
+                        alias_of.extend(stmt.pat.get(k).map(|&p| (p, source)));
+                    }
+                }
+            }
+            Exp::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                for (k, &p) in stmt.pat.iter().enumerate() {
+                    for body in [then_body, else_body] {
+                        if let Some(SubExp::Var(source)) = body.result.get(k) {
+                            alias_of.push((p, *source));
+                        }
+                    }
+                }
+            }
+            Exp::SubExp(SubExp::Var(source))
+            | Exp::Index(source, _)
+            | Exp::Rearrange(source, _)
+            | Exp::Reshape(source, _) => {
+                alias_of.extend(stmt.pat.iter().map(|&p| (p, *source)));
+            }
+            _ => {}
         }
     }
 }

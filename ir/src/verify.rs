@@ -13,8 +13,9 @@
 //!   `Math` arity, index rank, lambda arities against scans, reductions, inputs and
 //!   destinations, `if`/`loop`/kernel results, ...) and the pattern's arity and types against
 //!   the expression's.
-//! - Form: [`Form::Core`] has no `Seg` or `Threshold`; [`Form::Kernel`] has no SOAC at host
-//!   level (outside kernel bodies) and no kernel inside a kernel. Thresholds are declared once.
+//! - Form: kernel IR has no SOAC at host level (outside kernel bodies); core IR declares no
+//!   thresholds. Thresholds are declared once. (That core IR holds no kernel or threshold, and
+//!   a kernel no kernel, the types say: see [`crate::Form`].)
 //! - Uniqueness: a consumed array (an `Update` target, a `Scatter`/`Hist` destination, the
 //!   initial value of a loop parameter the loop body consumes) and everything it aliases
 //!   (copies by `let`, slices, rearranged and reshaped views) is not used after the consuming
@@ -34,29 +35,21 @@
 //! - the value of an `Update` against the slice it replaces, array literal elements, the rows
 //!   of `Concat` operands, neutral elements, scatter values and histogram destinations.
 
-use crate::kir::{SegKind, SegOp, ThresholdId};
+use crate::kir::{HostOp, SegKind, SegOp, ThresholdId};
 use crate::math::MathFn;
 use crate::print::{print_pattern, print_subexp, print_type, size_params, var_name};
 use crate::traverse::{Subst, substitute_type};
 use crate::types::PrimType;
 use crate::{
-    Body, Const, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, Program, RedOp, ScanOp, Soac,
-    Stmt, SubExp, Type, VarId,
+    Body, Const, DimIndex, Exp, Form, Function, HistOp, Lambda, LoopForm, Program, RedOp, ScanOp,
+    Soac, Stmt, SubExp, Type, VarId,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Which IR form a program must be in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Form {
-    /// Core IR: SOACs anywhere, no `Seg`/`Threshold`.
-    Core,
-    /// Kernel IR: no SOAC at host level; `Seg` kernels only at host level.
-    Kernel,
-}
-
-/// Checks the invariants of `form` (see the module headers of `ir` and `kir`); returns every
-/// violation found, each as one line naming the function and the variable or statement.
-pub fn verify(program: &Program, form: Form) -> Result<(), Vec<String>> {
+/// Checks the invariants of the program's form (see the module headers of `ir` and `kir`);
+/// returns every violation found, each as one line naming the function and the variable or
+/// statement.
+pub fn verify<H: Form>(program: &Program<H>) -> Result<(), Vec<String>> {
     let mut errors = Vec::new();
     let mut thresholds = BTreeSet::new();
     for t in &program.thresholds {
@@ -64,11 +57,11 @@ pub fn verify(program: &Program, form: Form) -> Result<(), Vec<String>> {
             errors.push(format!("threshold {} is declared twice", t.id));
         }
     }
-    if form == Form::Core && !program.thresholds.is_empty() {
+    if !H::HOST && !program.thresholds.is_empty() {
         errors.push("core IR declares thresholds".to_string());
     }
     for function in &program.functions {
-        let mut checker = Checker::new(function, form, &thresholds);
+        let mut checker = Checker::new(function, &thresholds);
         checker.function();
         errors.append(&mut checker.errors);
     }
@@ -89,9 +82,8 @@ fn fits(expected: &Type, actual: &Type, lenient: bool) -> bool {
         })
 }
 
-struct Checker<'a> {
-    f: &'a Function,
-    form: Form,
+struct Checker<'a, F: Form> {
+    f: &'a Function<F>,
     thresholds: &'a BTreeSet<ThresholdId>,
     errors: Vec<String>,
     /// Whether each variable has been bound so far (anywhere in the function).
@@ -109,15 +101,13 @@ struct Checker<'a> {
     non_unique_params: BTreeSet<VarId>,
     /// The statement being checked, for messages.
     context: String,
-    in_kernel: bool,
 }
 
-impl<'a> Checker<'a> {
-    fn new(f: &'a Function, form: Form, thresholds: &'a BTreeSet<ThresholdId>) -> Self {
+impl<'a, F: Form> Checker<'a, F> {
+    fn new(f: &'a Function<F>, thresholds: &'a BTreeSet<ThresholdId>) -> Self {
         let n = f.vars.len();
         Checker {
             f,
-            form,
             thresholds,
             errors: Vec::new(),
             bound: vec![false; n],
@@ -134,7 +124,6 @@ impl<'a> Checker<'a> {
                 .map(|p| p.var)
                 .collect(),
             context: String::new(),
-            in_kernel: false,
         }
     }
 
@@ -312,7 +301,7 @@ impl<'a> Checker<'a> {
 
     /// Checks a body in a scope of its own; returns the types of its results. Errors in the
     /// results are reported against the enclosing statement.
-    fn body(&mut self, body: &Body) -> Vec<Option<Type>> {
+    fn body<H: Form>(&mut self, body: &Body<H>) -> Vec<Option<Type>> {
         let context = self.context.clone();
         let mark = self.scope.len();
         for stmt in &body.stmts {
@@ -325,7 +314,13 @@ impl<'a> Checker<'a> {
     }
 
     /// Checks a body's results against declared types, with `subst` applied to the latter.
-    fn body_against(&mut self, what: &str, body: &Body, declared: &[Type], subst: &Subst) {
+    fn body_against<H: Form>(
+        &mut self,
+        what: &str,
+        body: &Body<H>,
+        declared: &[Type],
+        subst: &Subst,
+    ) {
         let results = self.body(body);
         if results.len() != declared.len() {
             self.error(format!(
@@ -343,10 +338,12 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn stmt(&mut self, stmt: &Stmt) {
+    fn stmt<H: Form>(&mut self, stmt: &Stmt<H>) {
         let context = format!("let {}", print_pattern(self.f, &stmt.pat));
         self.context = context.clone();
-        self.check_form(&stmt.exp);
+        if H::HOST && matches!(stmt.exp, Exp::Soac(_)) {
+            self.error("a SOAC at host level in kernel IR".to_string());
+        }
         let expected = self.exp(stmt);
         self.context = context;
         for &v in &stmt.pat {
@@ -374,22 +371,8 @@ impl<'a> Checker<'a> {
         self.record_aliases(stmt);
     }
 
-    fn check_form(&mut self, exp: &Exp) {
-        match (self.form, exp) {
-            (Form::Core, Exp::Seg(_)) => self.error("a kernel in core IR".to_string()),
-            (Form::Core, Exp::Threshold { .. }) => self.error("a threshold in core IR".to_string()),
-            (Form::Kernel, Exp::Soac(_)) if !self.in_kernel => {
-                self.error("a SOAC at host level in kernel IR".to_string())
-            }
-            (Form::Kernel, Exp::Seg(_)) if self.in_kernel => {
-                self.error("a kernel inside a kernel".to_string())
-            }
-            _ => {}
-        }
-    }
-
     /// Views and copies of an array alias it (and what it aliases).
-    fn record_aliases(&mut self, stmt: &Stmt) {
+    fn record_aliases<H: Form>(&mut self, stmt: &Stmt<H>) {
         let source = match &stmt.exp {
             Exp::SubExp(SubExp::Var(v))
             | Exp::Index(v, _)
@@ -408,7 +391,7 @@ impl<'a> Checker<'a> {
 
     /// Checks the expression of `stmt`; returns the types it produces (`None` when they cannot
     /// be determined because of an error already reported).
-    fn exp(&mut self, stmt: &Stmt) -> Option<Vec<Type>> {
+    fn exp<H: Form>(&mut self, stmt: &Stmt<H>) -> Option<Vec<Type>> {
         let one = |t: Type| Some(vec![t]);
         match &stmt.exp {
             Exp::SubExp(se) => one(self.use_subexp(*se)?),
@@ -539,14 +522,16 @@ impl<'a> Checker<'a> {
             }
             Exp::Loop { params, form, body } => self.loop_(stmt, params, form, body),
             Exp::Soac(soac) => self.soac(soac),
-            Exp::Seg(seg) => self.seg(seg),
-            Exp::Threshold { id, size } => {
-                if !self.thresholds.contains(id) {
-                    self.error(format!("threshold {id} is not declared"));
+            Exp::Host(host) => match host.host() {
+                HostOp::Seg(seg) => self.seg(seg),
+                HostOp::Threshold { id, size } => {
+                    if !self.thresholds.contains(id) {
+                        self.error(format!("threshold {id} is not declared"));
+                    }
+                    self.expect_prim(*size, PrimType::I64, "threshold size");
+                    one(Type::Prim(PrimType::Bool))
                 }
-                self.expect_prim(*size, PrimType::I64, "threshold size");
-                one(Type::Prim(PrimType::Bool))
-            }
+            },
         }
     }
 
@@ -603,7 +588,7 @@ impl<'a> Checker<'a> {
         Some(Type::with_shape(array.elem(), shape))
     }
 
-    fn concat(&mut self, stmt: &Stmt, vs: &[VarId]) -> Option<Vec<Type>> {
+    fn concat<H: Form>(&mut self, stmt: &Stmt<H>, vs: &[VarId]) -> Option<Vec<Type>> {
         let mut types = Vec::new();
         for &v in vs {
             types.push(self.use_array(v, "concatenated value")?);
@@ -625,12 +610,12 @@ impl<'a> Checker<'a> {
         Some(vec![first.row().array_of(outer)])
     }
 
-    fn loop_(
+    fn loop_<H: Form>(
         &mut self,
-        stmt: &Stmt,
+        stmt: &Stmt<H>,
         params: &[(VarId, SubExp)],
         form: &LoopForm,
-        body: &Body,
+        body: &Body<H>,
     ) -> Option<Vec<Type>> {
         let inits: Vec<Option<Type>> = params.iter().map(|&(_, i)| self.use_subexp(i)).collect();
         if let LoopForm::For { bound, .. } = form {
@@ -911,8 +896,6 @@ impl<'a> Checker<'a> {
         for t in &seg.ret {
             self.check_type_dims(t, "the kernel's result type");
         }
-        let outer_kernel = self.in_kernel;
-        self.in_kernel = true;
         let (fed, dests) = match &seg.kind {
             SegKind::Map => (vec![], vec![]),
             SegKind::Red(reds) => (self.red_ops(reds), vec![]),
@@ -930,7 +913,6 @@ impl<'a> Checker<'a> {
         self.body_against("the kernel body", &seg.body, &seg.ret, &Subst::new());
         self.frame -= 1;
         self.leave_scope(mark);
-        self.in_kernel = outer_kernel;
         let mapped = self.fed_then_mapped("the kernel body", &seg.ret, &fed)?;
         let over = |dims: &[SubExp], t: &Type| {
             let mut shape = dims.to_vec();

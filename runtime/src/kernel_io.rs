@@ -12,7 +12,7 @@ use crate::value::ArrayData;
 use ogham_ir::VarId;
 use ogham_ir::abi::{ErrorSite, Failure, MAX_DETAILS};
 use ogham_ir::diag::Diagnostic;
-use ogham_ir::kir::{SegKind, SegOp};
+use ogham_ir::kir::{HostOp, HostStmt, SegKind, SegOp};
 use ogham_ir::sizes;
 use ogham_ir::types::PrimType;
 use std::collections::HashMap;
@@ -20,12 +20,12 @@ use std::collections::HashMap;
 /// The position of each kernel statement (by the address of its `SegOp`, which is how a
 /// launcher recognises the kernel the evaluator asks it to run).
 pub(crate) fn kernel_index<'p>(
-    stmts: impl Iterator<Item = &'p ogham_ir::Stmt>,
+    stmts: impl Iterator<Item = &'p HostStmt>,
 ) -> HashMap<*const SegOp, usize> {
     stmts
         .enumerate()
         .filter_map(|(i, s)| match &s.exp {
-            ogham_ir::Exp::Seg(seg) => Some((&**seg as *const SegOp, i)),
+            ogham_ir::Exp::Host(HostOp::Seg(seg)) => Some((&**seg as *const SegOp, i)),
             _ => None,
         })
         .collect()
@@ -107,7 +107,7 @@ fn allocate_results(
     let mut outputs = Vec::new();
     let mut rows = Vec::new();
     for (j, v) in pat.iter().enumerate() {
-        let ty = ev.function.ty(*v).clone();
+        let ty = ev.ty(*v).clone();
         let shape: Vec<usize> = ty
             .shape()
             .iter()
@@ -308,7 +308,7 @@ pub(crate) fn failure_diagnostic(
             Ok(_) => internal(ev, "a size check failed on a valid size"),
         },
         Failure::Reshape { array, dims } => {
-            let r = ev.function.ty(*array).rank();
+            let r = ev.ty(*array).rank();
             let from: Vec<usize> = details[..r].iter().map(|d| *d as usize).collect();
             let to = &details[r..r + dims.len()];
             if let Some(&n) = to.iter().find(|&&n| n < 0) {

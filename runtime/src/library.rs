@@ -14,7 +14,7 @@
 //! ```
 //!
 //! The file is JSON: a format tag and version, the program's source files (for error messages
-//! with source locations) and its kernel IR (`ogham_ir::Program`, after flattening and
+//! with source locations) and its kernel IR (`ogham_ir::kir::Program`, after flattening and
 //! optimisation) and its entry points' doc comments. Loading verifies the IR, so a damaged or
 //! hand-edited file is rejected with an error instead of misbehaving. An entry point's kernels
 //! are JIT-compiled at its first call (milliseconds) and the machine code is reused by every
@@ -35,12 +35,13 @@ use crate::cpu::packed::Packed;
 use crate::cpu::{Executable, NativeStore};
 use crate::ireval::Thresholds;
 use crate::value::Value;
+use ogham_ir::Signature;
 use ogham_ir::diag::{Diagnostic, render};
+use ogham_ir::kir::Program;
 use ogham_ir::kir::Threshold;
 use ogham_ir::source::SourceMap;
 #[cfg(feature = "jit")]
-use ogham_ir::verify::{Form, verify};
-use ogham_ir::{Program, Signature};
+use ogham_ir::verify::verify;
 #[cfg(feature = "jit")]
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -49,8 +50,8 @@ use std::path::Path;
 #[cfg(feature = "jit")]
 const FORMAT: &str = "ogham-library";
 /// Bumped whenever the IR or this file's layout changes incompatibly (2: entry points' doc
-/// comments).
-pub const VERSION: u32 = 2;
+/// comments; 3: kernel IR's kernels and thresholds as `Host` statements).
+pub const VERSION: u32 = 3;
 
 /// A compiled program: its sources, entry points' doc comments and kernel IR, with the kernels'
 /// machine code made once (`cpu::Executable`). `Send + Sync`: calls may come from any thread.
@@ -187,7 +188,7 @@ impl Library {
                 lib.format, lib.version
             ));
         }
-        verify(&lib.program, Form::Kernel).map_err(|errors| {
+        verify(&lib.program).map_err(|errors| {
             format!(
                 "{origin} holds an invalid program ({}); rebuild it with `ogham build`",
                 errors.join("; ")

@@ -274,7 +274,7 @@ entry main [n] (xs: [n]f32) : ([n]f32, f32) =
         let fe = Frontend::load_source("disk-test.og", PROGRAM)
             .unwrap_or_else(|e| panic!("{}", e.render()));
         let program = fe
-            .compile(ogham_compiler::pipeline::Options::KERNEL)
+            .compile_kernel(ogham_compiler::pipeline::Options::KERNEL)
             .expect("compiles");
         Library::new(fe.sources.clone(), program)
     }

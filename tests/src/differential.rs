@@ -249,14 +249,15 @@ pub fn check_program(
     ];
     let mut compiled = Vec::new();
     for (name, options) in variants {
-        let run = match name {
-            "cpu" => ogham_runtime::cpu::run,
+        let backend = match name {
+            "cpu" => ogham::Backend::Cpu,
             // The CUDA backend's generated code, emulated on the host (needs g++).
             "cuda-emu" if emulate_cuda && ogham::Backend::CudaEmu.unavailable().is_none() => {
-                ogham_runtime::cuda::run_emulated
+                ogham::Backend::CudaEmu
             }
             "cuda-emu" => continue,
-            _ => ireval::run,
+            // The IR evaluator, on core or kernel IR.
+            _ => ogham::Backend::Kir,
         };
         let ir = match catch_unwind(AssertUnwindSafe(|| fe.compile(options))) {
             Ok(Ok(ir)) => ir,
@@ -270,7 +271,7 @@ pub fn check_program(
         } else {
             vec![Default::default()]
         };
-        compiled.push((name, options, ir, run, settings));
+        compiled.push((name, options, ir, backend, settings));
     }
     // The variants compiled without fusion, when a difference in errors needs them.
     let mut unfused = HashMap::new();
@@ -286,10 +287,10 @@ pub fn check_program(
             .map(|(_, t)| value(t, &mut rng, &mut sizes, inputs))
             .collect();
         if inputs.wide
-            && let Some((_, _, ir, run, _)) = compiled.iter().find(|c| c.0 == "cpu")
+            && let Some((_, _, ir, backend, _)) = compiled.iter().find(|c| c.0 == "cpu")
         {
             let start = std::time::Instant::now();
-            let _ = outcome(|| run(ir, "main", args.clone(), &Default::default()));
+            let _ = outcome(|| backend.run_ir(ir, "main", args.clone(), &Default::default()));
             if start.elapsed() > WIDE_BUDGET {
                 verdicts.push(Verdict::TooMuchWork);
                 continue;
@@ -301,9 +302,9 @@ pub fn check_program(
         {
             return Err(format!("interp: {code} on {args:?}"));
         }
-        for (name, options, ir, run, settings) in &compiled {
+        for (name, options, ir, backend, settings) in &compiled {
             for thresholds in settings {
-                let got = outcome(|| run(ir, "main", args.clone(), thresholds));
+                let got = outcome(|| backend.run_ir(ir, "main", args.clone(), thresholds));
                 match (&reference, &got) {
                     (Ok(want), Ok(got)) => {
                         let got = unknown_inner_sizes(want, got);
@@ -335,7 +336,8 @@ pub fn check_program(
                                     })?)
                                 }
                             };
-                            outcome(|| run(ir, "main", args.clone(), thresholds)).as_ref()
+                            outcome(|| backend.run_ir(ir, "main", args.clone(), thresholds))
+                                .as_ref()
                                 == Err(want)
                         } =>
                     {

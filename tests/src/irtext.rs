@@ -4,15 +4,15 @@
 
 use ogham::Frontend;
 use ogham_compiler::pipeline::{self, Options};
-use ogham_ir::Program;
-use ogham_ir::parse::parse_program;
-use ogham_ir::print::print_program;
+use ogham_ir::Ir;
 
-/// Prints `program`, parses the text back and prints it again: both texts must be equal.
-pub fn round_trip(program: &Program) -> Result<(), String> {
-    let text = print_program(program);
-    let parsed = parse_program(&text).map_err(|e| format!("{e}\n{}", numbered(&text)))?;
-    let again = print_program(&parsed);
+/// Prints `program`, parses the text back (in the same form) and prints it again: both texts
+/// must be equal.
+pub fn round_trip(program: &Ir) -> Result<(), String> {
+    let text = program.print();
+    let kernel = matches!(program, Ir::Kernel(_));
+    let parsed = Ir::parse(&text, kernel).map_err(|e| format!("{e}\n{}", numbered(&text)))?;
+    let again = parsed.print();
     if again == text {
         return Ok(());
     }

@@ -63,25 +63,29 @@
 //!
 //! # Invariants
 //!
-//! The input is core IR that passes `verify(_, Form::Core)`: every variable is bound once, the
-//! lambda parameters' types mention no variable bound inside the lambda. The output passes
-//! `verify(_, Form::Kernel)`: no SOAC at host level, no kernel inside a kernel, every variable
-//! still bound once (a per-point variable needed by several kernels is bound afresh in all but
-//! the first).
+//! The input is core IR that passes `verify`: every variable is bound once, the lambda
+//! parameters' types mention no variable bound inside the lambda. The output is kernel IR
+//! ([`kir::Program`]; this pass is the only one that converts core IR to it) that passes
+//! `verify`: no SOAC at host level, every variable still bound once (a per-point variable
+//! needed by several kernels is bound afresh in all but the first). Kernel bodies are core IR
+//! by their type, so no kernel is inside a kernel.
 
 mod nest;
 mod rename;
 
 use nest::{Irregular, Nest};
-use ogham_ir::kir::{SegKind, SegLevel, SegOp, Threshold, ThresholdId, ThresholdKind};
+use ogham_ir::kir::{
+    self, HostBody, HostExp, HostOp, HostStmt, SegKind, SegLevel, SegOp, Threshold, ThresholdId,
+    ThresholdKind,
+};
 use ogham_ir::math::MathFn;
 use ogham_ir::op::BinOp;
 use ogham_ir::source::Span;
 use ogham_ir::traverse::{Subst, for_each_stmt, free_vars_body, free_vars_stmt, substitute_body};
 use ogham_ir::types::PrimType;
 use ogham_ir::{
-    Body, Const, Exp, Function, HistOp, Lambda, LoopForm, Program, RedOp, Soac, Stmt, SubExp, Type,
-    VarId,
+    Body, Const, Exp, Form, Function, HistOp, Lambda, LoopForm, Program, RedOp, Soac, Stmt, SubExp,
+    Type, VarId,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -93,7 +97,7 @@ pub const DEFAULT_OUTER_PAR: i64 = 1 << 15;
 pub const DEFAULT_INTRA_PAR: i64 = 1025;
 
 /// Turns every host-level SOAC of every function into kernels (see the module header).
-pub fn flatten(program: Program) -> Program {
+pub fn flatten(program: Program) -> kir::Program {
     let unchecked = program.unchecked;
     let mut state = State {
         thresholds: program.thresholds,
@@ -111,11 +115,11 @@ pub fn flatten(program: Program) -> Program {
                 assumed: Vec::new(),
             };
             let body = std::mem::take(&mut flattener.f.body);
-            flattener.f.body = flattener.host_body(body);
-            flattener.f
+            let body = flattener.host_body(body);
+            flattener.f.with_body(body)
         })
         .collect();
-    Program {
+    kir::Program {
         functions,
         thresholds: state.thresholds,
         unchecked,
@@ -161,12 +165,12 @@ enum Group<'b> {
     Parallel(&'b Stmt),
 }
 
-fn stmt(pat: Vec<VarId>, exp: Exp, loc: Span) -> Stmt {
+fn stmt<H: Form>(pat: Vec<VarId>, exp: Exp<H>, loc: Span) -> Stmt<H> {
     Stmt { pat, exp, loc }
 }
 
 impl Flattener<'_> {
-    fn host_body(&mut self, body: Body) -> Body {
+    fn host_body(&mut self, body: Body) -> HostBody {
         let mut out = Vec::new();
         for stmt in body.stmts {
             self.host_stmt(stmt, &mut out);
@@ -177,33 +181,37 @@ impl Flattener<'_> {
         }
     }
 
-    fn host_stmt(&mut self, s: Stmt, out: &mut Vec<Stmt>) {
+    fn host_stmt(&mut self, s: Stmt, out: &mut Vec<HostStmt>) {
         let Stmt { pat, exp, loc } = s;
-        let exp = match exp {
-            Exp::Soac(soac) => return self.host_soac(&stmt(pat, Exp::Soac(soac), loc), out),
-            Exp::If {
+        let exp = match exp.flat() {
+            Ok(exp) => exp,
+            Err(Exp::Soac(soac)) => {
+                return self.host_soac(&stmt(pat, Exp::Soac(soac), loc), out);
+            }
+            Err(Exp::If {
                 cond,
                 then_body,
                 else_body,
                 ret,
-            } => Exp::If {
+            }) => Exp::If {
                 cond,
                 then_body: self.host_body(then_body),
                 else_body: self.host_body(else_body),
                 ret,
             },
-            Exp::Loop { params, form, body } => Exp::Loop {
+            Err(Exp::Loop { params, form, body }) => Exp::Loop {
                 params,
                 form,
                 body: self.host_body(body),
             },
-            exp => exp,
+            Err(Exp::Host(core)) => match core {},
+            Err(_) => unreachable!("every other expression is flat"),
         };
         out.push(stmt(pat, exp, loc));
     }
 
     /// Kernels for a host-level SOAC: multi-versioned when it is a map with inner parallelism.
-    fn host_soac(&mut self, s: &Stmt, out: &mut Vec<Stmt>) {
+    fn host_soac(&mut self, s: &Stmt, out: &mut Vec<HostStmt>) {
         let Exp::Soac(soac) = &s.exp else {
             unreachable!("host_soac on a non-SOAC")
         };
@@ -238,7 +246,7 @@ impl Flattener<'_> {
 
     /// `let pat = map f xs` with inner parallelism in `f`: the three versions of the module
     /// header behind thresholds.
-    fn versioned_map(&mut self, s: &Stmt, out: &mut Vec<Stmt>) {
+    fn versioned_map(&mut self, s: &Stmt, out: &mut Vec<HostStmt>) {
         let k = self.state.versioned;
         self.state.versioned += 1;
         let Exp::Soac(Soac::Screma { width, .. }) = &s.exp else {
@@ -326,7 +334,7 @@ impl Flattener<'_> {
 
     /// One `SegMap` at `level` running the map's body (a copy no other version shares) per
     /// element.
-    fn map_version(&mut self, copy: Stmt, level: SegLevel) -> Body {
+    fn map_version(&mut self, copy: Stmt, level: SegLevel) -> HostBody {
         let Exp::Soac(Soac::Screma {
             width, inputs, map, ..
         }) = &copy.exp
@@ -350,7 +358,7 @@ impl Flattener<'_> {
     fn distributed_version(
         &mut self,
         s: &Stmt,
-        out: &mut Vec<Stmt>,
+        out: &mut Vec<HostStmt>,
     ) -> Result<Distributed, Irregular> {
         let copy = rename::freshen_stmt(&mut self.f, s);
         let Exp::Soac(Soac::Screma {
@@ -383,7 +391,7 @@ impl Flattener<'_> {
         width: SubExp,
         assumed: &[SubExp],
         loc: Span,
-        out: &mut Vec<Stmt>,
+        out: &mut Vec<HostStmt>,
     ) -> SubExp {
         if assumed.is_empty() {
             return cond;
@@ -401,7 +409,7 @@ impl Flattener<'_> {
     }
 
     /// Binds the `bool` `exp` to a fresh variable.
-    fn bool_stmt(&mut self, exp: Exp, loc: Span, out: &mut Vec<Stmt>) -> SubExp {
+    fn bool_stmt(&mut self, exp: HostExp, loc: Span, out: &mut Vec<HostStmt>) -> SubExp {
         let v = self.f.new_var("valid", Type::Prim(PrimType::Bool));
         out.push(stmt(vec![v], exp, loc));
         SubExp::Var(v)
@@ -421,16 +429,20 @@ impl Flattener<'_> {
         doc: String,
         size: SubExp,
         loc: Span,
-        out: &mut Vec<Stmt>,
+        out: &mut Vec<HostStmt>,
     ) -> SubExp {
         let cond = self.f.new_var(id.to_string(), Type::Prim(PrimType::Bool));
         self.state.thresholds.push(Threshold { id, default, doc });
-        out.push(stmt(vec![cond], Exp::Threshold { id, size }, loc));
+        out.push(stmt(
+            vec![cond],
+            Exp::Host(HostOp::Threshold { id, size }),
+            loc,
+        ));
         SubExp::Var(cond)
     }
 
     /// The largest of `sizes` (at least one), computed on the host.
-    fn maximum(&mut self, sizes: &[SubExp], loc: Span, out: &mut Vec<Stmt>) -> SubExp {
+    fn maximum(&mut self, sizes: &[SubExp], loc: Span, out: &mut Vec<HostStmt>) -> SubExp {
         let mut acc = sizes[0];
         for &size in &sizes[1..] {
             let max = self.f.new_var("inner_par", Type::Prim(PrimType::I64));
@@ -501,7 +513,7 @@ impl Flattener<'_> {
         nest: &Nest,
         body: &Body,
         loc: Span,
-        out: &mut Vec<Stmt>,
+        out: &mut Vec<HostStmt>,
     ) -> Result<Vec<VarId>, Irregular> {
         if !self.has_parallelism(nest, body) {
             return self.map_kernel(nest, SegLevel::Thread, body.clone(), loc, out);
@@ -577,7 +589,7 @@ impl Flattener<'_> {
     /// host, before the kernels; returns the rest. Expanding them instead would compute and
     /// store one copy per point. Arrays stay per point when the body updates arrays in place
     /// (each point may need its own copy).
-    fn hoist_invariant(&mut self, nest: &mut Nest, body: &Body, out: &mut Vec<Stmt>) -> Body {
+    fn hoist_invariant(&mut self, nest: &mut Nest, body: &Body, out: &mut Vec<HostStmt>) -> Body {
         let updates = updates_in_place(body);
         let widths = self.assumable.clone();
         let mut rest = Vec::new();
@@ -586,14 +598,18 @@ impl Flattener<'_> {
                 .into_iter()
                 .all(|v| !nest.is_variant(SubExp::Var(v)));
             let shared = !updates || s.pat.iter().all(|&v| self.f.ty(v).rank() == 0);
-            if invariant && shared && self.cannot_fail(nest, &widths, &s.exp) {
+            // What cannot fail is flat, so it is host code as it is.
+            let hoisted = (invariant && shared && self.cannot_fail(nest, &widths, &s.exp))
+                .then(|| s.exp.clone().flat().ok())
+                .flatten();
+            if let Some(exp) = hoisted {
                 if let Exp::Iota(size) | Exp::Replicate(size, _) = s.exp
                     && !self.is_size(nest, size)
                     && !self.assumed.contains(&size)
                 {
                     self.assumed.push(size);
                 }
-                out.push(s.clone());
+                out.push(stmt(s.pat.clone(), exp, s.loc));
                 s.pat.iter().for_each(|&v| nest.hoist(v));
             } else {
                 rest.push(s.clone());
@@ -680,7 +696,7 @@ impl Flattener<'_> {
         nest: &Nest,
         values: &[SubExp],
         loc: Span,
-        out: &mut Vec<Stmt>,
+        out: &mut Vec<HostStmt>,
     ) -> Result<Vec<VarId>, Irregular> {
         let known: Vec<Option<VarId>> = values
             .iter()
@@ -715,7 +731,7 @@ impl Flattener<'_> {
         &mut self,
         nest: &mut Nest,
         s: &Stmt,
-        out: &mut Vec<Stmt>,
+        out: &mut Vec<HostStmt>,
     ) -> Result<(), Irregular> {
         let Exp::Loop {
             params,
@@ -767,7 +783,7 @@ impl Flattener<'_> {
         params: &[(VarId, SubExp)],
         body: &Body,
         loc: Span,
-        out: &mut Vec<Stmt>,
+        out: &mut Vec<HostStmt>,
     ) -> Result<Vec<VarId>, Irregular> {
         let updates = updates_in_place(body);
         let inits: Vec<SubExp> = params.iter().map(|&(_, init)| init).collect();
@@ -809,7 +825,7 @@ impl Flattener<'_> {
         pat: &[VarId],
         soac: &Soac,
         loc: Span,
-        out: &mut Vec<Stmt>,
+        out: &mut Vec<HostStmt>,
     ) -> Result<(), Irregular> {
         let map = soac.map_lambda();
         let inner = nest.with_level(soac.width(), &map.params, soac.inputs());
@@ -825,7 +841,11 @@ impl Flattener<'_> {
                     code,
                     map.ret.clone(),
                 )?;
-                out.push(stmt(pat.to_vec(), Exp::Seg(Box::new(seg)), loc));
+                out.push(stmt(
+                    pat.to_vec(),
+                    Exp::Host(HostOp::Seg(Box::new(seg))),
+                    loc,
+                ));
             }
             Soac::Screma { scans, reds, .. } if scans.is_empty() && reds.is_empty() => {
                 let arrays = self.distribute(&inner, &map.body, loc, out)?;
@@ -838,14 +858,14 @@ impl Flattener<'_> {
                 let kind = SegKind::Scan(scans.clone());
                 let seg = self.kernel(&inner, SegLevel::Thread, kind, code, map.ret.clone())?;
                 let pat = self.expanded_pattern(nest, pat)?;
-                out.push(stmt(pat, Exp::Seg(Box::new(seg)), loc));
+                out.push(stmt(pat, Exp::Host(HostOp::Seg(Box::new(seg))), loc));
             }
             Soac::Screma { scans, reds, .. } if scans.is_empty() => {
                 self.check_operators(nest, reds.iter().map(|op| (&op.lambda, &op.neutral[..])))?;
                 let kind = SegKind::Red(reds.clone());
                 let seg = self.kernel(&inner, SegLevel::Thread, kind, code, map.ret.clone())?;
                 let pat = self.expanded_pattern(nest, pat)?;
-                out.push(stmt(pat, Exp::Seg(Box::new(seg)), loc));
+                out.push(stmt(pat, Exp::Host(HostOp::Seg(Box::new(seg))), loc));
             }
             Soac::Screma { scans, reds, .. } => {
                 self.scan_then_reduce(nest, &inner, pat, map, scans, reds, loc, out)?
@@ -875,7 +895,7 @@ impl Flattener<'_> {
                     map.ret.clone(),
                 )?;
                 let pat = self.expanded_pattern(nest, pat)?;
-                out.push(stmt(pat, Exp::Seg(Box::new(seg)), loc));
+                out.push(stmt(pat, Exp::Host(HostOp::Seg(Box::new(seg))), loc));
             }
             Soac::Scatter { dests, .. } => {
                 let mut ops = Vec::new();
@@ -902,7 +922,7 @@ impl Flattener<'_> {
                     map.ret.clone(),
                 )?;
                 let pat = self.expanded_pattern(nest, pat)?;
-                out.push(stmt(pat, Exp::Seg(Box::new(seg)), loc));
+                out.push(stmt(pat, Exp::Host(HostOp::Seg(Box::new(seg))), loc));
             }
         }
         Ok(())
@@ -920,7 +940,7 @@ impl Flattener<'_> {
         scans: &[ogham_ir::ScanOp],
         reds: &[RedOp],
         loc: Span,
-        out: &mut Vec<Stmt>,
+        out: &mut Vec<HostStmt>,
     ) -> Result<(), Irregular> {
         self.check_operators(nest, scans.iter().map(|op| (&op.lambda, &op.neutral[..])))?;
         self.check_operators(nest, reds.iter().map(|op| (&op.lambda, &op.neutral[..])))?;
@@ -948,7 +968,7 @@ impl Flattener<'_> {
         let mut seg_pat = scan_pat;
         seg_pat.extend(&fed);
         seg_pat.extend(mapped_pat);
-        out.push(stmt(seg_pat, Exp::Seg(Box::new(seg)), loc));
+        out.push(stmt(seg_pat, Exp::Host(HostOp::Seg(Box::new(seg))), loc));
 
         // The reduction reads the fed values back: they are per point of the inner nest.
         let mut over_fed = inner.clone();
@@ -972,7 +992,7 @@ impl Flattener<'_> {
             ret,
         )?;
         let red_pat = self.expanded_pattern(nest, &pat[scanned..scanned + reduced])?;
-        out.push(stmt(red_pat, Exp::Seg(Box::new(seg)), loc));
+        out.push(stmt(red_pat, Exp::Host(HostOp::Seg(Box::new(seg))), loc));
         Ok(())
     }
 
@@ -1010,7 +1030,7 @@ impl Flattener<'_> {
     }
 
     /// A zero of type `ty` (for arrays, built on the host by `replicate`).
-    fn zero(&mut self, ty: &Type, loc: Span, out: &mut Vec<Stmt>) -> SubExp {
+    fn zero(&mut self, ty: &Type, loc: Span, out: &mut Vec<HostStmt>) -> SubExp {
         let mut value = SubExp::Const(zero_const(ty.elem()));
         let shape = ty.shape();
         for d in (0..shape.len()).rev() {
@@ -1030,7 +1050,7 @@ impl Flattener<'_> {
         level: SegLevel,
         code: Body,
         loc: Span,
-        out: &mut Vec<Stmt>,
+        out: &mut Vec<HostStmt>,
     ) -> Result<Vec<VarId>, Irregular> {
         let ret: Vec<Type> = code
             .result
@@ -1056,7 +1076,11 @@ impl Flattener<'_> {
                 self.f.new_var(name, Type::with_shape(t.elem(), shape))
             })
             .collect();
-        out.push(stmt(arrays.clone(), Exp::Seg(Box::new(seg)), loc));
+        out.push(stmt(
+            arrays.clone(),
+            Exp::Host(HostOp::Seg(Box::new(seg))),
+            loc,
+        ));
         Ok(arrays)
     }
 

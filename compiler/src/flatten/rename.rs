@@ -2,12 +2,11 @@
 //! versions of a multi-versioned map each hold their own copy of the map's body, and every
 //! variable of a function must be bound exactly once).
 
-use ogham_ir::kir::SegKind;
 use ogham_ir::traverse::{Subst, nested_bodies_mut, substitute_exp, substitute_type};
 use ogham_ir::{Exp, Function, Lambda, LoopForm, Soac, Stmt, SubExp, VarId};
 
-/// A copy of `stmt` in which every variable it binds (patterns, lambda and loop parameters, loop
-/// indices, segment-space indices, at any depth) is a fresh variable of the function's arena,
+/// A copy of `stmt` (core IR) in which every variable it binds (patterns, lambda and loop
+/// parameters, loop indices, at any depth) is a fresh variable of the function's arena,
 /// with the same name hint and its type renamed alike.
 pub fn freshen_stmt(function: &mut Function, stmt: &Stmt) -> Stmt {
     let mut copy = stmt.clone();
@@ -65,23 +64,10 @@ fn for_each_binder_mut(stmt: &mut Stmt, f: &mut impl FnMut(&mut VarId)) {
                 hists.iter_mut().for_each(|op| lambda_params(&mut op.op, f));
             }
         },
-        Exp::Seg(seg) => {
-            seg.space.iter_mut().for_each(|(v, _)| f(v));
-            match &mut seg.kind {
-                SegKind::Map => {}
-                SegKind::Red(ops) => ops
-                    .iter_mut()
-                    .for_each(|op| lambda_params(&mut op.lambda, f)),
-                SegKind::Scan(ops) => ops
-                    .iter_mut()
-                    .for_each(|op| lambda_params(&mut op.lambda, f)),
-                SegKind::Hist(ops) => ops.iter_mut().for_each(|op| lambda_params(&mut op.op, f)),
-            }
-        }
         _ => {}
     }
     for body in nested_bodies_mut(&mut stmt.exp) {
-        for inner in &mut body.stmts {
+        for inner in &mut body.body().stmts {
             for_each_binder_mut(inner, f);
         }
     }

@@ -61,7 +61,7 @@ fn fuse_once(function: &mut Function) -> bool {
 fn fuse_in_body(function: &Function, body: &mut Body, counts: &[u32]) -> bool {
     for stmt in &mut body.stmts {
         for nested in nested_bodies_mut(&mut stmt.exp) {
-            if fuse_in_body(function, nested, counts) {
+            if fuse_in_body(function, nested.body(), counts) {
                 return true;
             }
         }

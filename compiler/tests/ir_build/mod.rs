@@ -1,14 +1,16 @@
 //! Building IR programs by hand in tests of the printer, verifier and simplifier.
 #![allow(dead_code)]
 
-use ogham_ir::kir::{SegKind, SegLevel, SegOp, Threshold, ThresholdId, ThresholdKind};
+use ogham_ir::kir::{
+    self, HostOp, SegKind, SegLevel, SegOp, Threshold, ThresholdId, ThresholdKind,
+};
 use ogham_ir::math::MathFn;
 use ogham_ir::op::{BinOp, UnOp};
 use ogham_ir::source::Span;
 use ogham_ir::types::PrimType;
 use ogham_ir::{
-    Body, Const, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, Param, Program, RedOp, ScanOp,
-    Signature, Soac, Stmt, SubExp, Type, VarId,
+    Body, Const, DimIndex, Exp, Form, Function, HistOp, Lambda, LoopForm, Param, Program, RedOp,
+    ScanOp, Signature, Soac, Stmt, SubExp, Type, VarId,
 };
 
 pub const F32: Type = Type::Prim(PrimType::F32);
@@ -42,7 +44,7 @@ pub fn boolc(b: bool) -> SubExp {
     SubExp::Const(Const::Bool(b))
 }
 
-pub fn stmt(pat: &[VarId], exp: Exp) -> Stmt {
+pub fn stmt<H: Form>(pat: &[VarId], exp: Exp<H>) -> Stmt<H> {
     Stmt {
         pat: pat.to_vec(),
         exp,
@@ -50,7 +52,7 @@ pub fn stmt(pat: &[VarId], exp: Exp) -> Stmt {
     }
 }
 
-pub fn body(stmts: Vec<Stmt>, result: &[SubExp]) -> Body {
+pub fn body<H: Form>(stmts: Vec<Stmt<H>>, result: &[SubExp]) -> Body<H> {
     Body {
         stmts,
         result: result.to_vec(),
@@ -103,12 +105,20 @@ impl FnBuilder {
         var
     }
 
-    pub fn function(mut self, body: Body) -> Function {
-        self.f.body = body;
-        self.f
+    /// The function with `body` (core IR or kernel IR).
+    pub fn function<H: Form>(self, body: Body<H>) -> Function<H> {
+        self.f.with_body(body)
     }
 
     pub fn program(self, body: Body) -> Program {
+        self.program_in(body)
+    }
+
+    pub fn kernel_program(self, body: kir::HostBody) -> kir::Program {
+        self.program_in(body)
+    }
+
+    fn program_in<H: Form>(self, body: Body<H>) -> Program<H> {
         Program {
             functions: vec![self.function(body)],
             thresholds: Vec::new(),
@@ -200,7 +210,7 @@ pub fn sample_core() -> Program {
 }
 
 /// A kernel program: a threshold, an `if` on it, a block-level `segscan`, a `seghist`.
-pub fn sample_kernel() -> Program {
+pub fn sample_kernel() -> kir::Program {
     let mut b = FnBuilder::new("k");
     let n = b.var("n", I64);
     let _xs = b.param("xs", arr(PrimType::F32, &[v(n)]));
@@ -249,7 +259,7 @@ pub fn sample_kernel() -> Program {
         kind: ThresholdKind::SuffOuterPar,
         map: 0,
     };
-    let threshold = Exp::Threshold { id, size: v(n) };
+    let threshold = Exp::Host(HostOp::Threshold { id, size: v(n) });
     let choose = Exp::If {
         cond: v(suff),
         then_body: body(vec![], &[f32c(0.0)]),
@@ -267,9 +277,9 @@ pub fn sample_kernel() -> Program {
             vec![
                 stmt(&[suff], threshold),
                 stmt(&[total], choose),
-                stmt(&[scanned], Exp::Seg(Box::new(scan))),
+                stmt(&[scanned], Exp::Host(HostOp::Seg(Box::new(scan)))),
                 stmt(&[zeros], Exp::Replicate(i64c(4), f32c(0.0))),
-                stmt(&[hist], Exp::Seg(Box::new(histogram))),
+                stmt(&[hist], Exp::Host(HostOp::Seg(Box::new(histogram)))),
             ],
             &[v(total), v(scanned), v(hist)],
         ))],
@@ -278,7 +288,7 @@ pub fn sample_kernel() -> Program {
 
 /// A thread-level `segred` over `i < n` summing `xs` and mapping `xs[i] * 2`; the pattern's
 /// reduced result has type `sum_type`.
-pub fn sample_segred(sum_type: Type) -> Program {
+pub fn sample_segred(sum_type: Type) -> kir::Program {
     let mut b = FnBuilder::new("r");
     let n = b.var("n", I64);
     let xs = b.param("xs", arr(PrimType::F32, &[v(n)]));
@@ -311,8 +321,8 @@ pub fn sample_segred(sum_type: Type) -> Program {
         ),
         ret: vec![F32, F32],
     };
-    b.program(body(
-        vec![stmt(&[sum, doubled], Exp::Seg(Box::new(seg)))],
+    b.kernel_program(body(
+        vec![stmt(&[sum, doubled], Exp::Host(HostOp::Seg(Box::new(seg))))],
         &[v(sum), v(doubled)],
     ))
 }

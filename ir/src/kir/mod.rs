@@ -1,18 +1,56 @@
-//! Kernel IR: the core IR after flattening. The host program is an ordinary [`crate`] body
-//! (scalar code, sequential loops, `if`s) whose data-parallel work is all in [`SegOp`] kernels
-//! ([`crate::Exp::Seg`]); no SOAC remains at host level. Kernels are launched over an index
-//! space at a [`SegLevel`]; their bodies are core IR again (sequential at `Thread` level,
-//! block-parallel SOACs at `Block` level). Memory is implicit: each kernel's results are fresh
-//! arrays whose shapes are given by the space and the per-point result types; backends plan
-//! allocations from those types.
+//! Kernel IR: the core IR after flattening. The host program ([`Program`], the IR in the form
+//! [`HostOp`]) is scalar code, sequential loops and `if`s whose data-parallel work is all in
+//! [`SegOp`] kernels ([`HostOp::Seg`]); no SOAC remains at host level (the verifier checks
+//! this). Kernels are launched over an index space at a [`SegLevel`]; their bodies are core IR
+//! again (sequential at `Thread` level, block-parallel SOACs at `Block` level), so by their
+//! type they hold no kernel and no threshold. Memory is implicit: each kernel's results are
+//! fresh arrays whose shapes are given by the space and the per-point result types; backends
+//! plan allocations from those types.
 //!
-//! Multi-versioned code is an `if` on [`crate::Exp::Threshold`], comparing a size with a
-//! tunable threshold ([`ThresholdId`]: a [`ThresholdKind`] and the map's number; defaults in
+//! Multi-versioned code is an `if` on [`HostOp::Threshold`], comparing a size with a tunable
+//! threshold ([`ThresholdId`]: a [`ThresholdKind`] and the map's number; defaults in
 //! [`Threshold`], overridable by name in a tuning file).
 
 pub mod tuning;
 
-use crate::{Body, HistOp, Lambda, RedOp, ScanOp, SubExp, Type, VarId};
+use crate::{Body, Form, HistOp, Lambda, RedOp, ScanOp, SubExp, Type, VarId};
+
+/// A kernel IR program: its host code is in the form [`HostOp`].
+pub type Program = crate::Program<HostOp>;
+/// A kernel IR entry point.
+pub type Function = crate::Function<HostOp>;
+/// A body of kernel IR host code.
+pub type HostBody = crate::Body<HostOp>;
+/// A statement of kernel IR host code.
+pub type HostStmt = crate::Stmt<HostOp>;
+/// An expression of kernel IR host code.
+pub type HostExp = crate::Exp<HostOp>;
+
+/// What kernel IR's host code does beyond the core constructs ([`crate::Exp::Host`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum HostOp {
+    /// A segmented operation launched by the host.
+    Seg(Box<SegOp>),
+    /// `size >= threshold` (a `bool`), where the threshold is the program's tunable parameter
+    /// `id` (default or from a tuning file).
+    Threshold { id: ThresholdId, size: SubExp },
+}
+
+impl Form for HostOp {
+    const HOST: bool = true;
+
+    fn host(&self) -> &HostOp {
+        self
+    }
+
+    fn host_mut(&mut self) -> &mut HostOp {
+        self
+    }
+
+    fn from_host(op: HostOp) -> Option<HostOp> {
+        Some(op)
+    }
+}
 
 /// How the points of a kernel's space map onto the machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]

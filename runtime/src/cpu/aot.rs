@@ -23,7 +23,7 @@
 use super::code::{Entry, host_cpu_features};
 use super::packed::Packed;
 use super::{Executable, KernelInfo, Launchable};
-use ogham_ir::Program;
+use ogham_ir::kir::Program;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::ffi::{CStr, c_char};
@@ -79,7 +79,7 @@ mod write {
     use cranelift_module::{DataDescription, DataId, Linkage, Module};
     use cranelift_object::{ObjectBuilder, ObjectModule};
     use ogham_compiler::back::cpu as back;
-    use ogham_ir::Program;
+    use ogham_ir::kir::Program;
     use ogham_ir::source::SourceMap;
     use std::collections::BTreeMap;
 

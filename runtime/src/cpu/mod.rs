@@ -50,8 +50,9 @@ use ogham_ir::abi::ErrorSite;
 use ogham_ir::abi::kernels;
 #[cfg(feature = "jit")]
 use ogham_ir::diag::Diagnostic;
+use ogham_ir::kir::Program;
 use ogham_ir::kir::{SegKind, SegLevel, SegOp, ThresholdKind};
-use ogham_ir::{Body, Exp, Program, VarId};
+use ogham_ir::{Body, Exp, VarId};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::OnceLock;

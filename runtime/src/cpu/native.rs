@@ -22,7 +22,7 @@ use super::{KernelInfo, Launchable, helpers};
 use cranelift_object::{ObjectBuilder, ObjectModule};
 use object::{Object, ObjectSection, ObjectSymbol, RelocationFlags, RelocationTarget};
 use ogham_compiler::back::cpu as back;
-use ogham_ir::Program;
+use ogham_ir::kir::Program;
 use std::collections::HashMap;
 
 /// Whether this runtime can load native code ([`load`]).

@@ -31,10 +31,11 @@ use crate::kernel_io::{Io, KernelFailure, Operand, failure_diagnostic, kernel_in
 use crate::value::Value;
 use cudarc::driver::{CudaContext, sys};
 use ogham_compiler::back::cuda::{self as back, CudaKernel, GeneratedSeg};
+use ogham_ir::VarId;
 use ogham_ir::abi::{Failure, MAX_DETAILS};
 use ogham_ir::diag::Diagnostic;
+use ogham_ir::kir::Program;
 use ogham_ir::kir::{SegKind, SegLevel, SegOp};
-use ogham_ir::{Program, VarId};
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -9,12 +9,12 @@ use crate::boundary::{BoundaryType, check_arguments};
 use crate::error::{R_INTERNAL, Res, error};
 use crate::value::{Array as OutArray, Scalar, Value};
 use ogham_ir::source::Span;
-use ogham_ir::{Const, Function, SubExp, Type, VarId};
+use ogham_ir::{Const, Form, Function, SubExp, Type, VarId};
 use std::collections::HashMap;
 
 /// Checks `args` against the function's signature and spreads them over its flat parameters;
 /// size parameters are bound from the arguments' shapes.
-pub fn bind_arguments(function: &Function, args: Vec<Value>) -> Res<Vec<(VarId, Val)>> {
+pub fn bind_arguments<F: Form>(function: &Function<F>, args: Vec<Value>) -> Res<Vec<(VarId, Val)>> {
     let sig = &function.signature;
     let span = function.loc;
     check_arguments(&function.name, &sig.params, span, &args)?;
@@ -85,7 +85,7 @@ fn spread(ty: &BoundaryType, value: Value, out: &mut Vec<Value>) -> Option<()> {
 }
 
 /// Gathers the function's flat results into the signature's results (tuples rebuilt).
-pub fn gather_results(function: &Function, results: Vec<Val>) -> Res<Vec<Value>> {
+pub fn gather_results<F: Form>(function: &Function<F>, results: Vec<Val>) -> Res<Vec<Value>> {
     let internal = |m: &str| error(R_INTERNAL, Span::default(), m.to_string());
     let mut flat = results.into_iter();
     let mut outputs = Vec::new();

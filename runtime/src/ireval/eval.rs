@@ -6,12 +6,12 @@ use crate::memory;
 use crate::scalar::{self, OpError};
 use crate::value::{ArrayData, Scalar};
 use ogham_ir::diag::Diagnostic;
-use ogham_ir::kir::{SegKind, SegOp, ThresholdId};
+use ogham_ir::kir::{HostOp, SegKind, SegOp, ThresholdId};
 use ogham_ir::sizes;
 use ogham_ir::source::Span;
 use ogham_ir::{
-    AssertKind, Body, DimIndex, Exp, Function, HistOp, Lambda, LoopForm, RedOp, ScanOp, Soac, Stmt,
-    SubExp, Type, VarId,
+    AssertKind, Body, DimIndex, Exp, Form, Function, HistOp, Lambda, LoopForm, RedOp, ScanOp, Soac,
+    Stmt, SubExp, Type, VarId, VarInfo,
 };
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -29,8 +29,10 @@ pub trait Launcher {
     fn launch(&self, ev: &mut Evaluator, seg: &SegOp, pat: &[VarId]) -> Option<Res<Vec<Val>>>;
 }
 
+/// Runs the code of one function, core or kernel IR.
 pub struct Evaluator<'f> {
-    pub(crate) function: &'f Function,
+    /// The function's variables.
+    vars: &'f [VarInfo],
     thresholds: &'f HashMap<ThresholdId, i64>,
     launcher: Option<&'f dyn Launcher>,
     /// The value of every variable bound so far, by arena index.
@@ -40,13 +42,13 @@ pub struct Evaluator<'f> {
 }
 
 impl<'f> Evaluator<'f> {
-    pub fn new(
-        function: &'f Function,
+    pub fn new<F: Form>(
+        function: &'f Function<F>,
         thresholds: &'f HashMap<ThresholdId, i64>,
         launcher: Option<&'f dyn Launcher>,
     ) -> Evaluator<'f> {
         Evaluator {
-            function,
+            vars: &function.vars,
             thresholds,
             launcher,
             env: vec![None; function.vars.len()],
@@ -55,11 +57,16 @@ impl<'f> Evaluator<'f> {
     }
 
     /// Binds the parameters (and size parameters) and runs the function's body.
-    pub fn run(&mut self, params: Vec<(VarId, Val)>) -> Res<Vec<Val>> {
+    pub fn run<F: Form>(&mut self, body: &Body<F>, params: Vec<(VarId, Val)>) -> Res<Vec<Val>> {
         for (v, val) in params {
             self.bind(v, val);
         }
-        self.body(&self.function.body)
+        self.body(body)
+    }
+
+    /// The type of a variable of the function.
+    pub(crate) fn ty(&self, v: VarId) -> &'f Type {
+        &self.vars[v.index()].ty
     }
 
     fn internal(&self, what: impl Into<String>) -> Box<Diagnostic> {
@@ -72,7 +79,7 @@ impl<'f> Evaluator<'f> {
 
     pub(crate) fn var(&self, v: VarId) -> Res<Val> {
         self.env[v.index()].clone().ok_or_else(|| {
-            let name = &self.function.var(v).name;
+            let name = &self.vars[v.index()].name;
             self.internal(format!("variable {name}_{} used before it is bound", v.0))
         })
     }
@@ -138,14 +145,14 @@ impl<'f> Evaluator<'f> {
         ty.shape().iter().map(|d| self.size(*d, "array")).collect()
     }
 
-    pub fn body(&mut self, body: &Body) -> Res<Vec<Val>> {
+    pub fn body<H: Form>(&mut self, body: &Body<H>) -> Res<Vec<Val>> {
         for stmt in &body.stmts {
             self.stmt(stmt)?;
         }
         body.result.iter().map(|se| self.operand(*se)).collect()
     }
 
-    fn stmt(&mut self, stmt: &Stmt) -> Res<()> {
+    fn stmt<H: Form>(&mut self, stmt: &Stmt<H>) -> Res<()> {
         self.loc = stmt.loc;
         let vals = self.exp(&stmt.exp, &stmt.pat)?;
         if vals.len() != stmt.pat.len() {
@@ -168,7 +175,7 @@ impl<'f> Evaluator<'f> {
         }
     }
 
-    fn exp(&mut self, exp: &Exp, pat: &[VarId]) -> Res<Vec<Val>> {
+    fn exp<H: Form>(&mut self, exp: &Exp<H>, pat: &[VarId]) -> Res<Vec<Val>> {
         let one = |v: Val| Ok(vec![v]);
         match exp {
             Exp::SubExp(se) => one(self.operand(*se)?),
@@ -210,7 +217,7 @@ impl<'f> Evaluator<'f> {
             Exp::Replicate(n, v) => {
                 let n = self.count(*n, "replicate")?;
                 let v = self.operand(*v)?;
-                let elem = self.function.ty(pat[0]).elem();
+                let elem = self.ty(pat[0]).elem();
                 let row = match &v {
                     Val::Array(a) => a.elem_count(),
                     _ => 1,
@@ -293,20 +300,22 @@ impl<'f> Evaluator<'f> {
             }
             Exp::Loop { params, form, body } => self.run_loop(params, form, body),
             Exp::Soac(soac) => self.soac(soac, pat),
-            Exp::Seg(seg) => {
-                if let Some(launched) = self.launcher.and_then(|l| l.launch(self, seg, pat)) {
-                    return launched;
+            Exp::Host(host) => match host.host() {
+                HostOp::Seg(seg) => {
+                    if let Some(launched) = self.launcher.and_then(|l| l.launch(self, seg, pat)) {
+                        return launched;
+                    }
+                    self.seg(seg, pat)
                 }
-                self.seg(seg, pat)
-            }
-            Exp::Threshold { id, size } => {
-                let size = self.int(*size)?;
-                let limit = *self
-                    .thresholds
-                    .get(id)
-                    .ok_or_else(|| self.internal(format!("unknown threshold `{id}`")))?;
-                one(Val::Prim(Scalar::Bool(size >= limit)))
-            }
+                HostOp::Threshold { id, size } => {
+                    let size = self.int(*size)?;
+                    let limit = *self
+                        .thresholds
+                        .get(id)
+                        .ok_or_else(|| self.internal(format!("unknown threshold `{id}`")))?;
+                    one(Val::Prim(Scalar::Bool(size >= limit)))
+                }
+            },
         }
     }
 
@@ -323,7 +332,7 @@ impl<'f> Evaluator<'f> {
             for (d, (&have, &want)) in from.iter().zip(shape).enumerate() {
                 if have != want {
                     let size = match dims[d] {
-                        SubExp::Var(v) => format!("`{}` = {want}", self.function.var(v).name),
+                        SubExp::Var(v) => format!("`{}` = {want}", self.vars[v.index()].name),
                         SubExp::Const(_) => want.to_string(),
                     };
                     return Err(error(
@@ -447,11 +456,11 @@ impl<'f> Evaluator<'f> {
         Ok(Array::new(new_shape, store))
     }
 
-    fn run_loop(
+    fn run_loop<H: Form>(
         &mut self,
         params: &[(VarId, SubExp)],
         form: &LoopForm,
-        body: &Body,
+        body: &Body<H>,
     ) -> Res<Vec<Val>> {
         let mut state: Vec<Val> = params
             .iter()
@@ -685,7 +694,7 @@ impl<'f> Evaluator<'f> {
                 reduced[j].push(v);
             }
         }
-        let types: Vec<&Type> = pat.iter().map(|v| self.function.ty(*v)).collect();
+        let types: Vec<&Type> = pat.iter().map(|v| self.ty(*v)).collect();
         let mut out = Vec::with_capacity(pat.len());
         for (j, column) in scanned.into_iter().enumerate() {
             out.push(Val::Array(self.collect(types[j], column)?));
@@ -749,7 +758,7 @@ impl<'f> Evaluator<'f> {
     /// fails at once instead of running them.
     pub(crate) fn reserve_rows(&self, pat: &[VarId]) -> Res<()> {
         for v in pat {
-            if let Some(rows) = self.function.ty(*v).shape().first() {
+            if let Some(rows) = self.ty(*v).shape().first() {
                 let rows = usize::try_from(self.int(*rows)?).unwrap_or(0);
                 memory::reserve(rows, 1, "the result of a map", self.loc)?;
             }
@@ -762,7 +771,7 @@ impl<'f> Evaluator<'f> {
     /// still has a value per segment).
     fn reserve_results(&self, pat: &[VarId]) -> Res<()> {
         for v in pat {
-            let ty = self.function.ty(*v);
+            let ty = self.ty(*v);
             if ty.rank() == 0 {
                 continue;
             }

@@ -21,9 +21,9 @@ pub use eval::Launcher;
 use crate::boundary::no_entry;
 use crate::error::{R_INTERNAL, error};
 use crate::value::Value;
-use ogham_ir::Program;
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::kir::{Threshold, ThresholdId};
+use ogham_ir::{Form, Program};
 use std::collections::{BTreeMap, HashMap};
 
 /// The values of a program's tunable thresholds ([`ogham_ir::kir::Threshold`]).
@@ -60,8 +60,8 @@ const STACK_SIZE: usize = 256 << 20;
 
 /// Runs function `entry` of `program` on `args` (checked against its signature exactly as the
 /// interpreter checks them); returns its outputs, one per result of the signature.
-pub fn run(
-    program: &Program,
+pub fn run<H: Form>(
+    program: &Program<H>,
     entry: &str,
     args: Vec<Value>,
     thresholds: &Thresholds,
@@ -71,8 +71,8 @@ pub fn run(
 
 /// [`run`], with the kernels that the launcher built by `make_launcher` (on the evaluation
 /// thread) has code for run by it.
-pub fn run_with<'p>(
-    program: &'p Program,
+pub fn run_with<'p, H: Form>(
+    program: &'p Program<H>,
     entry: &str,
     args: Vec<Value>,
     thresholds: &Thresholds,
@@ -93,7 +93,7 @@ pub fn run_with<'p>(
         let params = boundary::bind_arguments(function, args)?;
         let launcher = make_launcher()?;
         let mut evaluator = eval::Evaluator::new(function, &limits, launcher.as_deref());
-        let results = evaluator.run(params)?;
+        let results = evaluator.run(&function.body, params)?;
         boundary::gather_results(function, results)
     };
     std::thread::scope(|s| {

@@ -139,7 +139,7 @@ pub fn allocates(body: &Body) -> bool {
 
 /// The code generator of one CLIF function.
 pub struct Gen<'a> {
-    pub f: &'a ogham_ir::Function,
+    pub f: &'a ogham_ir::kir::Function,
     pub b: FunctionBuilder<'a>,
     vars: HashMap<VarId, Vec<Variable>>,
     /// The context record (first parameter of every generated function).
@@ -170,7 +170,7 @@ pub struct Gen<'a> {
 
 impl<'a> Gen<'a> {
     pub fn new(
-        f: &'a ogham_ir::Function,
+        f: &'a ogham_ir::kir::Function,
         b: FunctionBuilder<'a>,
         ctx: Value,
         unchecked: &'a [Span],

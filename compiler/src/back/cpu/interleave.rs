@@ -55,12 +55,7 @@ pub fn plan<'a>(g: &Gen, map: &'a Lambda, n_scan: usize, n_red: usize) -> Option
     let at = stmts.iter().position(|s| matches!(s.exp, Exp::Soac(_)))?;
     let (before, rest) = stmts.split_at(at);
     let (reduction, after) = rest.split_first()?;
-    let flat = |s: &Stmt| {
-        !matches!(
-            s.exp,
-            Exp::Soac(_) | Exp::Loop { .. } | Exp::If { .. } | Exp::Seg(_)
-        )
-    };
+    let flat = |s: &Stmt| !matches!(s.exp, Exp::Soac(_) | Exp::Loop { .. } | Exp::If { .. });
     if before.len() + after.len() > MAX_STATEMENTS || !before.iter().chain(after).all(flat) {
         return None;
     }

@@ -20,9 +20,9 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use ogham_ir::abi::ErrorSite;
-use ogham_ir::kir::{SegKind, SegOp};
+use ogham_ir::kir::{HostStmt, SegKind, SegOp};
 use ogham_ir::source::Span;
-use ogham_ir::{Stmt, SubExp, VarId};
+use ogham_ir::{SubExp, VarId};
 
 /// The functions of one kernel and the layout of its argument slots.
 pub struct Built {
@@ -125,8 +125,8 @@ impl Output {
 
 /// Builds the functions of kernel `seg` (statement `stmt` of function `f`).
 pub fn build(
-    f: &ogham_ir::Function,
-    stmt: &Stmt,
+    f: &ogham_ir::kir::Function,
+    stmt: &HostStmt,
     seg: &SegOp,
     name: &str,
     unchecked: &[Span],
@@ -167,7 +167,7 @@ pub fn build(
 
 fn kernel_body(
     g: &mut Gen,
-    stmt: &Stmt,
+    stmt: &HostStmt,
     seg: &SegOp,
     inputs: &[VarId],
     params: &[Value],
@@ -369,7 +369,7 @@ fn f_elem(g: &Gen, v: VarId) -> ogham_ir::types::PrimType {
 /// `combine(ctx, args, acc, val)`: `acc = op(acc, val)` for every operator of a reduction or scan,
 /// over 8-byte slots holding the components in order.
 fn build_combine(
-    f: &ogham_ir::Function,
+    f: &ogham_ir::kir::Function,
     seg: &SegOp,
     inputs: &[VarId],
     name: &str,

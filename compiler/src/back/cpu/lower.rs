@@ -100,7 +100,7 @@ impl Lower for Gen<'_> {
     type Frame = ();
     type Placed = Vec<VarId>;
 
-    fn f(&self) -> &ogham_ir::Function {
+    fn f(&self) -> &ogham_ir::kir::Function {
         self.f
     }
 

@@ -51,8 +51,9 @@ mod simd;
 mod unswitch;
 
 use super::Unsupported;
+use ogham_ir::VarId;
 use ogham_ir::abi::{ErrorSite, KernelSite, kernels};
-use ogham_ir::{Program, Stmt, VarId};
+use ogham_ir::kir::{HostStmt, Program};
 use std::fmt::Write;
 
 /// A compiled kernel.
@@ -72,7 +73,7 @@ pub struct Kernel {
 pub struct CompiledSeg<'p> {
     /// Index of the entry point in [`Program::functions`].
     pub function: usize,
-    pub stmt: &'p Stmt,
+    pub stmt: &'p HostStmt,
     pub name: String,
     pub kernel: Result<Kernel, Unsupported>,
 }

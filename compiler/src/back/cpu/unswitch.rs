@@ -18,10 +18,10 @@ use ogham_ir::{Body, Exp, Lambda, SubExp, VarId};
 /// The most statements a lambda emitted twice may have.
 const MAX_STATEMENTS: usize = 16;
 
-/// Whether `body` and its `if`s' branches have no SOAC, loop or kernel.
+/// Whether `body` and its `if`s' branches have no SOAC or loop (a lambda's body holds no kernel).
 fn flat(body: &Body) -> bool {
     body.stmts.iter().all(|s| match &s.exp {
-        Exp::Soac(_) | Exp::Loop { .. } | Exp::Seg(_) => false,
+        Exp::Soac(_) | Exp::Loop { .. } => false,
         Exp::If {
             then_body,
             else_body,

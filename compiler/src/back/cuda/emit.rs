@@ -19,9 +19,10 @@ use crate::back::lower::Checks;
 pub use crate::back::lower::Res;
 use crate::back::lower::bounds::Proofs;
 use ogham_ir::abi::{ErrorSite, Failure};
+use ogham_ir::kir::Function;
 use ogham_ir::source::Span;
 use ogham_ir::types::PrimType;
-use ogham_ir::{Const, Function, SubExp, VarId};
+use ogham_ir::{Const, SubExp, VarId};
 
 /// The C type of a scalar.
 pub fn ctype(p: PrimType) -> &'static str {

@@ -28,10 +28,10 @@
 use super::Unsupported;
 use super::emit::{CView, Emit, Res, ctype, var};
 use crate::back::lower;
+use ogham_ir::VarId;
 use ogham_ir::abi::ErrorSite;
-use ogham_ir::kir::{SegKind, SegLevel, SegOp};
+use ogham_ir::kir::{HostStmt, SegKind, SegLevel, SegOp};
 use ogham_ir::source::Span;
-use ogham_ir::{Stmt, VarId};
 
 /// The text and layout of one kernel.
 pub struct Built {
@@ -135,8 +135,8 @@ fn decode(e: &mut Emit, seg: &SegOp, dims: usize, flat: &str) {
 
 /// Builds kernel `seg` (statement `stmt` of function `f`) named `name`.
 pub fn build(
-    f: &ogham_ir::Function,
-    stmt: &Stmt,
+    f: &ogham_ir::kir::Function,
+    stmt: &HostStmt,
     seg: &SegOp,
     name: &str,
     unchecked: &[Span],
@@ -149,8 +149,8 @@ pub fn build(
 }
 
 fn thread_kernel(
-    f: &ogham_ir::Function,
-    stmt: &Stmt,
+    f: &ogham_ir::kir::Function,
+    stmt: &HostStmt,
     seg: &SegOp,
     name: &str,
     unchecked: &[Span],
@@ -328,8 +328,8 @@ fn thread_kernel(
 /// items' partial results in order (a reduction: into the outputs; a scan: into each item's
 /// carry-in, in place).
 fn combine_kernel(
-    f: &ogham_ir::Function,
-    stmt: &Stmt,
+    f: &ogham_ir::kir::Function,
+    stmt: &HostStmt,
     seg: &SegOp,
     name: &str,
     inputs: &[VarId],
@@ -408,8 +408,8 @@ fn combine_kernel(
 }
 
 fn block_kernel(
-    f: &ogham_ir::Function,
-    stmt: &Stmt,
+    f: &ogham_ir::kir::Function,
+    stmt: &HostStmt,
     seg: &SegOp,
     name: &str,
     unchecked: &[Span],

@@ -52,7 +52,7 @@ impl Lower for Emit<'_> {
     type Frame = Vec<String>;
     type Placed = ();
 
-    fn f(&self) -> &ogham_ir::Function {
+    fn f(&self) -> &ogham_ir::kir::Function {
         self.f
     }
 

@@ -28,9 +28,10 @@ mod lower;
 mod scalar;
 
 use super::Unsupported;
+use ogham_ir::VarId;
 use ogham_ir::abi::ErrorSite;
 use ogham_ir::kir::SegLevel;
-use ogham_ir::{Program, Stmt, VarId};
+use ogham_ir::kir::{HostStmt, Program};
 use std::fmt::Write;
 
 /// The device functions every generated translation unit starts with.
@@ -59,7 +60,7 @@ pub struct CudaKernel {
 pub struct GeneratedSeg<'p> {
     /// Index of the entry point in [`Program::functions`].
     pub function: usize,
-    pub stmt: &'p Stmt,
+    pub stmt: &'p HostStmt,
     pub name: String,
     pub kernel: Result<CudaKernel, Unsupported>,
     /// The kernel's code (or the comment saying why there is none), without the prelude.

@@ -30,14 +30,23 @@
 //! Indices the analysis cannot prove (data-dependent ones, offsets from proven ones) keep
 //! their checks, and every out-of-bounds access still fails with its located error.
 
+use ogham_ir::kir::{Function, HostOp};
 use ogham_ir::op::BinOp;
+use ogham_ir::traverse::{Visitor, walk};
 use ogham_ir::types::PrimType;
-use ogham_ir::{Exp, Function, LoopForm, Soac, SubExp, VarId};
+use ogham_ir::{Exp, Form, LoopForm, Soac, Stmt, SubExp, VarId};
 use std::collections::HashMap;
+
+/// What [`counts`] needs of the statement binding a variable: a sum, or an `if`'s branch results.
+#[derive(Clone, Copy)]
+enum Def<'f> {
+    Add(SubExp, SubExp),
+    If(&'f [SubExp], &'f [SubExp]),
+}
 
 /// Whether `next`, a loop's new value of its parameter `p`, is `p` or `p + 1` (through `if`s);
 /// `defs` gives each variable's position in the pattern of the statement binding it.
-fn counts(defs: &HashMap<VarId, (usize, &Exp)>, p: VarId, next: SubExp) -> bool {
+fn counts(defs: &HashMap<VarId, (usize, Def)>, p: VarId, next: SubExp) -> bool {
     let SubExp::Var(v) = next else {
         return false;
     };
@@ -46,17 +55,12 @@ fn counts(defs: &HashMap<VarId, (usize, &Exp)>, p: VarId, next: SubExp) -> bool 
     }
     let one = SubExp::Const(ogham_ir::Const::I64(1));
     match defs.get(&v) {
-        Some((0, Exp::BinOp(BinOp::Add, a, b))) => {
+        Some((0, Def::Add(a, b))) => {
             (*a == SubExp::Var(p) && *b == one) || (*a == one && *b == SubExp::Var(p))
         }
-        Some((
-            k,
-            Exp::If {
-                then_body,
-                else_body,
-                ..
-            },
-        )) => counts(defs, p, then_body.result[*k]) && counts(defs, p, else_body.result[*k]),
+        Some((k, Def::If(then_result, else_result))) => {
+            counts(defs, p, then_result[*k]) && counts(defs, p, else_result[*k])
+        }
         _ => false,
     }
 }
@@ -111,60 +115,18 @@ struct Ranges {
 }
 
 impl Ranges {
-    /// The facts of every statement of `f` (kernels, loops and lambdas at any depth).
+    /// The facts of every statement of `f` (host code and kernels, loops and lambdas at any
+    /// depth).
     fn of(f: &Function) -> Ranges {
-        let mut iotas = HashMap::new();
-        let mut defs = HashMap::new();
-        ogham_ir::traverse::for_each_stmt(&f.body, &mut |stmt| {
-            if let ([v], Exp::Iota(n)) = (&stmt.pat[..], &stmt.exp) {
-                iotas.insert(*v, *n);
-            }
-            for (k, v) in stmt.pat.iter().enumerate() {
-                defs.insert(*v, (k, &stmt.exp));
-            }
-        });
-        let mut below = HashMap::new();
-        let mut less = HashMap::new();
-        ogham_ir::traverse::for_each_stmt(&f.body, &mut |stmt| match &stmt.exp {
-            Exp::BinOp(op, a, b) if f.subexp_type(*a) == ogham_ir::Type::Prim(PrimType::I64) => {
-                let fact = match (op, a, b) {
-                    (BinOp::Lt, SubExp::Var(i), d) => Some((*i, *d, true)),
-                    (BinOp::Ge, SubExp::Var(i), d) => Some((*i, *d, false)),
-                    (BinOp::Gt, d, SubExp::Var(i)) => Some((*i, *d, true)),
-                    (BinOp::Le, d, SubExp::Var(i)) => Some((*i, *d, false)),
-                    _ => None,
-                };
-                if let (Some(fact), [c]) = (fact, &stmt.pat[..]) {
-                    less.insert(*c, fact);
-                }
-            }
-            Exp::Loop {
-                params,
-                form: LoopForm::For { index, bound },
-                body,
-            } => {
-                below.insert(*index, *bound);
-                for ((p, init), next) in params.iter().zip(&body.result) {
-                    let zero = *init == SubExp::Const(ogham_ir::Const::I64(0));
-                    if zero && counts(&defs, *p, *next) {
-                        below.insert(*p, *bound);
-                    }
-                }
-            }
-            Exp::Seg(seg) => below.extend(seg.space.iter().copied()),
-            Exp::Soac(soac) => {
-                let (Soac::Screma { inputs, map, .. }
-                | Soac::Scatter { inputs, map, .. }
-                | Soac::Hist { inputs, map, .. }) = soac;
-                for (p, input) in map.params.iter().zip(inputs) {
-                    if let Some(n) = iotas.get(input) {
-                        below.insert(*p, *n);
-                    }
-                }
-            }
-            _ => {}
-        });
-        Ranges { below, less }
+        let mut defs = Defs::default();
+        walk(&f.body, &mut defs);
+        let mut facts = Facts {
+            f,
+            defs,
+            ranges: Ranges::default(),
+        };
+        walk(&f.body, &mut facts);
+        facts.ranges
     }
 
     /// Whether `i` is proven to lie in `0..dim` in code under the branch conditions `guards`.
@@ -186,5 +148,89 @@ impl Ranges {
             || guards.iter().any(|(c, taken)| {
                 matches!(self.less.get(c), Some((v, d, holds)) if *v == i && holds == taken && at_most(d))
             })
+    }
+}
+
+/// The arrays made by `iota` and the definitions [`counts`] reads, from a first walk.
+#[derive(Default)]
+struct Defs<'f> {
+    iotas: HashMap<VarId, SubExp>,
+    defs: HashMap<VarId, (usize, Def<'f>)>,
+}
+
+impl<'f> Visitor<'f> for Defs<'f> {
+    fn stmt<H: Form>(&mut self, stmt: &'f Stmt<H>) {
+        if let ([v], Exp::Iota(n)) = (&stmt.pat[..], &stmt.exp) {
+            self.iotas.insert(*v, *n);
+        }
+        let def = match &stmt.exp {
+            Exp::BinOp(BinOp::Add, a, b) => Def::Add(*a, *b),
+            Exp::If {
+                then_body,
+                else_body,
+                ..
+            } => Def::If(&then_body.result, &else_body.result),
+            _ => return,
+        };
+        for (k, v) in stmt.pat.iter().enumerate() {
+            self.defs.insert(*v, (k, def));
+        }
+    }
+}
+
+/// The second walk, collecting the facts.
+struct Facts<'f> {
+    f: &'f Function,
+    defs: Defs<'f>,
+    ranges: Ranges,
+}
+
+impl<'f> Visitor<'f> for Facts<'f> {
+    fn stmt<H: Form>(&mut self, stmt: &'f Stmt<H>) {
+        let (f, below, less) = (self.f, &mut self.ranges.below, &mut self.ranges.less);
+        let Defs { iotas, defs } = &self.defs;
+        match &stmt.exp {
+            Exp::BinOp(op, a, b) if f.subexp_type(*a) == ogham_ir::Type::Prim(PrimType::I64) => {
+                let fact = match (op, a, b) {
+                    (BinOp::Lt, SubExp::Var(i), d) => Some((*i, *d, true)),
+                    (BinOp::Ge, SubExp::Var(i), d) => Some((*i, *d, false)),
+                    (BinOp::Gt, d, SubExp::Var(i)) => Some((*i, *d, true)),
+                    (BinOp::Le, d, SubExp::Var(i)) => Some((*i, *d, false)),
+                    _ => None,
+                };
+                if let (Some(fact), [c]) = (fact, &stmt.pat[..]) {
+                    less.insert(*c, fact);
+                }
+            }
+            Exp::Loop {
+                params,
+                form: LoopForm::For { index, bound },
+                body,
+            } => {
+                below.insert(*index, *bound);
+                for ((p, init), next) in params.iter().zip(&body.result) {
+                    let zero = *init == SubExp::Const(ogham_ir::Const::I64(0));
+                    if zero && counts(defs, *p, *next) {
+                        below.insert(*p, *bound);
+                    }
+                }
+            }
+            Exp::Host(host) => {
+                if let HostOp::Seg(seg) = host.host() {
+                    below.extend(seg.space.iter().copied());
+                }
+            }
+            Exp::Soac(soac) => {
+                let (Soac::Screma { inputs, map, .. }
+                | Soac::Scatter { inputs, map, .. }
+                | Soac::Hist { inputs, map, .. }) = soac;
+                for (p, input) in map.params.iter().zip(inputs) {
+                    if let Some(n) = iotas.get(input) {
+                        below.insert(*p, *n);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 }

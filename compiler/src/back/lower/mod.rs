@@ -86,7 +86,7 @@ pub fn bounds_checked(unchecked: &[Span], loc: Span) -> bool {
 
 /// The inputs of kernel statement `stmt` of `f`, in the order of their argument slots: its free
 /// variables, by number.
-pub fn kernel_inputs(f: &ogham_ir::Function, stmt: &ogham_ir::Stmt) -> Vec<VarId> {
+pub fn kernel_inputs(f: &ogham_ir::kir::Function, stmt: &ogham_ir::kir::HostStmt) -> Vec<VarId> {
     ogham_ir::traverse::free_vars_stmt(f, stmt)
         .into_iter()
         .collect()
@@ -124,7 +124,7 @@ pub trait Lower: Sized {
     /// Rows placed in a SOAC's results for one iteration ([`Lower::rows_in_place`]).
     type Placed;
 
-    fn f(&self) -> &ogham_ir::Function;
+    fn f(&self) -> &ogham_ir::kir::Function;
     fn checks(&mut self) -> &mut Checks;
     /// The source ranges whose bounds checks are omitted.
     fn unchecked(&self) -> &[Span];

@@ -312,10 +312,7 @@ pub fn stmt<L: Lower>(l: &mut L, stmt: &Stmt) -> Res<()> {
         } => l.if_else(pat, *cond, then_body, else_body, ret)?,
         Exp::Loop { params, form, body } => l.run_loop(pat, params, form, body)?,
         Exp::Soac(soac) => l.soac(soac, pat)?,
-        Exp::Seg(_) => return Err(Unsupported("a kernel inside a kernel".to_string())),
-        Exp::Threshold { .. } => {
-            return Err(Unsupported("a threshold inside a kernel".to_string()));
-        }
+        Exp::Host(core) => match *core {},
     }
     Ok(())
 }

@@ -14,12 +14,12 @@
 //! live, and the sizes in the types of the variables it binds; its nested bodies are cleaned
 //! first, their results being live.
 
-use ogham_ir::traverse::{for_each_operand, nested_bodies_mut, nested_scopes};
-use ogham_ir::{Body, Const, DimIndex, Exp, Function, SubExp, VarId};
+use ogham_ir::traverse::{Nested, NestedMut, for_each_operand, nested_bodies_mut, nested_scopes};
+use ogham_ir::{Body, Const, DimIndex, Exp, Form, Function, SubExp, VarId};
 use std::collections::HashMap;
 
 /// Removes the dead statements of `function`, nested bodies included.
-pub fn eliminate_dead_code(function: &mut Function) {
+pub fn eliminate_dead_code<F: Form>(function: &mut Function<F>) {
     let mut body = std::mem::take(&mut function.body);
     let mut live = vec![false; function.vars.len()];
     let checked = checked_sizes(function, &body);
@@ -33,7 +33,7 @@ pub fn eliminate_dead_code(function: &mut Function) {
 /// (arrays that exist) otherwise. The extents of a parameter of rank 2 or more may be invalid
 /// (any size beside a 0: a `.npy` of shape `(0, 10^18)`), so a top-level `iota` of one stays
 /// and checks it; one of rank 1 is the element count of an array in memory.
-fn checked_sizes(function: &Function, body: &Body) -> HashMap<SubExp, usize> {
+fn checked_sizes<F: Form>(function: &Function<F>, body: &Body<F>) -> HashMap<SubExp, usize> {
     let mut checked = HashMap::new();
     for p in &function.params {
         if let [d] = function.ty(p.var).shape() {
@@ -61,7 +61,7 @@ fn mark(live: &mut [bool], se: SubExp) {
     }
 }
 
-fn mark_type_of(function: &Function, live: &mut [bool], v: VarId) {
+fn mark_type_of<F: Form>(function: &Function<F>, live: &mut [bool], v: VarId) {
     if let Some(info) = function.vars.get(v.index()) {
         for &dim in info.ty.shape() {
             mark(live, dim);
@@ -71,7 +71,7 @@ fn mark_type_of(function: &Function, live: &mut [bool], v: VarId) {
 
 /// Whether `exp` checks a size that may be invalid at run time: `iota n` or `replicate n v`
 /// of a variable `n` (error `R0706` when negative or too large, on every backend).
-pub fn checks_size(exp: &Exp) -> bool {
+pub fn checks_size<H: Form>(exp: &Exp<H>) -> bool {
     let valid = |n: &SubExp| matches!(n, SubExp::Const(Const::I64(k)) if ogham_ir::sizes::count(*k).is_ok());
     match exp {
         Exp::Iota(n) | Exp::Replicate(n, _) => !valid(n),
@@ -81,19 +81,23 @@ pub fn checks_size(exp: &Exp) -> bool {
 
 /// Whether `exp`, or a statement of a body nested in it (a dead `map` or loop whose body
 /// would check a size), checks a size that `already_checked` does not vouch for.
-fn unchecked_size_check(exp: &Exp, already_checked: &dyn Fn(&SubExp) -> bool) -> bool {
+fn unchecked_size_check<H: Form>(exp: &Exp<H>, already_checked: &dyn Fn(&SubExp) -> bool) -> bool {
+    fn any<G: Form>(body: &Body<G>, already_checked: &dyn Fn(&SubExp) -> bool) -> bool {
+        body.stmts
+            .iter()
+            .any(|s| unchecked_size_check(&s.exp, already_checked))
+    }
     match exp {
         Exp::Iota(n) | Exp::Replicate(n, _) => checks_size(exp) && !already_checked(n),
-        _ => nested_scopes(exp).into_iter().any(|(_, body)| {
-            body.stmts
-                .iter()
-                .any(|s| unchecked_size_check(&s.exp, already_checked))
+        _ => nested_scopes(exp).into_iter().any(|(_, body)| match body {
+            Nested::Host(body) => any(body, already_checked),
+            Nested::Core(body) => any(body, already_checked),
         }),
     }
 }
 
 /// Whether `exp` slices an array with a length variable that is live.
-fn slice_length_used(exp: &Exp, live: &[bool]) -> bool {
+fn slice_length_used<H: Form>(exp: &Exp<H>, live: &[bool]) -> bool {
     let Exp::Index(_, indices) = exp else {
         return false;
     };
@@ -105,9 +109,9 @@ fn slice_length_used(exp: &Exp, live: &[bool]) -> bool {
 
 /// Cleans `body`; `top`: the position of the enclosing top-level statement (`None` for the
 /// function's body itself), before which the sizes of `checked` are known valid.
-fn clean(
-    function: &Function,
-    body: &mut Body,
+fn clean<F: Form, H: Form>(
+    function: &Function<F>,
+    body: &mut Body<H>,
     live: &mut [bool],
     checked: &HashMap<SubExp, usize>,
     top: Option<usize>,
@@ -140,7 +144,10 @@ fn clean(
             .flat_map(|(bound, _)| bound)
             .collect();
         for nested in nested_bodies_mut(&mut stmt.exp) {
-            clean(function, nested, live, checked, Some(at));
+            match nested {
+                NestedMut::Host(body) => clean(function, body, live, checked, Some(at)),
+                NestedMut::Core(body) => clean(function, body, live, checked, Some(at)),
+            }
         }
         for v in binders.into_iter().chain(stmt.pat.iter().copied()) {
             mark_type_of(function, live, v);

@@ -43,17 +43,22 @@
 //!   sizes, and never when consumed; lambdas and kernels only lose scalar code.
 //! - Neither CSE nor hoisting touches an array that is consumed anywhere in the function, or
 //!   that aliases one (see [`consumed_arrays`]), so in-place updates stay valid.
-//! - Kernel IR stays kernel IR: SOACs and kernels are never hoisted or merged.
+//! - Kernel IR stays kernel IR: SOACs and kernels are never hoisted or merged. The walk is
+//!   generic over the IR's form (`kir-simplify` runs it on kernel IR): what it knows of host
+//!   code (definitions, bounds, available expressions, kept in the host form) holds in the
+//!   kernels' core code, and what it hoists out of a kernel is flat, so it is host code as is.
 
 pub mod dce;
 mod rules;
 
-use ogham_ir::kir::SegKind;
+use ogham_ir::kir::{HostExp, HostOp, SegKind};
 use ogham_ir::traverse::{
-    Subst, consumed_arrays, for_each_operand, free_vars_stmt, map_operands, nested_bodies_mut,
-    nested_scopes, substitute_arena_types, substitute_subexp, use_counts,
+    NestedMut, Subst, consumed_arrays, for_each_operand, free_vars_stmt, map_operands,
+    nested_bodies_mut, nested_scopes, substitute_arena_types, substitute_subexp, use_counts,
 };
-use ogham_ir::{Body, Const, Exp, Function, LoopForm, Program, Soac, Stmt, SubExp, Type, VarId};
+use ogham_ir::{
+    Body, Const, Exp, Form, Function, LoopForm, Program, Soac, Stmt, SubExp, Type, VarId,
+};
 use rules::{Facts, Rewrite};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
@@ -64,13 +69,13 @@ use std::hash::{Hash, Hasher};
 pub const MAX_ROUNDS: usize = 32;
 
 /// Simplifies every function of the program (core or kernel IR).
-pub fn simplify(program: &mut Program) {
+pub fn simplify<F: Form>(program: &mut Program<F>) {
     for function in &mut program.functions {
         simplify_function(function);
     }
 }
 
-fn simplify_function(function: &mut Function) {
+fn simplify_function<F: Form>(function: &mut Function<F>) {
     for _ in 0..MAX_ROUNDS {
         let before = function.body.clone();
         let mut simplifier = Simplifier::new(function);
@@ -86,22 +91,24 @@ fn simplify_function(function: &mut Function) {
 }
 
 /// The forward rewrite walk of one round over one function.
-struct Simplifier<'a> {
-    function: &'a Function,
+struct Simplifier<'a, F: Form> {
+    function: &'a Function<F>,
     subst: Subst,
     /// Use counts at the start of the round (for dead results and unused loop parameters).
     counts: Vec<u32>,
     consumed: HashSet<VarId>,
+    /// The definitions of `iota`s, `replicate`s and `rearrange`s (see [`rules::Facts`]).
     defs: HashMap<VarId, Exp>,
     bounds: HashMap<VarId, SubExp>,
-    /// Available expressions, bucketed by a hash of their shape and operands.
-    available: HashMap<u64, Vec<(Exp, Vec<VarId>)>>,
+    /// Available expressions, bucketed by a hash of their shape and operands (in the widest
+    /// form: those of host code are available in its kernels).
+    available: HashMap<u64, Vec<(HostExp, Vec<VarId>)>>,
     /// The buckets entries were added to, innermost last, for leaving scopes.
     available_log: Vec<u64>,
 }
 
-impl<'a> Simplifier<'a> {
-    fn new(function: &'a Function) -> Self {
+impl<'a, F: Form> Simplifier<'a, F> {
+    fn new(function: &'a Function<F>) -> Self {
         Simplifier {
             function,
             subst: Subst::new(),
@@ -114,7 +121,7 @@ impl<'a> Simplifier<'a> {
         }
     }
 
-    fn body(&mut self, body: Body) -> Body {
+    fn body<G: Form>(&mut self, body: Body<G>) -> Body<G> {
         let mark = self.available_log.len();
         let mut stmts = Vec::with_capacity(body.stmts.len());
         for stmt in body.stmts {
@@ -134,7 +141,7 @@ impl<'a> Simplifier<'a> {
     }
 
     /// Simplifies `stmt`, appending what replaces it (and anything hoisted out of it) to `out`.
-    fn stmt(&mut self, mut stmt: Stmt, out: &mut Vec<Stmt>) {
+    fn stmt<G: Form>(&mut self, mut stmt: Stmt<G>, out: &mut Vec<Stmt<G>>) {
         let subst = &self.subst;
         map_operands(&mut stmt.exp, &mut |se| substitute_subexp(se, subst));
         if let Exp::Loop { .. } = stmt.exp {
@@ -174,8 +181,9 @@ impl<'a> Simplifier<'a> {
         }
         if let ([v], Exp::Iota(_) | Exp::Replicate(..) | Exp::Rearrange(..)) =
             (&stmt.pat[..], &stmt.exp)
+            && let Ok(def) = stmt.exp.clone().flat()
         {
-            self.defs.insert(*v, stmt.exp.clone());
+            self.defs.insert(*v, def);
         }
         out.push(stmt);
     }
@@ -187,7 +195,7 @@ impl<'a> Simplifier<'a> {
     }
 
     /// Simplifies the bodies nested in `exp`, hoisting invariant statements to `out`.
-    fn nested(&mut self, exp: &mut Exp, out: &mut Vec<Stmt>) {
+    fn nested<G: Form>(&mut self, exp: &mut Exp<G>, out: &mut Vec<Stmt<G>>) {
         match exp {
             Exp::Loop {
                 form: LoopForm::For { index, bound },
@@ -195,9 +203,11 @@ impl<'a> Simplifier<'a> {
             } => {
                 self.bounds.insert(*index, *bound);
             }
-            Exp::Seg(seg) => {
-                for &(index, extent) in &seg.space {
-                    self.bounds.insert(index, extent);
+            Exp::Host(host) => {
+                if let HostOp::Seg(seg) = host.host() {
+                    for &(index, extent) in &seg.space {
+                        self.bounds.insert(index, extent);
+                    }
                 }
             }
             _ => {}
@@ -212,21 +222,38 @@ impl<'a> Simplifier<'a> {
         }
         let hoisting = match exp {
             Exp::Loop { .. } => Some(true),
-            Exp::Soac(_) | Exp::Seg(_) => Some(false),
+            Exp::Soac(_) | Exp::Host(_) => Some(false),
             _ => None,
         };
         let binders: Vec<Vec<VarId>> = nested_scopes(exp).into_iter().map(|(b, _)| b).collect();
         for (body, bound) in nested_bodies_mut(exp).into_iter().zip(binders) {
-            *body = self.body(std::mem::take(body));
-            if let Some(arrays) = hoisting {
-                self.hoist(body, bound, arrays, out);
+            match body {
+                NestedMut::Host(body) => {
+                    *body = self.body(std::mem::take(body));
+                    if let Some(arrays) = hoisting {
+                        self.hoist(body, bound, arrays, out);
+                    }
+                }
+                NestedMut::Core(body) => {
+                    *body = self.body(std::mem::take(body));
+                    if let Some(arrays) = hoisting {
+                        self.hoist(body, bound, arrays, out);
+                    }
+                }
             }
         }
     }
 
     /// Moves the statements of `body` that use nothing bound inside it (`bound` are its
     /// parameters) to `out`, keeping their order.
-    fn hoist(&self, body: &mut Body, bound: Vec<VarId>, arrays: bool, out: &mut Vec<Stmt>) {
+    /// Hoisted statements are flat, so they move from a kernel's body to host code as they are.
+    fn hoist<B: Form, G: Form>(
+        &self,
+        body: &mut Body<B>,
+        bound: Vec<VarId>,
+        arrays: bool,
+        out: &mut Vec<Stmt<G>>,
+    ) {
         let mut inside: HashSet<VarId> = bound.into_iter().collect();
         let mut kept = Vec::with_capacity(body.stmts.len());
         for stmt in std::mem::take(&mut body.stmts) {
@@ -238,19 +265,27 @@ impl<'a> Simplifier<'a> {
                         SubExp::Const(_) => true,
                     }
                 });
-            if invariant {
-                out.push(stmt);
+            let stmt = if invariant {
+                let Stmt { pat, exp, loc } = stmt;
+                match exp.flat() {
+                    Ok(exp) => {
+                        out.push(Stmt { pat, exp, loc });
+                        continue;
+                    }
+                    Err(exp) => Stmt { pat, exp, loc },
+                }
             } else {
-                inside.extend(stmt.pat.iter().copied());
-                kept.push(stmt);
-            }
+                stmt
+            };
+            inside.extend(stmt.pat.iter().copied());
+            kept.push(stmt);
         }
         body.stmts = kept;
     }
 
     /// Whether `stmt` may move out of a body that may run zero or many times: it cannot fail,
     /// has no effect, and (if `arrays`) builds an array of constant size that nothing consumes.
-    fn hoistable(&self, stmt: &Stmt, arrays: bool) -> bool {
+    fn hoistable<G: Form>(&self, stmt: &Stmt<G>, arrays: bool) -> bool {
         if stmt.pat.is_empty() || stmt.pat.iter().any(|v| self.consumed.contains(v)) {
             return false;
         }
@@ -271,7 +306,7 @@ impl<'a> Simplifier<'a> {
 
     /// Loop parameters the body returns unchanged become their initial values; parameters
     /// needed neither after the loop nor to compute the parameters that are disappear.
-    fn loop_params(&mut self, stmt: &mut Stmt) {
+    fn loop_params<G: Form>(&mut self, stmt: &mut Stmt<G>) {
         let Exp::Loop { params, form, body } = &mut stmt.exp else {
             return;
         };
@@ -301,10 +336,10 @@ impl<'a> Simplifier<'a> {
     /// Which loop parameters are needed: those used after the loop or as its condition, and,
     /// iterating to a fixed point, those the body needs to compute the needed ones (or their
     /// sizes, or an assertion).
-    fn needed_loop_params(
+    fn needed_loop_params<G: Form>(
         &self,
         params: &[(VarId, SubExp)],
-        body: &Body,
+        body: &Body<G>,
         pat: &[VarId],
         cond: Option<VarId>,
     ) -> Vec<bool> {
@@ -350,7 +385,7 @@ impl<'a> Simplifier<'a> {
     /// Drops the unused results of an `if`, and the unused mapped results of a `Screma` or a
     /// kernel (its results after those fed to scans, reductions or histograms; at least one
     /// stays).
-    fn drop_dead_results(&self, stmt: &mut Stmt) {
+    fn drop_dead_results<G: Form>(&self, stmt: &mut Stmt<G>) {
         if let Exp::If {
             then_body,
             else_body,
@@ -380,7 +415,10 @@ impl<'a> Simplifier<'a> {
                     + reds.iter().map(|r| r.neutral.len()).sum::<usize>();
                 (fed, &mut map.ret, &mut map.body.result)
             }
-            Exp::Seg(seg) => {
+            Exp::Host(host) => {
+                let HostOp::Seg(seg) = host.host_mut() else {
+                    return;
+                };
                 let fed = match &seg.kind {
                     SegKind::Map => 0,
                     SegKind::Red(reds) => reds.iter().map(|r| r.neutral.len()).sum(),
@@ -405,7 +443,7 @@ impl<'a> Simplifier<'a> {
 
     /// Drops the inputs of a SOAC whose map lambda ignores them (at least one input stays),
     /// if they have the SOAC's width (otherwise the evaluator's length check must stay).
-    fn drop_unused_inputs(&self, exp: &mut Exp) {
+    fn drop_unused_inputs<G: Form>(&self, exp: &mut Exp<G>) {
         let (width, inputs, map) = match exp {
             Exp::Soac(
                 Soac::Screma {
@@ -434,25 +472,31 @@ impl<'a> Simplifier<'a> {
 
     /// The results of an earlier, identical pure statement, if there is one; otherwise makes
     /// this one available.
-    fn available_as(&mut self, stmt: &Stmt) -> Option<Vec<SubExp>> {
+    fn available_as<G: Form>(&mut self, stmt: &Stmt<G>) -> Option<Vec<SubExp>> {
         if !self.pure(stmt) {
             return None;
         }
-        let key = shape_hash(&stmt.exp);
+        let exp: HostExp = match stmt.exp.clone().flat() {
+            Ok(exp) => exp,
+            Err(Exp::Host(host)) => Exp::Host(host.host().clone()),
+            Err(_) => return None,
+        };
+        let key = shape_hash(&exp);
         let bucket = self.available.entry(key).or_default();
-        if let Some((_, earlier)) = bucket.iter().rev().find(|(exp, _)| *exp == stmt.exp) {
+        if let Some((_, earlier)) = bucket.iter().rev().find(|(e, _)| *e == exp) {
             return Some(earlier.iter().map(|&v| SubExp::Var(v)).collect());
         }
-        bucket.push((stmt.exp.clone(), stmt.pat.clone()));
+        bucket.push((exp, stmt.pat.clone()));
         self.available_log.push(key);
         None
     }
 
     /// Whether `stmt` may be merged with an identical one: it computes a value from its
     /// operands alone, and its result is not consumed.
-    fn pure(&self, stmt: &Stmt) -> bool {
+    fn pure<G: Form>(&self, stmt: &Stmt<G>) -> bool {
+        let threshold = |host: &G| matches!(host.host(), HostOp::Threshold { .. });
         let candidate = matches!(
-            stmt.exp,
+            &stmt.exp,
             Exp::BinOp(..)
                 | Exp::UnOp(..)
                 | Exp::Math(..)
@@ -463,8 +507,7 @@ impl<'a> Simplifier<'a> {
                 | Exp::ArrayLit(..)
                 | Exp::Rearrange(..)
                 | Exp::Reshape(..)
-                | Exp::Threshold { .. }
-        );
+        ) || matches!(&stmt.exp, Exp::Host(host) if threshold(host));
         candidate
             && !stmt.pat.is_empty()
             && stmt.pat.iter().all(|v| {
@@ -474,7 +517,7 @@ impl<'a> Simplifier<'a> {
 }
 
 /// A hash of an expression's variant and operands (equal expressions hash equally).
-fn shape_hash(exp: &Exp) -> u64 {
+fn shape_hash(exp: &HostExp) -> u64 {
     let mut hasher = DefaultHasher::new();
     std::mem::discriminant(exp).hash(&mut hasher);
     for_each_operand(exp, &mut |se| se.hash(&mut hasher));

@@ -11,13 +11,16 @@
 use ogham_ir::op::BinOp;
 use ogham_ir::scalar;
 use ogham_ir::traverse::{Subst, substitute_body};
-use ogham_ir::{Body, Const, DimIndex, Exp, Function, Lambda, LoopForm, Soac, Stmt, SubExp, VarId};
+use ogham_ir::{
+    Body, Const, DimIndex, Exp, Form, Function, Lambda, LoopForm, Soac, Stmt, SubExp, VarId,
+};
 use std::collections::{HashMap, HashSet};
 
 /// What the rules may know about variables in scope.
-pub struct Facts<'a> {
-    pub function: &'a Function,
-    /// The defining expression of variables bound by `iota`, `replicate` and `rearrange`.
+pub struct Facts<'a, F: Form> {
+    pub function: &'a Function<F>,
+    /// The defining expression of variables bound by `iota`, `replicate` and `rearrange`
+    /// (in host code or in kernels).
     pub defs: &'a HashMap<VarId, Exp>,
     /// Exclusive upper bounds of variables known to lie in `[0, bound)` (loop and kernel
     /// indices).
@@ -26,22 +29,22 @@ pub struct Facts<'a> {
     pub consumed: &'a HashSet<VarId>,
 }
 
-/// The outcome of simplifying one statement.
-pub enum Rewrite {
+/// The outcome of simplifying one statement of the form `H`.
+pub enum Rewrite<H: Form> {
     /// The statement's variables are these operands; the statement goes away.
     Replace(Vec<SubExp>),
     /// The statement becomes the statements of `body` (whose variables `renamed` substitutes,
     /// for the types in the arena too), and its variables `body`'s results.
     Inline {
-        body: Body,
+        body: Body<H>,
         renamed: Subst,
     },
     /// The statement keeps its pattern with a simpler expression.
-    Exp(Exp),
+    Exp(Exp<H>),
     Keep,
 }
 
-impl Facts<'_> {
+impl<F: Form> Facts<'_, F> {
     /// `i` is certainly in `[0, n)`.
     fn in_bounds(&self, i: SubExp, n: SubExp) -> bool {
         match (i, n) {
@@ -53,7 +56,7 @@ impl Facts<'_> {
 }
 
 /// Simplifies `stmt`, whose operands are already substituted.
-pub fn rewrite(facts: &Facts, stmt: &Stmt) -> Rewrite {
+pub fn rewrite<F: Form, H: Form>(facts: &Facts<F>, stmt: &Stmt<H>) -> Rewrite<H> {
     let replace = |se: SubExp| Rewrite::Replace(vec![se]);
     match &stmt.exp {
         Exp::SubExp(se) => replace(*se),
@@ -126,7 +129,7 @@ pub fn rewrite(facts: &Facts, stmt: &Stmt) -> Rewrite {
 }
 
 /// A loop that runs zero times returns its initial values; one that runs once is its body.
-fn loop_(params: &[(VarId, SubExp)], form: &LoopForm, body: &Body) -> Rewrite {
+fn loop_<H: Form>(params: &[(VarId, SubExp)], form: &LoopForm, body: &Body<H>) -> Rewrite<H> {
     let inits = || params.iter().map(|&(_, init)| init).collect();
     match form {
         LoopForm::For { bound, .. } if int_value(*bound).is_some_and(|n| n <= 0) => {
@@ -153,13 +156,13 @@ fn loop_(params: &[(VarId, SubExp)], form: &LoopForm, body: &Body) -> Rewrite {
 /// A map whose lambda returns some of its parameters unchanged is those inputs, when the
 /// inputs have the map's width and neither they nor the results are consumed (a map's results
 /// are fresh arrays, an input is not).
-fn identity_map(
-    facts: &Facts,
-    stmt: &Stmt,
+fn identity_map<F: Form, H: Form>(
+    facts: &Facts<F>,
+    stmt: &Stmt<H>,
     width: SubExp,
     inputs: &[VarId],
     map: &Lambda,
-) -> Rewrite {
+) -> Rewrite<H> {
     let input_of = |r: &SubExp| {
         let param = map.params.iter().position(|&p| SubExp::Var(p) == *r)?;
         let input = *inputs.get(param)?;
@@ -200,12 +203,12 @@ fn float_value(se: SubExp) -> Option<f64> {
 }
 
 /// The constant `n` of integer type `like`'s type.
-fn int_const(like: &Facts, operand: SubExp, n: i64) -> SubExp {
+fn int_const<F: Form>(like: &Facts<F>, operand: SubExp, n: i64) -> SubExp {
     let ty = like.function.subexp_type(operand).elem();
     SubExp::Const(scalar::convert(Const::I64(n), ty))
 }
 
-fn binop(facts: &Facts, op: BinOp, a: SubExp, b: SubExp) -> Rewrite {
+fn binop<F: Form, H: Form>(facts: &Facts<F>, op: BinOp, a: SubExp, b: SubExp) -> Rewrite<H> {
     use BinOp::*;
     if let (SubExp::Const(x), SubExp::Const(y)) = (a, b) {
         return scalar::binop(op, x, y)
@@ -267,7 +270,7 @@ fn binop(facts: &Facts, op: BinOp, a: SubExp, b: SubExp) -> Rewrite {
 
 /// Indexing: trailing whole-dimension slices are dropped (`a[i, 0:+m*1]` is `a[i]`); an index
 /// into `iota`/`replicate` reads the known element.
-fn index(facts: &Facts, a: VarId, idx: &[DimIndex]) -> Rewrite {
+fn index<F: Form, H: Form>(facts: &Facts<F>, a: VarId, idx: &[DimIndex]) -> Rewrite<H> {
     let shape = facts.function.ty(a).shape();
     let whole = |d: usize| {
         matches!(idx[d], DimIndex::Slice { start, len, stride }

@@ -10,7 +10,7 @@ use ogham_ir::{self as ir, Body, DimIndex, Exp, Lambda, LoopForm, RedOp, Soac, S
 use std::collections::{HashMap, HashSet};
 
 pub(super) struct Check<'a> {
-    f: &'a ir::Function,
+    f: &'a ir::kir::Function,
     /// The innermost space variable (the lane index).
     inner: VarId,
     space: HashSet<VarId>,
@@ -34,7 +34,7 @@ pub(super) struct Check<'a> {
 
 impl<'a> Check<'a> {
     /// A check of kernel `seg`'s point code at `width` (`None` for a kernel without space).
-    pub(super) fn new(f: &'a ir::Function, seg: &SegOp, width: Width) -> Option<Check<'a>> {
+    pub(super) fn new(f: &'a ir::kir::Function, seg: &SegOp, width: Width) -> Option<Check<'a>> {
         Some(Check {
             f,
             inner: seg.space.last()?.0,

@@ -171,7 +171,7 @@ pub struct Plan {
 
 /// The plan for kernel `seg` of function `f`, or `None` when its point's code is not in the
 /// subset described in the module header (or SIMD is turned off).
-pub fn plan(f: &ir::Function, seg: &SegOp) -> Option<Plan> {
+pub fn plan(f: &ir::kir::Function, seg: &SegOp) -> Option<Plan> {
     if std::env::var_os("OGHAM_SIMD").is_some_and(|v| v == "0") {
         return None;
     }
