@@ -28,14 +28,9 @@ impl Scalar {
     /// their bit patterns in the low bits.
     pub fn slot_bits(self) -> i64 {
         match self {
-            Scalar::Bool(b) => b as i64,
-            Scalar::I8(x) => x as i64,
-            Scalar::I16(x) => x as i64,
-            Scalar::I32(x) => x as i64,
-            Scalar::I64(x) => x,
-            Scalar::U8(x) => x as i64,
             Scalar::F32(x) => x.to_bits() as i64,
             Scalar::F64(x) => x.to_bits() as i64,
+            integer => integer.as_i64(),
         }
     }
 
