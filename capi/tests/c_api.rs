@@ -314,7 +314,12 @@ fn the_build_line_in_the_generated_header_works_as_written() {
         "{}",
         String::from_utf8_lossy(&cc.stderr)
     );
-    let run = Command::new(dir.join("a.out")).output().unwrap();
+    // As a user runs it: the build line's `-rpath` finds the library, not the directories
+    // `cargo test` puts in `LD_LIBRARY_PATH` (where a stale copy may lie).
+    let run = Command::new(dir.join("a.out"))
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
     assert_eq!(String::from_utf8_lossy(&run.stdout), "opened\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
