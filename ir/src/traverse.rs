@@ -511,28 +511,21 @@ fn visit_body<F: Form, H: Form>(
 /// The variables a statement uses but does not bind (sizes in the types of the variables it
 /// binds included).
 pub fn free_vars_stmt<F: Form, H: Form>(function: &Function<F>, stmt: &Stmt<H>) -> BTreeSet<VarId> {
-    let (mut uses, mut binds) = (BTreeSet::new(), BTreeSet::new());
-    visit_stmt(
-        function,
-        stmt,
-        &mut |v| {
-            uses.insert(v);
-        },
-        &mut |v| {
-            binds.insert(v);
-        },
-    );
-    uses.retain(|v| !binds.contains(v));
-    uses
+    unbound_uses(|use_var, bind| visit_stmt(function, stmt, use_var, bind))
 }
 
 /// The variables a body uses but does not bind (a lambda's or loop's parameters are bound
 /// outside its body, so they are free in it).
 pub fn free_vars_body<F: Form, H: Form>(function: &Function<F>, body: &Body<H>) -> BTreeSet<VarId> {
+    unbound_uses(|use_var, bind| visit_body(function, body, use_var, bind))
+}
+
+/// The variables that `visit` reports used but never reports bound.
+fn unbound_uses(
+    visit: impl FnOnce(&mut dyn FnMut(VarId), &mut dyn FnMut(VarId)),
+) -> BTreeSet<VarId> {
     let (mut uses, mut binds) = (BTreeSet::new(), BTreeSet::new());
-    visit_body(
-        function,
-        body,
+    visit(
         &mut |v| {
             uses.insert(v);
         },
