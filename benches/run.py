@@ -5,7 +5,7 @@ baseline, in one run (see benches/README.md).
     cargo build --release                                              # target/release/ogham
     cargo build --release --manifest-path benches/baseline/Cargo.toml  # the Rust baseline
     cargo build --release -p ogham-capi                                # libogham_c.so (aot group)
-    python3 benches/run.py [--reps 5] [--only bfast,aot,micro,twdtw,ptsel] [--scale 1.0]
+    python3 benches/run.py [--reps 5] [--only bfast,scaling,aot,micro,twdtw,ptsel] [--scale 1.0]
                            [--zeit-core PATH/zeit/_core.cpython-311-x86_64-linux-gnu.so]
                            [--pypi-python PATH/bfastenv/bin/python]
 
@@ -292,6 +292,82 @@ def bench_bfast(args, work):
 
 
 # ---------------------------------------------------------------------------------------------
+# BFAST scaling: time and peak memory from 10^3 to 10^5 pixels (issue 22)
+
+SCALING_PIXELS = [1000, 10000, 100000]
+SCALING_N, SCALING_HISTORY = 256, 128
+
+
+GNU_TIME = "/usr/bin/time"
+
+
+def run_peak(cmd, env=None):
+    """Runs `cmd` under GNU time: (wall ms, its peak resident set in MiB, stderr). The child's
+    own `ru_maxrss` would not do: a child forked from this Python process starts with the
+    parent's high-water mark. NaN when GNU time is missing."""
+    with tempfile.NamedTemporaryFile(mode="r") as rss:
+        timed = [GNU_TIME, "-f", "%M", "-o", rss.name] + cmd if os.path.exists(GNU_TIME) else cmd
+        t = time.perf_counter()
+        p = subprocess.run(timed, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           text=True)
+        ms = (time.perf_counter() - t) * 1e3
+        if p.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed:\n{p.stderr[-2000:]}")
+        kib = rss.read().strip()
+    return ms, float(kib) / 1024 if kib else math.nan, p.stderr
+
+
+def bench_scaling(args, work):
+    """BFAST on 10^3, 10^4 and 10^5 pixels x 256 dates (D4/D5's shape): how the whole `ogham
+    run` process, its kernels and its peak memory grow, next to a Python process calling
+    zeit-cdts (when `--zeit-core` is given)."""
+    rows, ok = [], True
+    if not os.path.exists(GNU_TIME):
+        print(f"note: peak memory skipped ({GNU_TIME} is missing: apt install time)")
+    for M0 in SCALING_PIXELS:
+        M = max(256, int(M0 * args.scale))
+        path = os.path.join(work, f"bfast_scaling_{M}x{SCALING_N}.npy")
+        if not os.path.exists(path):
+            Y, _ = bref.cloudy_set(40, M, SCALING_N, SCALING_HISTORY, BFAST_F)
+            np.save(path, Y)
+        print(f"BFAST scaling: M={M}, N={SCALING_N}", flush=True)
+        out = os.path.join(work, f"out_scaling_{M}")
+        cmd = [OGHAM, "run", "--backend", "cpu", "-o", out,
+               os.path.join(ROOT, "programs", "bfast.og")]
+        cmd += [str(a) for a in bfast_args(path, SCALING_HISTORY)]
+        env = dict(os.environ, OGHAM_PROFILE="1")
+        run_peak(cmd, env)  # fills the cache; checked against the f64 reference below
+        Y = np.load(path)
+        o_brk = np.load(os.path.join(out, "out0.npy")).astype(np.int64)
+        ref_n = min(M, NUMPY_PIXELS)
+        ref = bref.run_r(Y[:ref_n], SCALING_HISTORY, BFAST_F, k=BFAST_K, h=BFAST_H)
+        ok &= break_agreement("ogham vs NumPy f64 (first pixels)", o_brk[:ref_n], ref["brk"],
+                              ref["margin"])
+        wall, kern, peak = [], [], []
+        for _ in range(args.reps):
+            ms, mib, err = run_peak(cmd, env)
+            wall.append(ms)
+            peak.append(mib)
+            kern.append(sum(float(m) for m in PROFILE.findall(err)))
+        zp = zpeak = math.nan
+        if args.zeit_core:
+            zcmd = [sys.executable, "-c", ZEIT_PROCESS, args.zeit_core, path,
+                    str(SCALING_HISTORY), str(BFAST_F), str(BFAST_K), str(BFAST_H),
+                    path + ".zeit.npy"]
+            runs = [run_peak(zcmd) for _ in range(args.reps + 1)][1:]
+            zp, zpeak = median([r[0] for r in runs]), median([r[1] for r in runs])
+        mib_in = Y.nbytes / 2**20
+        rows.append([f"{M:,}", f(mib_in), f(median(wall)), f(median(kern)),
+                     f(median(kern) * 1e3 / M, 2), f(median(peak)), f(median(peak) / mib_in, 2),
+                     f(zp), f(zpeak), f(median(wall) / zp, 2)])
+    table(f"BFAST scaling, {SCALING_N} dates (f32 stack, n = {SCALING_HISTORY}, cloudy_set)",
+          ["pixels", "input MiB", "ogham process ms", "ogham kernels ms", "kernel µs/pixel",
+           "ogham peak RSS MiB", "ogham peak / input", "zeit Python process ms",
+           "zeit peak RSS MiB", "ogham process / zeit process"], rows)
+    return ok
+
+
+# ---------------------------------------------------------------------------------------------
 # BFAST from C: an object compiled ahead of time against a .ogl library (JIT at each call)
 
 def bfast_call(exe, path, n, reps, lib=None):
@@ -557,7 +633,7 @@ def bench_ptsel(args, work):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--only", default="bfast,aot,micro,twdtw,ptsel")
+    ap.add_argument("--only", default="bfast,scaling,aot,micro,twdtw,ptsel")
     ap.add_argument("--scale", type=float, default=1.0,
                     help="multiplies every problem size (default: the sizes of BENCHMARKS.md)")
     ap.add_argument("--zeit-core", default=os.environ.get("ZEIT_CORE"))
@@ -574,8 +650,8 @@ def main():
     work = args.work or tempfile.mkdtemp(prefix="ogham-bench-")
     os.makedirs(work, exist_ok=True)
     ok = True
-    for name, fn in [("bfast", bench_bfast), ("aot", bench_aot), ("micro", bench_micro),
-                     ("twdtw", bench_twdtw), ("ptsel", bench_ptsel)]:
+    for name, fn in [("bfast", bench_bfast), ("scaling", bench_scaling), ("aot", bench_aot),
+                     ("micro", bench_micro), ("twdtw", bench_twdtw), ("ptsel", bench_ptsel)]:
         if name in args.only.split(","):
             ok &= fn(args, work)
     print("\nall output checks passed" if ok else "\nSOME OUTPUT CHECKS FAILED")
