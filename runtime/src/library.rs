@@ -71,7 +71,8 @@ enum Code {
     Packed(Packed),
 }
 
-/// The JSON layout of a library (writing borrows, reading owns).
+/// The JSON layout of a library (writing borrows, reading owns; reading checks the [`Header`]
+/// first).
 #[cfg(feature = "jit")]
 #[derive(Serialize)]
 struct FileOut<'a> {
@@ -82,11 +83,18 @@ struct FileOut<'a> {
     program: &'a Program,
 }
 
+/// The start of a library's JSON: read first, since a program of another version does not
+/// decode.
+#[cfg(feature = "jit")]
+#[derive(Deserialize)]
+struct Header {
+    format: String,
+    version: u32,
+}
+
 #[cfg(feature = "jit")]
 #[derive(Deserialize)]
 struct FileIn {
-    format: String,
-    version: u32,
     sources: SourceMap,
     #[serde(default)]
     docs: BTreeMap<String, String>,
@@ -179,15 +187,29 @@ impl Library {
         text: &str,
         origin: &str,
     ) -> Result<(SourceMap, BTreeMap<String, String>, Program), String> {
-        let lib: FileIn = serde_json::from_str(text)
+        // The version first: another version's program does not decode.
+        let header: Header = serde_json::from_str(text)
             .map_err(|e| format!("{origin} is not an Ogham library: {e}"))?;
-        if lib.format != FORMAT || lib.version != VERSION {
+        if header.format != FORMAT {
             return Err(format!(
-                "{origin} is a `{}` file of version {}; this runtime reads `{FORMAT}` version \
-                 {VERSION} (rebuild it with `ogham build`)",
-                lib.format, lib.version
+                "{origin} is a `{}` file, not an Ogham library (`{FORMAT}`)",
+                header.format
             ));
         }
+        if header.version != VERSION {
+            let by = if header.version < VERSION {
+                "an older"
+            } else {
+                "a newer"
+            };
+            return Err(format!(
+                "{origin} is a library of version {} built by {by} Ogham; this runtime reads \
+                 version {VERSION}: rebuild it with `ogham build PROGRAM.og -o {origin}`",
+                header.version
+            ));
+        }
+        let lib: FileIn = serde_json::from_str(text)
+            .map_err(|e| format!("{origin} is not an Ogham library: {e}"))?;
         verify(&lib.program).map_err(|errors| {
             format!(
                 "{origin} holds an invalid program ({}); rebuild it with `ogham build`",
