@@ -9,6 +9,9 @@ use super::soac::{accumulate, hist_updates};
 use super::{Lower, Res};
 use ogham_ir::kir::SegKind;
 
+/// Writes output `j` of the current point: `write(l, j, value)`.
+pub type WriteOutput<'w, L> = dyn FnMut(&mut L, usize, &<L as Lower>::Val) -> Res<()> + 'w;
+
 /// The destinations of a kernel's histograms `hists` over a space of rank `rank`, for
 /// [`hist_updates`]: each contiguous `[segments...][bins]row...` destination as a view of
 /// `[segments × bins]` rows, indexed by `segment * bins + bin` (extents: the product of the
@@ -49,7 +52,7 @@ pub fn point<L: Lower>(
     hist: (&[Vec<L::View>], &L::S),
     vals: &[L::Val],
     scan_writes: Option<L::S>,
-    write: &mut dyn FnMut(&mut L, usize, &L::Val) -> Res<()>,
+    write: &mut WriteOutput<L>,
 ) -> Res<()> {
     match kind {
         SegKind::Map => {
