@@ -15,8 +15,10 @@
 //!
 //! The file is JSON: a format tag and version, the program's source files (for error messages
 //! with source locations) and its kernel IR (`ogham_ir::kir::Program`, after flattening and
-//! optimisation) and its entry points' doc comments. Loading verifies the IR, so a damaged or
-//! hand-edited file is rejected with an error instead of misbehaving. An entry point's kernels
+//! optimisation) and its entry points' doc comments. Loading reads the version first (a file
+//! of another version is refused with the command that rebuilds it, since its IR would not
+//! decode), then verifies the IR, so a damaged or hand-edited file is rejected with an error
+//! instead of misbehaving. An entry point's kernels
 //! are JIT-compiled at its first call (milliseconds) and the machine code is reused by every
 //! later call, from any thread.
 //!
