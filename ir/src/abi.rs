@@ -1,6 +1,7 @@
 //! The contract between generated kernel code and the runtime that runs it, which both the
 //! backends (`ogham_compiler::back`) and the runtime's executors read: how kernels are found and
-//! named ([`kernels`]), the run-time checks they report ([`ErrorSite`]), the layout of a CPU
+//! named ([`kernels`]), the argument slots by which a kernel receives its inputs and outputs
+//! ([`ArgSlots`]), the run-time checks they report ([`ErrorSite`]), the layout of a CPU
 //! worker's context record (`CTX_*`) and the integer codes by which generated CPU code names
 //! operators, math functions and types when it calls the runtime's helpers
 //! (`ogham_compiler::back::cpu::helpers` lists the helpers; the runtime implements them).
@@ -11,6 +12,7 @@ use crate::op::BinOp;
 use crate::source::{SourceMap, Span};
 use crate::types::PrimType;
 use crate::{DimIndex, Exp, SubExp, VarId};
+use std::collections::BTreeSet;
 
 /// The most values a failed check records for its message.
 pub const MAX_DETAILS: usize = 16;
@@ -86,6 +88,142 @@ pub fn kernels(program: &Program) -> Vec<KernelSite<'_>> {
         }
     }
     out
+}
+
+/// The inputs of kernel statement `stmt` of `f`, in the order of their argument slots: its free
+/// variables, by number.
+pub fn kernel_inputs(f: &crate::kir::Function, stmt: &HostStmt) -> Vec<VarId> {
+    let free: BTreeSet<VarId> = crate::traverse::free_vars_stmt(f, stmt);
+    free.into_iter().collect()
+}
+
+/// The argument slots of a kernel: `args`, an array of 64-bit slots that the code generators
+/// read and the runtime's launchers fill. First the kernel's inputs ([`kernel_inputs`]) in
+/// order, a scalar as one slot holding its bits (zero-extended), an array as its element
+/// pointer then its extents; then its outputs, each as its element pointer then the number of
+/// elements of one point's value (a point's array result is written contiguously there). A
+/// histogram has no outputs: its destinations are inputs, updated in place. This type is the
+/// only place that lays the slots out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArgSlots {
+    inputs: Vec<InputSlots>,
+    outputs: Vec<OutputSlots>,
+}
+
+/// The slots of one input: a scalar's bits at `first`, or an array's element pointer at `first`
+/// and its `rank` extents after it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InputSlots {
+    pub first: usize,
+    /// 0 for a scalar.
+    pub rank: usize,
+}
+
+impl InputSlots {
+    /// The slot of extent `d` of an array.
+    pub fn extent(self, d: usize) -> usize {
+        self.first + 1 + d
+    }
+
+    /// The slot after this input's.
+    fn end(self) -> usize {
+        self.extent(self.rank)
+    }
+}
+
+/// The slots of one output: its element pointer and the number of elements of a point's value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OutputSlots {
+    pub ptr: usize,
+    pub row: usize,
+}
+
+/// The value of one input, for [`ArgSlots::fill`]: a scalar's bits or an array's element
+/// pointer (the host's or a device's) and extents.
+pub enum ArgValue<'a> {
+    Scalar(u64),
+    Array { ptr: u64, extents: &'a [usize] },
+}
+
+impl ArgSlots {
+    /// The slots of inputs of ranks `ranks` (0: a scalar) and `outputs` outputs.
+    pub fn new(ranks: impl IntoIterator<Item = usize>, outputs: usize) -> ArgSlots {
+        let mut next = 0;
+        let inputs = ranks
+            .into_iter()
+            .map(|rank| {
+                let at = InputSlots { first: next, rank };
+                next = at.end();
+                at
+            })
+            .collect();
+        let outputs = (0..outputs)
+            .map(|j| OutputSlots {
+                ptr: next + 2 * j,
+                row: next + 2 * j + 1,
+            })
+            .collect();
+        ArgSlots { inputs, outputs }
+    }
+
+    /// The slots of kernel `seg` of `f` with inputs `inputs`, whose results are bound to `pat`.
+    pub fn of_kernel(
+        f: &crate::kir::Function,
+        seg: &SegOp,
+        inputs: &[VarId],
+        pat: &[VarId],
+    ) -> ArgSlots {
+        let outputs = match seg.kind {
+            SegKind::Hist(_) => 0,
+            _ => pat.len(),
+        };
+        ArgSlots::new(inputs.iter().map(|v| f.ty(*v).rank()), outputs)
+    }
+
+    pub fn inputs(&self) -> &[InputSlots] {
+        &self.inputs
+    }
+
+    pub fn outputs(&self) -> &[OutputSlots] {
+        &self.outputs
+    }
+
+    /// The number of slots.
+    pub fn len(&self) -> usize {
+        let after_inputs = self.inputs.last().map_or(0, |at| at.end());
+        after_inputs + 2 * self.outputs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The slots holding `inputs` and `outputs` (per output, its element pointer and the number
+    /// of elements of one point's value).
+    pub fn fill(inputs: &[ArgValue], outputs: &[(u64, u64)]) -> Vec<u64> {
+        let ranks = inputs.iter().map(|a| match a {
+            ArgValue::Scalar(_) => 0,
+            ArgValue::Array { extents, .. } => extents.len(),
+        });
+        let layout = ArgSlots::new(ranks, outputs.len());
+        let mut slots = vec![0; layout.len()];
+        for (at, value) in layout.inputs.iter().zip(inputs) {
+            match value {
+                ArgValue::Scalar(bits) => slots[at.first] = *bits,
+                ArgValue::Array { ptr, extents } => {
+                    slots[at.first] = *ptr;
+                    for (d, e) in extents.iter().enumerate() {
+                        slots[at.extent(d)] = *e as u64;
+                    }
+                }
+            }
+        }
+        for (at, (ptr, row)) in layout.outputs.iter().zip(outputs) {
+            slots[at.ptr] = *ptr;
+            slots[at.row] = *row;
+        }
+        slots
+    }
 }
 
 /// Where each kernel of `program` comes from, entry point by entry point: `(function, line)`
@@ -180,4 +318,45 @@ pub fn prim_code(t: PrimType) -> i64 {
         .iter()
         .position(|p| *p == t)
         .expect("every type has a code") as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ArgSlots, ArgValue, InputSlots, OutputSlots};
+
+    /// A scalar, a matrix and a scalar, then two outputs: the slots in order.
+    #[test]
+    fn argument_slots_are_laid_out_and_filled_in_order() {
+        let slots = ArgSlots::new([0, 2, 0], 2);
+        assert_eq!(
+            slots.inputs(),
+            [
+                InputSlots { first: 0, rank: 0 },
+                InputSlots { first: 1, rank: 2 },
+                InputSlots { first: 4, rank: 0 },
+            ]
+        );
+        assert_eq!(slots.inputs()[1].extent(1), 3);
+        assert_eq!(
+            slots.outputs(),
+            [
+                OutputSlots { ptr: 5, row: 6 },
+                OutputSlots { ptr: 7, row: 8 }
+            ]
+        );
+        assert_eq!(slots.len(), 9);
+        let filled = ArgSlots::fill(
+            &[
+                ArgValue::Scalar(7),
+                ArgValue::Array {
+                    ptr: 0x1000,
+                    extents: &[2, 3],
+                },
+                ArgValue::Scalar(u64::MAX),
+            ],
+            &[(0x2000, 1), (0x3000, 3)],
+        );
+        assert_eq!(filled, [7, 0x1000, 2, 3, u64::MAX, 0x2000, 1, 0x3000, 3]);
+        assert!(ArgSlots::new([], 0).is_empty());
+    }
 }

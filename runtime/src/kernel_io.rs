@@ -10,7 +10,7 @@ use crate::ireval::eval::{Array, Evaluator, Store, Val, assert_failed, div_by_ze
 use crate::memory;
 use crate::value::ArrayData;
 use ogham_ir::VarId;
-use ogham_ir::abi::{ErrorSite, Failure, MAX_DETAILS};
+use ogham_ir::abi::{ArgValue, ErrorSite, Failure, MAX_DETAILS};
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::kir::{HostOp, HostStmt, SegKind, SegOp};
 use ogham_ir::sizes;
@@ -51,6 +51,19 @@ pub(crate) enum Operand {
         shape: Vec<usize>,
         dest: bool,
     },
+}
+
+impl Operand {
+    /// The operand as a kernel argument on the host.
+    pub fn arg(&self) -> ArgValue<'_> {
+        match self {
+            Operand::Scalar(bits) => ArgValue::Scalar(*bits),
+            Operand::Array { ptr, shape, .. } => ArgValue::Array {
+                ptr: *ptr,
+                extents: shape,
+            },
+        }
+    }
 }
 
 /// A kernel result on the host: its shape and (zeroed, then written) data.

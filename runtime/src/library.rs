@@ -15,8 +15,10 @@
 //!
 //! The file is JSON: a format tag and version, the program's source files (for error messages
 //! with source locations) and its kernel IR (`ogham_ir::kir::Program`, after flattening and
-//! optimisation) and its entry points' doc comments. Loading verifies the IR, so a damaged or
-//! hand-edited file is rejected with an error instead of misbehaving. An entry point's kernels
+//! optimisation) and its entry points' doc comments. Loading reads the version first (a file
+//! of another version is refused with the command that rebuilds it, since its IR would not
+//! decode), then verifies the IR, so a damaged or hand-edited file is rejected with an error
+//! instead of misbehaving. An entry point's kernels
 //! are JIT-compiled at its first call (milliseconds) and the machine code is reused by every
 //! later call, from any thread.
 //!
@@ -71,7 +73,8 @@ enum Code {
     Packed(Packed),
 }
 
-/// The JSON layout of a library (writing borrows, reading owns).
+/// The JSON layout of a library (writing borrows, reading owns; reading checks the [`Header`]
+/// first).
 #[cfg(feature = "jit")]
 #[derive(Serialize)]
 struct FileOut<'a> {
@@ -82,11 +85,18 @@ struct FileOut<'a> {
     program: &'a Program,
 }
 
+/// The start of a library's JSON: read first, since a program of another version does not
+/// decode.
+#[cfg(feature = "jit")]
+#[derive(Deserialize)]
+struct Header {
+    format: String,
+    version: u32,
+}
+
 #[cfg(feature = "jit")]
 #[derive(Deserialize)]
 struct FileIn {
-    format: String,
-    version: u32,
     sources: SourceMap,
     #[serde(default)]
     docs: BTreeMap<String, String>,
@@ -179,15 +189,29 @@ impl Library {
         text: &str,
         origin: &str,
     ) -> Result<(SourceMap, BTreeMap<String, String>, Program), String> {
-        let lib: FileIn = serde_json::from_str(text)
+        // The version first: another version's program does not decode.
+        let header: Header = serde_json::from_str(text)
             .map_err(|e| format!("{origin} is not an Ogham library: {e}"))?;
-        if lib.format != FORMAT || lib.version != VERSION {
+        if header.format != FORMAT {
             return Err(format!(
-                "{origin} is a `{}` file of version {}; this runtime reads `{FORMAT}` version \
-                 {VERSION} (rebuild it with `ogham build`)",
-                lib.format, lib.version
+                "{origin} is a `{}` file, not an Ogham library (`{FORMAT}`)",
+                header.format
             ));
         }
+        if header.version != VERSION {
+            let by = if header.version < VERSION {
+                "an older"
+            } else {
+                "a newer"
+            };
+            return Err(format!(
+                "{origin} is a library of version {} built by {by} Ogham; this runtime reads \
+                 version {VERSION}: rebuild it with `ogham build PROGRAM.og -o {origin}`",
+                header.version
+            ));
+        }
+        let lib: FileIn = serde_json::from_str(text)
+            .map_err(|e| format!("{origin} is not an Ogham library: {e}"))?;
         verify(&lib.program).map_err(|errors| {
             format!(
                 "{origin} holds an invalid program ({}); rebuild it with `ogham build`",

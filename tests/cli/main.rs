@@ -386,6 +386,29 @@ fn build_then_run_a_library() {
     assert!(interface.contains("ogham_open_image"), "{interface}");
 }
 
+/// A library written by an older Ogham (whose program no longer decodes) is refused with its
+/// version and the command that rebuilds it, not with a decoding error.
+#[test]
+fn a_library_of_another_version_asks_to_be_rebuilt() {
+    let dir = scratch("old_library");
+    let old = write(
+        &dir,
+        "old.ogl",
+        r#"{"format":"ogham-library","version":2,"sources":{"files":[]},"program":{"functions":[{"name":"main","stmts":[]}]}}"#,
+    );
+    let out = ogham(&["run", old.to_str().unwrap(), "1"]);
+    assert_user_error(&out, "is a library of version 2 built by an older Ogham");
+    assert_user_error(&out, "rebuild it with `ogham build PROGRAM.og -o ");
+    assert!(!stderr(&out).contains("missing field"), "{}", stderr(&out));
+    let other = write(
+        &dir,
+        "other.ogl",
+        r#"{"format":"something-else","version":3}"#,
+    );
+    let out = ogham(&["run", other.to_str().unwrap(), "1"]);
+    assert_user_error(&out, "is a `something-else` file, not an Ogham library");
+}
+
 /// A program with one entry point runs without `--entry`; with several, `main` is the default,
 /// and without a `main` the error lists them.
 #[test]

@@ -84,8 +84,8 @@ use ogham_ir::source::Span;
 use ogham_ir::traverse::{Subst, for_each_stmt, free_vars_body, free_vars_stmt, substitute_body};
 use ogham_ir::types::PrimType;
 use ogham_ir::{
-    Body, Const, Exp, Form, Function, HistOp, Lambda, LoopForm, Program, RedOp, Soac, Stmt, SubExp,
-    Type, VarId,
+    Body, Compound, Const, Exp, Form, Function, HistOp, Lambda, LoopForm, Program, RedOp, Soac,
+    Stmt, SubExp, Type, VarId,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -185,10 +185,10 @@ impl Flattener<'_> {
         let Stmt { pat, exp, loc } = s;
         let exp = match exp.flat() {
             Ok(exp) => exp,
-            Err(Exp::Soac(soac)) => {
+            Err(Compound::Soac(soac)) => {
                 return self.host_soac(&stmt(pat, Exp::Soac(soac), loc), out);
             }
-            Err(Exp::If {
+            Err(Compound::If {
                 cond,
                 then_body,
                 else_body,
@@ -199,13 +199,12 @@ impl Flattener<'_> {
                 else_body: self.host_body(else_body),
                 ret,
             },
-            Err(Exp::Loop { params, form, body }) => Exp::Loop {
+            Err(Compound::Loop { params, form, body }) => Exp::Loop {
                 params,
                 form,
                 body: self.host_body(body),
             },
-            Err(Exp::Host(core)) => match core {},
-            Err(_) => unreachable!("every other expression is flat"),
+            Err(Compound::Host(core)) => match core {},
         };
         out.push(stmt(pat, exp, loc));
     }

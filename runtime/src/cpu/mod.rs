@@ -46,8 +46,7 @@ use helpers::Ctx;
 use ogham_compiler::back::Unsupported;
 #[cfg(feature = "jit")]
 use ogham_compiler::back::cpu::{self as back, CompiledSeg, Kernel};
-use ogham_ir::abi::ErrorSite;
-use ogham_ir::abi::kernels;
+use ogham_ir::abi::{ArgSlots, ArgValue, ErrorSite, kernels};
 #[cfg(feature = "jit")]
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::kir::Program;
@@ -498,19 +497,14 @@ fn loops_per_point(body: &Body) -> bool {
 
 fn launch(ev: &mut Evaluator, seg: &SegOp, pat: &[VarId], kernel: &Launchable) -> Res<Vec<Val>> {
     let mut io = Io::prepare(ev, seg, pat, &kernel.info.inputs)?;
-    let mut slots: Vec<u64> = Vec::new();
-    for operand in &io.operands {
-        match operand {
-            Operand::Scalar(bits) => slots.push(*bits),
-            Operand::Array { ptr, shape, .. } => {
-                slots.push(*ptr);
-                slots.extend(shape.iter().map(|d| *d as u64));
-            }
-        }
-    }
-    for (j, (_, data)) in io.outputs.iter_mut().enumerate() {
-        slots.extend([data.as_mut_ptr() as u64, io.rows[j]]);
-    }
+    let inputs: Vec<ArgValue> = io.operands.iter().map(Operand::arg).collect();
+    let outputs: Vec<(u64, u64)> = io
+        .outputs
+        .iter_mut()
+        .zip(&io.rows)
+        .map(|((_, data), row)| (data.as_mut_ptr() as u64, *row))
+        .collect();
+    let slots = ArgSlots::fill(&inputs, &outputs);
     if io.runs() {
         execute(ev, seg, kernel, &slots, io.segments, io.inner, &io.outputs)?;
     }

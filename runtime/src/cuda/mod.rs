@@ -32,7 +32,7 @@ use crate::value::Value;
 use cudarc::driver::{CudaContext, sys};
 use ogham_compiler::back::cuda::{self as back, CudaKernel, GeneratedSeg};
 use ogham_ir::VarId;
-use ogham_ir::abi::{Failure, MAX_DETAILS};
+use ogham_ir::abi::{ArgSlots, ArgValue, Failure, MAX_DETAILS};
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::kir::Program;
 use ogham_ir::kir::{SegKind, SegLevel, SegOp};
@@ -254,21 +254,24 @@ impl CudaLauncher<'_> {
         kernel: &CudaKernel,
     ) -> Res<Vec<Val>> {
         let mut io = Io::prepare(ev, seg, pat, &kernel.inputs)?;
-        let mut slots: Vec<u64> = Vec::new();
+        let mut inputs = Vec::new();
         let mut keep = Vec::new();
         let mut dests = Vec::new();
         for operand in &io.operands {
             match operand {
-                Operand::Scalar(bits) => slots.push(*bits),
+                Operand::Scalar(_) => inputs.push(operand.arg()),
                 Operand::Array {
                     ptr,
                     bytes,
                     shape,
                     dest,
                 } => {
+                    // The array's device copy.
                     let buf = Buffer::upload(&self.dev, *ptr, *bytes)?;
-                    slots.push(buf.ptr);
-                    slots.extend(shape.iter().map(|d| *d as u64));
+                    inputs.push(ArgValue::Array {
+                        ptr: buf.ptr,
+                        extents: shape,
+                    });
                     if *dest {
                         dests.push((keep.len(), *ptr, *bytes));
                     }
@@ -277,12 +280,14 @@ impl CudaLauncher<'_> {
             }
         }
         let mut outputs = Vec::new();
+        let mut output_slots = Vec::new();
         for (j, (_, data)) in io.outputs.iter().enumerate() {
             let bytes = data.len() * data.prim_type_size();
             let buf = Buffer::alloc(&self.dev, bytes)?;
-            slots.extend([buf.ptr, io.rows[j]]);
+            output_slots.push((buf.ptr, io.rows[j]));
             outputs.push((buf, bytes));
         }
+        let slots = ArgSlots::fill(&inputs, &output_slots);
         let args = Buffer::upload(&self.dev, slots.as_ptr() as u64, 8 * slots.len())?;
         if io.runs() {
             self.execute(ev, seg, kernel, &args, io.segments, io.inner)?;

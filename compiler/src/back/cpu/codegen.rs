@@ -166,6 +166,9 @@ pub struct Gen<'a> {
     /// Conditions fixed while a copy of an unswitched loop is emitted (`unswitch.rs`): an `if`
     /// on one of them emits only the branch it takes.
     pub(super) unswitched: HashMap<VarId, bool>,
+    /// The inputs of the SOAC whose copy of an unswitched loop is being emitted that the copy
+    /// does not read, by position: their rows are not loaded (`unswitch.rs`).
+    pub(super) unread_rows: Vec<usize>,
 }
 
 impl<'a> Gen<'a> {
@@ -188,6 +191,7 @@ impl<'a> Gen<'a> {
             sin_cos: HashMap::new(),
             consts: HashMap::new(),
             unswitched: HashMap::new(),
+            unread_rows: Vec::new(),
         }
     }
 

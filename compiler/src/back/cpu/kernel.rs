@@ -7,19 +7,25 @@
 //! dimensions, row-major; a space of rank 1 has one segment). The runtime splits the space
 //! across workers by segments or, when there are few segments, by ranges of `i` (reductions
 //! then write partial results to `partial` and are combined by the combine function).
+//!
+//! Its arguments are loaded from the slots that `ogham_ir::abi::ArgSlots` lays out; what a point
+//! does with its values is the shared `lower::point` (a scan's points always write: the runtime
+//! runs only the ranges after the first again, with their carries; see `docs/compiler.md`,
+//! "Kernel calling convention"), and histogram destinations are viewed as `[segments × bins]`
+//! rows by the shared `lower::kernel_hist_dests`.
 
 use super::Unsupported;
 use super::codegen::{Gen, Res, View, allocates, clif_type, elem_size, made_by_soac};
 use super::helpers::HelperId;
 use super::simd;
-use crate::back::lower;
+use crate::back::lower::{self, Lower};
 use cranelift_codegen::ir::types::{I32, I64};
 use cranelift_codegen::ir::{
     AbiParam, Function, InstBuilder, MemFlagsData, Signature, UserFuncName, Value,
 };
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use ogham_ir::abi::ErrorSite;
+use ogham_ir::abi::{self, ArgSlots, ErrorSite};
 use ogham_ir::kir::{HostStmt, SegKind, SegOp};
 use ogham_ir::source::Span;
 use ogham_ir::{SubExp, VarId};
@@ -47,33 +53,34 @@ fn signature(params: usize) -> Signature {
     sig
 }
 
-/// Loads the kernel's inputs from the argument slots (scalars: one slot; arrays: the element
-/// pointer then the extents) and binds them; returns the number of slots used.
-fn load_inputs(g: &mut Gen, args: Value, inputs: &[VarId]) -> i32 {
+/// The byte offset of argument slot `slot` ([`ArgSlots`]).
+fn offset(slot: usize) -> i32 {
+    8 * slot as i32
+}
+
+/// Loads the kernel's inputs from their argument slots ([`ArgSlots`]) and binds them.
+fn load_inputs(g: &mut Gen, args: Value, slots: &ArgSlots, inputs: &[VarId]) {
     let flags = MemFlagsData::trusted();
-    let mut slot = 0;
-    for v in inputs {
+    for (v, at) in inputs.iter().zip(slots.inputs()) {
+        let first = offset(at.first);
         match g.f.ty(*v).clone() {
             ogham_ir::Type::Prim(p) => {
-                let x = g.b.ins().load(clif_type(p), flags, args, 8 * slot);
+                let x = g.b.ins().load(clif_type(p), flags, args, first);
                 g.bind(*v, &[x]);
-                slot += 1;
             }
-            ogham_ir::Type::Array { elem, shape } => {
-                let ptr = g.b.ins().load(I64, flags, args, 8 * slot);
-                let dims = (0..shape.len() as i32)
-                    .map(|d| g.b.ins().load(I64, flags, args, 8 * (slot + 1 + d)))
+            ogham_ir::Type::Array { elem, .. } => {
+                let ptr = g.b.ins().load(I64, flags, args, first);
+                let dims = (0..at.rank)
+                    .map(|d| g.b.ins().load(I64, flags, args, offset(at.extent(d))))
                     .collect();
                 let view = g.contiguous(ptr, dims, elem);
                 let mut vals = vec![view.ptr];
                 vals.extend(&view.dims);
                 vals.extend(&view.strides);
                 g.bind(*v, &vals);
-                slot += 1 + shape.len() as i32;
             }
         }
     }
-    slot
 }
 
 /// An output array: its element pointer and the number of elements of one point's value.
@@ -108,10 +115,7 @@ impl Output {
             strides: vec![g.iconst(1)],
             elem: self.elem,
         };
-        let mut count = g.iconst(1);
-        for d in &src.dims {
-            count = g.b.ins().imul(count, *d);
-        }
+        let count = Lower::product(g, &src.dims);
         lower::check_point_result(g, count, flat.dims[0])?;
         // A result made in place (see `Gen::result_slots`) is already there.
         let elsewhere = g.b.ins().icmp(
@@ -131,7 +135,8 @@ pub fn build(
     name: &str,
     unchecked: &[Span],
 ) -> Result<Built, Unsupported> {
-    let inputs = lower::kernel_inputs(f, stmt);
+    let inputs = abi::kernel_inputs(f, stmt);
+    let slots = ArgSlots::of_kernel(f, seg, &inputs, &stmt.pat);
     let mut func = Function::with_name_signature(UserFuncName::testcase(name), signature(8));
     let mut fctx = FunctionBuilderContext::new();
     let mut b = FunctionBuilder::new(&mut func, &mut fctx);
@@ -141,7 +146,7 @@ pub fn build(
     b.seal_block(entry);
     let params = b.block_params(entry).to_vec();
     let mut g = Gen::new(f, b, params[0], unchecked);
-    kernel_body(&mut g, stmt, seg, &inputs, &params)?;
+    kernel_body(&mut g, seg, (&slots, &inputs, &stmt.pat), &params)?;
     let zero = g.b.ins().iconst(I32, 0);
     g.b.ins().return_(&[zero]);
     let mut sites = std::mem::take(&mut g.checks.sites);
@@ -151,7 +156,8 @@ pub fn build(
     let combine = match &seg.kind {
         SegKind::Red(_) | SegKind::Scan(_) => {
             // The combine function numbers its error sites after the kernel's.
-            let (c, combine_sites) = build_combine(f, seg, &inputs, name, sites.len(), unchecked)?;
+            let (c, combine_sites) =
+                build_combine(f, seg, (&slots, &inputs), name, sites.len(), unchecked)?;
             sites.extend(combine_sites);
             Some(c)
         }
@@ -165,32 +171,29 @@ pub fn build(
     })
 }
 
+/// The body of kernel `seg`, whose argument slots `slots` hold `inputs` and the outputs bound
+/// to `pat`.
 fn kernel_body(
     g: &mut Gen,
-    stmt: &HostStmt,
     seg: &SegOp,
-    inputs: &[VarId],
+    (slots, inputs, pat): (&ArgSlots, &[VarId], &[VarId]),
     params: &[Value],
 ) -> Res<()> {
     let (ctx, args) = (params[0], params[1]);
     let (seg_start, seg_end, i_start, i_end, partial, carry) = (
         params[2], params[3], params[4], params[5], params[6], params[7],
     );
-    let mut slot = load_inputs(g, args, inputs);
+    load_inputs(g, args, slots, inputs);
     let flags = MemFlagsData::trusted();
-    let n_ops: usize = seg.kind.operators().iter().map(|(_, n)| n.len()).sum();
     let mut outputs = Vec::new();
-    if !matches!(seg.kind, SegKind::Hist(_)) {
-        for v in &stmt.pat {
-            let ptr = g.b.ins().load(I64, flags, args, 8 * slot);
-            let row = g.b.ins().load(I64, flags, args, 8 * (slot + 1));
-            outputs.push(Output {
-                ptr,
-                row,
-                elem: f_elem(g, *v),
-            });
-            slot += 2;
-        }
+    for (v, at) in pat.iter().zip(slots.outputs()) {
+        let ptr = g.b.ins().load(I64, flags, args, offset(at.ptr));
+        let row = g.b.ins().load(I64, flags, args, offset(at.row));
+        outputs.push(Output {
+            ptr,
+            row,
+            elem: g.f.ty(*v).elem(),
+        });
     }
     let extents: Vec<Value> = seg
         .space
@@ -201,34 +204,8 @@ fn kernel_body(
     let inner = extents[rank - 1];
     let ops = seg.kind.operators();
     let resets = allocates(&seg.body);
-    let hist_dests: Vec<Vec<View>> = match &seg.kind {
-        SegKind::Hist(hists) => {
-            let mut all = Vec::new();
-            for h in hists {
-                let mut views = Vec::new();
-                for d in &h.dests {
-                    // Destinations are contiguous `[segments...][bins]row`: index their rows
-                    // by `segment * bins + bin`.
-                    let view = g.view(*d)?;
-                    let mut rows = g.iconst(1);
-                    for d in &view.dims[..rank] {
-                        rows = g.b.ins().imul(rows, *d);
-                    }
-                    let mut dims = vec![rows];
-                    dims.extend(&view.dims[rank..]);
-                    let mut strides = vec![view.strides[rank - 1]];
-                    strides.extend(&view.strides[rank..]);
-                    views.push(View {
-                        ptr: view.ptr,
-                        dims,
-                        strides,
-                        elem: view.elem,
-                    });
-                }
-                all.push(views);
-            }
-            all
-        }
+    let hist_dests = match &seg.kind {
+        SegKind::Hist(hists) => lower::kernel_hist_dests(g, hists, rank)?,
         _ => Vec::new(),
     };
     let point_types: Vec<ogham_ir::Type> = seg.ret.clone();
@@ -288,33 +265,15 @@ fn kernel_body(
                 }
             }
             let vals = lower::body(g, &seg.body)?;
-            match &seg.kind {
-                SegKind::Map => {
-                    for (j, val) in vals.iter().enumerate() {
-                        outputs[j].write(g, p, val, &point_types[j])?;
-                    }
-                }
-                SegKind::Red(_) | SegKind::Scan(_) => {
-                    let mut k = 0;
-                    for (j, (op, neutral)) in ops.iter().enumerate() {
-                        let m = neutral.len();
-                        lower::accumulate(g, op, &accs[j], &vals[k..k + m])?;
-                        if matches!(seg.kind, SegKind::Scan(_)) {
-                            for (c, var) in accs[j].iter().enumerate() {
-                                let v = g.b.use_var(*var);
-                                outputs[k + c].write(g, p, &[v], &point_types[k + c])?;
-                            }
-                        }
-                        k += m;
-                    }
-                    for (c, val) in vals[n_ops..].iter().enumerate() {
-                        outputs[n_ops + c].write(g, p, val, &point_types[n_ops + c])?;
-                    }
-                }
-                SegKind::Hist(hists) => {
-                    lower::hist_updates(g, hists, &hist_dests, &vals, Some(&s))?;
-                }
-            }
+            lower::point(
+                g,
+                &seg.kind,
+                &accs,
+                (&hist_dests, &s),
+                &vals,
+                None,
+                &mut |g, j, val| outputs[j].write(g, p, val, &point_types[j]),
+            )?;
             Ok(())
         })?;
         if matches!(seg.kind, SegKind::Map | SegKind::Hist(_)) {
@@ -360,18 +319,12 @@ fn kernel_body(
     })
 }
 
-/// Whether `v` is an array made by a SOAC statement directly in `body` (its scanned or mapped
-/// results; not a histogram's or scatter's destinations, which are existing arrays).
-fn f_elem(g: &Gen, v: VarId) -> ogham_ir::types::PrimType {
-    g.f.ty(v).elem()
-}
-
 /// `combine(ctx, args, acc, val)`: `acc = op(acc, val)` for every operator of a reduction or scan,
 /// over 8-byte slots holding the components in order.
 fn build_combine(
     f: &ogham_ir::kir::Function,
     seg: &SegOp,
-    inputs: &[VarId],
+    (slots, inputs): (&ArgSlots, &[VarId]),
     name: &str,
     first_site: usize,
     unchecked: &[Span],
@@ -389,7 +342,7 @@ fn build_combine(
     let params = b.block_params(entry).to_vec();
     let mut g = Gen::new(f, b, params[0], unchecked);
     g.checks.first = first_site;
-    load_inputs(&mut g, params[1], inputs);
+    load_inputs(&mut g, params[1], slots, inputs);
     let flags = MemFlagsData::trusted();
     let mut k = 0i32;
     for (op, neutral) in seg.kind.operators() {

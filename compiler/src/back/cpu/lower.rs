@@ -152,6 +152,19 @@ impl Lower for Gen<'_> {
         view.dims.clone()
     }
 
+    fn strides(&self, view: &View) -> Vec<Value> {
+        view.strides.clone()
+    }
+
+    fn view_of(&mut self, _name: &str, of: &View, dims: Vec<Value>, strides: Vec<Value>) -> View {
+        View {
+            ptr: of.ptr,
+            dims,
+            strides,
+            elem: of.elem,
+        }
+    }
+
     fn rank(view: &View) -> usize {
         view.rank()
     }
@@ -231,6 +244,14 @@ impl Lower for Gen<'_> {
 
     fn sum_end(&mut self, sum: Value) -> Value {
         sum
+    }
+
+    fn product(&mut self, xs: &[Value]) -> Value {
+        let mut p = self.iconst(1);
+        for x in xs {
+            p = self.b.ins().imul(p, *x);
+        }
+        p
     }
 
     fn check(&mut self, ok: Value, failure: Failure, details: &[Value]) -> Res<()> {
@@ -557,7 +578,18 @@ impl Lower for Gen<'_> {
     }
 
     fn current_rows(&mut self, rows: &Vec<Cursor>, i: &Value) -> Vec<Vec<Value>> {
-        self.cursor_rows(rows, *i)
+        // A copy of an unswitched loop loads only the rows it reads (`unswitch.rs`).
+        let unread = self.unread_rows.clone();
+        rows.iter()
+            .enumerate()
+            .map(|(k, c)| {
+                if unread.contains(&k) {
+                    Vec::new()
+                } else {
+                    self.cursor_rows(std::slice::from_ref(c), *i).concat()
+                }
+            })
+            .collect()
     }
 
     fn next_rows(&mut self, rows: &Vec<Cursor>) {
@@ -585,7 +617,7 @@ impl Lower for Gen<'_> {
         emit_loop: &mut dyn FnMut(&mut Self) -> Res<()>,
     ) -> Res<()> {
         match unswitch::invariant_condition(self, map) {
-            Some(c) => unswitch::emit(self, c, emit_loop),
+            Some(c) => unswitch::emit(self, map, c, emit_loop),
             None => emit_loop(self),
         }
     }

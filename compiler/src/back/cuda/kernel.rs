@@ -21,15 +21,19 @@
 //! bytes for the block's reductions and scans. Arena: block `b` owns `blockDim + 1` regions of
 //! `arena_stride` bytes (the first for arrays made at block level, one per thread).
 //!
-//! Arguments (`args`, 64-bit slots) as on the CPU: the kernel's inputs (a scalar's bits; an
-//! array's device pointer then its extents), then per result its pointer and the number of
-//! elements of one point's value. A failed check writes the context record and returns.
+//! Arguments (`args`, 64-bit slots) as on the CPU, laid out by `ogham_ir::abi::ArgSlots` (an
+//! array's pointer is the device's). A failed check writes the context record and returns.
+//!
+//! What a point does with its values is the shared `lower::point`; its scan writes are guarded
+//! by `!partial`, since the first launch of a two-pass scan computes totals only (the CPU's
+//! first pass writes: see `docs/compiler.md`, "Kernel calling convention"). Histogram
+//! destinations are viewed as `[segments × bins]` rows by the shared `lower::kernel_hist_dests`.
 
 use super::Unsupported;
-use super::emit::{CView, Emit, Res, ctype, var};
+use super::emit::{Emit, Res, ctype, var};
 use crate::back::lower;
 use ogham_ir::VarId;
-use ogham_ir::abi::ErrorSite;
+use ogham_ir::abi::{self, ArgSlots, ErrorSite};
 use ogham_ir::kir::{HostStmt, SegKind, SegLevel, SegOp};
 use ogham_ir::source::Span;
 
@@ -44,46 +48,43 @@ pub struct Built {
     pub allocates: bool,
 }
 
-/// Declares the kernel's inputs from the argument slots; returns the number of slots used.
-fn load_inputs(e: &mut Emit, inputs: &[VarId]) -> usize {
-    let mut slot = 0;
-    for v in inputs {
+/// Declares the kernel's inputs from their argument slots ([`ArgSlots`]).
+fn load_inputs(e: &mut Emit, slots: &ArgSlots, inputs: &[VarId]) {
+    for (v, at) in inputs.iter().zip(slots.inputs()) {
+        let first = at.first;
         match e.f.ty(*v).clone() {
             ogham_ir::Type::Prim(p) => {
                 let t = ctype(p);
                 e.line(format!(
-                    "const {t} {} = og_unbits<{t}>(args[{slot}]);",
+                    "const {t} {} = og_unbits<{t}>(args[{first}]);",
                     var(*v)
                 ));
-                slot += 1;
             }
-            ogham_ir::Type::Array { elem, shape } => {
+            ogham_ir::Type::Array { elem, .. } => {
                 let t = ctype(elem);
-                let r = shape.len();
+                let r = at.rank;
                 let dims: Vec<String> = (0..r)
-                    .map(|d| format!("(i64)args[{}]", slot + 1 + d))
+                    .map(|d| format!("(i64)args[{}]", at.extent(d)))
                     .collect();
                 e.line(format!(
-                    "View<{t}, {r}> {} = og_view<{t}, {r}>(({t}*)args[{slot}], {{{}}});",
+                    "View<{t}, {r}> {} = og_view<{t}, {r}>(({t}*)args[{first}], {{{}}});",
                     var(*v),
                     dims.join(", ")
                 ));
-                slot += 1 + r;
             }
         }
     }
-    slot
 }
 
-/// Declares the output pointers and row sizes (`og_out<j>`, `og_row<j>`).
-fn load_outputs(e: &mut Emit, pat: &[VarId], mut slot: usize) {
-    for (j, v) in pat.iter().enumerate() {
+/// Declares the output pointers and row sizes (`og_out<j>`, `og_row<j>`) of the outputs bound to
+/// `pat` from their argument slots.
+fn load_outputs(e: &mut Emit, slots: &ArgSlots, pat: &[VarId]) {
+    for (j, (v, at)) in pat.iter().zip(slots.outputs()).enumerate() {
         let t = ctype(e.f.ty(*v).elem());
         e.line(format!(
-            "{t}* og_out{j} = ({t}*)args[{slot}]; const i64 og_row{j} = (i64)args[{}];",
-            slot + 1
+            "{t}* og_out{j} = ({t}*)args[{}]; const i64 og_row{j} = (i64)args[{}];",
+            at.ptr, at.row
         ));
-        slot += 2;
     }
 }
 
@@ -133,6 +134,14 @@ fn decode(e: &mut Emit, seg: &SegOp, dims: usize, flat: &str) {
     }
 }
 
+/// A kernel's arguments: the slots ([`ArgSlots`]) of its inputs and of the outputs bound to
+/// `pat`.
+struct Args<'a> {
+    slots: ArgSlots,
+    inputs: Vec<VarId>,
+    pat: &'a [VarId],
+}
+
 /// Builds kernel `seg` (statement `stmt` of function `f`) named `name`.
 pub fn build(
     f: &ogham_ir::kir::Function,
@@ -141,64 +150,38 @@ pub fn build(
     name: &str,
     unchecked: &[Span],
 ) -> Result<Built, Unsupported> {
-    let inputs = lower::kernel_inputs(f, stmt);
+    let inputs = abi::kernel_inputs(f, stmt);
+    let slots = ArgSlots::of_kernel(f, seg, &inputs, &stmt.pat);
+    let args = Args {
+        slots,
+        inputs,
+        pat: &stmt.pat,
+    };
     match seg.level {
-        SegLevel::Thread => thread_kernel(f, stmt, seg, name, unchecked, inputs),
-        SegLevel::Block => block_kernel(f, stmt, seg, name, unchecked, inputs),
+        SegLevel::Thread => thread_kernel(f, seg, name, unchecked, args),
+        SegLevel::Block => block_kernel(f, seg, name, unchecked, args),
     }
 }
 
 fn thread_kernel(
     f: &ogham_ir::kir::Function,
-    stmt: &HostStmt,
     seg: &SegOp,
     name: &str,
     unchecked: &[Span],
-    inputs: Vec<VarId>,
+    args: Args,
 ) -> Result<Built, Unsupported> {
     let mut e = Emit::new(f, unchecked, 1);
-    let slots = load_inputs(&mut e, &inputs);
-    let hist = matches!(seg.kind, SegKind::Hist(_));
-    if !hist {
-        load_outputs(&mut e, &stmt.pat, slots);
-    }
+    load_inputs(&mut e, &args.slots, &args.inputs);
+    load_outputs(&mut e, &args.slots, args.pat);
     let rank = seg.space.len();
     let inner = e.operand(seg.space[rank - 1].1);
     let ops = seg.kind.operators();
     let width: usize = ops.iter().map(|(_, n)| n.len()).sum();
     let commutative = matches!(&seg.kind, SegKind::Red(reds) if reds.iter().all(|r| r.commutative));
-    // Histogram destinations as `[segments * bins]row...` views.
-    let mut hist_dests: Vec<Vec<CView>> = Vec::new();
-    if let SegKind::Hist(hists) = &seg.kind {
-        for (h, hist) in hists.iter().enumerate() {
-            let mut views = Vec::new();
-            for (k, d) in hist.dests.iter().enumerate() {
-                let ty = f.ty(*d);
-                let r = ty.rank();
-                let v = var(*d);
-                let flat = r - (rank - 1);
-                let rows: Vec<String> = (0..rank).map(|k| format!("{v}.d[{k}]")).collect();
-                let mut dims = vec![format!("({})", rows.join(" * "))];
-                let mut strides = vec![format!("{v}.s[{}]", rank - 1)];
-                for k in rank..r {
-                    dims.push(format!("{v}.d[{k}]"));
-                    strides.push(format!("{v}.s[{k}]"));
-                }
-                let n = format!("og_h{h}_{k}");
-                e.line(format!("View<{}, {flat}> {n};", ctype(ty.elem())));
-                e.line(format!("{n}.p = {v}.p;"));
-                for (k, (d, s)) in dims.iter().zip(&strides).enumerate() {
-                    e.line(format!("{n}.d[{k}] = {d}; {n}.s[{k}] = {s};"));
-                }
-                views.push(CView {
-                    name: n,
-                    rank: flat,
-                    elem: ty.elem(),
-                });
-            }
-            hist_dests.push(views);
-        }
-    }
+    let hist_dests = match &seg.kind {
+        SegKind::Hist(hists) => lower::kernel_hist_dests(&mut e, hists, rank)?,
+        _ => Vec::new(),
+    };
     e.line("const i64 og_gid = blockIdx.x * (i64)blockDim.x + threadIdx.x;");
     e.line("OgArena og_arena = {arena + og_gid * arena_stride, 0, arena_stride};");
     e.open("for (i64 og_r = og_gid; og_r < n_items; og_r += (i64)gridDim.x * blockDim.x)");
@@ -240,39 +223,18 @@ fn thread_kernel(
     e.line("og_arena.used = 0;");
     e.line(format!("const i64 og_p = og_s * {inner} + {i};"));
     let vals = lower::body(&mut e, &seg.body)?;
-    match &seg.kind {
-        SegKind::Map => {
-            for (j, val) in vals.iter().enumerate() {
-                write_output(&mut e, j, "og_p", val, &seg.ret[j], false)?;
-            }
-        }
-        SegKind::Red(_) | SegKind::Scan(_) => {
-            let scan = matches!(seg.kind, SegKind::Scan(_));
-            let mut k = 0;
-            for (j, (op, neutral)) in ops.iter().enumerate() {
-                let m = neutral.len();
-                lower::accumulate(&mut e, op, &accs[j], &vals[k..k + m])?;
-                k += m;
-            }
-            // A scan's first pass (totals only) writes nothing.
-            if scan {
-                e.open("if (!partial)");
-                for (c, acc) in accs.concat().iter().enumerate() {
-                    write_output(&mut e, c, "og_p", acc, &seg.ret[c], false)?;
-                }
-            }
-            for (c, val) in vals[width..].iter().enumerate() {
-                write_output(&mut e, width + c, "og_p", val, &seg.ret[width + c], false)?;
-            }
-            if scan {
-                e.close();
-            }
-        }
-        SegKind::Hist(hists) => {
-            let segment = "og_s".to_string();
-            lower::hist_updates(&mut e, hists, &hist_dests, &vals, Some(&segment))?;
-        }
-    }
+    // A scan's first pass (totals only) writes nothing.
+    let segment = "og_s".to_string();
+    let scan_writes = Some("!partial".to_string());
+    lower::point(
+        &mut e,
+        &seg.kind,
+        &accs,
+        (&hist_dests, &segment),
+        &vals,
+        scan_writes,
+        &mut |e, j, val| write_output(e, j, "og_p", val, &seg.ret[j], false),
+    )?;
     e.close();
     let flat_accs = accs.concat();
     match seg.kind {
@@ -304,8 +266,7 @@ fn thread_kernel(
         emitted.text
     );
     let combine = if width > 0 {
-        let (c, combine_sites) =
-            combine_kernel(f, stmt, seg, name, &inputs, sites.len(), unchecked)?;
+        let (c, combine_sites) = combine_kernel(f, seg, name, &args, sites.len(), unchecked)?;
         text.push('\n');
         text.push_str(&c);
         sites.extend(combine_sites);
@@ -315,7 +276,7 @@ fn thread_kernel(
     };
     Ok(Built {
         text,
-        inputs,
+        inputs: args.inputs,
         sites,
         accumulators: width,
         combine,
@@ -329,19 +290,18 @@ fn thread_kernel(
 /// carry-in, in place).
 fn combine_kernel(
     f: &ogham_ir::kir::Function,
-    stmt: &HostStmt,
     seg: &SegOp,
     name: &str,
-    inputs: &[VarId],
+    args: &Args,
     first_site: usize,
     unchecked: &[Span],
 ) -> Result<(String, Vec<ErrorSite>), Unsupported> {
     let mut e = Emit::new(f, unchecked, 1);
     e.checks.first = first_site;
-    let slots = load_inputs(&mut e, inputs);
+    load_inputs(&mut e, &args.slots, &args.inputs);
     let scan = matches!(seg.kind, SegKind::Scan(_));
     if !scan {
-        load_outputs(&mut e, &stmt.pat, slots);
+        load_outputs(&mut e, &args.slots, args.pat);
     }
     let ops = seg.kind.operators();
     let width: usize = ops.iter().map(|(_, n)| n.len()).sum();
@@ -409,19 +369,18 @@ fn combine_kernel(
 
 fn block_kernel(
     f: &ogham_ir::kir::Function,
-    stmt: &HostStmt,
     seg: &SegOp,
     name: &str,
     unchecked: &[Span],
-    inputs: Vec<VarId>,
+    args: Args,
 ) -> Result<Built, Unsupported> {
     if !matches!(seg.kind, SegKind::Map) {
         return Err(Unsupported("a block-level kernel that is not a map".into()));
     }
     let mut e = Emit::new(f, unchecked, 1);
     e.block = true;
-    let slots = load_inputs(&mut e, &inputs);
-    load_outputs(&mut e, &stmt.pat, slots);
+    load_inputs(&mut e, &args.slots, &args.inputs);
+    load_outputs(&mut e, &args.slots, args.pat);
     e.line("const i64 og_region = blockIdx.x * ((i64)blockDim.x + 1);");
     e.line("OgArena og_block_arena = {arena + og_region * arena_stride, 0, arena_stride};");
     e.line(
@@ -448,7 +407,7 @@ fn block_kernel(
             "extern \"C\" __global__ void {name}(OgCtx* ctx, const u64* args, char* arena, i64 arena_stride, i64 n_items) {{\n{shared}{}}}\n",
             emitted.text
         ),
-        inputs,
+        inputs: args.inputs,
         sites: emitted.sites,
         accumulators: 0,
         combine: None,

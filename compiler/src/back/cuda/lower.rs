@@ -113,6 +113,33 @@ impl Lower for Emit<'_> {
         Emit::dims(&view.name, view.rank)
     }
 
+    fn strides(&self, view: &CView) -> Vec<String> {
+        (0..view.rank)
+            .map(|k| format!("{}.s[{k}]", view.name))
+            .collect()
+    }
+
+    fn view_of(
+        &mut self,
+        name: &str,
+        of: &CView,
+        dims: Vec<String>,
+        strides: Vec<String>,
+    ) -> CView {
+        let n = format!("og_{name}");
+        let rank = dims.len();
+        self.line(format!("View<{}, {rank}> {n};", ctype(of.elem)));
+        self.line(format!("{n}.p = {}.p;", of.name));
+        for (k, (d, s)) in dims.iter().zip(&strides).enumerate() {
+            self.line(format!("{n}.d[{k}] = {d}; {n}.s[{k}] = {s};"));
+        }
+        CView {
+            name: n,
+            rank,
+            elem: of.elem,
+        }
+    }
+
     fn rank(view: &CView) -> usize {
         view.rank
     }
@@ -187,6 +214,10 @@ impl Lower for Emit<'_> {
 
     fn sum_end(&mut self, sum: Vec<String>) -> String {
         format!("({})", sum.join(" + "))
+    }
+
+    fn product(&mut self, xs: &[String]) -> String {
+        format!("({})", xs.join(" * "))
     }
 
     fn check(&mut self, ok: String, failure: Failure, details: &[String]) -> Res<()> {

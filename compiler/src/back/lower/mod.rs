@@ -9,12 +9,15 @@
 //!   sizes and shapes (a kernel point's result too).
 //! - `soac.rs`: SOACs run sequentially in a thread (maps, scans and reductions in one loop,
 //!   scatters, histograms), accumulators, rows.
+//! - `kernel.rs`: the per-point part of a kernel: what a point does with its values by the
+//!   kernel's kind (writes, accumulates or updates a histogram), histogram destinations' views.
 //! - `bounds.rs`: the indices proven in range, whose checks neither backend emits.
 //!
 //! What stays with a backend: the representation of values (SSA values or C expressions),
 //! scalar operations (each backend's form of the interpreter's semantics), loops and branches,
-//! memory copies, the kernel's frame (arguments, which [`kernel_inputs`] lists; the iteration
-//! space; results), and its own optimisations, which it applies through the trait's hooks
+//! memory copies, the kernel's frame (loading the arguments that `ogham_ir::abi::ArgSlots` lays
+//! out; the iteration space; accumulators' initial values and partial results), and its own
+//! optimisations, which it applies through the trait's hooks
 //! ([`Lower::result_array`], [`Lower::screma_start`], [`Lower::rows_in_place`]) and through
 //! [`Lower::if_else`] (whose branches it lowers with [`branch`], so the bounds proofs know their
 //! conditions), [`Lower::run_loop`] and [`Lower::soac`], which it implements around the shared
@@ -25,9 +28,11 @@
 //! generated code.
 
 pub mod bounds;
+mod kernel;
 mod soac;
 mod stmt;
 
+pub use kernel::{kernel_hist_dests, point};
 pub use soac::{
     accumulate, accumulators, combine_into, hist_updates, read_row, screma_arrays, screma_values,
     sequential, soac_inputs, write_row,
@@ -84,14 +89,6 @@ pub fn bounds_checked(unchecked: &[Span], loc: Span) -> bool {
         .any(|r| r.file == loc.file && r.start <= loc.start && loc.end <= r.end)
 }
 
-/// The inputs of kernel statement `stmt` of `f`, in the order of their argument slots: its free
-/// variables, by number.
-pub fn kernel_inputs(f: &ogham_ir::kir::Function, stmt: &ogham_ir::kir::HostStmt) -> Vec<VarId> {
-    ogham_ir::traverse::free_vars_stmt(f, stmt)
-        .into_iter()
-        .collect()
-}
-
 /// Where an index leads: an element (its place) or a view.
 pub enum Place<E, V> {
     Element(E),
@@ -143,6 +140,17 @@ pub trait Lower: Sized {
     fn as_view(&self, val: &Self::Val, elem: PrimType, rank: usize) -> Self::View;
     fn values(&self, view: &Self::View) -> Self::Val;
     fn dims(&self, view: &Self::View) -> Vec<Self::S>;
+    /// The strides of `view`'s dimensions, in elements.
+    fn strides(&self, view: &Self::View) -> Vec<Self::S>;
+    /// A view of `of`'s elements with extents `dims` and strides `strides`; `name` names it
+    /// where the backend names its values.
+    fn view_of(
+        &mut self,
+        name: &str,
+        of: &Self::View,
+        dims: Vec<Self::S>,
+        strides: Vec<Self::S>,
+    ) -> Self::View;
     fn rank(view: &Self::View) -> usize;
     fn elem(view: &Self::View) -> PrimType;
 
@@ -170,6 +178,8 @@ pub trait Lower: Sized {
     fn sum(&mut self) -> Self::Sum;
     fn sum_add(&mut self, sum: &mut Self::Sum, x: &Self::S);
     fn sum_end(&mut self, sum: Self::Sum) -> Self::S;
+    /// The product of `xs` (`i64`, wrapping; at least one).
+    fn product(&mut self, xs: &[Self::S]) -> Self::S;
 
     // ----- checks -----
 

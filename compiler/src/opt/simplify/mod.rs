@@ -57,7 +57,7 @@ use ogham_ir::traverse::{
     nested_bodies_mut, nested_scopes, substitute_arena_types, substitute_subexp, use_counts,
 };
 use ogham_ir::{
-    Body, Const, Exp, Form, Function, LoopForm, Program, Soac, Stmt, SubExp, Type, VarId,
+    Body, Compound, Const, Exp, Form, Function, LoopForm, Program, Soac, Stmt, SubExp, Type, VarId,
 };
 use rules::{Facts, Rewrite};
 use std::collections::hash_map::DefaultHasher;
@@ -272,7 +272,11 @@ impl<'a, F: Form> Simplifier<'a, F> {
                         out.push(Stmt { pat, exp, loc });
                         continue;
                     }
-                    Err(exp) => Stmt { pat, exp, loc },
+                    Err(exp) => Stmt {
+                        pat,
+                        exp: exp.into(),
+                        loc,
+                    },
                 }
             } else {
                 stmt
@@ -478,7 +482,7 @@ impl<'a, F: Form> Simplifier<'a, F> {
         }
         let exp: HostExp = match stmt.exp.clone().flat() {
             Ok(exp) => exp,
-            Err(Exp::Host(host)) => Exp::Host(host.host().clone()),
+            Err(Compound::Host(host)) => Exp::Host(host.host().clone()),
             Err(_) => return None,
         };
         let key = shape_hash(&exp);
