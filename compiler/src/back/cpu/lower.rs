@@ -9,6 +9,7 @@ use super::codegen::{Cursor, Gen, View, clif_type, elem_size, made_by_soac};
 use super::helpers::{HelperId, is_inline_float_math};
 use super::interleave;
 use super::scalar::is_float;
+use super::skip;
 use super::unswitch;
 use crate::back::lower::bounds::Proofs;
 use crate::back::lower::{self, Checks, Lower, Place, Res};
@@ -521,9 +522,26 @@ impl Lower for Gen<'_> {
                 LoopForm::While { cond } => g.scalar(SubExp::Var(*cond)),
             }
         };
+        // Idle iterations of a filtering loop skipped a vector at a time (`skip.rs`).
+        let skip = match (form, counter) {
+            (LoopForm::For { index, bound }, Some(i)) => {
+                match skip::plan(self, params, *index, body) {
+                    Some(s) => {
+                        let bound = self.scalar(*bound)?;
+                        let limit = skip::limit(self, &s, bound)?;
+                        Some((s, i, limit, bound))
+                    }
+                    None => None,
+                }
+            }
+            _ => None,
+        };
         let go = test(self)?;
         self.loop_branch(go, inner, exit);
         self.b.switch_to_block(inner);
+        if let Some((s, i, limit, bound)) = &skip {
+            skip::emit(self, s, *i, *limit, *bound, (inner, exit))?;
+        }
         if let (LoopForm::For { index, .. }, Some(i)) = (form, counter) {
             let i = self.b.use_var(i);
             self.bind(*index, &[i]);

@@ -38,7 +38,8 @@
 //! ([`crate::back::lower`]) walks and `codegen.rs` (the CLIF builder), `lower.rs` (the CPU's side
 //! of the walk) and `scalar.rs` (scalar operations) emit; `simd/` and `interleave.rs` vectorise
 //! points and interleave reductions, `unswitch.rs` specialises loops on invariant conditions,
-//! `helpers.rs` lists the runtime's helpers.
+//! `skip.rs` skips the idle iterations of filtering loops, `helpers.rs` lists the runtime's
+//! helpers.
 
 mod codegen;
 mod fill;
@@ -48,6 +49,7 @@ mod kernel;
 mod lower;
 mod scalar;
 mod simd;
+mod skip;
 mod unswitch;
 
 use super::Unsupported;

@@ -169,10 +169,15 @@ pub struct Plan {
     width: Width,
 }
 
+/// Whether SIMD code is on: not turned off by `OGHAM_SIMD=0` in the environment.
+pub fn enabled() -> bool {
+    std::env::var_os("OGHAM_SIMD").is_none_or(|v| v != "0")
+}
+
 /// The plan for kernel `seg` of function `f`, or `None` when its point's code is not in the
 /// subset described in the module header (or SIMD is turned off).
 pub fn plan(f: &ir::kir::Function, seg: &SegOp) -> Option<Plan> {
-    if std::env::var_os("OGHAM_SIMD").is_some_and(|v| v == "0") {
+    if !enabled() {
         return None;
     }
     if seg.kind != SegKind::Map || seg.level != SegLevel::Thread {

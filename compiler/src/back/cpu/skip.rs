@@ -1,0 +1,184 @@
+//! Skipping idle iterations of a filtering loop 16 bytes at a time: a `for i < n` loop whose body
+//! reads element `i` of an array, tests it with `isnan` (and `!`s) and runs an `if` one of whose
+//! branches returns the loop's parameters unchanged, an *idle* iteration. This is the one-pass
+//! compaction of the valid observations of a series (`compact_with_keys (\v -> !(isnan v))` in
+//! `lib/segmented.og`, BFAST's first step): on a long, mostly-missing series (a daily axis, 95 %
+//! NaN) the scalar loop spends 7 instructions on every position, almost all of them idle.
+//!
+//! Where the next element is idle (a scalar probe: one load and one comparison) and a whole
+//! vector of elements from it lies within the array and the loop's range, the loop loads the
+//! 128-bit vector (4 `f32` or 2 `f64`), compares it with itself (unordered: NaN) and moves the
+//! counter to the first element that runs the body (`ctz` of the lane mask), or past the vector
+//! when none does and on to the next vector while one fits, without running the idle
+//! iterations in between. Everything else runs the
+//! body as before, so the iterations that run are the same, in the same order, with the same
+//! results and failures: an idle iteration reads one in-bounds element (`i < n` and within the
+//! array's extent, checked before the vector load) and has no other effect. A contiguous array
+//! only (its stride, tested once before the loop); otherwise the probe never passes.
+//!
+//! Applies ([`plan`]) to a body of exactly: the read `x = a[i]` of a rank-1 `f32` or `f64`
+//! array `a` bound outside the loop, a chain of `isnan x` and `!`s on it, and the `if` on the
+//! chain's last value, whose results are the body's. Off with the other SIMD code
+//! (`OGHAM_SIMD=0`).
+
+use super::codegen::{Gen, Res, clif_type, elem_size};
+use super::simd;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::types::{F32, F32X4, F64X2, I64};
+use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value};
+use cranelift_frontend::Variable;
+use ogham_ir::math::MathFn;
+use ogham_ir::op::UnOp;
+use ogham_ir::types::PrimType;
+use ogham_ir::{Body, DimIndex, Exp, SubExp, VarId};
+
+/// A loop whose idle iterations can be skipped: the array its body reads at the counter and
+/// which elements run the body (NaNs when `nan_runs`, the others otherwise).
+pub struct Skip {
+    array: VarId,
+    nan_runs: bool,
+}
+
+/// The skip plan of a `for` loop with parameters `params`, counter `index` and `body`, or `None`
+/// when the body is not of the form of the module header (or SIMD is off).
+pub fn plan(g: &Gen, params: &[(VarId, SubExp)], index: VarId, body: &Body) -> Option<Skip> {
+    if !simd::enabled() {
+        return None;
+    }
+    let (first, rest) = body.stmts.split_first()?;
+    let (last, chain) = rest.split_last()?;
+    let (array, x) = match (&first.pat[..], &first.exp) {
+        ([x], Exp::Index(a, idx)) if idx == &[DimIndex::Fix(SubExp::Var(index))] => (*a, *x),
+        _ => return None,
+    };
+    let t = g.f.ty(array);
+    let bound = params.iter().any(|(p, _)| *p == array) || array == index;
+    if t.rank() != 1 || !matches!(t.elem(), PrimType::F32 | PrimType::F64) || bound {
+        return None;
+    }
+    // The chain `isnan x`, then `!`s: its last value and whether it is negated.
+    let (mut cur, mut tested, mut negated) = (x, false, false);
+    for s in chain {
+        let [b] = s.pat[..] else { return None };
+        match &s.exp {
+            Exp::Math(MathFn::IsNan, _, args) if !tested && args == &[SubExp::Var(cur)] => {
+                tested = true;
+            }
+            Exp::UnOp(UnOp::Not, SubExp::Var(v)) if tested && *v == cur => negated = !negated,
+            _ => return None,
+        }
+        cur = b;
+    }
+    let Exp::If {
+        cond: SubExp::Var(c),
+        then_body,
+        else_body,
+        ..
+    } = &last.exp
+    else {
+        return None;
+    };
+    let results: Vec<SubExp> = last.pat.iter().map(|v| SubExp::Var(*v)).collect();
+    if !tested || *c != cur || body.result != results {
+        return None;
+    }
+    let idle = |b: &Body| {
+        b.stmts.is_empty()
+            && b.result.len() == params.len()
+            && b.result
+                .iter()
+                .zip(params)
+                .all(|(r, (p, _))| r == &SubExp::Var(*p))
+    };
+    // The value of the condition for which the body does something.
+    let runs_when = if idle(else_body) {
+        true
+    } else if idle(then_body) {
+        false
+    } else {
+        return None;
+    };
+    Some(Skip {
+        array,
+        nan_runs: runs_when != negated,
+    })
+}
+
+/// The last counter value from which a vector of the skip's array lies within the loop's range
+/// `bound` and the array (-1 when the array is not contiguous), computed before the loop.
+pub fn limit(g: &mut Gen, skip: &Skip, bound: Value) -> Res<Value> {
+    let view = g.view(skip.array)?;
+    let lanes = 16 / elem_size(view.elem);
+    let contiguous = g.b.ins().icmp_imm_s(IntCC::Equal, view.strides[0], 1);
+    let end = g.b.ins().smin(bound, view.dims[0]);
+    let last = g.b.ins().iadd_imm_s(end, -lanes);
+    let none = g.iconst(-1);
+    Ok(g.b.ins().select(contiguous, last, none))
+}
+
+/// Emits the skip at the top of the loop's body block (`counter` the loop's counter, `limit`
+/// from [`limit`], `bound` the loop's range, `inner` its body block, which the skip may branch
+/// back to, and `exit` the block after it); continues in a new block where the body runs.
+pub fn emit(
+    g: &mut Gen,
+    skip: &Skip,
+    counter: Variable,
+    limit: Value,
+    bound: Value,
+    (inner, exit): (Block, Block),
+) -> Res<()> {
+    let view = g.view(skip.array)?;
+    let ety = clif_type(view.elem);
+    let (vty, lanes) = if ety == F32 { (F32X4, 4) } else { (F64X2, 2) };
+    let [probe, vector, again, tail, run] = [(); 5].map(|()| g.b.create_block());
+    let i = g.b.use_var(counter);
+    let fits = g.b.ins().icmp(IntCC::SignedLessThanOrEqual, i, limit);
+    g.b.ins().brif(fits, probe, &[], run, &[]);
+
+    // One element: idle?
+    g.b.switch_to_block(probe);
+    g.b.seal_block(probe);
+    let size = elem_size(view.elem);
+    let bytes = g.b.ins().imul_imm_s(i, size);
+    let addr = g.b.ins().iadd(view.ptr, bytes);
+    let flags = MemFlagsData::new().with_notrap();
+    let x = g.b.ins().load(ety, flags, addr, 0);
+    let (run_cc, idle_cc) = if skip.nan_runs {
+        (FloatCC::Unordered, FloatCC::Ordered)
+    } else {
+        (FloatCC::Ordered, FloatCC::Unordered)
+    };
+    let idle = g.b.ins().fcmp(idle_cc, x, x);
+    g.b.ins().brif(idle, vector, &[], run, &[]);
+
+    // A vector from the counter: to its first element that runs, or past it and, while
+    // another vector fits, on to that one.
+    g.b.switch_to_block(vector);
+    let j = g.b.use_var(counter);
+    let bytes = g.b.ins().imul_imm_s(j, size);
+    let addr = g.b.ins().iadd(view.ptr, bytes);
+    let v = g.b.ins().load(vty, flags, addr, 0);
+    let active = g.b.ins().fcmp(run_cc, v, v);
+    let bits = g.b.ins().vhigh_bits(I64, active);
+    let bits = g.b.ins().bor_imm_s(bits, 1 << lanes);
+    let step = g.b.ins().ctz(bits);
+    let next = g.b.ins().iadd(j, step);
+    g.b.def_var(counter, next);
+    let past = g.b.ins().icmp_imm_s(IntCC::Equal, step, lanes);
+    g.b.ins().brif(past, again, &[], run, &[]);
+
+    g.b.switch_to_block(again);
+    g.b.seal_block(again);
+    let fits = g.b.ins().icmp(IntCC::SignedLessThanOrEqual, next, limit);
+    g.b.ins().brif(fits, vector, &[], tail, &[]);
+    g.b.seal_block(vector);
+
+    g.b.switch_to_block(tail);
+    g.b.seal_block(tail);
+    let go = g.b.ins().icmp(IntCC::SignedLessThan, next, bound);
+    g.b.ins().brif(go, inner, &[], exit, &[]);
+
+    g.b.switch_to_block(run);
+    g.b.seal_block(run);
+    Ok(())
+}
