@@ -5,7 +5,7 @@ baseline, in one run (see benches/README.md).
     cargo build --release                                              # target/release/ogham
     cargo build --release --manifest-path benches/baseline/Cargo.toml  # the Rust baseline
     cargo build --release -p ogham-capi                                # libogham_c.so (aot group)
-    python3 benches/run.py [--reps 5] [--only bfast,scaling,aot,micro,twdtw,ptsel] [--scale 1.0]
+    python3 benches/run.py [--reps 5] [--only bfast,daily,scaling,aot,micro,twdtw,ptsel] [--scale 1.0]
                            [--zeit-core PATH/zeit/_core.cpython-311-x86_64-linux-gnu.so]
                            [--pypi-python PATH/bfastenv/bin/python]
 
@@ -288,6 +288,57 @@ def bench_bfast(args, work):
            "NumPy f64 ms (extrap.)", "ogham/NumPy", "zeit 1 thr ms", "zeit 2 thr ms",
            "ogham/zeit 2 thr", "zeit 2 thr Python process ms", "ogham process / zeit process",
            "PyPI bfast ms (extrap.)", "PyPI bfast/ogham"], rows)
+    return ok
+
+
+# ---------------------------------------------------------------------------------------------
+# BFAST on a daily axis (issue 22): f = 365, 10 years, ~5 % valid observations
+
+DAILY_PIXELS, DAILY_SEED, DAILY_HISTORY, DAILY_F = 4096, 7, 1825, 365.0
+
+
+def bench_daily(args, work):
+    """BFAST on `bfast_reference.daily_set` (4096 pixels x 3650 days): Ogham's kernels and
+    zeit-cdts' call (2 threads, f = 365) in turns, `--reps` pairs after a warm-up; the pairwise
+    ratio. Without `--zeit-core`, Ogham alone."""
+    M = max(256, int(DAILY_PIXELS * args.scale))
+    path = os.path.join(work, f"bfast_daily_{M}.npy")
+    if not os.path.exists(path):
+        np.save(path, bref.daily_set(DAILY_SEED, M)[0])
+    Y = np.load(path)
+    print(f"BFAST daily axis: M={M}, N={Y.shape[1]}, "
+          f"{np.mean(~np.isnan(Y)) * 100:.1f} % valid", flush=True)
+    out = os.path.join(work, "out_daily")
+    oargs = [path, f"{DAILY_HISTORY}i64", f"{DAILY_F}f64", "2000f64", f"{BFAST_K}i64", "true",
+             f"{BFAST_H}f64", "10i64", "0.05f64", "f64.nan"]
+    ogham("programs/bfast.og", oargs, out, 1)
+    o_brk = np.load(os.path.join(out, "out0.npy")).astype(np.int64)
+    ref_n = min(M, 64)
+    ref = bref.run_r(Y[:ref_n], DAILY_HISTORY, DAILY_F, k=BFAST_K, h=BFAST_H)
+    ok = break_agreement("ogham vs NumPy f64 (first pixels)", o_brk[:ref_n], ref["brk"],
+                         ref["margin"])
+    core = load_zeit(args.zeit_core)
+    Y64 = np.ascontiguousarray(Y, dtype=np.float64)
+
+    def zeit_call():
+        return core.bfastmonitor.fit_bfast_monitor_batch(
+            Y64, 2000.0, 2000.0 + DAILY_HISTORY / DAILY_F, int(DAILY_F), order=BFAST_K,
+            h=BFAST_H, period=10, alpha=0.05, min_valid=6, n_jobs=2)
+
+    if core is not None:
+        zeit_call()
+    kern, zeit, ratio = [], [], []
+    for _ in range(args.reps):
+        kern.append(ogham("programs/bfast.og", oargs, out, 1)[1])
+        if core is not None:
+            zeit.append(timed_py(zeit_call, 1)[0])
+            ratio.append(kern[-1] / zeit[-1])
+    table(f"BFAST daily axis ({M} × {Y.shape[1]}, f = 365, n = {DAILY_HISTORY})",
+          ["ogham kernels ms (median)", "(min)", "zeit 2 thr call ms (median)", "(min)",
+           "ogham/zeit, pairs (median)", "(min–max)"],
+          [[f(median(kern)), f(min(kern)), f(median(zeit)), f(min(zeit) if zeit else None),
+            f(median(ratio), 2),
+            f"{min(ratio):.2f}–{max(ratio):.2f}" if ratio else "–"]])
     return ok
 
 
@@ -633,7 +684,7 @@ def bench_ptsel(args, work):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--only", default="bfast,scaling,aot,micro,twdtw,ptsel")
+    ap.add_argument("--only", default="bfast,daily,scaling,aot,micro,twdtw,ptsel")
     ap.add_argument("--scale", type=float, default=1.0,
                     help="multiplies every problem size (default: the sizes of BENCHMARKS.md)")
     ap.add_argument("--zeit-core", default=os.environ.get("ZEIT_CORE"))
@@ -650,7 +701,8 @@ def main():
     work = args.work or tempfile.mkdtemp(prefix="ogham-bench-")
     os.makedirs(work, exist_ok=True)
     ok = True
-    for name, fn in [("bfast", bench_bfast), ("scaling", bench_scaling), ("aot", bench_aot),
+    for name, fn in [("bfast", bench_bfast), ("daily", bench_daily), ("scaling", bench_scaling),
+                     ("aot", bench_aot),
                      ("micro", bench_micro), ("twdtw", bench_twdtw), ("ptsel", bench_ptsel)]:
         if name in args.only.split(","):
             ok &= fn(args, work)
