@@ -1,13 +1,13 @@
 //! Scalar operations in CLIF with the interpreter's semantics: arithmetic, comparisons and
 //! bitwise operators inline, integer division (floored and truncated, wrapping like the
-//! interpreter) inline, everything else (`**`, shifts, most math functions, some conversions)
+//! interpreter; floored by a constant power of two as a shift or a mask) inline, everything else (`**`, shifts, most math functions, some conversions)
 //! through the runtime's helpers (`helpers.rs`).
 
 use super::codegen::{Gen, clif_type, float_min_max};
 use super::helpers::{HelperId, has_libm_helper};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I32, I64};
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{InstBuilder, InstructionData, MemFlagsData, Opcode, Value, ValueDef};
 use ogham_ir::abi::{binop_code, math_code, prim_code};
 use ogham_ir::math::MathFn;
 use ogham_ir::op::{BinOp, UnOp};
@@ -124,6 +124,16 @@ impl Gen<'_> {
     /// Integer `/` and `%` (floored, as Futhark's), `//` and `%%` (truncated), wrapping like
     /// the interpreter (`MIN / -1 = MIN`); the divisor is known to be non-zero.
     fn division(&mut self, op: BinOp, t: PrimType, x: Value, y: Value) -> Value {
+        if let (BinOp::Div | BinOp::Mod, Some(k)) = (op, self.power_of_two(t, y)) {
+            // Floored division and modulo by a constant `2^k` (`k` below the sign bit for a
+            // signed type): an arithmetic (unsigned: logical) shift, the low `k` bits.
+            let ins = self.b.ins();
+            return match (op, is_signed(t)) {
+                (BinOp::Div, true) => ins.sshr_imm_s(x, k as i64),
+                (BinOp::Div, false) => ins.ushr_imm_s(x, k as i64),
+                _ => ins.band_imm_s(x, (1i64 << k) - 1),
+            };
+        }
         let ins = self.b.ins();
         if !is_signed(t) {
             // Unsigned: floored and truncated division coincide.
@@ -161,6 +171,30 @@ impl Gen<'_> {
             }
             _ => r,
         }
+    }
+
+    /// `k` when `y` is an `iconst` whose value at type `t` is `2^k`, `k >= 1` (for a signed
+    /// type a positive value, so below its sign bit).
+    fn power_of_two(&self, t: PrimType, y: Value) -> Option<u32> {
+        let dfg = &self.b.func.dfg;
+        let ValueDef::Result(inst, 0) = dfg.value_def(y) else {
+            return None;
+        };
+        let InstructionData::UnaryImm {
+            opcode: Opcode::Iconst,
+            imm,
+        } = dfg.insts[inst]
+        else {
+            return None;
+        };
+        let unused = 64 - clif_type(t).bits();
+        let bits = imm.bits() << unused;
+        let n = if is_signed(t) {
+            bits >> unused
+        } else {
+            ((bits as u64) >> unused) as i64
+        };
+        (n >= 2 && n.count_ones() == 1).then(|| n.trailing_zeros())
     }
 
     fn widen_int(&mut self, t: PrimType, x: Value) -> Value {
