@@ -19,7 +19,7 @@
 //! | R0708 | internal error: the program violated a type checker guarantee (a bug)            |
 //! | R0709 | out of memory: an array over the memory limit (`crate::memory`)                  |
 //! | R0710 | a source `assert` failed                                                         |
-//! | R0711 | `--backend cuda` cannot run here: no NVIDIA driver, GPU or NVRTC library         |
+//! | R0711 | `--backend cuda` cannot run here: no driver, GPU or NVRTC, or a pre-Volta GPU    |
 //! | R0712 | a CUDA driver or NVRTC error                                                     |
 //! | R0713 | a `.ogl` library given to a runtime built without the JIT (the `jit` feature)    |
 //! | W0720 | warning (`--check-laws`): an operator of `reduce`/`scan`/`hist` not associative   |

@@ -3,7 +3,7 @@
 //! checksum file before use, see [`crate::cache_file`]), synchronous launches on the null stream).
 
 use super::{Device, Res, driver_error, machine_error, nvrtc};
-use crate::error::{R_CUDA, R_OUT_OF_MEMORY};
+use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, R_OUT_OF_MEMORY};
 use crate::{cache_dir, cache_file};
 use cudarc::driver::{CudaContext, result, sys};
 use std::collections::HashMap;
@@ -18,12 +18,23 @@ pub struct Driver {
 }
 
 impl Driver {
-    /// Opens device 0 (callers check [`super::unavailable`] first).
+    /// Opens device 0 (callers check [`super::unavailable`] first). Devices older than compute
+    /// capability 7.0 are refused: the failure record's lock (`og_fail` in the prelude) needs
+    /// the threads of a warp to make progress independently.
     pub fn open() -> Res<Driver> {
         let ctx = CudaContext::new(0).map_err(|e| driver_error("opening device 0", e))?;
         let (major, minor) = ctx
             .compute_capability()
             .map_err(|e| driver_error("compute capability", e))?;
+        if major < 7 {
+            return Err(machine_error(
+                R_CUDA_UNAVAILABLE,
+                format!(
+                    "CUDA: the GPU has compute capability {major}.{minor}; the CUDA backend needs \
+                     7.0 or newer (Volta and later)"
+                ),
+            ));
+        }
         let sms = ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(|e| driver_error("multiprocessor count", e))? as i64;

@@ -213,8 +213,9 @@ impl Drop for Buffer {
     }
 }
 
-/// The failure record of generated code (`OgCtx`): the failed site plus one, then details.
-const CTX_BYTES: usize = 8 + 8 * MAX_DETAILS;
+/// The failure record of generated code (`OgCtx`): the failed site plus one, the details, the
+/// failing point and the record's lock (zeroed before each launch).
+const CTX_BYTES: usize = 8 + 8 * MAX_DETAILS + 8 + 8;
 
 impl Launcher for CudaLauncher<'_> {
     fn launch(&self, ev: &mut Evaluator, seg: &SegOp, pat: &[VarId]) -> Option<Res<Vec<Val>>> {

@@ -217,16 +217,20 @@ impl<'f> Emit<'f> {
     // ----- checks -----
 
     /// Continues when `cond` holds; otherwise records `failure` with `details` (`i64`
-    /// expressions) in the context and leaves the kernel.
+    /// expressions) in the context, at the kernel's current point `og_at`, and leaves the
+    /// kernel.
     pub fn check(&mut self, cond: &str, failure: Failure, details: &[String]) -> Res<()> {
         let site = self.checks.record(failure, details.len())?;
         self.open(format!("if (!({cond}))"));
         if details.is_empty() {
-            self.line(format!("og_fail(ctx, {site}, 0, 0);"));
+            self.line(format!("og_fail(ctx, og_at, {site}, 0, 0);"));
         } else {
             let list: Vec<String> = details.iter().map(|d| format!("(i64)({d})")).collect();
             self.line(format!("const i64 og_d[] = {{{}}};", list.join(", ")));
-            self.line(format!("og_fail(ctx, {site}, {}, og_d);", details.len()));
+            self.line(format!(
+                "og_fail(ctx, og_at, {site}, {}, og_d);",
+                details.len()
+            ));
         }
         self.line("return;");
         self.close();

@@ -22,7 +22,9 @@
 //! `arena_stride` bytes (the first for arrays made at block level, one per thread).
 //!
 //! Arguments (`args`, 64-bit slots) as on the CPU, laid out by `ogham_ir::abi::ArgSlots` (an
-//! array's pointer is the device's). A failed check writes the context record and returns.
+//! array's pointer is the device's). A failed check writes the context record and returns; every
+//! kernel keeps its current point in `og_at` (a thread-level item's segment start, then each
+//! point; a block's point; a combine thread's segment) so that the record keeps the lowest.
 //!
 //! What a point does with its values is the shared `lower::point`; its scan writes are guarded
 //! by `!partial`, since the first launch of a two-pass scan computes totals only (the CPU's
@@ -171,6 +173,7 @@ fn thread_kernel(
     args: Args,
 ) -> Result<Built, Unsupported> {
     let mut e = Emit::new(f, unchecked, 1);
+    e.line("i64 og_at = 0;");
     load_inputs(&mut e, &args.slots, &args.inputs);
     load_outputs(&mut e, &args.slots, args.pat);
     let rank = seg.space.len();
@@ -186,6 +189,7 @@ fn thread_kernel(
     e.line("OgArena og_arena = {arena + og_gid * arena_stride, 0, arena_stride};");
     e.open("for (i64 og_r = og_gid; og_r < n_items; og_r += (i64)gridDim.x * blockDim.x)");
     e.line("const i64 og_s = og_r / chunks, og_c = og_r % chunks;");
+    e.line(format!("og_at = og_s * {inner};"));
     decode(&mut e, seg, rank - 1, "og_s");
     // Accumulators: from the neutral elements, or a scan's carry-in.
     let mut accs: Vec<Vec<String>> = Vec::new();
@@ -222,6 +226,7 @@ fn thread_kernel(
     }
     e.line("og_arena.used = 0;");
     e.line(format!("const i64 og_p = og_s * {inner} + {i};"));
+    e.line("og_at = og_p;");
     let vals = lower::body(&mut e, &seg.body)?;
     // A scan's first pass (totals only) writes nothing.
     let segment = "og_s".to_string();
@@ -298,6 +303,7 @@ fn combine_kernel(
 ) -> Result<(String, Vec<ErrorSite>), Unsupported> {
     let mut e = Emit::new(f, unchecked, 1);
     e.checks.first = first_site;
+    e.line("i64 og_at = 0;");
     load_inputs(&mut e, &args.slots, &args.inputs);
     let scan = matches!(seg.kind, SegKind::Scan(_));
     if !scan {
@@ -307,6 +313,7 @@ fn combine_kernel(
     let width: usize = ops.iter().map(|(_, n)| n.len()).sum();
     e.line("const i64 og_s = blockIdx.x * (i64)blockDim.x + threadIdx.x;");
     e.line("if (og_s >= segments) return;");
+    e.line("og_at = og_s;");
     e.line(format!("u64* og_part = partial + og_s * chunks * {width};"));
     let mut types = Vec::new();
     let mut accs = Vec::new();
@@ -379,6 +386,7 @@ fn block_kernel(
     }
     let mut e = Emit::new(f, unchecked, 1);
     e.block = true;
+    e.line("i64 og_at = 0;");
     load_inputs(&mut e, &args.slots, &args.inputs);
     load_outputs(&mut e, &args.slots, args.pat);
     e.line("const i64 og_region = blockIdx.x * ((i64)blockDim.x + 1);");
@@ -387,7 +395,7 @@ fn block_kernel(
         "OgArena og_arena = {arena + (og_region + 1 + threadIdx.x) * arena_stride, 0, arena_stride};",
     );
     e.open("for (i64 og_p = blockIdx.x; og_p < n_items; og_p += gridDim.x)");
-    e.line("og_arena.used = 0; og_block_arena.used = 0;");
+    e.line("og_arena.used = 0; og_block_arena.used = 0; og_at = og_p;");
     decode(&mut e, seg, seg.space.len(), "og_p");
     let vals = lower::body(&mut e, &seg.body)?;
     for (j, val) in vals.iter().enumerate() {

@@ -18,8 +18,8 @@
 //!
 //! Bounds checks are emitted unless the index is proven in range (`back/lower/bounds.rs`, as on
 //! the CPU) or the statement comes from a `#[unsafe]` definition. A failed check records its
-//! [`ErrorSite`] number and details in the context record (the first failing thread wins) and
-//! leaves the kernel; the runtime rebuilds the interpreter's error.
+//! [`ErrorSite`] number and details in the context record (the lowest failing point wins, as in
+//! the interpreter's order) and leaves the kernel; the runtime rebuilds the interpreter's error.
 
 mod block;
 mod emit;

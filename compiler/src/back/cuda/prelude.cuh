@@ -9,17 +9,30 @@ typedef unsigned int u32;
 typedef unsigned long long u64;
 
 // The record a failed check writes: the number of the check plus one (0: no failure), then the
-// values its message needs. The first failing thread wins.
+// values its message needs, the point that failed and a lock. Of several failing points the
+// lowest wins (the interpreter reports the first in order); of failures at the same point, the
+// first to take the lock. Failures are rare, so a spin lock is cheap (threads of one warp make
+// progress independently from sm_70 on); the record is read and written through `volatile`,
+// past the other multiprocessors' L1 caches.
 struct OgCtx {
   u64 site;
   i64 details[16];
+  u64 point;
+  u64 lock;
 };
 
-__device__ __noinline__ void og_fail(OgCtx* ctx, i64 site, int n, const i64* details) {
-  if (atomicCAS(&ctx->site, 0ULL, (u64)(site + 1)) == 0ULL) {
-    for (int k = 0; k < n; k++) ctx->details[k] = details[k];
-    __threadfence();
+__device__ __noinline__ void og_fail(OgCtx* ctx, i64 point, i64 site, int n, const i64* details) {
+  while (atomicCAS(&ctx->lock, 0ULL, 1ULL) != 0ULL) {
   }
+  __threadfence();
+  volatile OgCtx* record = ctx;
+  if (record->site == 0 || (u64)point < record->point) {
+    record->site = (u64)(site + 1);
+    record->point = (u64)point;
+    for (int k = 0; k < n; k++) record->details[k] = details[k];
+  }
+  __threadfence();
+  atomicCAS(&ctx->lock, 1ULL, 0ULL);
 }
 
 // An array: element pointer, extents and strides (in elements), outermost first.
