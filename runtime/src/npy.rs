@@ -5,7 +5,8 @@
 //! A 0-d array is a scalar. Fortran order, big-endian data, other element types, truncated or
 //! oversized data and booleans other than 0/1 are errors that name the file and say what is
 //! wrong. Files are written as version 1.0 (2.0 when the header needs it), the way
-//! `numpy.save` writes them.
+//! `numpy.save` writes them. Large files are mapped into memory rather than read ([`read`],
+//! [`MAP_AT_LEAST`]): their numeric elements are used in place, without a copy.
 
 use crate::buffer::Buffer;
 use crate::value::{Array, ArrayData, Value};
