@@ -161,13 +161,15 @@ fn layout(bytes: &[u8]) -> Result<Layout, String> {
 
 /// Encodes a scalar (as a 0-d array) or an array as the contents of a `.npy` file.
 pub fn encode(value: &Value) -> Result<Vec<u8>, String> {
-    let (shape, data) = match value {
+    let scalar;
+    let (shape, data): (&[usize], &ArrayData) = match value {
         Value::Scalar(s) => {
             let mut data = ArrayData::with_capacity(s.prim_type(), 1);
             data.push(*s).expect("a buffer of the scalar's own type");
-            (Vec::new(), data)
+            scalar = data;
+            (&[], &scalar)
         }
-        Value::Array(a) => (a.shape().to_vec(), a.data().clone()),
+        Value::Array(a) => (a.shape(), a.data()),
         Value::Tuple(_) => {
             return Err(format!(
                 "a tuple ({}) cannot be stored in one .npy file",
@@ -175,7 +177,7 @@ pub fn encode(value: &Value) -> Result<Vec<u8>, String> {
             ));
         }
     };
-    let shape_text = match shape.as_slice() {
+    let shape_text = match shape {
         [d] => format!("({d},)"),
         dims => format!(
             "({})",
@@ -198,7 +200,9 @@ pub fn encode(value: &Value) -> Result<Vec<u8>, String> {
     let padded = (fixed + header.len() + 1).div_ceil(64) * 64;
     header.push_str(&" ".repeat(padded - fixed - header.len() - 1));
     header.push('\n');
-    let mut out = MAGIC.to_vec();
+    let mut out =
+        Vec::with_capacity(fixed + header.len() + data.len() * data.prim_type().byte_size());
+    out.extend(MAGIC);
     if fixed == 10 {
         out.extend([1, 0]);
         out.extend((header.len() as u16).to_le_bytes());
@@ -207,7 +211,7 @@ pub fn encode(value: &Value) -> Result<Vec<u8>, String> {
         out.extend((header.len() as u32).to_le_bytes());
     }
     out.extend(header.as_bytes());
-    encode_data(&data, &mut out);
+    encode_data(data, &mut out);
     Ok(out)
 }
 
