@@ -1,8 +1,10 @@
 //! Atomic file output: the files one command writes (`run -o DIR`'s outputs, `build`'s library
 //! or object and header, `autotune`'s tuning file) appear complete and together, or not at all.
 //!
-//! Each file is first written in full to a temporary file in its own directory (`.NAME.PID.tmp`,
-//! flushed to disk), then all of them are renamed to their names, which on one file system
+//! Each file is first written in full to a temporary file in its own directory (`.NAME.PID.tmp`);
+//! at the commit all of them are flushed to disk (at once, on one thread each: the file
+//! system's journal commits then serve several files, instead of one commit after another), then
+//! renamed to their names, which on one file system
 //! replaces a file in one step: a reader (or a concurrent `ogham build`) sees the old file or the
 //! new one, never a partial one. A failure while writing (a full disk, a file size limit, an
 //! unwritable directory) leaves no file behind, not even the files staged before it; so does a
@@ -13,7 +15,6 @@
 //! Invariant: a [`Staged`] dropped without [`Staged::commit`] removes its temporary files.
 
 use std::fs::{self, File};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Files written to temporaries, waiting to be renamed to their names together.
@@ -45,11 +46,7 @@ impl Staged {
     /// Stages `bytes` as the contents of `path`.
     pub fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<(), String> {
         self.write_with(path, |at| {
-            let written = File::create(at).and_then(|mut f| {
-                f.write_all(bytes)?;
-                f.sync_all()
-            });
-            written.map_err(|e| format!("cannot write {}: {e}", path.display()))
+            fs::write(at, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
         })
     }
 
@@ -69,8 +66,8 @@ impl Staged {
         write(&tmp)
     }
 
-    /// Renames every staged file to its name; on failure, removes the temporaries and the files
-    /// already renamed by this call.
+    /// Flushes every staged file to disk and renames it to its name; on failure, removes the
+    /// temporaries and the files already renamed by this call.
     pub fn commit(mut self) -> Result<(), String> {
         let files = std::mem::take(&mut self.files);
         if let Some((_, dest)) = files.iter().find(|(_, dest)| dest.is_dir()) {
@@ -79,6 +76,25 @@ impl Staged {
                 "cannot write {}: it is a directory",
                 dest.display()
             ));
+        }
+        let synced: Vec<std::io::Result<()>> = std::thread::scope(|s| {
+            let syncs: Vec<_> = files
+                .iter()
+                .map(|(tmp, _)| s.spawn(move || File::open(tmp)?.sync_all()))
+                .collect();
+            syncs
+                .into_iter()
+                .map(|t| {
+                    t.join()
+                        .unwrap_or_else(|_| Err(std::io::Error::other("panicked")))
+                })
+                .collect()
+        });
+        for ((_, dest), synced) in files.iter().zip(synced) {
+            if let Err(e) = synced {
+                remove_all(files.iter().map(|(tmp, _)| tmp));
+                return Err(format!("cannot write {}: {e}", dest.display()));
+            }
         }
         for (k, (tmp, dest)) in files.iter().enumerate() {
             if let Err(e) = fs::rename(tmp, dest) {

@@ -5,12 +5,17 @@
 //! A 0-d array is a scalar. Fortran order, big-endian data, other element types, truncated or
 //! oversized data and booleans other than 0/1 are errors that name the file and say what is
 //! wrong. Files are written as version 1.0 (2.0 when the header needs it), the way
-//! `numpy.save` writes them.
+//! `numpy.save` writes them. Large files are mapped into memory rather than read ([`read`],
+//! [`MAP_AT_LEAST`]): their numeric elements are used in place, without a copy.
 
+use crate::buffer::Buffer;
 use crate::value::{Array, ArrayData, Value};
 use ogham_ir::types::PrimType;
 use std::fmt;
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 const MAGIC: &[u8] = b"\x93NUMPY";
 
@@ -30,12 +35,22 @@ impl fmt::Display for NpyError {
 impl std::error::Error for NpyError {}
 
 /// Reads a `.npy` file: an array, or a scalar for a 0-d array.
+///
+/// A regular file of [`MAP_AT_LEAST`] bytes or more is mapped into memory instead of read (see
+/// [`Mapped`]): the elements of a little-endian numeric array are then used where they lie, without
+/// a copy; other files, and files that cannot be mapped, are read whole.
 pub fn read(path: &Path) -> Result<Value, NpyError> {
     let err = |message: String| NpyError {
         path: path.to_path_buf(),
         message,
     };
-    let bytes = std::fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
+    let cannot_read = |e: std::io::Error| err(format!("cannot read: {e}"));
+    let mut file = File::open(path).map_err(cannot_read)?;
+    if let Some(mapped) = Mapped::of(&file) {
+        return decode_mapped(mapped).map_err(err);
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(cannot_read)?;
     decode(&bytes).map_err(err)
 }
 
@@ -51,6 +66,39 @@ pub fn write(path: &Path, value: &Value) -> Result<(), NpyError> {
 
 /// Decodes the contents of a `.npy` file.
 pub fn decode(bytes: &[u8]) -> Result<Value, String> {
+    let layout = layout(bytes)?;
+    let data = decode_data(layout.elem, &bytes[layout.data_start..])?;
+    layout.value(data)
+}
+
+/// What the header of a `.npy` file says about its data, checked against the file's size.
+struct Layout {
+    elem: PrimType,
+    shape: Vec<usize>,
+    /// The offset of the first element in the file.
+    data_start: usize,
+}
+
+impl Layout {
+    /// The number of elements.
+    fn count(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// The file's value, given its elements.
+    fn value(self, data: ArrayData) -> Result<Value, String> {
+        if self.shape.is_empty() {
+            return Ok(Value::Scalar(data.get(0)));
+        }
+        Array::new(self.shape, data)
+            .map(Value::Array)
+            .ok_or_else(|| "the data does not match the shape".to_string())
+    }
+}
+
+/// Parses the header of the `.npy` file `bytes` and checks that the data that follows it has
+/// the size the header says.
+fn layout(bytes: &[u8]) -> Result<Layout, String> {
     if bytes.len() < 8 || &bytes[..6] != MAGIC {
         return Err("not a .npy file (it does not start with \\x93NUMPY)".to_string());
     }
@@ -104,24 +152,24 @@ pub fn decode(bytes: &[u8]) -> Result<Value, String> {
             data.len()
         ));
     }
-    let data = decode_data(elem, data)?;
-    if shape.is_empty() {
-        return Ok(Value::Scalar(data.get(0)));
-    }
-    Array::new(shape, data)
-        .map(Value::Array)
-        .ok_or_else(|| "the data does not match the shape".to_string())
+    Ok(Layout {
+        elem,
+        shape,
+        data_start,
+    })
 }
 
 /// Encodes a scalar (as a 0-d array) or an array as the contents of a `.npy` file.
 pub fn encode(value: &Value) -> Result<Vec<u8>, String> {
-    let (shape, data) = match value {
+    let scalar;
+    let (shape, data): (&[usize], &ArrayData) = match value {
         Value::Scalar(s) => {
             let mut data = ArrayData::with_capacity(s.prim_type(), 1);
             data.push(*s).expect("a buffer of the scalar's own type");
-            (Vec::new(), data)
+            scalar = data;
+            (&[], &scalar)
         }
-        Value::Array(a) => (a.shape().to_vec(), a.data().clone()),
+        Value::Array(a) => (a.shape(), a.data()),
         Value::Tuple(_) => {
             return Err(format!(
                 "a tuple ({}) cannot be stored in one .npy file",
@@ -129,7 +177,7 @@ pub fn encode(value: &Value) -> Result<Vec<u8>, String> {
             ));
         }
     };
-    let shape_text = match shape.as_slice() {
+    let shape_text = match shape {
         [d] => format!("({d},)"),
         dims => format!(
             "({})",
@@ -152,7 +200,9 @@ pub fn encode(value: &Value) -> Result<Vec<u8>, String> {
     let padded = (fixed + header.len() + 1).div_ceil(64) * 64;
     header.push_str(&" ".repeat(padded - fixed - header.len() - 1));
     header.push('\n');
-    let mut out = MAGIC.to_vec();
+    let mut out =
+        Vec::with_capacity(fixed + header.len() + data.len() * data.prim_type().byte_size());
+    out.extend(MAGIC);
     if fixed == 10 {
         out.extend([1, 0]);
         out.extend((header.len() as u16).to_le_bytes());
@@ -161,7 +211,7 @@ pub fn encode(value: &Value) -> Result<Vec<u8>, String> {
         out.extend((header.len() as u32).to_le_bytes());
     }
     out.extend(header.as_bytes());
-    encode_data(&data, &mut out);
+    encode_data(data, &mut out);
     Ok(out)
 }
 
@@ -239,6 +289,111 @@ fn decode_data(t: PrimType, bytes: &[u8]) -> Result<ArrayData, String> {
         PrimType::F32 => le!(f32, F32),
         PrimType::F64 => le!(f64, F64),
     })
+}
+
+/// Files of this many bytes or more are mapped into memory rather than read ([`read`]).
+pub const MAP_AT_LEAST: u64 = 1 << 20;
+
+/// A file mapped read-only into memory, its pages read in at once (Linux `MAP_POPULATE`);
+/// unmapped when dropped.
+///
+/// Mapping a large `.npy` file and using its elements where they lie saves two passes over the
+/// data that reading it takes (the OS zeroing fresh memory, then copying the file into it) and
+/// the memory of a copy. The elements are those of the file as it is while the program runs:
+/// the contract of [`Buffer::borrowed`] asks that nobody changes the file meanwhile (a file
+/// truncated under the mapping ends the process with a bus error, as for any program that maps
+/// its input).
+struct Mapped {
+    ptr: *mut libc::c_void,
+    len: usize,
+}
+
+// SAFETY: the mapping is read-only and owned by this value; it is unmapped once, on drop.
+unsafe impl Send for Mapped {}
+// SAFETY: as above; `&Mapped` only reads the memory.
+unsafe impl Sync for Mapped {}
+
+impl Mapped {
+    /// `file` mapped, when it is a regular file of at least [`MAP_AT_LEAST`] bytes that can be
+    /// mapped; `None` otherwise (it is then read).
+    fn of(file: &File) -> Option<Mapped> {
+        use std::os::fd::AsRawFd;
+        let meta = file.metadata().ok()?;
+        if !meta.is_file() || meta.len() < MAP_AT_LEAST {
+            return None;
+        }
+        let len = usize::try_from(meta.len()).ok()?;
+        #[cfg(target_os = "linux")]
+        let flags = libc::MAP_PRIVATE | libc::MAP_POPULATE;
+        #[cfg(not(target_os = "linux"))]
+        let flags = libc::MAP_PRIVATE;
+        // SAFETY: a new read-only mapping of `len` bytes of an open file, at an address the
+        // OS chooses; nothing else refers to it.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                flags,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        (ptr != libc::MAP_FAILED).then_some(Mapped { ptr, len })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: the mapping holds `len` readable bytes while `self` lives.
+        unsafe { std::slice::from_raw_parts(self.ptr.cast::<u8>(), self.len) }
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `of`, unmapped once; every buffer borrowing it holds an
+        // `Arc` to `self`, so none is left.
+        unsafe {
+            libc::munmap(self.ptr, self.len);
+        }
+    }
+}
+
+/// Decodes a mapped `.npy` file: the elements of a little-endian numeric array, aligned for
+/// their type, stay in the mapping (a [`Buffer::borrowed`] that keeps it alive); booleans (which
+/// are checked) and unaligned data are copied out as [`decode`] does.
+fn decode_mapped(mapped: Mapped) -> Result<Value, String> {
+    let mapped = Arc::new(mapped);
+    let layout = layout(mapped.bytes())?;
+    let data = &mapped.bytes()[layout.data_start..];
+    // Every element type's alignment divides its size.
+    let in_place =
+        cfg!(target_endian = "little") && data.as_ptr().align_offset(layout.elem.byte_size()) == 0;
+    let count = layout.count();
+    macro_rules! borrow {
+        ($variant:ident) => {
+            if in_place {
+                let owner: Arc<dyn Send + Sync> = mapped.clone();
+                // SAFETY: the data holds `count` elements (`layout` checked its size), aligned
+                // and in the machine's byte order; every bit pattern is a valid element; `owner`
+                // keeps the mapping alive and the file is not changed while the program runs
+                // (see `Mapped`).
+                ArrayData::$variant(unsafe { Buffer::borrowed(data.as_ptr().cast(), count, owner) })
+            } else {
+                decode_data(layout.elem, data)?
+            }
+        };
+    }
+    let data = match layout.elem {
+        PrimType::Bool => decode_data(PrimType::Bool, data)?,
+        PrimType::I8 => borrow!(I8),
+        PrimType::I16 => borrow!(I16),
+        PrimType::I32 => borrow!(I32),
+        PrimType::I64 => borrow!(I64),
+        PrimType::U8 => borrow!(U8),
+        PrimType::F32 => borrow!(F32),
+        PrimType::F64 => borrow!(F64),
+    };
+    layout.value(data)
 }
 
 fn encode_data(data: &ArrayData, out: &mut Vec<u8>) {
@@ -453,6 +608,109 @@ mod tests {
             let e = decode(&bytes).unwrap_err();
             assert!(e.contains("is not supported"), "{descr}: {e}");
         }
+    }
+
+    /// A file of its own in the temporary directory, removed when dropped.
+    struct TempFile(PathBuf);
+
+    impl TempFile {
+        fn new(name: &str, bytes: &[u8]) -> TempFile {
+            let path =
+                std::env::temp_dir().join(format!("ogham-npy-{name}-{}.npy", std::process::id()));
+            std::fs::write(&path, bytes).unwrap();
+            TempFile(path)
+        }
+    }
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    fn borrowed(v: &Value) -> bool {
+        match v {
+            Value::Array(a) => match a.data() {
+                ArrayData::Bool(b) => b.is_borrowed(),
+                ArrayData::I32(b) => b.is_borrowed(),
+                ArrayData::F32(b) => b.is_borrowed(),
+                ArrayData::F64(b) => b.is_borrowed(),
+                other => panic!("unexpected {other:?}"),
+            },
+            _ => false,
+        }
+    }
+
+    /// Large files are mapped: their numeric elements are used in place, booleans copied (and
+    /// checked); small files are read. Either way the value is the file's.
+    #[test]
+    fn large_files_are_mapped_and_used_in_place() {
+        let n = MAP_AT_LEAST as usize / 4 + 1;
+        let f32s =
+            Value::Array(Array::from_f32(vec![n], (0..n).map(|i| i as f32).collect()).unwrap());
+        let f64s = Value::Array(
+            Array::from_f64(
+                vec![2, n / 2],
+                (0..n / 2 * 2).map(|i| -(i as f64)).collect(),
+            )
+            .unwrap(),
+        );
+        let bools = Value::Array(
+            Array::new(
+                vec![4 * n],
+                ArrayData::Bool((0..4 * n).map(|i| i % 3 == 0).collect()),
+            )
+            .unwrap(),
+        );
+        let small = Value::Array(Array::from_f32(vec![3], vec![1.0, 2.0, 3.0]).unwrap());
+        for (name, v, in_place) in [
+            ("f32", &f32s, true),
+            ("f64", &f64s, true),
+            ("bool", &bools, false),
+            ("small", &small, false),
+        ] {
+            let file = TempFile::new(name, &encode(v).unwrap());
+            let read = read(&file.0).unwrap();
+            assert_eq!(&read, v, "{name}");
+            assert_eq!(borrowed(&read), in_place, "{name}");
+        }
+    }
+
+    /// Mapped data that is not aligned for its type (a header not padded as NumPy pads it) is
+    /// copied; errors in a mapped file are those of a read one, naming the file.
+    #[test]
+    fn mapped_files_unaligned_or_wrong() {
+        let n = MAP_AT_LEAST as usize / 4 + 1;
+        let header = format!("{{'descr': '<i4', 'fortran_order': False, 'shape': ({n},)}}\n");
+        assert_ne!((10 + header.len()) % 4, 0, "unaligned data");
+        let data: Vec<u8> = (0..n as i32).flat_map(|x| x.to_le_bytes()).collect();
+        let unaligned = TempFile::new("unaligned", &file(&header, &data));
+        let v = read(&unaligned.0).unwrap();
+        assert!(!borrowed(&v));
+        assert_eq!(
+            v,
+            Value::Array(Array::new(vec![n], ArrayData::I32((0..n as i32).collect())).unwrap())
+        );
+
+        let short = TempFile::new("short", &file(&header, &data[..data.len() - 4]));
+        let e = read(&short.0).unwrap_err().to_string();
+        let expected = format!(
+            "shape [{n}] of <i4 needs {} bytes of data, but the file has {}",
+            4 * n,
+            4 * n - 4
+        );
+        assert_eq!(e, format!("{}: {expected}", short.0.display()));
+        let mut bad = file(
+            "{'descr': '|b1', 'fortran_order': False, 'shape': (1048577,), }\n",
+            &[1; 1 << 20],
+        );
+        bad.push(7);
+        let bad = TempFile::new("badbool", &bad);
+        let e = read(&bad.0).unwrap_err().to_string();
+        assert!(
+            e.contains("boolean element 1048576 has byte value 7"),
+            "{e}"
+        );
     }
 
     #[test]

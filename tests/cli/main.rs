@@ -226,6 +226,47 @@ fn run_with_npy_input_and_output() {
     );
 }
 
+/// A large `.npy` input is mapped and used in place (`npy::read`); an entry point that consumes
+/// it updates a copy, never the file.
+#[test]
+fn run_consumes_a_mapped_npy_input_without_changing_the_file() {
+    let dir = scratch("run_mapped");
+    let prog = write(
+        &dir,
+        "update.og",
+        "entry main (xs: *[]f32) : *[]f32 = xs with [0] = 7f32\n",
+    );
+    let n = npy::MAP_AT_LEAST as usize; // 4 MiB of f32
+    let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let input = dir.join("xs.npy");
+    npy::write(
+        &input,
+        &Value::Array(Array::from_f32(vec![n], xs.clone()).unwrap()),
+    )
+    .unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let out_dir = dir.join("out");
+    let out = ogham(&[
+        "run",
+        "-o",
+        out_dir.to_str().unwrap(),
+        prog.to_str().unwrap(),
+        input.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let mut expected = xs;
+    expected[0] = 7.0;
+    assert_eq!(
+        npy::read(&out_dir.join("out0.npy")).unwrap(),
+        Value::Array(Array::from_f32(vec![n], expected).unwrap())
+    );
+    assert_eq!(
+        std::fs::read(&input).unwrap(),
+        before,
+        "the input file is unchanged"
+    );
+}
+
 #[test]
 fn run_rejects_bad_arguments() {
     let dir = scratch("run_bad_args");
