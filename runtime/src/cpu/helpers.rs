@@ -55,12 +55,17 @@ thread_local! {
 /// bump pointer and all taken back at the next point (`ogham_arena_reset`). Chunks are kept
 /// for reuse, also by the thread's later tasks (up to [`KEEP_BYTES`]); their contents are never
 /// read before generated code writes them, so stale bytes from an earlier point or task are
-/// harmless (as they already were between the points of one task).
+/// harmless (as they already were between the points of one task). The free part of the
+/// current chunk is kept as an address and a count (`next`, `left`), so that an allocation
+/// that fits (nearly all: a kernel makes tens of arrays per point) is a compare and two adds.
 #[derive(Default)]
 struct Arena {
     chunks: Vec<Vec<u128>>,
     current: usize,
-    used: usize,
+    /// Address of the current chunk's first free unit (its pointer's provenance is exposed).
+    next: usize,
+    /// Free 16-byte units from `next` to the end of the current chunk.
+    left: usize,
 }
 
 const CHUNK_BYTES: usize = 1 << 20;
@@ -70,47 +75,70 @@ const CHUNK_BYTES: usize = 1 << 20;
 const KEEP_BYTES: usize = 8 * CHUNK_BYTES;
 
 impl Arena {
+    #[inline]
     fn alloc(&mut self, bytes: usize) -> *mut u8 {
         let units = bytes.div_ceil(16);
         if units == 0 {
             return std::ptr::NonNull::<u128>::dangling().as_ptr().cast();
         }
-        loop {
-            if let Some(chunk) = self.chunks.get_mut(self.current) {
-                if chunk.len() - self.used >= units {
-                    let p = chunk[self.used..].as_mut_ptr().cast();
-                    self.used += units;
-                    return p;
-                }
-                if self.current + 1 < self.chunks.len() {
-                    self.current += 1;
-                    self.used = 0;
-                    continue;
-                }
+        if units > self.left && !self.advance(units) {
+            return std::ptr::null_mut();
+        }
+        let p = self.next;
+        self.next += units * 16;
+        self.left -= units;
+        std::ptr::with_exposed_provenance_mut(p)
+    }
+
+    /// Makes the current chunk one with at least `units` free: the next kept chunk (each
+    /// later chunk is unused since the last reset), or a new one at the end. False if memory
+    /// is exhausted.
+    #[cold]
+    #[inline(never)]
+    fn advance(&mut self, units: usize) -> bool {
+        while self.current + 1 < self.chunks.len() {
+            self.current += 1;
+            self.enter_current();
+            if self.left >= units {
+                return true;
             }
-            let size = units.max(CHUNK_BYTES / 16);
-            if crate::memory::check(size, 16, "an array").is_err() {
-                return std::ptr::null_mut();
+        }
+        let size = units.max(CHUNK_BYTES / 16);
+        if crate::memory::check(size, 16, "an array").is_err() {
+            return false;
+        }
+        let mut chunk = Vec::new();
+        if chunk.try_reserve_exact(size).is_err() {
+            return false;
+        }
+        chunk.resize(size, 0);
+        self.chunks.push(chunk);
+        self.current = self.chunks.len() - 1;
+        self.enter_current();
+        true
+    }
+
+    /// Points `next` and `left` at the whole of chunk `current` (none if there is no chunk).
+    fn enter_current(&mut self) {
+        match self.chunks.get_mut(self.current) {
+            Some(chunk) => {
+                self.next = chunk.as_mut_ptr().expose_provenance();
+                self.left = chunk.len();
             }
-            let mut chunk = Vec::new();
-            if chunk.try_reserve_exact(size).is_err() {
-                return std::ptr::null_mut();
+            None => {
+                self.next = 0;
+                self.left = 0;
             }
-            chunk.resize(size, 0);
-            self.chunks.push(chunk);
-            self.current = self.chunks.len() - 1;
-            self.used = 0;
         }
     }
 
     fn reset(&mut self) {
         self.current = 0;
-        self.used = 0;
+        self.enter_current();
     }
 
-    /// Resets the arena and frees its chunks beyond the first [`KEEP_BYTES`].
+    /// Frees the chunks beyond the first [`KEEP_BYTES`] and resets the arena.
     fn trim(&mut self) {
-        self.reset();
         let mut kept = 0;
         let keep = self
             .chunks
@@ -121,6 +149,7 @@ impl Arena {
             })
             .count();
         self.chunks.truncate(keep);
+        self.reset();
     }
 }
 
@@ -211,6 +240,11 @@ extern "C" fn ogham_convert(from: i64, to: i64, x: i64) -> i64 {
 
 #[unsafe(no_mangle)]
 extern "C" fn ogham_slice_ok(n: i64, start: i64, len: i64, stride: i64) -> i64 {
+    // The common case, a unit-stride slice within the array, without the general check's
+    // argument record and error text: `0 <= start <= start + len <= n`.
+    if stride == 1 && start >= 0 && len >= 0 && start <= n.max(0) - len {
+        return 1;
+    }
     let arg: IdxArg = crate::ireval::eval::slice_arg(start, len, stride);
     check_index(&[n.max(0) as usize], &[arg]).is_ok() as i64
 }

@@ -10,7 +10,11 @@
 //! 128-bit vector (4 `f32` or 2 `f64`), compares it with itself (unordered: NaN) and moves the
 //! counter to the first element that runs the body (`ctz` of the lane mask), or past the vector
 //! when none does and on to the next vector while one fits, without running the idle
-//! iterations in between. Everything else runs the
+//! iterations in between. While two vectors fit, it first tests both at once (the two
+//! comparisons or-ed, one `ptest`) and moves past both when no element of either runs; in a
+//! pair with an element that runs, the counter moves to the first such element (`ctz` of the
+//! two lane masks side by side); a last single vector takes the one-vector step, and after a
+//! pair that leaves no room for a vector the loop's own test follows. Everything else runs the
 //! body as before, so the iterations that run are the same, in the same order, with the same
 //! results and failures: an idle iteration reads one in-bounds element (`i < n` and within the
 //! array's extent, checked before the vector load) and has no other effect. A contiguous array
@@ -130,7 +134,18 @@ pub fn emit(
     let view = g.view(skip.array)?;
     let ety = clif_type(view.elem);
     let (vty, lanes) = if ety == F32 { (F32X4, 4) } else { (F64X2, 2) };
-    let [probe, vector, again, tail, run] = [(); 5].map(|()| g.b.create_block());
+    let [
+        probe,
+        pair,
+        pair_load,
+        pair_hit,
+        pair_idle,
+        single,
+        vector,
+        again,
+        tail,
+        run,
+    ] = [(); 10].map(|()| g.b.create_block());
     let i = g.b.use_var(counter);
     let fits = g.b.ins().icmp(IntCC::SignedLessThanOrEqual, i, limit);
     g.b.ins().brif(fits, probe, &[], run, &[]);
@@ -149,10 +164,53 @@ pub fn emit(
         (FloatCC::Ordered, FloatCC::Unordered)
     };
     let idle = g.b.ins().fcmp(idle_cc, x, x);
-    g.b.ins().brif(idle, vector, &[], run, &[]);
+    g.b.ins().brif(idle, pair, &[], run, &[]);
 
-    // A vector from the counter: to its first element that runs, or past it and, while
-    // another vector fits, on to that one.
+    // Two vectors from the counter while both fit: past both when no element of either runs;
+    // otherwise one vector at a time, below, while one fits (after a pair the counter may be
+    // past `limit`: then on to the loop's own test).
+    g.b.switch_to_block(pair);
+    let j = g.b.use_var(counter);
+    let second = g.b.ins().iadd_imm_s(j, lanes);
+    let both = g.b.ins().icmp(IntCC::SignedLessThanOrEqual, second, limit);
+    g.b.ins().brif(both, pair_load, &[], single, &[]);
+
+    g.b.switch_to_block(pair_load);
+    g.b.seal_block(pair_load);
+    let bytes = g.b.ins().imul_imm_s(j, size);
+    let addr = g.b.ins().iadd(view.ptr, bytes);
+    let v0 = g.b.ins().load(vty, flags, addr, 0);
+    let v1 = g.b.ins().load(vty, flags, addr, (lanes * size) as i32);
+    let active0 = g.b.ins().fcmp(run_cc, v0, v0);
+    let active1 = g.b.ins().fcmp(run_cc, v1, v1);
+    let active = g.b.ins().bor(active0, active1);
+    let any = g.b.ins().vany_true(active);
+    g.b.ins().brif(any, pair_hit, &[], pair_idle, &[]);
+
+    // The first element of the pair that runs: `ctz` of the two lane masks side by side.
+    g.b.switch_to_block(pair_hit);
+    g.b.seal_block(pair_hit);
+    let bits0 = g.b.ins().vhigh_bits(I64, active0);
+    let bits1 = g.b.ins().vhigh_bits(I64, active1);
+    let bits1 = g.b.ins().ishl_imm_s(bits1, lanes);
+    let bits = g.b.ins().bor(bits0, bits1);
+    let step = g.b.ins().ctz(bits);
+    let hit = g.b.ins().iadd(j, step);
+    g.b.def_var(counter, hit);
+    g.b.ins().jump(run, &[]);
+
+    g.b.switch_to_block(pair_idle);
+    g.b.seal_block(pair_idle);
+    let past = g.b.ins().iadd_imm_s(j, 2 * lanes);
+    g.b.def_var(counter, past);
+    g.b.ins().jump(pair, &[]);
+    g.b.seal_block(pair);
+
+    g.b.switch_to_block(single);
+    g.b.seal_block(single);
+    let one = g.b.ins().icmp(IntCC::SignedLessThanOrEqual, j, limit);
+    g.b.ins().brif(one, vector, &[], tail, &[]);
+
     g.b.switch_to_block(vector);
     let j = g.b.use_var(counter);
     let bytes = g.b.ins().imul_imm_s(j, size);
@@ -175,7 +233,8 @@ pub fn emit(
 
     g.b.switch_to_block(tail);
     g.b.seal_block(tail);
-    let go = g.b.ins().icmp(IntCC::SignedLessThan, next, bound);
+    let k = g.b.use_var(counter);
+    let go = g.b.ins().icmp(IntCC::SignedLessThan, k, bound);
     g.b.ins().brif(go, inner, &[], exit, &[]);
 
     g.b.switch_to_block(run);
