@@ -7,7 +7,8 @@
 //! path; for source text, its name and the current directory, from which its imports are
 //! resolved) and its text, the import directories (`--lib`, `OGHAM_PATH`), the backend, the
 //! tuning file's text, the compiler's build id
-//! (`ogham_runtime::BUILD_ID`) and the CPU features generated code may use. A cached program is
+//! (`ogham_runtime::BUILD_ID`), the CPU features generated code may use and whether SIMD code
+//! is on (`OGHAM_SIMD=0` turns it off: an A/B measurement must not get the other's code). A cached program is
 //! used only if every source file it was compiled from is unchanged: the root's text equals
 //! the given one, and each imported file on disk still has the text it was compiled from (the
 //! key cannot cover imports before the program is parsed; the kept sources can). The embedded
@@ -310,10 +311,16 @@ fn key(source: Source, root: &Root, backend: Backend, tuning: Option<&str>) -> R
         .flat_map(|(dir, _)| dir.as_os_str().as_encoded_bytes().iter().chain(b"\0"))
         .copied()
         .collect();
-    let fields: [&[u8]; 10] = [
+    let simd: &[u8] = if ogham_compiler::back::cpu::simd_enabled() {
+        b"simd"
+    } else {
+        b"no simd"
+    };
+    let fields: [&[u8]; 11] = [
         b"ogham-cache-key 1",
         ogham_runtime::BUILD_ID.as_bytes(),
         features.as_bytes(),
+        simd,
         backend.name().as_bytes(),
         kind.as_bytes(),
         shown.as_bytes(),

@@ -52,6 +52,41 @@ fn cache_entries(cache: &Path) -> Vec<PathBuf> {
     entries
 }
 
+/// Code compiled with SIMD off (`OGHAM_SIMD=0`, for A/B measurements) has a cache entry of its
+/// own: a run with the other setting compiles again instead of reusing it.
+#[test]
+fn simd_off_code_is_cached_apart() {
+    let dir = scratch("cache-simd");
+    let cache = dir.join("cache");
+    let program = write(
+        &dir,
+        "main.og",
+        "entry main (xs: []f32) : []f32 = map (\\x -> x * x) xs\n",
+    );
+    let run = |simd: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_ogham"))
+            .args([
+                "run",
+                "--backend",
+                "cpu",
+                program.to_str().unwrap(),
+                "[1, 2, 3]",
+            ])
+            .env("OGHAM_CACHE_DIR", &cache)
+            .env("OGHAM_SIMD", simd)
+            .env_remove("OGHAM_CACHE")
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert_eq!(stdout(&out), "[1.0f32, 4.0f32, 9.0f32]\n");
+        cache_entries(&cache).len()
+    };
+    assert_eq!(run("1"), 2, "the program and main's code");
+    assert_eq!(run("0"), 4, "compiled again with SIMD off");
+    assert_eq!(run("0"), 4, "then taken from the cache");
+    assert_eq!(run("1"), 4, "and the SIMD code too");
+}
+
 /// `ogham run --backend cpu` compiles a program once: a second run takes it from the on-disk
 /// cache with the same outputs; a changed import compiles it again; a damaged entry is
 /// reported, compiled again and replaced; `--no-cache` and `OGHAM_CACHE=0` leave the cache

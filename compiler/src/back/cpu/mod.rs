@@ -52,6 +52,8 @@ mod simd;
 mod skip;
 mod unswitch;
 
+pub use simd::enabled as simd_enabled;
+
 use super::Unsupported;
 use ogham_ir::VarId;
 use ogham_ir::abi::{ErrorSite, KernelSite, kernels};
