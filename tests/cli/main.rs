@@ -31,14 +31,16 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 /// Runs `ogham` with the cache of compiled programs in the tests' scratch space.
 fn ogham(args: &[&str]) -> Output {
     let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache");
-    ogham_cached(args, &cache)
+    ogham_cached(args, &cache, &[])
 }
 
-fn ogham_cached(args: &[&str], cache: &Path) -> Output {
+/// Runs `ogham` with the cache of compiled programs in `cache` and the variables `env` set.
+fn ogham_cached(args: &[&str], cache: &Path, env: &[(&str, &str)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ogham"))
         .args(args)
         .env("OGHAM_CACHE_DIR", cache)
         .env_remove("OGHAM_CACHE")
+        .envs(env.iter().copied())
         .output()
         .unwrap()
 }
@@ -64,19 +66,17 @@ fn simd_off_code_is_cached_apart() {
         "entry main (xs: []f32) : []f32 = map (\\x -> x * x) xs\n",
     );
     let run = |simd: &str| {
-        let out = Command::new(env!("CARGO_BIN_EXE_ogham"))
-            .args([
+        let out = ogham_cached(
+            &[
                 "run",
                 "--backend",
                 "cpu",
                 program.to_str().unwrap(),
                 "[1, 2, 3]",
-            ])
-            .env("OGHAM_CACHE_DIR", &cache)
-            .env("OGHAM_SIMD", simd)
-            .env_remove("OGHAM_CACHE")
-            .output()
-            .unwrap();
+            ],
+            &cache,
+            &[("OGHAM_SIMD", simd)],
+        );
         assert_eq!(code(&out), 0, "{}", stderr(&out));
         assert_eq!(stdout(&out), "[1.0f32, 4.0f32, 9.0f32]\n");
         cache_entries(&cache).len()
@@ -107,7 +107,7 @@ fn run_caches_compiled_programs() {
         let mut args = vec!["run", "--backend", "cpu"];
         args.extend(extra);
         args.extend([program, "[1, 2, 3]"]);
-        ogham_cached(&args, &cache)
+        ogham_cached(&args, &cache, &[])
     };
     let first = run(&[]);
     assert_eq!(code(&first), 0, "{}", stderr(&first));
@@ -154,12 +154,11 @@ fn run_caches_compiled_programs() {
 
     std::fs::remove_dir_all(&cache).unwrap();
     assert_eq!(stdout(&run(&["--no-cache"])), stdout(&changed));
-    let off = Command::new(env!("CARGO_BIN_EXE_ogham"))
-        .args(["run", "--backend", "cpu", program, "[1, 2, 3]"])
-        .env("OGHAM_CACHE_DIR", &cache)
-        .env("OGHAM_CACHE", "0")
-        .output()
-        .unwrap();
+    let off = ogham_cached(
+        &["run", "--backend", "cpu", program, "[1, 2, 3]"],
+        &cache,
+        &[("OGHAM_CACHE", "0")],
+    );
     assert_eq!(stdout(&off), stdout(&changed));
     assert!(cache_entries(&cache).is_empty());
 }
@@ -617,6 +616,7 @@ fn damaged_cuda_objects_in_the_cache_are_rebuilt() {
                 "[1f32, 2f32]",
             ],
             &cache,
+            &[],
         )
     };
     let first = run();

@@ -1,7 +1,9 @@
 //! Scalar operations in CLIF with the interpreter's semantics: arithmetic, comparisons and
 //! bitwise operators inline, integer division (floored and truncated, wrapping like the
-//! interpreter; floored by a constant power of two as a shift or a mask) inline, everything else (`**`, shifts, most math functions, some conversions)
-//! through the runtime's helpers (`helpers.rs`).
+//! interpreter; floored by a constant power of two as a shift or a mask) and shifts (an amount
+//! outside `0..bits` shifts every bit out, as in the interpreter) inline, everything else
+//! (integer `**`, most math functions, some conversions) through the runtime's helpers
+//! (`helpers.rs`).
 
 use super::codegen::{Gen, clif_type, float_min_max};
 use super::helpers::{HelperId, has_libm_helper};
@@ -22,6 +24,11 @@ fn is_signed(p: PrimType) -> bool {
         p,
         PrimType::I8 | PrimType::I16 | PrimType::I32 | PrimType::I64
     )
+}
+
+/// `k` when `n` is `2^k` with `k >= 1`.
+pub(super) fn exact_log2(n: i64) -> Option<u32> {
+    (n >= 2 && n.count_ones() == 1).then(|| n.trailing_zeros())
 }
 
 impl Gen<'_> {
@@ -101,13 +108,7 @@ impl Gen<'_> {
             BinOp::BitAnd => ins.band(x, y),
             BinOp::BitOr => ins.bor(x, y),
             BinOp::BitXor => ins.bxor(x, y),
-            BinOp::Div
-            | BinOp::Mod
-            | BinOp::Quot
-            | BinOp::Rem
-            | BinOp::Pow
-            | BinOp::Shl
-            | BinOp::Shr => {
+            BinOp::Div | BinOp::Mod | BinOp::Quot | BinOp::Rem | BinOp::Pow => {
                 if op.is_division() {
                     return self.division(op, t, x, y);
                 }
@@ -118,7 +119,31 @@ impl Gen<'_> {
                     .expect("int ops return");
                 self.narrow_int(t, r)
             }
+            BinOp::Shl | BinOp::Shr => self.shift(op, t, x, y),
         }
+    }
+
+    /// `x << y` and `x >> y` (arithmetic for signed types, logical for `u8`) with the
+    /// interpreter's semantics for every amount: CLIF masks the amount to the type's width, so an
+    /// amount outside `0..bits` (a negative one included: it is huge as an unsigned number) is
+    /// handled apart: `<<` and a logical `>>` give 0, an arithmetic `>>` shifts by `bits - 1`
+    /// (all sign bits).
+    fn shift(&mut self, op: BinOp, t: PrimType, x: Value, y: Value) -> Value {
+        let ty = clif_type(t);
+        let bits = i64::from(ty.bits());
+        let in_range = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, y, bits);
+        if op == BinOp::Shr && is_signed(t) {
+            let last = self.b.ins().iconst(ty, bits - 1);
+            let amount = self.b.ins().select(in_range, y, last);
+            return self.b.ins().sshr(x, amount);
+        }
+        let shifted = if op == BinOp::Shl {
+            self.b.ins().ishl(x, y)
+        } else {
+            self.b.ins().ushr(x, y)
+        };
+        let zero = self.b.ins().iconst(ty, 0);
+        self.b.ins().select(in_range, shifted, zero)
     }
 
     /// Integer `/` and `%` (floored, as Futhark's), `//` and `%%` (truncated), wrapping like
@@ -194,7 +219,7 @@ impl Gen<'_> {
         } else {
             ((bits as u64) >> unused) as i64
         };
-        (n >= 2 && n.count_ones() == 1).then(|| n.trailing_zeros())
+        exact_log2(n)
     }
 
     fn widen_int(&mut self, t: PrimType, x: Value) -> Value {

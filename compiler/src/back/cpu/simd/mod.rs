@@ -73,6 +73,7 @@ mod lanes;
 mod loops;
 
 use super::codegen::{Gen, Res, elem_size};
+use super::scalar::exact_log2;
 use check::Check;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32X4, F64X2, I8, I32X4, I64, I64X2};
@@ -216,7 +217,7 @@ fn power_of_two(se: SubExp) -> Option<u32> {
         SubExp::Const(Const::I64(n)) => n,
         _ => return None,
     };
-    (n >= 2 && n.count_ones() == 1).then(|| n.trailing_zeros())
+    exact_log2(n)
 }
 
 /// Runs the points `i_start..` of the current segment (`s`, whose coordinates are bound) a
