@@ -576,13 +576,13 @@ pub enum Exp<H: Form = Core> {
 }
 
 impl<H: Form> Exp<H> {
-    /// This expression in the form `G`, if it holds no body and no host operation (otherwise
-    /// itself, unchanged, as a [`Compound`]).
+    /// This expression in the form `G`, if it holds no body and no host operation; otherwise
+    /// (`If`, `Loop`, `Soac`, `Host`) itself, unchanged.
     #[allow(
         clippy::result_large_err,
         reason = "the error is the expression, given back"
     )]
-    pub fn flat<G: Form>(self) -> Result<Exp<G>, Compound<H>> {
+    pub fn flat<G: Form>(self) -> Result<Exp<G>, Exp<H>> {
         Ok(match self {
             Exp::SubExp(a) => Exp::SubExp(a),
             Exp::BinOp(op, a, b) => Exp::BinOp(op, a, b),
@@ -607,65 +607,10 @@ impl<H: Form> Exp<H> {
                 message,
                 kind,
             },
-            Exp::If {
-                cond,
-                then_body,
-                else_body,
-                ret,
-            } => {
-                return Err(Compound::If {
-                    cond,
-                    then_body,
-                    else_body,
-                    ret,
-                });
+            compound @ (Exp::If { .. } | Exp::Loop { .. } | Exp::Soac(_) | Exp::Host(_)) => {
+                return Err(compound);
             }
-            Exp::Loop { params, form, body } => {
-                return Err(Compound::Loop { params, form, body });
-            }
-            Exp::Soac(soac) => return Err(Compound::Soac(soac)),
-            Exp::Host(host) => return Err(Compound::Host(host)),
         })
-    }
-}
-
-/// An expression that holds bodies or a host operation ([`Exp::flat`] gives it back as one):
-/// the variants of [`Exp`] of the same names.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Compound<H: Form = Core> {
-    If {
-        cond: SubExp,
-        then_body: Body<H>,
-        else_body: Body<H>,
-        ret: Vec<Type>,
-    },
-    Loop {
-        params: Vec<(VarId, SubExp)>,
-        form: LoopForm,
-        body: Body<H>,
-    },
-    Soac(Soac),
-    Host(H),
-}
-
-impl<H: Form> From<Compound<H>> for Exp<H> {
-    fn from(c: Compound<H>) -> Exp<H> {
-        match c {
-            Compound::If {
-                cond,
-                then_body,
-                else_body,
-                ret,
-            } => Exp::If {
-                cond,
-                then_body,
-                else_body,
-                ret,
-            },
-            Compound::Loop { params, form, body } => Exp::Loop { params, form, body },
-            Compound::Soac(soac) => Exp::Soac(soac),
-            Compound::Host(host) => Exp::Host(host),
-        }
     }
 }
 

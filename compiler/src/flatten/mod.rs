@@ -84,8 +84,8 @@ use ogham_ir::source::Span;
 use ogham_ir::traverse::{Subst, for_each_stmt, free_vars_body, free_vars_stmt, substitute_body};
 use ogham_ir::types::PrimType;
 use ogham_ir::{
-    Body, Compound, Const, Exp, Form, Function, HistOp, Lambda, LoopForm, Program, RedOp, Soac,
-    Stmt, SubExp, Type, VarId,
+    Body, Const, Exp, Form, Function, HistOp, Lambda, LoopForm, Program, RedOp, Soac, Stmt, SubExp,
+    Type, VarId,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -183,28 +183,28 @@ impl Flattener<'_> {
 
     fn host_stmt(&mut self, s: Stmt, out: &mut Vec<HostStmt>) {
         let Stmt { pat, exp, loc } = s;
-        let exp = match exp.flat() {
-            Ok(exp) => exp,
-            Err(Compound::Soac(soac)) => {
-                return self.host_soac(&stmt(pat, Exp::Soac(soac), loc), out);
-            }
-            Err(Compound::If {
+        let exp = match exp {
+            Exp::Soac(soac) => return self.host_soac(&stmt(pat, Exp::Soac(soac), loc), out),
+            Exp::If {
                 cond,
                 then_body,
                 else_body,
                 ret,
-            }) => Exp::If {
+            } => Exp::If {
                 cond,
                 then_body: self.host_body(then_body),
                 else_body: self.host_body(else_body),
                 ret,
             },
-            Err(Compound::Loop { params, form, body }) => Exp::Loop {
+            Exp::Loop { params, form, body } => Exp::Loop {
                 params,
                 form,
                 body: self.host_body(body),
             },
-            Err(Compound::Host(core)) => match core {},
+            Exp::Host(core) => match core {},
+            exp => exp
+                .flat()
+                .unwrap_or_else(|_| unreachable!("only If, Loop, Soac and Host hold bodies")),
         };
         out.push(stmt(pat, exp, loc));
     }

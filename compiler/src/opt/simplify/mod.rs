@@ -57,7 +57,7 @@ use ogham_ir::traverse::{
     nested_bodies_mut, nested_scopes, substitute_arena_types, substitute_subexp, use_counts,
 };
 use ogham_ir::{
-    Body, Compound, Const, Exp, Form, Function, LoopForm, Program, Soac, Stmt, SubExp, Type, VarId,
+    Body, Const, Exp, Form, Function, LoopForm, Program, Soac, Stmt, SubExp, Type, VarId,
 };
 use rules::{Facts, Rewrite};
 use std::collections::hash_map::DefaultHasher;
@@ -482,7 +482,7 @@ impl<'a, F: Form> Simplifier<'a, F> {
         }
         let exp: HostExp = match stmt.exp.clone().flat() {
             Ok(exp) => exp,
-            Err(Compound::Host(host)) => Exp::Host(host.host().clone()),
+            Err(Exp::Host(host)) => Exp::Host(host.host().clone()),
             Err(_) => return None,
         };
         let key = shape_hash(&exp);
