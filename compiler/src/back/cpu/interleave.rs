@@ -123,7 +123,7 @@ pub fn emit(
         unreachable!("the plan's reduction is a Screma");
     };
     let ops = ogham_ir::screma_operators(&[], reds);
-    let vector = lanedot::plan(g, map, plan.reduction, &plan.bound);
+    let vector = lanedot::plan(g, map, (inputs, inner, reds), &plan.bound);
     let lanes = g.iconst(LANES);
     let blocks = g.b.ins().udiv(width, lanes);
     let zero = g.iconst(0);

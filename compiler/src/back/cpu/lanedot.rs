@@ -34,7 +34,7 @@ use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::Variable;
 use ogham_ir::op::BinOp;
 use ogham_ir::types::PrimType;
-use ogham_ir::{Exp, Lambda, Soac, Stmt, SubExp, VarId};
+use ogham_ir::{Exp, Lambda, RedOp, SubExp, VarId};
 
 /// How the reduction's inputs run in lanes.
 pub struct Plan {
@@ -43,30 +43,26 @@ pub struct Plan {
     varying: Vec<bool>,
 }
 
-/// The lane plan of the interleaved `reduction` (a statement of `map`'s lambda; `bound`: the
-/// variables the map's iterations bind before it), when it fits the module's pattern.
-pub fn plan(g: &Gen, map: &Lambda, reduction: &Stmt, bound: &[VarId]) -> Option<Plan> {
+/// The lane plan of an interleaved reduction (of `inputs`, map lambda `inner`, operators `reds`,
+/// no scans) in `map`'s lambda (`bound`: the variables its iterations bind before the
+/// reduction), when it fits the module's pattern.
+pub fn plan(
+    g: &Gen,
+    map: &Lambda,
+    (inputs, inner, reds): (&[VarId], &Lambda, &[RedOp]),
+    bound: &[VarId],
+) -> Option<Plan> {
     if !simd::enabled() {
         return None;
     }
-    let Exp::Soac(Soac::Screma {
-        inputs,
-        map: inner,
-        scans,
-        reds,
-        ..
-    }) = &reduction.exp
-    else {
-        return None;
-    };
-    let [red] = reds.as_slice() else {
+    let [red] = reds else {
         return None;
     };
     let [neutral] = red.neutral.as_slice() else {
         return None;
     };
     let elem = g.f.subexp_type(*neutral).elem();
-    if !scans.is_empty() || !matches!(elem, PrimType::F32 | PrimType::F64) || !is_sum(&red.lambda) {
+    if !matches!(elem, PrimType::F32 | PrimType::F64) || !is_sum(&red.lambda) {
         return None;
     }
     let arith = |se: &SubExp, known: &[VarId]| match se {
