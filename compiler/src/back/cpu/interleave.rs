@@ -6,6 +6,8 @@
 //! iterations overlap in the processor instead of forming one dependency chain per iteration,
 //! and each accumulator still adds its own terms in order, so the results are bit-identical.
 //! The iterations left over (`width % LANES`) run one by one (`crate::back::lower::sequential`).
+//! Where the four iterations' rows are adjacent in memory, the shared loop runs in the lanes of
+//! vectors instead (`lanedot.rs`).
 //!
 //! Applies when ([`plan`]) the map has no scans or reductions of its own and returns scalars,
 //! and its lambda's body is: statements without nested bodies, one `Screma` with reductions
