@@ -6,6 +6,8 @@
 //! iterations overlap in the processor instead of forming one dependency chain per iteration,
 //! and each accumulator still adds its own terms in order, so the results are bit-identical.
 //! The iterations left over (`width % LANES`) run one by one (`crate::back::lower::sequential`).
+//! Where the four iterations' rows are adjacent in memory, the shared loop runs in the lanes of
+//! vectors instead (`lanedot.rs`).
 //!
 //! Applies when ([`plan`]) the map has no scans or reductions of its own and returns scalars,
 //! and its lambda's body is: statements without nested bodies, one `Screma` with reductions
@@ -20,6 +22,7 @@
 //! differ from the interpreter's first (each is a real failure, reported with its location).
 
 use super::codegen::{Cursor, Gen, Res, View, allocates};
+use super::lanedot;
 use crate::back::lower;
 use cranelift_codegen::ir::{InstBuilder, Value};
 use ogham_ir::traverse::free_vars_stmt;
@@ -122,6 +125,7 @@ pub fn emit(
         unreachable!("the plan's reduction is a Screma");
     };
     let ops = ogham_ir::screma_operators(&[], reds);
+    let vector = lanedot::plan(g, map, (inputs, inner, reds), &plan.bound);
     let lanes = g.iconst(LANES);
     let blocks = g.b.ins().udiv(width, lanes);
     let zero = g.iconst(0);
@@ -130,6 +134,7 @@ pub fn emit(
         let mut captured = Vec::new();
         let mut inner_cursors = Vec::new();
         let mut accs = Vec::new();
+        let mut lane_views = Vec::new();
         // The statements before the reduction, one iteration after the other.
         for lane in 0..LANES {
             let row = g.b.ins().iadd_imm_s(first, lane);
@@ -148,6 +153,7 @@ pub fn emit(
                 lower::check_same_shape(g, &view.dims[..1], &[k], "SOAC input")?;
             }
             inner_cursors.push(g.cursors(&views));
+            lane_views.push(views);
             accs.push(lower::accumulators(g, &ops)?);
             let values = plan
                 .bound
@@ -156,29 +162,39 @@ pub fn emit(
                 .collect::<Res<Vec<_>>>()?;
             captured.push(values);
         }
-        // One loop over the reduction's width, an accumulator per iteration.
+        // One loop over the reduction's width, an accumulator per iteration (in vector lanes
+        // where `lanedot.rs` applies).
         let k = g.scalar(*inner_width)?;
-        g.for_loop(k, &mut |g, j| {
-            for (lane, cursors) in inner_cursors.iter().enumerate() {
-                for (v, values) in &captured[lane] {
-                    if plan.read_in_loop.contains(v) {
-                        g.bind(*v, values);
+        let mut shared = |g: &mut Gen| {
+            g.for_loop(k, &mut |g, j| {
+                for (lane, cursors) in inner_cursors.iter().enumerate() {
+                    for (v, values) in &captured[lane] {
+                        if plan.read_in_loop.contains(v) {
+                            g.bind(*v, values);
+                        }
+                    }
+                    let args = g.cursor_rows(cursors, j);
+                    let vals = lower::apply(g, inner, &args)?;
+                    let mut c = 0;
+                    for (j, (op, neutral)) in ops.iter().enumerate() {
+                        let m = neutral.len();
+                        lower::accumulate(g, op, &accs[lane][j], &vals[c..c + m])?;
+                        c += m;
                     }
                 }
-                let args = g.cursor_rows(cursors, j);
-                let vals = lower::apply(g, inner, &args)?;
-                let mut c = 0;
-                for (j, (op, neutral)) in ops.iter().enumerate() {
-                    let m = neutral.len();
-                    lower::accumulate(g, op, &accs[lane][j], &vals[c..c + m])?;
-                    c += m;
+                for cursors in &inner_cursors {
+                    g.advance(cursors);
                 }
+                Ok(())
+            })
+        };
+        match &vector {
+            Some(vp) => {
+                let totals: Vec<_> = accs.iter().map(|a| a[0][0]).collect();
+                lanedot::emit(g, vp, inner, k, &lane_views, &totals, &mut shared)?;
             }
-            for cursors in &inner_cursors {
-                g.advance(cursors);
-            }
-            Ok(())
-        })?;
+            None => shared(g)?,
+        }
         // The statements after the reduction and the results, one iteration after the other.
         for lane in 0..LANES as usize {
             for (v, values) in &captured[lane] {

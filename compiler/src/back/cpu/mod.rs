@@ -46,6 +46,7 @@ mod fill;
 pub mod helpers;
 mod interleave;
 mod kernel;
+mod lanedot;
 mod lower;
 mod scalar;
 mod simd;
