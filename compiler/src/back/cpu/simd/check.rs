@@ -11,8 +11,9 @@ use std::collections::{HashMap, HashSet};
 
 pub(super) struct Check<'a> {
     f: &'a ir::kir::Function,
-    /// The innermost space variable (the lane index).
-    inner: VarId,
+    /// The innermost space variable (the lane index; `None` in an elementwise map, whose lanes
+    /// are its parameters).
+    inner: Option<VarId>,
     space: HashSet<VarId>,
     /// Variables defined by the point's code so far as lane values.
     defined: HashSet<VarId>,
@@ -37,7 +38,7 @@ impl<'a> Check<'a> {
     pub(super) fn new(f: &'a ir::kir::Function, seg: &SegOp, width: Width) -> Option<Check<'a>> {
         Some(Check {
             f,
-            inner: seg.space.last()?.0,
+            inner: Some(seg.space.last()?.0),
             space: seg.space.iter().map(|(v, _)| *v).collect(),
             defined: HashSet::new(),
             local: HashSet::new(),
@@ -50,6 +51,26 @@ impl<'a> Check<'a> {
             checked: 0,
             width,
         })
+    }
+
+    /// A check of the lambda of a sequential elementwise map at `width`: its parameters are
+    /// lane values, and nothing is indexed by the lane.
+    pub(super) fn elementwise(f: &'a ir::kir::Function, map: &Lambda, width: Width) -> Check<'a> {
+        Check {
+            f,
+            inner: None,
+            space: HashSet::new(),
+            defined: map.params.iter().copied().collect(),
+            local: HashSet::new(),
+            iotas: HashMap::new(),
+            rows: HashMap::new(),
+            reads: Vec::new(),
+            uniform: HashSet::new(),
+            masked: HashSet::new(),
+            sources: HashMap::new(),
+            checked: 0,
+            width,
+        }
     }
 
     fn laned(&self, t: PrimType) -> bool {
@@ -68,7 +89,7 @@ impl<'a> Check<'a> {
         match se {
             SubExp::Const(_) => self.prim(se).is_some_and(|t| self.laned(t)),
             SubExp::Var(v) => {
-                v != self.inner
+                Some(v) != self.inner
                     && (self.defined.contains(&v) || self.prim(se).is_some_and(|t| self.laned(t)))
             }
         }
@@ -79,7 +100,7 @@ impl<'a> Check<'a> {
         match se {
             SubExp::Const(_) => true,
             SubExp::Var(v) => {
-                v != self.inner && !self.defined.contains(&v) && self.prim(se).is_some()
+                Some(v) != self.inner && !self.defined.contains(&v) && self.prim(se).is_some()
             }
         }
     }
@@ -104,7 +125,7 @@ impl<'a> Check<'a> {
         };
         for d in idx {
             match d {
-                DimIndex::Fix(SubExp::Var(v)) if *v == self.inner => comps.push(Comp::Lane),
+                DimIndex::Fix(SubExp::Var(v)) if Some(*v) == self.inner => comps.push(Comp::Lane),
                 DimIndex::Fix(se) if self.uniform(*se) => comps.push(Comp::Uniform(*se)),
                 _ => return None,
             }

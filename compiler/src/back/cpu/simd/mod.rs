@@ -66,9 +66,11 @@
 //!
 //! Files: this one plans a kernel ([`plan`]) and runs its groups ([`vector_points`]);
 //! `check.rs` decides what is in the subset, `lanes.rs` emits lane code for statements,
-//! `loops.rs` for loops and reductions.
+//! `loops.rs` for loops and reductions; `elementwise.rs` runs sequential elementwise maps inside
+//! a point's code in vectors along their own dimension, with the same lane code.
 
 mod check;
+pub mod elementwise;
 mod lanes;
 mod loops;
 
