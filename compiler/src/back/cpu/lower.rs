@@ -629,7 +629,7 @@ impl Lower for Gen<'_> {
             return interleave::emit(self, &plan, map, *width, rows, arrays);
         }
         match elementwise::plan(self.f, map, n_scan, n_red) {
-            Some(plan) => elementwise::emit(self, &plan, map, *width, rows, arrays),
+            Some(vector) => vector.emit(self, *width, rows, arrays),
             None => Ok(self.iconst(0)),
         }
     }

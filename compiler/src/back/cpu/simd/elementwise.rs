@@ -39,9 +39,20 @@ use ogham_ir::types::PrimType;
 use ogham_ir::{Exp, Lambda, Type};
 use std::collections::HashMap;
 
+/// A sequential map whose loop runs in vectors: the lane code's plan and the map's lambda.
+pub struct Elementwise<'a> {
+    plan: Plan,
+    map: &'a Lambda,
+}
+
 /// The plan for a sequential map with lambda `map` (and `n_scan` scan and `n_red` reduction
 /// components) of function `f`, when its loop can run in vectors (see the module header).
-pub fn plan(f: &Function, map: &Lambda, n_scan: usize, n_red: usize) -> Option<Plan> {
+pub fn plan<'a>(
+    f: &Function,
+    map: &'a Lambda,
+    n_scan: usize,
+    n_red: usize,
+) -> Option<Elementwise<'a>> {
     if !enabled() || n_scan + n_red > 0 || map.ret.is_empty() {
         return None;
     }
@@ -76,70 +87,69 @@ pub fn plan(f: &Function, map: &Lambda, n_scan: usize, n_red: usize) -> Option<P
         return None;
     }
     let mut check = Check::elementwise(f, map, width);
-    check.body(&map.body).then(|| Plan {
-        rows: check.rows,
-        reads: check.reads,
-        uniform: check.uniform,
-        masked: check.masked,
-        sources: check.sources,
-        width,
+    let ok = check.body(&map.body);
+    Some(Elementwise {
+        plan: check.plan(ok)?,
+        map,
     })
 }
 
-/// Emits the map's iterations `0 .. lanes·⌊width/lanes⌋` in vectors when its inputs (`cursors`,
-/// rows `i`) and results (`arrays`, rows `i`) have unit stride, else none; returns the first
-/// iteration left to the scalar loop.
-pub fn emit(
-    g: &mut Gen,
-    plan: &Plan,
-    map: &Lambda,
-    width: Value,
-    cursors: &[Cursor],
-    arrays: &[View],
-) -> Res<Value> {
-    let lanes = plan.width.lanes();
-    let read: Vec<(usize, View)> = cursors
-        .iter()
-        .enumerate()
-        .filter(|(k, _)| !g.unread_rows.contains(k))
-        .map(|(k, c)| (k, c.view().clone()))
-        .collect();
-    let mut unit = g.b.ins().iconst(I8, 1);
-    for view in read.iter().map(|(_, v)| v).chain(arrays) {
-        let one = g.b.ins().icmp_imm_s(IntCC::Equal, view.strides[0], 1);
-        unit = g.b.ins().band(unit, one);
+impl Elementwise<'_> {
+    /// Emits the map's iterations `0 .. lanes·⌊width/lanes⌋` in vectors when its inputs
+    /// (`inputs`, rows `i`) and results (`arrays`, rows `i`) have unit stride, else none;
+    /// returns the first iteration left to the scalar loop.
+    pub fn emit(
+        &self,
+        g: &mut Gen,
+        width: Value,
+        inputs: &[Cursor],
+        arrays: &[View],
+    ) -> Res<Value> {
+        let (plan, map) = (&self.plan, self.map);
+        let lanes = plan.width.lanes();
+        let read: Vec<(usize, View)> = inputs
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| !g.unread_rows.contains(k))
+            .map(|(k, c)| (k, c.view().clone()))
+            .collect();
+        let mut unit = g.b.ins().iconst(I8, 1);
+        for view in read.iter().map(|(_, v)| v).chain(arrays) {
+            let one = g.b.ins().icmp_imm_s(IntCC::Equal, view.strides[0], 1);
+            unit = g.b.ins().band(unit, one);
+        }
+        let steps =
+            g.b.ins()
+                .ushr_imm_u(width, i64::from(lanes.trailing_zeros()));
+        let zero = g.iconst(0);
+        let steps = g.b.ins().select(unit, steps, zero);
+        let end = g.b.ins().imul_imm_s(steps, lanes);
+        let cursor = g.b.declare_var(I64);
+        g.b.def_var(cursor, zero);
+        let (body, exit) = (g.b.create_block(), g.b.create_block());
+        let go = g.b.ins().icmp(IntCC::SignedLessThan, zero, end);
+        g.loop_branch(go, body, exit);
+        g.b.switch_to_block(body);
+        let i = g.b.use_var(cursor);
+        let flags = MemFlagsData::new().with_notrap();
+        let mut vals = HashMap::new();
+        for (k, view) in &read {
+            let addr = element(g, view, i);
+            let x = g.b.ins().load(plan.width.vector(view.elem), flags, addr, 0);
+            vals.insert(map.params[*k], x);
+        }
+        let mut step = Lanes::elementwise(i, plan, exit, vals);
+        let results = step.body(g, &map.body)?;
+        for (val, dst) in results.into_iter().zip(arrays) {
+            let addr = element(g, dst, i);
+            g.b.ins().store(flags, val, addr, 0);
+        }
+        let next = g.b.ins().iadd_imm_s(i, lanes);
+        g.b.def_var(cursor, next);
+        let go = g.b.ins().icmp(IntCC::SignedLessThan, next, end);
+        g.close_loop(go, body, exit);
+        Ok(g.b.use_var(cursor))
     }
-    let steps =
-        g.b.ins()
-            .ushr_imm_u(width, i64::from(lanes.trailing_zeros()));
-    let zero = g.iconst(0);
-    let steps = g.b.ins().select(unit, steps, zero);
-    let end = g.b.ins().imul_imm_s(steps, lanes);
-    let cursor = g.b.declare_var(I64);
-    g.b.def_var(cursor, zero);
-    let (body, exit) = (g.b.create_block(), g.b.create_block());
-    let go = g.b.ins().icmp(IntCC::SignedLessThan, zero, end);
-    g.loop_branch(go, body, exit);
-    g.b.switch_to_block(body);
-    let i = g.b.use_var(cursor);
-    let flags = MemFlagsData::new().with_notrap();
-    let mut vals = HashMap::new();
-    for (k, view) in &read {
-        let addr = element(g, view, i);
-        let x = g.b.ins().load(plan.width.vector(view.elem), flags, addr, 0);
-        vals.insert(map.params[*k], x);
-    }
-    let mut step = Lanes::elementwise(i, plan, exit, vals);
-    let results = step.body(g, &map.body)?;
-    for (val, dst) in results.into_iter().zip(arrays) {
-        let addr = element(g, dst, i);
-        g.b.ins().store(flags, val, addr, 0);
-    }
-    let next = g.b.ins().iadd_imm_s(i, lanes);
-    g.b.def_var(cursor, next);
-    let go = g.b.ins().icmp(IntCC::SignedLessThan, next, end);
-    g.close_loop(go, body, exit);
-    Ok(g.b.use_var(cursor))
 }
 
 /// The address of element `i` of a rank-1 `view` of unit stride.

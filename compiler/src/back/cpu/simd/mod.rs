@@ -201,14 +201,8 @@ pub fn plan(f: &ir::kir::Function, seg: &SegOp) -> Option<Plan> {
         return None;
     };
     let mut check = Check::new(f, seg, width)?;
-    check.body(&seg.body).then_some(Plan {
-        rows: check.rows,
-        reads: check.reads,
-        uniform: check.uniform,
-        masked: check.masked,
-        sources: check.sources,
-        width,
-    })
+    let ok = check.body(&seg.body);
+    check.plan(ok)
 }
 
 /// `k` when `se` is the integer constant `2^k` with `k >= 1`.
