@@ -75,6 +75,13 @@ pub struct Cursor {
     walk: Option<Variable>,
 }
 
+impl Cursor {
+    /// The array whose rows the cursor walks.
+    pub(super) fn view(&self) -> &View {
+        &self.view
+    }
+}
+
 /// An array value: element pointer, extents and strides (in elements), outermost first.
 #[derive(Clone, Debug)]
 pub struct View {

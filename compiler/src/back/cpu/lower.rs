@@ -9,6 +9,7 @@ use super::codegen::{Cursor, Gen, View, clif_type, elem_size, made_by_soac};
 use super::helpers::{HelperId, is_inline_float_math};
 use super::interleave;
 use super::scalar::is_float;
+use super::simd::elementwise;
 use super::skip;
 use super::unswitch;
 use crate::back::lower::bounds::Proofs;
@@ -622,9 +623,13 @@ impl Lower for Gen<'_> {
         rows: &Vec<Cursor>,
         arrays: &[View],
     ) -> Res<Value> {
-        // Maps of reductions run several iterations together first (`interleave.rs`).
-        match interleave::plan(self, map, n_scan, n_red) {
-            Some(plan) => interleave::emit(self, &plan, map, *width, rows, arrays),
+        // Maps of reductions run several iterations together first (`interleave.rs`),
+        // elementwise maps several iterations per vector (`simd/elementwise.rs`).
+        if let Some(plan) = interleave::plan(self, map, n_scan, n_red) {
+            return interleave::emit(self, &plan, map, *width, rows, arrays);
+        }
+        match elementwise::plan(self.f, map, n_scan, n_red) {
+            Some(vector) => vector.emit(self, *width, rows, arrays),
             None => Ok(self.iconst(0)),
         }
     }

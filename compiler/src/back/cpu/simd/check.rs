@@ -1,7 +1,7 @@
 //! Which map kernels run in SIMD lanes: the check of a kernel's point code against the subset
 //! of the module header, which also records what the code generator needs ([`Plan`]).
 
-use super::{Comp, Source, Width, power_of_two};
+use super::{Comp, Plan, Source, Width, power_of_two};
 use ogham_ir::kir::SegOp;
 use ogham_ir::math::MathFn;
 use ogham_ir::op::{BinOp, UnOp};
@@ -11,8 +11,9 @@ use std::collections::{HashMap, HashSet};
 
 pub(super) struct Check<'a> {
     f: &'a ir::kir::Function,
-    /// The innermost space variable (the lane index).
-    inner: VarId,
+    /// The innermost space variable (the lane index; `None` in an elementwise map, whose lanes
+    /// are its parameters).
+    inner: Option<VarId>,
     space: HashSet<VarId>,
     /// Variables defined by the point's code so far as lane values.
     defined: HashSet<VarId>,
@@ -35,10 +36,25 @@ pub(super) struct Check<'a> {
 impl<'a> Check<'a> {
     /// A check of kernel `seg`'s point code at `width` (`None` for a kernel without space).
     pub(super) fn new(f: &'a ir::kir::Function, seg: &SegOp, width: Width) -> Option<Check<'a>> {
-        Some(Check {
+        let mut check = Check::blank(f, Some(seg.space.last()?.0), width);
+        check.space = seg.space.iter().map(|(v, _)| *v).collect();
+        Some(check)
+    }
+
+    /// A check of the lambda of a sequential elementwise map at `width`: its parameters are
+    /// lane values, and nothing is indexed by the lane.
+    pub(super) fn elementwise(f: &'a ir::kir::Function, map: &Lambda, width: Width) -> Check<'a> {
+        let mut check = Check::blank(f, None, width);
+        check.defined = map.params.iter().copied().collect();
+        check
+    }
+
+    /// A check with nothing seen yet, whose lane index is `inner`.
+    fn blank(f: &'a ir::kir::Function, inner: Option<VarId>, width: Width) -> Check<'a> {
+        Check {
             f,
-            inner: seg.space.last()?.0,
-            space: seg.space.iter().map(|(v, _)| *v).collect(),
+            inner,
+            space: HashSet::new(),
             defined: HashSet::new(),
             local: HashSet::new(),
             iotas: HashMap::new(),
@@ -49,6 +65,18 @@ impl<'a> Check<'a> {
             sources: HashMap::new(),
             checked: 0,
             width,
+        }
+    }
+
+    /// The plan of the code checked so far, when `ok` (the check passed).
+    pub(super) fn plan(self, ok: bool) -> Option<Plan> {
+        ok.then(|| Plan {
+            rows: self.rows,
+            reads: self.reads,
+            uniform: self.uniform,
+            masked: self.masked,
+            sources: self.sources,
+            width: self.width,
         })
     }
 
@@ -68,7 +96,7 @@ impl<'a> Check<'a> {
         match se {
             SubExp::Const(_) => self.prim(se).is_some_and(|t| self.laned(t)),
             SubExp::Var(v) => {
-                v != self.inner
+                Some(v) != self.inner
                     && (self.defined.contains(&v) || self.prim(se).is_some_and(|t| self.laned(t)))
             }
         }
@@ -79,7 +107,7 @@ impl<'a> Check<'a> {
         match se {
             SubExp::Const(_) => true,
             SubExp::Var(v) => {
-                v != self.inner && !self.defined.contains(&v) && self.prim(se).is_some()
+                Some(v) != self.inner && !self.defined.contains(&v) && self.prim(se).is_some()
             }
         }
     }
@@ -104,7 +132,7 @@ impl<'a> Check<'a> {
         };
         for d in idx {
             match d {
-                DimIndex::Fix(SubExp::Var(v)) if *v == self.inner => comps.push(Comp::Lane),
+                DimIndex::Fix(SubExp::Var(v)) if Some(*v) == self.inner => comps.push(Comp::Lane),
                 DimIndex::Fix(se) if self.uniform(*se) => comps.push(Comp::Uniform(*se)),
                 _ => return None,
             }

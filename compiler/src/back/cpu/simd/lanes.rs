@@ -25,8 +25,8 @@ const MAX_IOTA: i64 = 1 << 16;
 pub(super) struct Lanes<'p> {
     /// The first point's innermost index.
     i: Value,
-    /// The innermost space variable (the lane index).
-    inner: VarId,
+    /// The innermost space variable (the lane index; `None` in an elementwise map).
+    inner: Option<VarId>,
     pub(super) plan: &'p Plan,
     pub(super) width: Width,
     pub(super) vals: HashMap<VarId, Value>,
@@ -47,10 +47,30 @@ impl<'p> Lanes<'p> {
     pub(super) fn new(i: Value, seg: &SegOp, plan: &'p Plan, bail: Block) -> Lanes<'p> {
         Lanes {
             i,
-            inner: seg.space[seg.space.len() - 1].0,
+            inner: Some(seg.space[seg.space.len() - 1].0),
             plan,
             width: plan.width,
             vals: HashMap::new(),
+            mask: None,
+            bail,
+            extracted: HashMap::new(),
+        }
+    }
+
+    /// The iteration block from `i` of an elementwise map (`elementwise.rs`) under `plan`, whose
+    /// parameters' lanes are `vals`; `bail` is where it leaves to the scalar code.
+    pub(super) fn elementwise(
+        i: Value,
+        plan: &'p Plan,
+        bail: Block,
+        vals: HashMap<VarId, Value>,
+    ) -> Lanes<'p> {
+        Lanes {
+            i,
+            inner: None,
+            plan,
+            width: plan.width,
+            vals,
             mask: None,
             bail,
             extracted: HashMap::new(),
@@ -252,6 +272,20 @@ impl<'p> Lanes<'p> {
             }
             Exp::Index(arr, idx) => vec![self.read(g, *arr, idx)?],
             Exp::If {
+                cond: SubExp::Var(c),
+                then_body,
+                else_body,
+                ..
+            } if g.unswitched.contains_key(c) => {
+                // In a copy of an unswitched loop (`unswitch.rs`): the branch it takes.
+                let body = if g.unswitched[c] {
+                    then_body
+                } else {
+                    else_body
+                };
+                self.body(g, body)?
+            }
+            Exp::If {
                 cond,
                 then_body,
                 else_body,
@@ -337,7 +371,7 @@ impl<'p> Lanes<'p> {
             let DimIndex::Fix(c) = d else {
                 unreachable!("plan: reads are element indices")
             };
-            comps.push(if *c == SubExp::Var(self.inner) {
+            comps.push(if Some(*c) == self.inner.map(SubExp::Var) {
                 Comp::Lane
             } else {
                 Comp::Uniform(*c)

@@ -66,9 +66,11 @@
 //!
 //! Files: this one plans a kernel ([`plan`]) and runs its groups ([`vector_points`]);
 //! `check.rs` decides what is in the subset, `lanes.rs` emits lane code for statements,
-//! `loops.rs` for loops and reductions.
+//! `loops.rs` for loops and reductions; `elementwise.rs` runs sequential elementwise maps inside
+//! a point's code in vectors along their own dimension, with the same lane code.
 
 mod check;
+pub mod elementwise;
 mod lanes;
 mod loops;
 
@@ -200,14 +202,8 @@ pub fn plan(f: &ir::kir::Function, seg: &SegOp) -> Option<Plan> {
         return None;
     };
     let mut check = Check::new(f, seg, width)?;
-    check.body(&seg.body).then_some(Plan {
-        rows: check.rows,
-        reads: check.reads,
-        uniform: check.uniform,
-        masked: check.masked,
-        sources: check.sources,
-        width,
-    })
+    let ok = check.body(&seg.body);
+    check.plan(ok)
 }
 
 /// `k` when `se` is the integer constant `2^k` with `k >= 1`.
