@@ -272,11 +272,7 @@ impl<'a, F: Form> Simplifier<'a, F> {
                         out.push(Stmt { pat, exp, loc });
                         continue;
                     }
-                    Err(exp) => Stmt {
-                        pat,
-                        exp: exp.into(),
-                        loc,
-                    },
+                    Err(exp) => Stmt { pat, exp, loc },
                 }
             } else {
                 stmt
