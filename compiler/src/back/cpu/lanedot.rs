@@ -1,6 +1,6 @@
 //! Interleaved reductions in vector lanes: the shared loop of an interleaved map of reductions
-//! (`interleave.rs`) runs its [`LANES`] reductions in the lanes of vectors when their operands
-//! are adjacent in memory.
+//! (`interleave.rs`) runs its reductions (one per interleaved iteration) in the lanes of vectors
+//! when their operands are adjacent in memory.
 //!
 //! Pattern: `map (\c -> reduce (+) z (map2 f r c)) cs` (more inputs allowed), where
 //! - the reduction is a single `+` on `f32` or `f64` (the lambda `\x y -> x + y`, accumulator
@@ -18,7 +18,8 @@
 //! iterations' elements of a varying input as one vector (`f32x4`, or two `f64x2`), splats the
 //! uniform inputs' element, applies `f` lanewise and adds to one vector accumulator per vector;
 //! the lanes are extracted into the iterations' accumulators after the loop. Otherwise the
-//! interleaved scalar loop runs. Remainder iterations (`width % LANES`) run scalar as before.
+//! interleaved scalar loop runs. Remainder iterations (those left over by the interleaving) run
+//! scalar as before.
 //!
 //! Invariants: each lane adds its own terms in order, starting from the neutral, with the same
 //! operations as the scalar code (no reassociation, no fused multiply-add), so the results are
@@ -26,7 +27,6 @@
 //! reduction's width before it), so no check moves. Off with `OGHAM_SIMD=0`.
 
 use super::codegen::{Gen, Res, View, clif_type, elem_size};
-use super::interleave::LANES;
 use crate::back::cpu::simd;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32X4, F64X2};
@@ -166,7 +166,7 @@ fn lanes(
     };
     let ety = clif_type(plan.elem);
     let size = elem_size(plan.elem);
-    let vectors = LANES as usize / per;
+    let vectors = accs.len() / per;
     let init = g.b.use_var(accs[0]);
     let init = g.b.ins().splat(vty, init);
     let vaccs: Vec<Variable> = (0..vectors)
