@@ -657,6 +657,33 @@ impl<'a> Gen<'a> {
         Ok(())
     }
 
+    /// Runs `then` when `cond` holds and `otherwise` when it does not (in that order in the
+    /// function's layout), both continuing at one block.
+    pub fn if_else(
+        &mut self,
+        cond: Value,
+        then: &mut dyn FnMut(&mut Self) -> Res<()>,
+        otherwise: &mut dyn FnMut(&mut Self) -> Res<()>,
+    ) -> Res<()> {
+        let (yes, no, merge) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().brif(cond, yes, &[], no, &[]);
+        self.b.switch_to_block(yes);
+        self.b.seal_block(yes);
+        then(self)?;
+        self.b.ins().jump(merge, &[]);
+        self.b.switch_to_block(no);
+        self.b.seal_block(no);
+        otherwise(self)?;
+        self.b.ins().jump(merge, &[]);
+        self.b.switch_to_block(merge);
+        self.b.seal_block(merge);
+        Ok(())
+    }
+
     /// Copies every element of `src` to the same position of `dst` (same extents).
     pub fn copy_view(&mut self, src: &View, dst: &View) -> Res<()> {
         fn go(g: &mut Gen, src: &View, dst: &View, idx: &mut Vec<Value>) -> Res<()> {

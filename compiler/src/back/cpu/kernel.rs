@@ -287,22 +287,26 @@ fn kernel_body(
         );
         match seg.kind {
             SegKind::Red(_) => {
-                let (yes, no, merge) = (g.b.create_block(), g.b.create_block(), g.b.create_block());
-                g.b.ins().brif(to_partial, yes, &[], no, &[]);
-                g.b.switch_to_block(yes);
-                g.b.seal_block(yes);
-                for (c, v) in values.iter().enumerate() {
-                    g.b.ins().store(flags, *v, partial, 8 * c as i32);
-                }
-                g.b.ins().jump(merge, &[]);
-                g.b.switch_to_block(no);
-                g.b.seal_block(no);
-                for (c, v) in values.iter().enumerate() {
-                    outputs[c].write(g, s, &[*v], &ogham_ir::Type::Prim(outputs[c].elem))?;
-                }
-                g.b.ins().jump(merge, &[]);
-                g.b.switch_to_block(merge);
-                g.b.seal_block(merge);
+                g.if_else(
+                    to_partial,
+                    &mut |g| {
+                        for (c, v) in values.iter().enumerate() {
+                            g.b.ins().store(flags, *v, partial, 8 * c as i32);
+                        }
+                        Ok(())
+                    },
+                    &mut |g| {
+                        for (c, v) in values.iter().enumerate() {
+                            outputs[c].write(
+                                g,
+                                s,
+                                &[*v],
+                                &ogham_ir::Type::Prim(outputs[c].elem),
+                            )?;
+                        }
+                        Ok(())
+                    },
+                )?;
             }
             // A scan's task returns its total: the runtime carries it into the next tasks.
             SegKind::Scan(_) => {

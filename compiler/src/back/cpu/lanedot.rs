@@ -136,19 +136,11 @@ pub fn emit(
     let (Some(adjacent), [lane0, ..]) = (adjacent, views) else {
         return scalar(g);
     };
-    let [vector, other, join] = [(); 3].map(|()| g.b.create_block());
-    g.b.ins().brif(adjacent, vector, &[], other, &[]);
-    g.b.switch_to_block(other);
-    g.b.seal_block(other);
-    scalar(g)?;
-    g.b.ins().jump(join, &[]);
-    g.b.switch_to_block(vector);
-    g.b.seal_block(vector);
-    lanes(g, plan, inner, k, lane0, accs)?;
-    g.b.ins().jump(join, &[]);
-    g.b.switch_to_block(join);
-    g.b.seal_block(join);
-    Ok(())
+    g.if_else(
+        adjacent,
+        &mut |g| lanes(g, plan, inner, k, lane0, accs),
+        scalar,
+    )
 }
 
 /// The reduction loop in lanes, from the views of lane 0 (the others follow one element apart).
