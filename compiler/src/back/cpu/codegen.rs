@@ -19,7 +19,7 @@ use cranelift_codegen::cursor::{Cursor as _, FuncCursor};
 use cranelift_codegen::ir::condcodes::{CondCode, FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I8, I16, I32, I64};
 use cranelift_codegen::ir::{
-    ExtFuncData, ExternalName, FuncRef, InstBuilder, InstructionData, MemFlagsData, Type,
+    BlockArg, ExtFuncData, ExternalName, FuncRef, InstBuilder, InstructionData, MemFlagsData, Type,
     UserExternalName, Value, ValueDef,
 };
 use cranelift_frontend::{FunctionBuilder, Variable};
@@ -176,16 +176,31 @@ pub struct Gen<'a> {
     /// The inputs of the SOAC whose copy of an unswitched loop is being emitted that the copy
     /// does not read, by position: their rows are not loaded (`unswitch.rs`).
     pub(super) unread_rows: Vec<usize>,
+    /// The failure exits made so far, with their parameters' types ([`Gen::check`]).
+    failures: Vec<(cranelift_codegen::ir::Block, Vec<Type>)>,
+    /// The block that the entry block branches to, never at run time, and that branches on to
+    /// every failure exit ([`Gen::check`], [`Gen::finish`]).
+    dispatch: cranelift_codegen::ir::Block,
 }
 
 impl<'a> Gen<'a> {
     pub fn new(
         f: &'a ogham_ir::kir::Function,
-        b: FunctionBuilder<'a>,
+        mut b: FunctionBuilder<'a>,
         ctx: Value,
         unchecked: &'a [Span],
     ) -> Gen<'a> {
+        let dispatch = b.create_block();
+        let start = b.create_block();
+        b.set_cold_block(dispatch);
+        // The context pointer is never null.
+        let never = b.ins().icmp_imm_u(IntCC::Equal, ctx, 0);
+        b.ins().brif(never, dispatch, &[], start, &[]);
+        b.switch_to_block(start);
+        b.seal_block(start);
         Gen {
+            failures: Vec::new(),
+            dispatch,
             f,
             b,
             vars: HashMap::new(),
@@ -324,18 +339,38 @@ impl<'a> Gen<'a> {
 
     /// Continues when `ok` (a `bool`) holds; otherwise records `failure` with `details` (each
     /// widened to 64 bits) and returns 1 from the generated function.
+    ///
+    /// The failure exit is a cold block that takes the details as parameters and has a second
+    /// predecessor, a branch from the entry block that is never taken ([`Gen::finish`]). Its
+    /// immediate dominator is then the entry, not the check inside a loop. This matters to
+    /// Cranelift's loop-invariant code motion: its elaboration keeps a stack of the loops around
+    /// the block it visits, in dominator-tree order, pops the loops a block is not in, and pushes
+    /// a loop only at its header. A failure exit dominated by a block inside a loop is not in
+    /// the loop, so visiting it popped the loop for the rest of its body, and every value used
+    /// there after the first check was computed in the loop, however invariant (the MOSUM's
+    /// `sigma * sqrt(nh)` once per element, say). The details are passed as block arguments, so
+    /// the checked path executes nothing more (the moves are on the split edge to the exit).
     pub fn check(&mut self, ok: Value, failure: Failure, details: &[Value]) -> Res<()> {
         let site = self.checks.record(failure, details.len())? as i64;
         let fail = self.b.create_block();
         let cont = self.b.create_block();
         self.b.set_cold_block(fail);
-        self.b.ins().brif(ok, cont, &[], fail, &[]);
+        let types: Vec<Type> = details
+            .iter()
+            .map(|d| self.b.func.dfg.value_type(*d))
+            .collect();
+        let params: Vec<Value> = types
+            .iter()
+            .map(|t| self.b.append_block_param(fail, *t))
+            .collect();
+        let args: Vec<BlockArg> = details.iter().map(|d| BlockArg::Value(*d)).collect();
+        self.b.ins().brif(ok, cont, &[], fail, &args);
+        // Not sealed: the dispatch branches here too (`finish`).
         self.b.switch_to_block(fail);
-        self.b.seal_block(fail);
         let flags = MemFlagsData::trusted();
         let site = self.iconst(site);
         self.b.ins().store(flags, site, self.ctx, CTX_SITE);
-        for (k, d) in details.iter().enumerate() {
+        for (k, d) in params.iter().enumerate() {
             let d = self.widen(*d);
             self.b
                 .ins()
@@ -343,9 +378,41 @@ impl<'a> Gen<'a> {
         }
         let one = self.b.ins().iconst(I32, 1);
         self.b.ins().return_(&[one]);
+        self.failures.push((fail, types));
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
         Ok(())
+    }
+
+    /// Ends the function's code: the dispatch block branches to each failure exit with zero
+    /// details (never at run time: see [`Gen::check`]), one comparison of the context pointer
+    /// per exit, and returns 1 after the last. Call once, after the function's body.
+    pub fn finish(&mut self) {
+        self.b.switch_to_block(self.dispatch);
+        self.b.seal_block(self.dispatch);
+        for (k, (fail, types)) in std::mem::take(&mut self.failures).iter().enumerate() {
+            let zeros: Vec<BlockArg> = types
+                .iter()
+                .map(|t| {
+                    BlockArg::Value(match *t {
+                        F32 => self.b.ins().f32const(0.0),
+                        F64 => self.b.ins().f64const(0.0),
+                        t => self.b.ins().iconst(t, 0),
+                    })
+                })
+                .collect();
+            let next = self.b.create_block();
+            self.b.set_cold_block(next);
+            let hit = self
+                .b
+                .ins()
+                .icmp_imm_u(IntCC::Equal, self.ctx, k as i64 + 1);
+            self.b.ins().brif(hit, *fail, &zeros, next, &[]);
+            self.b.switch_to_block(next);
+            self.b.seal_block(next);
+        }
+        let one = self.b.ins().iconst(I32, 1);
+        self.b.ins().return_(&[one]);
     }
 
     /// A value as 64 bits (integers sign-extended, floats as their bit pattern).

@@ -150,6 +150,7 @@ pub fn build(
     let zero = g.b.ins().iconst(I32, 0);
     g.b.ins().return_(&[zero]);
     let mut sites = std::mem::take(&mut g.checks.sites);
+    g.finish();
     g.b.seal_all_blocks();
     g.b.finalize(frontend_config());
     func.dfg.resolve_all_aliases();
@@ -367,6 +368,7 @@ fn build_combine(
     let zero = g.b.ins().iconst(I32, 0);
     g.b.ins().return_(&[zero]);
     let sites = std::mem::take(&mut g.checks.sites);
+    g.finish();
     g.b.seal_all_blocks();
     g.b.finalize(frontend_config());
     func.dfg.resolve_all_aliases();
