@@ -6,8 +6,11 @@
 //! iterations overlap in the processor instead of forming one dependency chain per iteration,
 //! and each accumulator still adds its own terms in order, so the results are bit-identical.
 //! The iterations left over (`width % LANES`) run one by one (`crate::back::lower::sequential`).
-//! Where the four iterations' rows are adjacent in memory, the shared loop runs in the lanes of
-//! vectors instead (`lanedot.rs`).
+//! Where the reduction fits `lanedot.rs` and the interleaved iterations' rows are adjacent in
+//! memory, the shared loop runs in the lanes of vectors instead; then blocks of two vectors'
+//! worth of iterations (8 for `f32`, 4 for `f64`) run first, so that the vectors share the
+//! loop and the loads of the uniform inputs, and one block of [`LANES`] follows when that many
+//! iterations are left.
 //!
 //! Applies when ([`plan`]) the map has no scans or reductions of its own and returns scalars,
 //! and its lambda's body is: statements without nested bodies, one `Screma` with reductions
@@ -29,7 +32,8 @@ use ogham_ir::traverse::free_vars_stmt;
 use ogham_ir::{Exp, Lambda, Soac, Stmt, SubExp, VarId};
 use std::collections::BTreeSet;
 
-/// How many iterations run together (enough to cover the latency of a float addition).
+/// How many iterations run together (enough to cover the latency of a float addition), at
+/// least (see [`emit`]).
 pub const LANES: i64 = 4;
 
 /// The most statements the lambda may have around its reduction (they are emitted once per
@@ -103,9 +107,11 @@ pub fn plan<'a>(g: &Gen, map: &'a Lambda, n_scan: usize, n_red: usize) -> Option
     })
 }
 
-/// Emits the map's iterations `0 .. LANES·⌊width/LANES⌋` interleaved, writing each
-/// iteration's results to row `i` of `arrays` (its inputs' rows are `cursors`' rows `i`).
-/// Returns the first iteration left to run.
+/// Emits the map's iterations `0 .. w·⌊width/w⌋` interleaved, `w` at a time, writing each
+/// iteration's results to row `i` of `arrays` (its inputs' rows are `cursors`' rows `i`). `w` is
+/// [`LANES`], or where the reduction runs in vector lanes (`lanedot.rs`) the iterations of two
+/// vectors, with one block of [`LANES`] after them when that many are left. Returns the first
+/// iteration left to run.
 pub fn emit(
     g: &mut Gen,
     plan: &Plan,
@@ -113,6 +119,47 @@ pub fn emit(
     width: Value,
     cursors: &[Cursor],
     arrays: &[View],
+) -> Res<Value> {
+    let Exp::Soac(Soac::Screma {
+        inputs,
+        map: inner,
+        reds,
+        ..
+    }) = &plan.reduction.exp
+    else {
+        unreachable!("the plan's reduction is a Screma");
+    };
+    let vector = lanedot::plan(g, map, (inputs, inner, reds), &plan.bound);
+    let mut start = g.iconst(0);
+    if let Some(vp) = &vector
+        && vp.lanes() > LANES
+    {
+        let rows = (cursors, arrays);
+        start = blocks(
+            g,
+            plan,
+            map,
+            (start, width),
+            vp.lanes(),
+            rows,
+            vector.as_ref(),
+        )?;
+    }
+    let rows = (cursors, arrays);
+    blocks(g, plan, map, (start, width), LANES, rows, vector.as_ref())
+}
+
+/// Emits the iterations `start .. start + w·⌊(width - start)/w⌋` (`(start, width)`), `w` at a
+/// time; returns the first one left.
+/// The map's inputs and outputs are `(cursors, arrays)`, as for [`emit`].
+fn blocks(
+    g: &mut Gen,
+    plan: &Plan,
+    map: &Lambda,
+    (start, width): (Value, Value),
+    w: i64,
+    (cursors, arrays): (&[Cursor], &[View]),
+    vector: Option<&lanedot::Plan>,
 ) -> Res<Value> {
     let Exp::Soac(Soac::Screma {
         width: inner_width,
@@ -125,18 +172,19 @@ pub fn emit(
         unreachable!("the plan's reduction is a Screma");
     };
     let ops = ogham_ir::screma_operators(&[], reds);
-    let vector = lanedot::plan(g, map, (inputs, inner, reds), &plan.bound);
-    let lanes = g.iconst(LANES);
-    let blocks = g.b.ins().udiv(width, lanes);
+    let left = g.b.ins().isub(width, start);
+    let lanes = g.iconst(w);
+    let count = g.b.ins().udiv(left, lanes);
     let zero = g.iconst(0);
-    g.for_range(zero, blocks, &mut |g, block| {
-        let first = g.b.ins().imul_imm_s(block, LANES);
+    g.for_range(zero, count, &mut |g, block| {
+        let offset = g.b.ins().imul_imm_s(block, w);
+        let first = g.b.ins().iadd(start, offset);
         let mut captured = Vec::new();
         let mut inner_cursors = Vec::new();
         let mut accs = Vec::new();
         let mut lane_views = Vec::new();
         // The statements before the reduction, one iteration after the other.
-        for lane in 0..LANES {
+        for lane in 0..w {
             let row = g.b.ins().iadd_imm_s(first, lane);
             let args = g.cursor_rows(cursors, row);
             g.advance(cursors);
@@ -188,7 +236,7 @@ pub fn emit(
                 Ok(())
             })
         };
-        match &vector {
+        match vector {
             Some(vp) => {
                 let totals: Vec<_> = accs.iter().map(|a| a[0][0]).collect();
                 lanedot::emit(g, vp, inner, k, &lane_views, &totals, &mut shared)?;
@@ -196,7 +244,7 @@ pub fn emit(
             None => shared(g)?,
         }
         // The statements after the reduction and the results, one iteration after the other.
-        for lane in 0..LANES as usize {
+        for lane in 0..w as usize {
             for (v, values) in &captured[lane] {
                 g.bind(*v, values);
             }
@@ -219,5 +267,6 @@ pub fn emit(
         }
         Ok(())
     })?;
-    Ok(g.b.ins().imul_imm_s(blocks, LANES))
+    let done = g.b.ins().imul_imm_s(count, w);
+    Ok(g.b.ins().iadd(start, done))
 }

@@ -12,14 +12,17 @@
 //!   the map (uniform, the same row for every iteration);
 //! - at least one input varies.
 //!
-//! When at run time the varying rows of the four interleaved iterations start one element apart
-//! (`cs[j][i]` lies at `cs[j+1][i]` minus one element: the map's index is the unit-stride
-//! component, as in `transpose a` of a row-major `a`), each step of the reduction loads the four
-//! iterations' elements of a varying input as one vector (`f32x4`, or two `f64x2`), splats the
-//! uniform inputs' element, applies `f` lanewise and adds to one vector accumulator per vector;
-//! the lanes are extracted into the iterations' accumulators after the loop. Otherwise the
-//! interleaved scalar loop runs. Remainder iterations (those left over by the interleaving) run
-//! scalar as before.
+//! When at run time the varying rows of the interleaved iterations (8 for `f32`, 4 for `f64`,
+//! or a block of 4 `f32` after them: [`Plan::lanes`]) start one element apart (`cs[j][i]` lies
+//! at `cs[j+1][i]` minus one element: the map's index is the unit-stride component, as in
+//! `transpose a` of a row-major `a`), each step of the reduction loads the iterations' elements
+//! of a varying input as vectors (`f32x4` or `f64x2`), splats the uniform inputs' element once
+//! for all of them, applies `f` lanewise and adds to one vector accumulator per vector; the
+//! lanes are extracted into the iterations' accumulators after the loop. The inputs' addresses
+//! advance by their strides (pointer increments), and the loop ends when the first varying
+//! input's address reaches its end (no counter; where that input's stride is 0 — a broadcast
+//! row — the scalar loop runs). Otherwise the interleaved scalar loop runs.
+//! Remainder iterations (those left over by the interleaving) run scalar as before.
 //!
 //! Invariants: each lane adds its own terms in order, starting from the neutral, with the same
 //! operations as the scalar code (no reassociation, no fused multiply-add), so the results are
@@ -29,7 +32,7 @@
 use super::codegen::{Gen, Res, View, clif_type, elem_size};
 use crate::back::cpu::simd;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{F32X4, F64X2};
+use cranelift_codegen::ir::types::{F32X4, F64X2, I64};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::Variable;
 use ogham_ir::op::BinOp;
@@ -41,6 +44,23 @@ pub struct Plan {
     elem: PrimType,
     /// Per input of the reduction: whether it varies with the map's iteration.
     varying: Vec<bool>,
+    /// The first varying input: its address ends the vector loop.
+    first: usize,
+}
+
+impl Plan {
+    /// How many interleaved iterations [`emit`] runs in lanes best: two vectors' worth.
+    pub fn lanes(&self) -> i64 {
+        2 * per_vector(self.elem).1 as i64
+    }
+}
+
+/// The vector type of `elem` and its number of lanes.
+fn per_vector(elem: PrimType) -> (Type, usize) {
+    match elem {
+        PrimType::F32 => (F32X4, 4),
+        _ => (F64X2, 2),
+    }
 }
 
 /// The lane plan of an interleaved reduction (of `inputs`, map lambda `inner`, operators `reds`,
@@ -90,14 +110,18 @@ pub fn plan(
     }
     // A varying input is a row of the map's inputs; one bound before the reduction is not.
     let varying: Vec<bool> = inputs.iter().map(|v| bound.contains(v)).collect();
-    if !varying.iter().any(|&v| v)
-        || inputs
-            .iter()
-            .any(|v| bound.contains(v) && !map.params.contains(v))
+    let first = varying.iter().position(|&v| v)?;
+    if inputs
+        .iter()
+        .any(|v| bound.contains(v) && !map.params.contains(v))
     {
         return None;
     }
-    Some(Plan { elem, varying })
+    Some(Plan {
+        elem,
+        varying,
+        first,
+    })
 }
 
 /// Whether a reduction operator is `\x y -> x + y`.
@@ -136,15 +160,23 @@ pub fn emit(
     let (Some(adjacent), [lane0, ..]) = (adjacent, views) else {
         return scalar(g);
     };
+    // The vector loop runs until the first varying input's address reaches its end: it must
+    // move.
+    let moves =
+        g.b.ins()
+            .icmp_imm_s(IntCC::NotEqual, lane0[plan.first].strides[0], 0);
+    let adjacent = g.b.ins().band(adjacent, moves);
     g.if_else(
         adjacent,
-        &mut |g| lanes(g, plan, inner, k, lane0, accs),
+        &mut |g| vector_loop(g, plan, inner, k, lane0, accs),
         scalar,
     )
 }
 
 /// The reduction loop in lanes, from the views of lane 0 (the others follow one element apart).
-fn lanes(
+/// Each input's address advances by its row stride per step (no multiplication in the loop, no
+/// counter).
+fn vector_loop(
     g: &mut Gen,
     plan: &Plan,
     inner: &Lambda,
@@ -152,10 +184,7 @@ fn lanes(
     lane0: &[View],
     accs: &[Variable],
 ) -> Res<()> {
-    let (vty, per): (Type, usize) = match plan.elem {
-        PrimType::F32 => (F32X4, 4),
-        _ => (F64X2, 2),
-    };
+    let (vty, per) = per_vector(plan.elem);
     let ety = clif_type(plan.elem);
     let size = elem_size(plan.elem);
     let vectors = accs.len() / per;
@@ -168,43 +197,58 @@ fn lanes(
             var
         })
         .collect();
-    let steps: Vec<Value> = lane0
+    let walks: Vec<(Variable, Value)> = lane0
         .iter()
-        .map(|view| g.b.ins().imul_imm_s(view.strides[0], size))
+        .map(|view| {
+            let step = g.b.ins().imul_imm_s(view.strides[0], size);
+            let var = g.b.declare_var(I64);
+            g.b.def_var(var, view.ptr);
+            (var, step)
+        })
         .collect();
+    // No counter: the loop ends when the first varying input's address reaches its end.
+    let (drive, drive_step) = walks[plan.first];
+    let start = g.b.use_var(drive);
+    let extent = g.b.ins().imul(k, drive_step);
+    let end = g.b.ins().iadd(start, extent);
+    let (body, exit) = (g.b.create_block(), g.b.create_block());
+    let go = g.b.ins().icmp(IntCC::NotEqual, start, end);
+    g.loop_branch(go, body, exit);
+    g.b.switch_to_block(body);
     let flags = MemFlagsData::new().with_notrap();
-    g.for_loop(k, &mut |g, i| {
-        // Per input, its vectors at step `i`.
-        let mut args: Vec<Vec<Value>> = Vec::new();
-        for ((view, step), varying) in lane0.iter().zip(&steps).zip(&plan.varying) {
-            let offset = g.b.ins().imul(i, *step);
-            let addr = g.b.ins().iadd(view.ptr, offset);
-            args.push(if *varying {
-                (0..vectors)
-                    .map(|v| {
-                        g.b.ins()
-                            .load(vty, flags, addr, (v * per) as i32 * size as i32)
-                    })
-                    .collect()
-            } else {
-                let x = g.b.ins().load(ety, flags, addr, 0);
-                vec![g.b.ins().splat(vty, x); vectors]
-            });
-        }
-        for (v, vacc) in vaccs.iter().enumerate() {
-            let vals: Vec<(VarId, Value)> = inner
-                .params
-                .iter()
-                .zip(&args)
-                .map(|(p, a)| (*p, a[v]))
-                .collect();
-            let term = apply(g, inner, vals, vty);
-            let acc = g.b.use_var(*vacc);
-            let sum = g.b.ins().fadd(acc, term);
-            g.b.def_var(*vacc, sum);
-        }
-        Ok(())
-    })?;
+    // Per input, its vectors at this step.
+    let mut args: Vec<Vec<Value>> = Vec::new();
+    for ((var, step), varying) in walks.iter().zip(&plan.varying) {
+        let addr = g.b.use_var(*var);
+        args.push(if *varying {
+            (0..vectors)
+                .map(|v| {
+                    g.b.ins()
+                        .load(vty, flags, addr, (v * per) as i32 * size as i32)
+                })
+                .collect()
+        } else {
+            let x = g.b.ins().load(ety, flags, addr, 0);
+            vec![g.b.ins().splat(vty, x); vectors]
+        });
+        let next = g.b.ins().iadd(addr, *step);
+        g.b.def_var(*var, next);
+    }
+    for (v, vacc) in vaccs.iter().enumerate() {
+        let vals: Vec<(VarId, Value)> = inner
+            .params
+            .iter()
+            .zip(&args)
+            .map(|(p, a)| (*p, a[v]))
+            .collect();
+        let term = apply(g, inner, vals, vty);
+        let acc = g.b.use_var(*vacc);
+        let sum = g.b.ins().fadd(acc, term);
+        g.b.def_var(*vacc, sum);
+    }
+    let at = g.b.use_var(drive);
+    let go = g.b.ins().icmp(IntCC::NotEqual, at, end);
+    g.close_loop(go, body, exit);
     for (lane, acc) in accs.iter().enumerate() {
         let v = g.b.use_var(vaccs[lane / per]);
         let x = g.b.ins().extractlane(v, (lane % per) as u8);
