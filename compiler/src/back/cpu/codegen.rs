@@ -751,8 +751,12 @@ impl<'a> Gen<'a> {
         Ok(())
     }
 
-    /// Copies every element of `src` to the same position of `dst` (same extents).
+    /// Copies every element of `src` to the same position of `dst` (same extents, no overlap);
+    /// a rank-1 copy in vectors where both have unit stride (`copy.rs`).
     pub fn copy_view(&mut self, src: &View, dst: &View) -> Res<()> {
+        if src.rank() == 1 {
+            return self.copy_run(src, dst);
+        }
         fn go(g: &mut Gen, src: &View, dst: &View, idx: &mut Vec<Value>) -> Res<()> {
             let d = idx.len();
             if d == src.rank() {

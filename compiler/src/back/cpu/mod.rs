@@ -38,10 +38,11 @@
 //! ([`crate::back::lower`]) walks and `codegen.rs` (the CLIF builder), `lower.rs` (the CPU's side
 //! of the walk) and `scalar.rs` (scalar operations) emit; `simd/` and `interleave.rs` vectorise
 //! points and interleave reductions, `unswitch.rs` specialises loops on invariant conditions,
-//! `skip.rs` skips the idle iterations of filtering loops, `helpers.rs` lists the runtime's
-//! helpers.
+//! `skip.rs` skips the idle iterations of filtering loops, `fill.rs` and `copy.rs` fill and copy
+//! rows in vectors, `helpers.rs` lists the runtime's helpers.
 
 mod codegen;
+mod copy;
 mod fill;
 pub mod helpers;
 mod interleave;
