@@ -368,6 +368,6 @@ fn absurd_shapes_of_empty_arrays_are_located_errors() {
             &out,
             "error[R0706]: iota: size 1000000000000000000 is too large",
         );
-        assert!(stderr(&out).contains("bfast.og:91:"), "{}", stderr(&out));
+        assert!(stderr(&out).contains("bfast.og:93:"), "{}", stderr(&out));
     }
 }
