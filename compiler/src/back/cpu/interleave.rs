@@ -29,7 +29,7 @@ use super::lanedot;
 use crate::back::lower;
 use cranelift_codegen::ir::{InstBuilder, Value};
 use ogham_ir::traverse::free_vars_stmt;
-use ogham_ir::{Exp, Lambda, Soac, Stmt, SubExp, VarId};
+use ogham_ir::{Exp, Lambda, RedOp, Soac, Stmt, SubExp, VarId};
 use std::collections::BTreeSet;
 
 /// How many iterations run together (enough to cover the latency of a float addition), at
@@ -50,6 +50,23 @@ pub struct Plan<'a> {
     bound: Vec<VarId>,
     /// Those the reduction's lambda reads: bound again before each iteration's part of the loop.
     read_in_loop: Vec<VarId>,
+}
+
+impl Plan<'_> {
+    /// The reduction's width, inputs, map lambda and operators.
+    fn screma(&self) -> (&SubExp, &[VarId], &Lambda, &[RedOp]) {
+        let Exp::Soac(Soac::Screma {
+            width,
+            inputs,
+            map,
+            reds,
+            ..
+        }) = &self.reduction.exp
+        else {
+            unreachable!("the plan's reduction is a Screma");
+        };
+        (width, inputs, map, reds)
+    }
 }
 
 /// The split of `map`'s lambda, when the map (with `n_scan` scan and `n_red` reduction
@@ -120,15 +137,7 @@ pub fn emit(
     cursors: &[Cursor],
     arrays: &[View],
 ) -> Res<Value> {
-    let Exp::Soac(Soac::Screma {
-        inputs,
-        map: inner,
-        reds,
-        ..
-    }) = &plan.reduction.exp
-    else {
-        unreachable!("the plan's reduction is a Screma");
-    };
+    let (_, inputs, inner, reds) = plan.screma();
     let vector = lanedot::plan(g, map, (inputs, inner, reds), &plan.bound);
     let mut start = g.iconst(0);
     if let Some(vp) = &vector
@@ -161,16 +170,7 @@ fn blocks(
     (cursors, arrays): (&[Cursor], &[View]),
     vector: Option<&lanedot::Plan>,
 ) -> Res<Value> {
-    let Exp::Soac(Soac::Screma {
-        width: inner_width,
-        inputs,
-        map: inner,
-        reds,
-        ..
-    }) = &plan.reduction.exp
-    else {
-        unreachable!("the plan's reduction is a Screma");
-    };
+    let (inner_width, inputs, inner, reds) = plan.screma();
     let ops = ogham_ir::screma_operators(&[], reds);
     let left = g.b.ins().isub(width, start);
     let lanes = g.iconst(w);
