@@ -19,8 +19,8 @@ use cranelift_codegen::cursor::{Cursor as _, FuncCursor};
 use cranelift_codegen::ir::condcodes::{CondCode, FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I8, I16, I32, I64};
 use cranelift_codegen::ir::{
-    BlockArg, ExtFuncData, ExternalName, FuncRef, InstBuilder, InstructionData, MemFlagsData, Type,
-    UserExternalName, Value, ValueDef,
+    BlockArg, ExtFuncData, ExternalName, FuncRef, InstBuilder, InstructionData, MemFlagsData,
+    Opcode, Type, UserExternalName, Value, ValueDef,
 };
 use cranelift_frontend::{FunctionBuilder, Variable};
 use ogham_ir::abi::{CTX_DETAILS, CTX_SITE, Failure};
@@ -28,7 +28,7 @@ use ogham_ir::math::MathFn;
 use ogham_ir::source::Span;
 use ogham_ir::types::PrimType;
 use ogham_ir::{Body, Const, Exp, Soac, Stmt, SubExp, VarId};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The machine type of a scalar (`bool` is a byte holding 0 or 1).
 pub fn clif_type(p: PrimType) -> Type {
@@ -181,6 +181,18 @@ pub struct Gen<'a> {
     /// The block that the entry block branches to, never at run time, and that branches on to
     /// every failure exit ([`Gen::check`], [`Gen::finish`]).
     dispatch: cranelift_codegen::ir::Block,
+    /// The conditions checked on the current straight-line path ([`Gen::check`]): the block
+    /// where the last check continued, and the conditions checked since code last continued in
+    /// another block. Each of them dominates the point where that block continues.
+    checked: (Option<cranelift_codegen::ir::Block>, HashSet<Condition>),
+}
+
+/// A conjunct of a checked condition, as [`Gen::check`] compares them: an integer comparison by
+/// its operands, anything else by its value.
+#[derive(PartialEq, Eq, Hash)]
+enum Condition {
+    Compare(IntCC, Value, Value),
+    Other(Value),
 }
 
 impl<'a> Gen<'a> {
@@ -214,6 +226,7 @@ impl<'a> Gen<'a> {
             consts: HashMap::new(),
             unswitched: HashMap::new(),
             unread_rows: Vec::new(),
+            checked: (None, HashSet::new()),
         }
     }
 
@@ -350,7 +363,19 @@ impl<'a> Gen<'a> {
     /// there after the first check was computed in the loop, however invariant (the MOSUM's
     /// `sigma * sqrt(nh)` once per element, say). The details are passed as block arguments, so
     /// the checked path executes nothing more (the moves are on the split edge to the exit).
+    ///
+    /// A condition whose conjuncts were all checked already on the same straight-line path (no
+    /// other block entered since: the rows of an interleaved map all checked against one width,
+    /// say) holds again, as their operands are the same values: it is not checked twice.
     pub fn check(&mut self, ok: Value, failure: Failure, details: &[Value]) -> Res<()> {
+        let mut conjuncts = Vec::new();
+        self.conjuncts(ok, &mut conjuncts);
+        if self.checked.0 != self.b.current_block() {
+            self.checked.1.clear();
+        }
+        if conjuncts.iter().all(|c| self.checked.1.contains(c)) {
+            return Ok(());
+        }
         let site = self.checks.record(failure, details.len())? as i64;
         let fail = self.b.create_block();
         let cont = self.b.create_block();
@@ -381,7 +406,36 @@ impl<'a> Gen<'a> {
         self.failures.push((fail, types));
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
+        self.checked.0 = Some(cont);
+        self.checked.1.extend(conjuncts);
         Ok(())
+    }
+
+    /// The conjuncts of the condition `ok` as [`Gen::check`] compares them: the leaves of its
+    /// tree of `band`s, the constant true left out.
+    fn conjuncts(&self, ok: Value, out: &mut Vec<Condition>) {
+        let dfg = &self.b.func.dfg;
+        let ValueDef::Result(inst, 0) = dfg.value_def(ok) else {
+            out.push(Condition::Other(ok));
+            return;
+        };
+        match dfg.insts[inst] {
+            InstructionData::Binary {
+                opcode: Opcode::Band,
+                args: [a, b],
+            } => {
+                self.conjuncts(a, out);
+                self.conjuncts(b, out);
+            }
+            InstructionData::UnaryImm {
+                opcode: Opcode::Iconst,
+                imm,
+            } if imm.bits() == 1 => {}
+            InstructionData::IntCompare { cond, args, .. } => {
+                out.push(Condition::Compare(cond, args[0], args[1]));
+            }
+            _ => out.push(Condition::Other(ok)),
+        }
     }
 
     /// Ends the function's code: the dispatch block branches to each failure exit with zero

@@ -24,16 +24,27 @@
 //! row — the scalar loop runs). Otherwise the interleaved scalar loop runs.
 //! Remainder iterations (those left over by the interleaving) run scalar as before.
 //!
+//! When instead every varying row of every interleaved iteration has unit stride (the rows lie
+//! anywhere: `dot xt[key] beta` over gathered rows of a row-major `xt`, `matvec a x`), the
+//! reduction runs in lanes too: each step loads one vector from each iteration's row (the
+//! elements `j .. j+4` of `f32` rows, `j .. j+2` of `f64`), transposes each group of a vector's
+//! worth of iterations in registers (unpack shuffles), so that vector `t` holds element `j+t`
+//! of every iteration of the group, and adds the terms `j, j+1, …` in order; the last
+//! `width % 4` (or `% 2`) elements are gathered lane by lane.
+//!
 //! Invariants: each lane adds its own terms in order, starting from the neutral, with the same
 //! operations as the scalar code (no reassociation, no fused multiply-add), so the results are
 //! bit-identical. The element reads are those of the scalar loop (rows checked against the
-//! reduction's width before it), so no check moves. Off with `OGHAM_SIMD=0`.
+//! reduction's width before it), so no check moves. The one-element-apart layout shares lane
+//! 0's addresses and strides, so it needs inputs with the same strides in every iteration (rows
+//! of the map's inputs); the unit-stride layout tests each iteration's own row and takes any
+//! varying input. Off with `OGHAM_SIMD=0`.
 
 use super::codegen::{Gen, Res, View, clif_type, elem_size};
 use crate::back::cpu::simd;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{F32X4, F64X2, I64};
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::ir::types::{F32X4, F64X2, I8X16, I64};
+use cranelift_codegen::ir::{ConstantData, Endianness, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::Variable;
 use ogham_ir::op::BinOp;
 use ogham_ir::types::PrimType;
@@ -46,6 +57,9 @@ pub struct Plan {
     varying: Vec<bool>,
     /// The first varying input: its address ends the vector loop.
     first: usize,
+    /// Whether every varying input is a row of the map's inputs (so has the same strides in
+    /// every iteration): only then can iterations one element apart share lane 0's addresses.
+    shared_strides: bool,
 }
 
 impl Plan {
@@ -108,19 +122,18 @@ pub fn plan(
     if !inner.params.iter().all(typed) || !inputs.iter().all(typed) || !arith(result, &known) {
         return None;
     }
-    // A varying input is a row of the map's inputs; one bound before the reduction is not.
+    // A varying input is bound by the iteration: a row of the map's inputs, or an array its
+    // statements before the reduction bind (a gathered row).
     let varying: Vec<bool> = inputs.iter().map(|v| bound.contains(v)).collect();
     let first = varying.iter().position(|&v| v)?;
-    if inputs
+    let shared_strides = inputs
         .iter()
-        .any(|v| bound.contains(v) && !map.params.contains(v))
-    {
-        return None;
-    }
+        .all(|v| !bound.contains(v) || map.params.contains(v));
     Some(Plan {
         elem,
         varying,
         first,
+        shared_strides,
     })
 }
 
@@ -134,8 +147,8 @@ fn is_sum(op: &Lambda) -> bool {
 }
 
 /// Emits the shared loop of the interleaved iterations over `k` elements: in lanes where the
-/// varying rows (`views[lane][input]`) are adjacent, else by `scalar`. Each iteration's total
-/// ends in its accumulator `accs[lane]`.
+/// varying rows (`views[lane][input]`) are adjacent or each have unit stride, else by
+/// `scalar`. Each iteration's total ends in its accumulator `accs[lane]`.
 pub fn emit(
     g: &mut Gen,
     plan: &Plan,
@@ -145,20 +158,23 @@ pub fn emit(
     accs: &[Variable],
     scalar: &mut dyn FnMut(&mut Gen) -> Res<()>,
 ) -> Res<()> {
-    let size = elem_size(plan.elem);
-    let mut adjacent = None;
-    for (input, _) in plan.varying.iter().enumerate().filter(|(_, v)| **v) {
-        for (lane, lane_views) in views.iter().enumerate().skip(1) {
-            let gap = g.b.ins().isub(lane_views[input].ptr, views[0][input].ptr);
-            let ok = g.b.ins().icmp_imm_s(IntCC::Equal, gap, size * lane as i64);
-            adjacent = Some(match adjacent {
-                Some(all) => g.b.ins().band(all, ok),
-                None => ok,
-            });
-        }
-    }
-    let (Some(adjacent), [lane0, ..]) = (adjacent, views) else {
+    let [lane0, ..] = views else {
         return scalar(g);
+    };
+    let mut unit_rows = |g: &mut Gen| match all(g, plan, views, &unit_stride) {
+        Some(rows) if views.len().is_multiple_of(per_vector(plan.elem).1) => g.if_else(
+            rows,
+            &mut |g| rows_loop(g, plan, inner, k, views, accs),
+            scalar,
+        ),
+        _ => scalar(g),
+    };
+    let adjacent = match plan.shared_strides {
+        true => all(g, plan, views, &one_apart),
+        false => None,
+    };
+    let Some(adjacent) = adjacent else {
+        return unit_rows(g);
     };
     // The vector loop runs until the first varying input's address reaches its end: it must
     // move.
@@ -169,8 +185,43 @@ pub fn emit(
     g.if_else(
         adjacent,
         &mut |g| vector_loop(g, plan, inner, k, lane0, accs),
-        scalar,
+        &mut unit_rows,
     )
+}
+
+/// A test of the varying inputs' rows, given lane 0's view, the lane's number and its view.
+type RowTest = dyn Fn(&mut Gen, &View, i64, &View) -> Option<Value>;
+
+/// Whether `test` holds for the view of every varying input in every lane (`None` when it
+/// tests nothing).
+fn all(g: &mut Gen, plan: &Plan, views: &[Vec<View>], test: &RowTest) -> Option<Value> {
+    let mut holds = None;
+    for (input, _) in plan.varying.iter().enumerate().filter(|(_, v)| **v) {
+        for (lane, lane_views) in views.iter().enumerate() {
+            let Some(ok) = test(g, &views[0][input], lane as i64, &lane_views[input]) else {
+                continue;
+            };
+            holds = Some(match holds {
+                Some(all) => g.b.ins().band(all, ok),
+                None => ok,
+            });
+        }
+    }
+    holds
+}
+
+/// Whether lane `lane`'s row starts `lane` elements after lane 0's (lane 0 itself: untested).
+fn one_apart(g: &mut Gen, lane0: &View, lane: i64, view: &View) -> Option<Value> {
+    (lane > 0).then(|| {
+        let gap = g.b.ins().isub(view.ptr, lane0.ptr);
+        g.b.ins()
+            .icmp_imm_s(IntCC::Equal, gap, elem_size(view.elem) * lane)
+    })
+}
+
+/// Whether a lane's row has unit stride.
+fn unit_stride(g: &mut Gen, _: &View, _: i64, view: &View) -> Option<Value> {
+    Some(g.b.ins().icmp_imm_s(IntCC::Equal, view.strides[0], 1))
 }
 
 /// The reduction loop in lanes, from the views of lane 0 (the others follow one element apart).
@@ -235,16 +286,8 @@ fn vector_loop(
         g.b.def_var(*var, next);
     }
     for (v, vacc) in vaccs.iter().enumerate() {
-        let vals: Vec<(VarId, Value)> = inner
-            .params
-            .iter()
-            .zip(&args)
-            .map(|(p, a)| (*p, a[v]))
-            .collect();
-        let term = apply(g, inner, vals, vty);
-        let acc = g.b.use_var(*vacc);
-        let sum = g.b.ins().fadd(acc, term);
-        g.b.def_var(*vacc, sum);
+        let vals: Vec<Value> = args.iter().map(|a| a[v]).collect();
+        add_term(g, inner, *vacc, &vals, vty);
     }
     let at = g.b.use_var(drive);
     let go = g.b.ins().icmp(IntCC::NotEqual, at, end);
@@ -255,6 +298,176 @@ fn vector_loop(
         g.b.def_var(*acc, x);
     }
     Ok(())
+}
+
+/// The reduction loop in lanes over rows of unit stride (`views[lane][input]`, any addresses):
+/// per step of a vector's worth of elements, one vector from each iteration's row of each
+/// varying input, transposed per group of a vector's worth of iterations (see [`transpose`]),
+/// and the step's terms added in order; then the last `k % per` elements, gathered lane by lane.
+fn rows_loop(
+    g: &mut Gen,
+    plan: &Plan,
+    inner: &Lambda,
+    k: Value,
+    views: &[Vec<View>],
+    accs: &[Variable],
+) -> Res<()> {
+    let (vty, per) = per_vector(plan.elem);
+    let ety = clif_type(plan.elem);
+    let size = elem_size(plan.elem);
+    let groups = views.len() / per;
+    let init = g.b.use_var(accs[0]);
+    let init = g.b.ins().splat(vty, init);
+    let vaccs: Vec<Variable> = (0..groups)
+        .map(|_| {
+            let var = g.b.declare_var(vty);
+            g.b.def_var(var, init);
+            var
+        })
+        .collect();
+    // A uniform input's element `j` lies `j` strides from lane 0's address.
+    let uniform_steps: Vec<Value> = views[0]
+        .iter()
+        .map(|view| g.b.ins().imul_imm_s(view.strides[0], size))
+        .collect();
+    let flags = MemFlagsData::new().with_notrap();
+    let uniform = |g: &mut Gen, input: usize, j: Value| {
+        let at = g.b.ins().imul(j, uniform_steps[input]);
+        let addr = g.b.ins().iadd(views[0][input].ptr, at);
+        let x = g.b.ins().load(ety, flags, addr, 0);
+        g.b.ins().splat(vty, x)
+    };
+    let steps = g.b.ins().ushr_imm_u(k, i64::from(per.trailing_zeros()));
+    g.for_loop(steps, &mut |g, s| {
+        let first = g.b.ins().imul_imm_s(s, per as i64);
+        let offset = g.b.ins().imul_imm_s(s, per as i64 * size);
+        // Per input, per element of the step, per group: a vector.
+        let mut args: Vec<Vec<Vec<Value>>> = Vec::new();
+        for (input, varying) in plan.varying.iter().enumerate() {
+            let mut columns = vec![Vec::new(); per];
+            if *varying {
+                for lanes in views.chunks(per) {
+                    let rows: Vec<Value> = lanes
+                        .iter()
+                        .map(|lane| {
+                            let addr = g.b.ins().iadd(lane[input].ptr, offset);
+                            g.b.ins().load(vty, flags, addr, 0)
+                        })
+                        .collect();
+                    for (t, column) in transpose(g, &rows).into_iter().enumerate() {
+                        columns[t].push(column);
+                    }
+                }
+            } else {
+                for (t, column) in columns.iter_mut().enumerate() {
+                    let j = g.b.ins().iadd_imm_s(first, t as i64);
+                    *column = vec![uniform(g, input, j); groups];
+                }
+            }
+            args.push(columns);
+        }
+        for t in 0..per {
+            for (group, vacc) in vaccs.iter().enumerate() {
+                let vals: Vec<Value> = args.iter().map(|a| a[t][group]).collect();
+                add_term(g, inner, *vacc, &vals, vty);
+            }
+        }
+        Ok(())
+    })?;
+    let done = g.b.ins().imul_imm_s(steps, per as i64);
+    g.for_range(done, k, &mut |g, j| {
+        let offset = g.b.ins().imul_imm_s(j, size);
+        let mut args: Vec<Vec<Value>> = Vec::new();
+        for (input, varying) in plan.varying.iter().enumerate() {
+            args.push(if *varying {
+                views
+                    .chunks(per)
+                    .map(|lanes| {
+                        let mut vector = None;
+                        for (l, lane) in lanes.iter().enumerate() {
+                            let addr = g.b.ins().iadd(lane[input].ptr, offset);
+                            let x = g.b.ins().load(ety, flags, addr, 0);
+                            vector = Some(match vector {
+                                None => g.b.ins().scalar_to_vector(vty, x),
+                                Some(v) => g.b.ins().insertlane(v, x, l as u8),
+                            });
+                        }
+                        vector.expect("a group has lanes")
+                    })
+                    .collect()
+            } else {
+                vec![uniform(g, input, j); groups]
+            });
+        }
+        for (group, vacc) in vaccs.iter().enumerate() {
+            let vals: Vec<Value> = args.iter().map(|a| a[group]).collect();
+            add_term(g, inner, *vacc, &vals, vty);
+        }
+        Ok(())
+    })?;
+    for (lane, acc) in accs.iter().enumerate() {
+        let v = g.b.use_var(vaccs[lane / per]);
+        let x = g.b.ins().extractlane(v, (lane % per) as u8);
+        g.b.def_var(*acc, x);
+    }
+    Ok(())
+}
+
+/// Byte masks of `shuffle` (result byte `i` is byte `mask[i]` of the two operands
+/// concatenated): the 32-bit lanes 0, 1 (`LOW_32`) or 2, 3 (`HIGH_32`) of both operands
+/// interleaved (`punpckldq`, `punpckhdq`), and the low or high 64-bit halves of both
+/// (`punpcklqdq`, `punpckhqdq`).
+const LOW_32: [u8; 16] = [0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23];
+const HIGH_32: [u8; 16] = [8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31];
+const LOW_64: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
+const HIGH_64: [u8; 16] = [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31];
+
+/// The transpose of a group of row vectors (four `f32x4` or two `f64x2`): vector `t` of the
+/// result holds element `t` of every row, in the rows' order.
+fn transpose(g: &mut Gen, rows: &[Value]) -> Vec<Value> {
+    let vty = g.b.func.dfg.value_type(rows[0]);
+    let little = MemFlagsData::new().with_endianness(Endianness::Little);
+    let bytes: Vec<Value> = rows
+        .iter()
+        .map(|r| g.b.ins().bitcast(I8X16, little, *r))
+        .collect();
+    let shuffle = |g: &mut Gen, a: Value, b: Value, mask: &[u8; 16]| {
+        let mask = g.b.func.dfg.immediates.push(ConstantData::from(&mask[..]));
+        g.b.ins().shuffle(a, b, mask)
+    };
+    let columns = match bytes.as_slice() {
+        [a, b] => vec![shuffle(g, *a, *b, &LOW_64), shuffle(g, *a, *b, &HIGH_64)],
+        [a, b, c, d] => {
+            let (ab_low, cd_low) = (shuffle(g, *a, *b, &LOW_32), shuffle(g, *c, *d, &LOW_32));
+            let (ab_high, cd_high) = (shuffle(g, *a, *b, &HIGH_32), shuffle(g, *c, *d, &HIGH_32));
+            vec![
+                shuffle(g, ab_low, cd_low, &LOW_64),
+                shuffle(g, ab_low, cd_low, &HIGH_64),
+                shuffle(g, ab_high, cd_high, &LOW_64),
+                shuffle(g, ab_high, cd_high, &HIGH_64),
+            ]
+        }
+        _ => unreachable!("a group is a vector's worth of rows (4 f32x4 or 2 f64x2)"),
+    };
+    columns
+        .into_iter()
+        .map(|c| g.b.ins().bitcast(vty, little, c))
+        .collect()
+}
+
+/// Adds the term of the reduction's map lambda on the vectors `vals` (one per input) to the
+/// vector accumulator `vacc`.
+fn add_term(g: &mut Gen, inner: &Lambda, vacc: Variable, vals: &[Value], vty: Type) {
+    let vals = inner
+        .params
+        .iter()
+        .copied()
+        .zip(vals.iter().copied())
+        .collect();
+    let term = apply(g, inner, vals, vty);
+    let acc = g.b.use_var(vacc);
+    let sum = g.b.ins().fadd(acc, term);
+    g.b.def_var(vacc, sum);
 }
 
 /// The map lambda of the reduction (float arithmetic only, checked by [`plan`]) on vectors.
