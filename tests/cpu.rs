@@ -136,6 +136,27 @@ fn proven_indices_have_no_bounds_checks() {
 }
 
 #[test]
+fn repeated_checks_on_a_straight_line_are_emitted_once() {
+    // BFAST's residuals: interleaved dot products of gathered rows with a uniform vector. Each
+    // interleaved iteration checks its inputs' rows against the reduction's width; for a
+    // uniform input that is the same comparison in every iteration of a block of 8 or 4 (and
+    // once more in the remainder's loop), so another uniform input costs one check per block,
+    // not one per iteration: 3 per version of the kernel (2 versions), 26 with every repeat.
+    let one = "entry main [m][N][p][nv] (xs: [m][N][p]f32) (keys: [nv]i64) (b: [p]f32)
+                 (c: [p]f32) : [m][nv]f32 =
+      map (\\x -> map (\\key -> reduce (+) 0f32 (map2 (*) x[key] b)) keys) xs";
+    let two = one.replace(
+        "map2 (*) x[key] b",
+        "map3 (\\u v w -> u * v * w) x[key] b c",
+    );
+    let extra = checks(&two) - checks(one);
+    assert!(
+        (1..=6).contains(&extra),
+        "{extra} more checks for one more uniform input"
+    );
+}
+
+#[test]
 fn checked_code_reports_out_of_bounds_indices() {
     let fe = load(CHECKED);
     let args = vec![
