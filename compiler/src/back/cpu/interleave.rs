@@ -239,7 +239,12 @@ fn blocks(
         match vector {
             Some(vp) => {
                 let totals: Vec<_> = accs.iter().map(|a| a[0][0]).collect();
-                lanedot::emit(g, vp, inner, k, &lane_views, &totals, &mut shared)?;
+                let red = lanedot::Reduction {
+                    inner,
+                    k,
+                    accs: &totals,
+                };
+                lanedot::emit(g, vp, &red, &lane_views, &mut shared)?;
             }
             None => shared(g)?,
         }

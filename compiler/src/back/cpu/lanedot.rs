@@ -146,27 +146,32 @@ fn is_sum(op: &Lambda) -> bool {
         && op.body.result == [SubExp::Var(s.pat[0])]
 }
 
-/// Emits the shared loop of the interleaved iterations over `k` elements: in lanes where the
+/// The shared loop of interleaved iterations: the reduction's map lambda, its width and the
+/// iterations' accumulators (one per iteration, in order).
+#[derive(Clone, Copy)]
+pub struct Reduction<'a> {
+    pub inner: &'a Lambda,
+    pub k: Value,
+    pub accs: &'a [Variable],
+}
+
+/// Emits the shared loop of the interleaved iterations over `red.k` elements: in lanes where the
 /// varying rows (`views[lane][input]`) are adjacent or each have unit stride, else by
-/// `scalar`. Each iteration's total ends in its accumulator `accs[lane]`.
+/// `scalar`. Each iteration's total ends in its accumulator `red.accs[lane]`.
 pub fn emit(
     g: &mut Gen,
     plan: &Plan,
-    inner: &Lambda,
-    k: Value,
+    red: &Reduction,
     views: &[Vec<View>],
-    accs: &[Variable],
     scalar: &mut dyn FnMut(&mut Gen) -> Res<()>,
 ) -> Res<()> {
     let [lane0, ..] = views else {
         return scalar(g);
     };
     let mut unit_rows = |g: &mut Gen| match all(g, plan, views, &unit_stride) {
-        Some(rows) if views.len().is_multiple_of(per_vector(plan.elem).1) => g.if_else(
-            rows,
-            &mut |g| rows_loop(g, plan, inner, k, views, accs),
-            scalar,
-        ),
+        Some(rows) if views.len().is_multiple_of(per_vector(plan.elem).1) => {
+            g.if_else(rows, &mut |g| rows_loop(g, plan, red, views), scalar)
+        }
         _ => scalar(g),
     };
     let adjacent = match plan.shared_strides {
@@ -184,7 +189,7 @@ pub fn emit(
     let adjacent = g.b.ins().band(adjacent, moves);
     g.if_else(
         adjacent,
-        &mut |g| vector_loop(g, plan, inner, k, lane0, accs),
+        &mut |g| vector_loop(g, plan, red, lane0),
         &mut unit_rows,
     )
 }
@@ -227,27 +232,11 @@ fn unit_stride(g: &mut Gen, _: &View, _: i64, view: &View) -> Option<Value> {
 /// The reduction loop in lanes, from the views of lane 0 (the others follow one element apart).
 /// Each input's address advances by its row stride per step (no multiplication in the loop, no
 /// counter).
-fn vector_loop(
-    g: &mut Gen,
-    plan: &Plan,
-    inner: &Lambda,
-    k: Value,
-    lane0: &[View],
-    accs: &[Variable],
-) -> Res<()> {
-    let (vty, per) = per_vector(plan.elem);
-    let ety = clif_type(plan.elem);
-    let size = elem_size(plan.elem);
-    let vectors = accs.len() / per;
-    let init = g.b.use_var(accs[0]);
-    let init = g.b.ins().splat(vty, init);
-    let vaccs: Vec<Variable> = (0..vectors)
-        .map(|_| {
-            let var = g.b.declare_var(vty);
-            g.b.def_var(var, init);
-            var
-        })
-        .collect();
+fn vector_loop(g: &mut Gen, plan: &Plan, red: &Reduction, lane0: &[View]) -> Res<()> {
+    let Reduction { inner, k, accs } = *red;
+    let (layout, vaccs) = vector_accumulators(g, plan, accs);
+    let (vty, per, ety, size) = (layout.vty, layout.per, layout.ety, layout.size);
+    let vectors = vaccs.len();
     let walks: Vec<(Variable, Value)> = lane0
         .iter()
         .map(|view| {
@@ -292,11 +281,7 @@ fn vector_loop(
     let at = g.b.use_var(drive);
     let go = g.b.ins().icmp(IntCC::NotEqual, at, end);
     g.close_loop(go, body, exit);
-    for (lane, acc) in accs.iter().enumerate() {
-        let v = g.b.use_var(vaccs[lane / per]);
-        let x = g.b.ins().extractlane(v, (lane % per) as u8);
-        g.b.def_var(*acc, x);
-    }
+    lanes_to_accumulators(g, &vaccs, accs, per);
     Ok(())
 }
 
@@ -304,27 +289,11 @@ fn vector_loop(
 /// per step of a vector's worth of elements, one vector from each iteration's row of each
 /// varying input, transposed per group of a vector's worth of iterations (see [`transpose`]),
 /// and the step's terms added in order; then the last `k % per` elements, gathered lane by lane.
-fn rows_loop(
-    g: &mut Gen,
-    plan: &Plan,
-    inner: &Lambda,
-    k: Value,
-    views: &[Vec<View>],
-    accs: &[Variable],
-) -> Res<()> {
-    let (vty, per) = per_vector(plan.elem);
-    let ety = clif_type(plan.elem);
-    let size = elem_size(plan.elem);
-    let groups = views.len() / per;
-    let init = g.b.use_var(accs[0]);
-    let init = g.b.ins().splat(vty, init);
-    let vaccs: Vec<Variable> = (0..groups)
-        .map(|_| {
-            let var = g.b.declare_var(vty);
-            g.b.def_var(var, init);
-            var
-        })
-        .collect();
+fn rows_loop(g: &mut Gen, plan: &Plan, red: &Reduction, views: &[Vec<View>]) -> Res<()> {
+    let Reduction { inner, k, accs } = *red;
+    let (layout, vaccs) = vector_accumulators(g, plan, accs);
+    let (vty, per, ety, size) = (layout.vty, layout.per, layout.ety, layout.size);
+    let groups = vaccs.len();
     // A uniform input's element `j` lies `j` strides from lane 0's address.
     let uniform_steps: Vec<Value> = views[0]
         .iter()
@@ -405,12 +374,49 @@ fn rows_loop(
         }
         Ok(())
     })?;
+    lanes_to_accumulators(g, &vaccs, accs, per);
+    Ok(())
+}
+
+/// The vectors of a plan's element type: their type, lanes, element type and element size.
+struct Layout {
+    vty: Type,
+    per: usize,
+    ety: Type,
+    size: i64,
+}
+
+/// The layout of `plan`'s vectors and one vector accumulator per vector's worth of the
+/// iterations' accumulators `accs`, each lane starting from their initial value (the
+/// reduction's neutral, the same for all).
+fn vector_accumulators(g: &mut Gen, plan: &Plan, accs: &[Variable]) -> (Layout, Vec<Variable>) {
+    let (vty, per) = per_vector(plan.elem);
+    let init = g.b.use_var(accs[0]);
+    let init = g.b.ins().splat(vty, init);
+    let vaccs = (0..accs.len() / per)
+        .map(|_| {
+            let var = g.b.declare_var(vty);
+            g.b.def_var(var, init);
+            var
+        })
+        .collect();
+    let layout = Layout {
+        vty,
+        per,
+        ety: clif_type(plan.elem),
+        size: elem_size(plan.elem),
+    };
+    (layout, vaccs)
+}
+
+/// The lanes of the vector accumulators `vaccs` (`per` lanes each) into the iterations'
+/// accumulators `accs`, in order.
+fn lanes_to_accumulators(g: &mut Gen, vaccs: &[Variable], accs: &[Variable], per: usize) {
     for (lane, acc) in accs.iter().enumerate() {
         let v = g.b.use_var(vaccs[lane / per]);
         let x = g.b.ins().extractlane(v, (lane % per) as u8);
         g.b.def_var(*acc, x);
     }
-    Ok(())
 }
 
 /// Byte masks of `shuffle` (result byte `i` is byte `mask[i]` of the two operands
