@@ -31,6 +31,14 @@ struct Unit {
     not_generated: Vec<String>,
 }
 
+impl Unit {
+    /// Whether it is a bundled program (`programs/`): compiled for every architecture, with
+    /// ptxas's report printed.
+    fn bundled(&self) -> bool {
+        self.path.starts_with("programs")
+    }
+}
+
 fn units(root: &Path) -> Vec<Unit> {
     let mut files = Vec::new();
     for dir in ["tests/cases", "programs"] {
@@ -140,11 +148,7 @@ fn every_generated_kernel_compiles_with_nvrtc() {
         .iter()
         .enumerate()
         .flat_map(|(i, u)| {
-            let archs = if u.path.starts_with("programs") {
-                &ARCHS[..]
-            } else {
-                &ARCHS[..1]
-            };
+            let archs = if u.bundled() { &ARCHS[..] } else { &ARCHS[..1] };
             archs.iter().map(move |a| (i, *a))
         })
         .collect();
@@ -163,7 +167,7 @@ fn every_generated_kernel_compiles_with_nvrtc() {
                     };
                     let Some((u, arch)) = job else { break };
                     let unit = &units[u];
-                    let bundled = unit.path.starts_with("programs");
+                    let bundled = unit.bundled();
                     match nvrtc::compile(&unit.source, arch, bundled) {
                         Err(log) => failures.lock().expect("unpoisoned").push(format!(
                             "{} ({arch}):\n{}",
