@@ -558,9 +558,15 @@ impl Lower for Gen<'_> {
         }
         let go = test(self)?;
         self.close_loop(go, inner, exit);
+        // A `while` loop ends when its condition is false: the condition's final value is that
+        // constant, not a value carried out of the loop (which would keep the comparison
+        // materialised as a `bool` in every iteration, beside the branch on it).
         let vals = params
             .iter()
-            .map(|(p, _)| self.use_var(*p))
+            .map(|(p, _)| match form {
+                LoopForm::While { cond } if cond == p => Ok(vec![self.b.ins().iconst(I8, 0)]),
+                _ => self.use_var(*p),
+            })
             .collect::<Res<Vec<_>>>()?;
         for (v, val) in pat.iter().zip(vals) {
             Gen::bind(self, *v, &val);
