@@ -67,6 +67,27 @@ impl Plan {
     pub fn lanes(&self) -> i64 {
         2 * per_vector(self.elem).1 as i64
     }
+
+    /// Per input of the reduction: whether it varies with the map's iteration.
+    pub fn varying(&self) -> &[bool] {
+        &self.varying
+    }
+
+    /// Whether every varying input is a row of the map's inputs.
+    pub fn shared_strides(&self) -> bool {
+        self.shared_strides
+    }
+
+    /// The layout of the plan's vectors.
+    pub fn layout(&self) -> Layout {
+        let (vty, per) = per_vector(self.elem);
+        Layout {
+            vty,
+            per,
+            ety: clif_type(self.elem),
+            size: elem_size(self.elem),
+        }
+    }
 }
 
 /// The vector type of `elem` and its number of lanes.
@@ -379,34 +400,38 @@ fn rows_loop(g: &mut Gen, plan: &Plan, red: &Reduction, views: &[Vec<View>]) -> 
 }
 
 /// The vectors of a plan's element type: their type, lanes, element type and element size.
-struct Layout {
-    vty: Type,
-    per: usize,
-    ety: Type,
-    size: i64,
+pub struct Layout {
+    pub vty: Type,
+    pub per: usize,
+    pub ety: Type,
+    pub size: i64,
 }
 
 /// The layout of `plan`'s vectors and one vector accumulator per vector's worth of the
 /// iterations' accumulators `accs`, each lane starting from their initial value (the
 /// reduction's neutral, the same for all).
 fn vector_accumulators(g: &mut Gen, plan: &Plan, accs: &[Variable]) -> (Layout, Vec<Variable>) {
-    let (vty, per) = per_vector(plan.elem);
+    let layout = plan.layout();
     let init = g.b.use_var(accs[0]);
-    let init = g.b.ins().splat(vty, init);
-    let vaccs = (0..accs.len() / per)
+    let vaccs = splat_accumulators(g, &layout, init, accs.len() / layout.per);
+    (layout, vaccs)
+}
+
+/// `count` vector accumulators of `layout`, every lane holding `init`.
+pub fn splat_accumulators(
+    g: &mut Gen,
+    layout: &Layout,
+    init: Value,
+    count: usize,
+) -> Vec<Variable> {
+    let init = g.b.ins().splat(layout.vty, init);
+    (0..count)
         .map(|_| {
-            let var = g.b.declare_var(vty);
+            let var = g.b.declare_var(layout.vty);
             g.b.def_var(var, init);
             var
         })
-        .collect();
-    let layout = Layout {
-        vty,
-        per,
-        ety: clif_type(plan.elem),
-        size: elem_size(plan.elem),
-    };
-    (layout, vaccs)
+        .collect()
 }
 
 /// The lanes of the vector accumulators `vaccs` (`per` lanes each) into the iterations'
@@ -463,7 +488,7 @@ fn transpose(g: &mut Gen, rows: &[Value]) -> Vec<Value> {
 
 /// Adds the term of the reduction's map lambda on the vectors `vals` (one per input) to the
 /// vector accumulator `vacc`.
-fn add_term(g: &mut Gen, inner: &Lambda, vacc: Variable, vals: &[Value], vty: Type) {
+pub fn add_term(g: &mut Gen, inner: &Lambda, vacc: Variable, vals: &[Value], vty: Type) {
     let vals = inner
         .params
         .iter()

@@ -8,6 +8,7 @@
 use super::codegen::{Cursor, Gen, View, clif_type, elem_size, made_by_soac};
 use super::helpers::{HelperId, is_inline_float_math};
 use super::interleave;
+use super::jam;
 use super::scalar::is_float;
 use super::simd::elementwise;
 use super::skip;
@@ -629,8 +630,12 @@ impl Lower for Gen<'_> {
         rows: &Vec<Cursor>,
         arrays: &[View],
     ) -> Res<Value> {
-        // Maps of reductions run several iterations together first (`interleave.rs`),
+        // Maps of maps of dot products run several outer iterations together first
+        // (`jam.rs`), maps of reductions several iterations together (`interleave.rs`),
         // elementwise maps several iterations per vector (`simd/elementwise.rs`).
+        if let Some(plan) = jam::plan(self, map, n_scan, n_red) {
+            return jam::emit(self, &plan, map, *width, rows, arrays);
+        }
         if let Some(plan) = interleave::plan(self, map, n_scan, n_red) {
             return interleave::emit(self, &plan, map, *width, rows, arrays);
         }
