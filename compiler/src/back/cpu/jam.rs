@@ -143,8 +143,9 @@ pub fn plan<'a>(g: &Gen, map: &'a Lambda, n_scan: usize, n_red: usize) -> Option
 }
 
 /// Emits the outer map's iterations `0 .. ROWS·⌊width/ROWS⌋` jammed when the inner map's
-/// varying rows are adjacent and fill a block of lanes (else none), writing row `i` of the result to `arrays[0]` (the
-/// outer inputs' rows are `cursors`' rows `i`). Returns the first iteration left to run.
+/// varying rows are adjacent and fill a block of lanes (else none), writing row `i` of the
+/// result to `arrays[0]` (the outer inputs' rows are `cursors`' rows `i`). Returns the first
+/// iteration left to run.
 pub fn emit(
     g: &mut Gen,
     plan: &Plan,
@@ -305,13 +306,7 @@ fn inner_block(
     // No counter: the loop ends when the first varying input's address reaches its end.
     let drive = plan.lanes.varying().iter().position(|v| *v);
     let (drive, drive_step, _) = &walks[drive.expect("a lane plan has a varying input")];
-    let start = g.b.use_var(*drive);
-    let extent = g.b.ins().imul(k, *drive_step);
-    let end = g.b.ins().iadd(start, extent);
-    let (body, exit) = (g.b.create_block(), g.b.create_block());
-    let go = g.b.ins().icmp(IntCC::NotEqual, start, end);
-    g.loop_branch(go, body, exit);
-    g.b.switch_to_block(body);
+    let pointer_loop = lanedot::PointerLoop::open(g, *drive, *drive_step, k);
     let flags = MemFlagsData::new().with_notrap();
     // Per input, per outer iteration, per vector: the step's operand.
     let mut args: Vec<Vec<Vec<Value>>> = Vec::new();
@@ -348,9 +343,7 @@ fn inner_block(
             lanedot::add_term(g, red_map, *vacc, &vals, layout.vty);
         }
     }
-    let at = g.b.use_var(*drive);
-    let go = g.b.ins().icmp(IntCC::NotEqual, at, end);
-    g.close_loop(go, body, exit);
+    pointer_loop.close(g);
     for (r, row_accs) in vaccs.iter().enumerate() {
         let i = g.b.ins().iadd_imm_s(first, r as i64);
         for lane in 0..lane_rows.len() {

@@ -44,7 +44,9 @@ use super::codegen::{Gen, Res, View, clif_type, elem_size};
 use crate::back::cpu::simd;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32X4, F64X2, I8X16, I64};
-use cranelift_codegen::ir::{ConstantData, Endianness, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::ir::{
+    Block, ConstantData, Endianness, InstBuilder, MemFlagsData, Type, Value,
+};
 use cranelift_frontend::Variable;
 use ogham_ir::op::BinOp;
 use ogham_ir::types::PrimType;
@@ -269,13 +271,7 @@ fn vector_loop(g: &mut Gen, plan: &Plan, red: &Reduction, lane0: &[View]) -> Res
         .collect();
     // No counter: the loop ends when the first varying input's address reaches its end.
     let (drive, drive_step) = walks[plan.first];
-    let start = g.b.use_var(drive);
-    let extent = g.b.ins().imul(k, drive_step);
-    let end = g.b.ins().iadd(start, extent);
-    let (body, exit) = (g.b.create_block(), g.b.create_block());
-    let go = g.b.ins().icmp(IntCC::NotEqual, start, end);
-    g.loop_branch(go, body, exit);
-    g.b.switch_to_block(body);
+    let pointer_loop = PointerLoop::open(g, drive, drive_step, k);
     let flags = MemFlagsData::new().with_notrap();
     // Per input, its vectors at this step.
     let mut args: Vec<Vec<Value>> = Vec::new();
@@ -299,11 +295,45 @@ fn vector_loop(g: &mut Gen, plan: &Plan, red: &Reduction, lane0: &[View]) -> Res
         let vals: Vec<Value> = args.iter().map(|a| a[v]).collect();
         add_term(g, inner, *vacc, &vals, vty);
     }
-    let at = g.b.use_var(drive);
-    let go = g.b.ins().icmp(IntCC::NotEqual, at, end);
-    g.close_loop(go, body, exit);
+    pointer_loop.close(g);
     lanes_to_accumulators(g, &vaccs, accs, per);
     Ok(())
+}
+
+/// A loop without a counter, driven by an address that its body advances: it runs while the
+/// address has not reached the end it had `k` steps on when the loop was opened.
+pub struct PointerLoop {
+    drive: Variable,
+    end: Value,
+    body: Block,
+    exit: Block,
+}
+
+impl PointerLoop {
+    /// Opens the loop (code continues in its body) over `k` steps of `step` bytes of the
+    /// address in `drive`, which the body advances.
+    pub fn open(g: &mut Gen, drive: Variable, step: Value, k: Value) -> PointerLoop {
+        let start = g.b.use_var(drive);
+        let extent = g.b.ins().imul(k, step);
+        let end = g.b.ins().iadd(start, extent);
+        let (body, exit) = (g.b.create_block(), g.b.create_block());
+        let go = g.b.ins().icmp(IntCC::NotEqual, start, end);
+        g.loop_branch(go, body, exit);
+        g.b.switch_to_block(body);
+        PointerLoop {
+            drive,
+            end,
+            body,
+            exit,
+        }
+    }
+
+    /// Closes the loop after its body; code continues after it.
+    pub fn close(self, g: &mut Gen) {
+        let at = g.b.use_var(self.drive);
+        let go = g.b.ins().icmp(IntCC::NotEqual, at, self.end);
+        g.close_loop(go, self.body, self.exit);
+    }
 }
 
 /// The reduction loop in lanes over rows of unit stride (`views[lane][input]`, any addresses):
