@@ -452,6 +452,9 @@ fn run(
     no_cache: bool,
     raw_args: &[String],
 ) -> Result<(), Failure> {
+    if backend == Backend::Cpu {
+        ogham_runtime::cpu::start_workers();
+    }
     if file.extension().is_some_and(|e| e == "ogl") {
         return run_library(file, entry, backend, output_dir, tuning, raw_args);
     }

@@ -64,6 +64,7 @@ impl Gen<'_> {
                 BinOp::Sub => ins.fsub(x, y),
                 BinOp::Mul => ins.fmul(x, y),
                 BinOp::Div => ins.fdiv(x, y),
+                BinOp::Mod | BinOp::Rem => self.float_remainder(op, t, x, y),
                 BinOp::Pow => self
                     .call(HelperId::Libm(MathFn::Pow, t), &[x, y])
                     .expect("pow returns"),
@@ -121,6 +122,79 @@ impl Gen<'_> {
             }
             BinOp::Shl | BinOp::Shr => self.shift(op, t, x, y),
         }
+    }
+
+    /// `x % y` (floored: `Mod`) or `x %% y` (truncated, C's `fmod`: `Rem`) at a float type,
+    /// inline when both are integers below `2^53` in magnitude (`2^24` for `f32`) and `y != 0`,
+    /// as in a season's angle `(j·t) % f`: then the rounded quotient truncates to the exact one
+    /// (it is at least `1/|y|` from the next integer, farther than its rounding error), `y·q`
+    /// and `x - y·q` are exact integers, and the difference with `x`'s sign is `fmod`'s result
+    /// bit for bit (a zero too); the floored form then adds `y` as the helper does. Other
+    /// operands (fractions, infinities, NaN, zero divisors, huge values) call the helper.
+    fn float_remainder(&mut self, op: BinOp, t: PrimType, x: Value, y: Value) -> Value {
+        let ty = clif_type(t);
+        let (limit, zero) = if t == PrimType::F32 {
+            (
+                self.b.ins().f32const(16_777_216.0),
+                self.b.ins().f32const(0.0),
+            )
+        } else {
+            (
+                self.b.ins().f64const(9_007_199_254_740_992.0),
+                self.b.ins().f64const(0.0),
+            )
+        };
+        let (xt, yt) = (self.b.ins().trunc(x), self.b.ins().trunc(y));
+        let x_whole = self.b.ins().fcmp(FloatCC::Equal, x, xt);
+        let y_whole = self.b.ins().fcmp(FloatCC::Equal, y, yt);
+        let x_abs = self.b.ins().fabs(x);
+        let y_abs = self.b.ins().fabs(y);
+        let x_small = self.b.ins().fcmp(FloatCC::LessThan, x_abs, limit);
+        let y_small = self.b.ins().fcmp(FloatCC::LessThan, y_abs, limit);
+        let small = self.b.ins().band(x_small, y_small);
+        let divides = self.b.ins().fcmp(FloatCC::NotEqual, y, zero);
+        let whole = self.b.ins().band(x_whole, y_whole);
+        let exact = self.b.ins().band(small, divides);
+        let fast = self.b.ins().band(whole, exact);
+        let (inline, helper, merge) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        let result = self.b.append_block_param(merge, ty);
+        self.b.ins().brif(fast, inline, &[], helper, &[]);
+        self.b.switch_to_block(inline);
+        self.b.seal_block(inline);
+        let q = self.b.ins().fdiv(x, y);
+        let q = self.b.ins().trunc(q);
+        let yq = self.b.ins().fmul(y, q);
+        let r = self.b.ins().fsub(x, yq);
+        let mut r = self.b.ins().fcopysign(r, x);
+        if op == BinOp::Mod {
+            // The helper's floored adjustment: `r + y` when `r` is non-zero and its sign is not
+            // `y`'s.
+            let nonzero = self.b.ins().fcmp(FloatCC::NotEqual, r, zero);
+            let r_neg = self.b.ins().fcmp(FloatCC::LessThan, r, zero);
+            let y_neg = self.b.ins().fcmp(FloatCC::LessThan, y, zero);
+            let differ = self.b.ins().bxor(r_neg, y_neg);
+            let adjust = self.b.ins().band(nonzero, differ);
+            let shifted = self.b.ins().fadd(r, y);
+            r = self.b.ins().select(adjust, shifted, r);
+        }
+        self.b.ins().jump(merge, &[r.into()]);
+        self.b.switch_to_block(helper);
+        self.b.seal_block(helper);
+        let code = self.iconst(binop_code(op));
+        let id = if t == PrimType::F32 {
+            HelperId::F32Op
+        } else {
+            HelperId::F64Op
+        };
+        let r = self.call(id, &[code, x, y]).expect("float ops return");
+        self.b.ins().jump(merge, &[r.into()]);
+        self.b.switch_to_block(merge);
+        self.b.seal_block(merge);
+        result
     }
 
     /// `x << y` and `x >> y` (arithmetic for signed types, logical for `u8`) with the
