@@ -32,6 +32,7 @@ use super::codegen::{Cursor, Gen, Res, View};
 use super::lanedot;
 use crate::back::lower;
 use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{I8, I64};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
 use ogham_ir::{Exp, Lambda, Soac, Stmt, SubExp, VarId};
 
@@ -158,7 +159,7 @@ pub fn emit(
     let (_, red_inputs, _, _) = plan.reduction();
     // The varying rows are rows of the inner map's inputs: adjacent when those have rows one
     // element apart, moving along the reduction.
-    let mut adjacent = g.b.ins().iconst(cranelift_codegen::ir::types::I8, 1);
+    let mut adjacent = g.b.ins().iconst(I8, 1);
     for (input, var) in red_inputs.iter().enumerate() {
         if !plan.lanes.varying()[input] {
             continue;
@@ -291,7 +292,7 @@ fn inner_block(
     let mut walks = Vec::new();
     for input in 0..red_inputs.len() {
         let v0 = view(g, input, 0, 0)?;
-        let var = g.b.declare_var(cranelift_codegen::ir::types::I64);
+        let var = g.b.declare_var(I64);
         g.b.def_var(var, v0.ptr);
         let step = g.b.ins().imul_imm_s(v0.strides[0], layout.size);
         let mut offsets = Vec::new();

@@ -68,15 +68,7 @@ impl Gen<'_> {
                 BinOp::Pow => self
                     .call(HelperId::Libm(MathFn::Pow, t), &[x, y])
                     .expect("pow returns"),
-                _ => {
-                    let code = self.iconst(binop_code(op));
-                    let id = if t == PrimType::F32 {
-                        HelperId::F32Op
-                    } else {
-                        HelperId::F64Op
-                    };
-                    self.call(id, &[code, x, y]).expect("float ops return")
-                }
+                _ => self.float_op_helper(op, t, x, y),
             };
         }
         let signed = is_signed(t);
@@ -122,6 +114,17 @@ impl Gen<'_> {
             }
             BinOp::Shl | BinOp::Shr => self.shift(op, t, x, y),
         }
+    }
+
+    /// `x op y` at a float type by the runtime's helper, which dispatches on the operator code.
+    fn float_op_helper(&mut self, op: BinOp, t: PrimType, x: Value, y: Value) -> Value {
+        let code = self.iconst(binop_code(op));
+        let id = if t == PrimType::F32 {
+            HelperId::F32Op
+        } else {
+            HelperId::F64Op
+        };
+        self.call(id, &[code, x, y]).expect("float ops return")
     }
 
     /// `x % y` (floored: `Mod`) or `x %% y` (truncated, C's `fmod`: `Rem`) at a float type,
@@ -184,13 +187,7 @@ impl Gen<'_> {
         self.b.ins().jump(merge, &[r.into()]);
         self.b.switch_to_block(helper);
         self.b.seal_block(helper);
-        let code = self.iconst(binop_code(op));
-        let id = if t == PrimType::F32 {
-            HelperId::F32Op
-        } else {
-            HelperId::F64Op
-        };
-        let r = self.call(id, &[code, x, y]).expect("float ops return");
+        let r = self.float_op_helper(op, t, x, y);
         self.b.ins().jump(merge, &[r.into()]);
         self.b.switch_to_block(merge);
         self.b.seal_block(merge);
