@@ -620,7 +620,9 @@ entry total [n] (xs: [n]f32) : f32 = reduce (+) 0 xs
     #[test]
     fn a_program_from_the_disk_cache_is_the_same_program() {
         let dir = std::env::temp_dir().join(format!("ogham-cache-same-{}", std::process::id()));
-        let disk = Disk::Dir(dir.clone());
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = ogham_runtime::cache_file::Store::at(&dir, "cpu").expect("a private cache");
+        let disk = Disk::Dir(store);
         let source = Source::Text {
             name: "disk-same.og",
             text: PROGRAM,

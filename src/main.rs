@@ -223,6 +223,7 @@ impl From<String> for Failure {
 static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
 
 fn main() -> ExitCode {
+    ogham_runtime::report_file_size_limit();
     ogham_runtime::cpu::profile_from(*START.get_or_init(std::time::Instant::now));
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -718,7 +719,7 @@ fn build(file: &Path, output: Option<PathBuf>) -> Result<(), Failure> {
         return Ok(());
     }
     let mut staged = Staged::new();
-    staged.write_with(&output, |tmp| library.save(tmp))?;
+    staged.write(&output, library.to_json()?.as_bytes())?;
     staged.commit()?;
     outln!(
         "wrote {} (entry points: {})",

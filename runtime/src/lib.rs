@@ -54,17 +54,28 @@ pub fn build_id() -> u64 {
 }
 
 /// Where Ogham keeps compiled code between runs: `$OGHAM_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/ogham`, else `~/.cache/ogham`; then `sub`.
-pub fn cache_dir(sub: &str) -> Option<std::path::PathBuf> {
-    let base = std::env::var_os("OGHAM_CACHE_DIR")
-        .map(std::path::PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("XDG_CACHE_HOME").map(|d| std::path::Path::new(&d).join("ogham"))
-        })
-        .or_else(|| {
-            std::env::var_os("HOME").map(|d| std::path::Path::new(&d).join(".cache/ogham"))
-        })?;
-    Some(base.join(sub))
+/// `$XDG_CACHE_HOME/ogham`, else `$HOME/.cache/ogham`. As the XDG base directory rules say, a
+/// variable that is empty or holds a relative path counts as unset (a relative path would put
+/// the cache in whatever directory a run starts in); `None` when none is usable. The directory
+/// is used only after [`cache_file::Store::open`]'s checks.
+pub fn cache_root() -> Option<std::path::PathBuf> {
+    let absolute = |name: &str| {
+        std::env::var_os(name)
+            .map(std::path::PathBuf::from)
+            .filter(|path| path.is_absolute())
+    };
+    absolute("OGHAM_CACHE_DIR")
+        .or_else(|| absolute("XDG_CACHE_HOME").map(|d| d.join("ogham")))
+        .or_else(|| absolute("HOME").map(|d| d.join(".cache/ogham")))
+}
+
+/// Makes a write past the file size limit (`ulimit -f`) fail with `EFBIG`, which the writer
+/// reports as an error naming the file, instead of killing the process with `SIGXFSZ`, which
+/// would leave partial temporary files behind (Python ignores the signal the same way). For
+/// programs (the CLI) to call first; it changes the disposition for the whole process.
+pub fn report_file_size_limit() {
+    // SAFETY: setting a signal's disposition to "ignore" has no preconditions.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
 }
 
 /// A hash of `bytes` for checking that stored data is intact (cache files, ahead-of-time

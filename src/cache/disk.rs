@@ -1,62 +1,66 @@
 //! The on-disk cache of programs compiled for the `cpu` backend: a later process runs a cached
 //! program without the compiler's front and middle end and without Cranelift.
 //!
-//! Location: `$OGHAM_CACHE_DIR/cpu`, else `$XDG_CACHE_HOME/ogham/cpu`, else
-//! `~/.cache/ogham/cpu`; `OGHAM_CACHE=0` turns it off ([`Disk::from_env`]). A program is one
+//! Location: the `cpu` subdirectory of the cache (`$OGHAM_CACHE_DIR`, else
+//! `$XDG_CACHE_HOME/ogham`, else `~/.cache/ogham`), used only when it passes the checks of
+//! `ogham_runtime::cache_file` (a directory only this user can write, entries authenticated with
+//! this user's key); `OGHAM_CACHE=0` turns it off ([`Disk::from_env`]). A program is one
 //! file `<key>.ogc` (the key of `cache.rs`, 16 hex digits) holding the library packed
 //! (`ogham_runtime::cpu::packed`: sources, doc comments, thresholds and entry points' signatures, then
-//! each entry point's kernel IR, read only when that entry point first runs); and one file
+//! each entry point's kernel IR, read and verified only when that entry point first runs); and one file
 //! `<key>-<entry>.ogk` per entry point that has run (`<entry>`: a hash of the program file's
-//! contents and the entry's name) holding its kernel table (JSON) and its kernels' machine code
+//! MAC and the entry's name) holding its kernel table (JSON) and its kernels' machine code
 //! as a relocatable ELF object (`ogham_runtime::cpu::native`), made at the entry point's first
 //! call. Writing a program removes the code files of the program it replaces. Every file starts
-//! with a header of eight little-endian `u64`s: magic (`OGHAMPRG` or `OGHAMKER`), [`FORMAT`],
-//! the build id, the key, the entry's hash (0 for the program), a hash
-//! (`ogham_runtime::content_hash`) of everything after the header, and the lengths of its two
-//! parts (a program file's second part is empty).
+//! with a header of seven little-endian `u64`s: magic (`OGHAMPRG` or `OGHAMKER`), [`FORMAT`],
+//! the build id, the key, the entry's id (0 for the program) and the lengths of its two parts
+//! (a program file's second part is empty); then the MAC (32 bytes, the user's key) of the
+//! header's seven words and everything after the MAC.
 //!
-//! Invariants: a file is written to a temporary file in the same directory and renamed into
-//! place, so readers see a whole file or none, and concurrent writers of one program each
-//! install a whole file (the last rename wins). A file is used only if its header and hash
-//! match (and a program's sources are current); a damaged, truncated or foreign file is
+//! Invariants: a file is written to a fresh temporary file in the same directory and renamed
+//! into place, so readers see a whole file or none, and concurrent writers of one program each
+//! install a whole file (the last rename wins). A file is used only if its header and MAC
+//! match (and a program's sources are current); a damaged, truncated, foreign or forged file is
 //! reported once on standard error (naming it), removed, and compiled and written again.
 //! The cache is an optimisation: when it cannot be written the program still runs (the failure
 //! is reported once).
 
 use ogham_ir::source::SourceMap;
-use ogham_runtime::cache_file::{damaged, report, write_atomically};
+use ogham_runtime::cache_file::{Store, mac_eq, report};
 use ogham_runtime::cpu::native::{self, Native};
 use ogham_runtime::cpu::packed::{self, Packed};
 use ogham_runtime::cpu::{Executable, NativeStore};
 use ogham_runtime::library::Library;
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
 
 /// Bumped whenever the layout of the files changes (3: the program packed by
-/// `ogham_runtime::cpu::packed`).
-pub const FORMAT: u64 = 3;
+/// `ogham_runtime::cpu::packed`; 4: a MAC instead of an unkeyed hash).
+pub const FORMAT: u64 = 4;
 const PROGRAM: &[u8; 8] = b"OGHAMPRG";
 const KERNELS: &[u8; 8] = b"OGHAMKER";
-const HEADER: usize = 64;
+/// The header's words (magic and six numbers), then the MAC.
+const WORDS: usize = 56;
+const MAC: usize = ogham_runtime::cache_file::KEY_LEN;
+const HEADER: usize = WORDS + MAC;
 
 /// Where compiled programs are kept between processes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Disk {
     /// Not kept.
     Off,
-    /// Files in this directory (created when first written).
-    Dir(PathBuf),
+    /// Files in this verified cache directory.
+    Dir(Store),
 }
 
 impl Disk {
     /// The cache the environment asks for (see the module's documentation); off where this
-    /// runtime cannot load native code.
+    /// runtime cannot load native code, or where the directory cannot be trusted (reported).
     pub fn from_env() -> Disk {
         if !native::SUPPORTED || std::env::var_os("OGHAM_CACHE").is_some_and(|v| v == "0") {
             return Disk::Off;
         }
-        match ogham_runtime::cache_dir("cpu") {
-            Some(dir) => Disk::Dir(dir),
+        match Store::open("cpu") {
+            Some(store) => Disk::Dir(store),
             None => Disk::Off,
         }
     }
@@ -64,30 +68,30 @@ impl Disk {
     /// The program cached under `key`, if there is an intact file whose sources pass
     /// `current`.
     pub(super) fn load(&self, key: u64, current: impl Fn(&SourceMap) -> bool) -> Option<Packed> {
-        let Disk::Dir(dir) = self else {
+        let Disk::Dir(store) = self else {
             return None;
         };
-        let path = program_path(dir, key);
-        let bytes = std::fs::read(&path).ok()?;
-        let hash = decode(&bytes, PROGRAM, key, 0).map(|(_, _, hash)| hash);
-        let packed = hash.and_then(|hash| {
-            let store = EntryStore {
-                dir: dir.clone(),
+        let name = program_name(key);
+        let bytes = store.read(&name)?;
+        let id = decode(store, &bytes, PROGRAM, key, 0).map(|(_, _, id)| id);
+        let packed = id.and_then(|id| {
+            let entries = EntryStore {
+                store: store.clone(),
                 key,
-                program: hash,
+                program: id,
             };
             Packed::open(
                 Cow::Owned(bytes),
                 HEADER,
                 Box::new(move |program, _| {
-                    Ok(Executable::with_store(program, Box::new(store.clone())))
+                    Ok(Executable::with_store(program, Box::new(entries.clone())))
                 }),
             )
         });
         match packed {
             Ok(packed) => current(packed.sources()).then_some(packed),
             Err(why) => {
-                damaged(&path, &why);
+                store.damaged(&name, &why);
                 None
             }
         }
@@ -96,10 +100,10 @@ impl Disk {
     /// Writes `library` under `key` and returns it with its entry points' code kept in the
     /// cache (or unchanged, its kernels JIT-compiled, when the cache is off).
     pub(super) fn store(&self, key: u64, library: Library) -> Library {
-        let Disk::Dir(dir) = self else {
+        let Disk::Dir(store) = self else {
             return library;
         };
-        let path = program_path(dir, key);
+        let name = program_name(key);
         let packed = library
             .program()
             .ok_or("not a whole program")
@@ -110,52 +114,52 @@ impl Disk {
         let packed = match packed {
             Ok(packed) => packed,
             Err(e) => {
-                report(&path, &format!("cannot cache the program ({e})"));
+                report(
+                    &store.path(&name),
+                    &format!("cannot cache the program ({e})"),
+                );
                 return library;
             }
         };
         // The code of the program this one replaces is of no further use.
-        let stale = format!("{key:016x}-");
-        for file in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            if file.file_name().to_string_lossy().starts_with(&stale) {
-                let _ = std::fs::remove_file(file.path());
-            }
+        for stale in store.names_starting_with(&format!("{key:016x}-")) {
+            store.remove(&stale);
         }
-        let bytes = encode(PROGRAM, key, 0, &packed, &[]);
-        write(&path, &bytes);
-        let hash = decode(&bytes, PROGRAM, key, 0).map_or(0, |(_, _, hash)| hash);
+        let bytes = encode(store, PROGRAM, key, 0, &packed, &[]);
+        write(store, &name, &bytes);
         library.with_store(Box::new(EntryStore {
-            dir: dir.clone(),
+            store: store.clone(),
             key,
-            program: hash,
+            program: id_of(&bytes[WORDS..HEADER]),
         }))
     }
 }
 
-fn program_path(dir: &Path, key: u64) -> PathBuf {
-    dir.join(format!("{key:016x}.ogc"))
+fn program_name(key: u64) -> String {
+    format!("{key:016x}.ogc")
 }
 
-/// The entry points' code of the program cached under `key` in `dir`, whose program file's
-/// contents hash to `program` (the hash in its header).
+/// A file's id: the first eight bytes of its MAC (which covers its header and contents).
+fn id_of(mac: &[u8]) -> u64 {
+    u64::from_le_bytes(mac[..8].try_into().expect("a MAC has 32 bytes"))
+}
+
+/// The entry points' code of the program cached under `key` in `store`, whose program file's
+/// id ([`id_of`]) is `program`.
 #[derive(Clone)]
 struct EntryStore {
-    dir: PathBuf,
+    store: Store,
     key: u64,
     program: u64,
 }
 
 impl EntryStore {
-    fn path(&self, entry: &str) -> PathBuf {
-        self.dir.join(format!(
-            "{:016x}-{:016x}.ogk",
-            self.key,
-            self.entry_id(entry)
-        ))
+    fn name(&self, entry: &str) -> String {
+        format!("{:016x}-{:016x}.ogk", self.key, self.entry_id(entry))
     }
 
     /// The id of entry point `entry`'s code in its file's name and header: a hash of the
-    /// program's text and the entry's name (never 0, the program file's).
+    /// program's id and the entry's name (never 0, the program file's).
     fn entry_id(&self, entry: &str) -> u64 {
         let mut bytes = self.program.to_le_bytes().to_vec();
         bytes.extend(entry.as_bytes());
@@ -165,9 +169,9 @@ impl EntryStore {
 
 impl NativeStore for EntryStore {
     fn load(&self, entry: &str) -> Option<Native> {
-        let path = self.path(entry);
-        let bytes = std::fs::read(&path).ok()?;
-        let code = decode(&bytes, KERNELS, self.key, self.entry_id(entry)).and_then(
+        let name = self.name(entry);
+        let bytes = self.store.read(&name)?;
+        let code = decode(&self.store, &bytes, KERNELS, self.key, self.entry_id(entry)).and_then(
             |(table, object, _)| {
                 Ok(Native {
                     table: String::from_utf8(table.to_vec())
@@ -176,50 +180,51 @@ impl NativeStore for EntryStore {
                 })
             },
         );
-        code.map_err(|why| damaged(&path, &why)).ok()
+        code.map_err(|why| self.store.damaged(&name, &why)).ok()
     }
 
     fn store(&self, entry: &str, code: &Native) {
         let bytes = encode(
+            &self.store,
             KERNELS,
             self.key,
             self.entry_id(entry),
             code.table.as_bytes(),
             &code.object,
         );
-        write(&self.path(entry), &bytes);
+        write(&self.store, &self.name(entry), &bytes);
     }
 
     fn reject(&self, entry: &str, why: &str) {
-        damaged(&self.path(entry), why);
+        self.store.damaged(&self.name(entry), why);
     }
 }
 
-/// A file's bytes: the header, then parts `a` and `b`.
-fn encode(magic: &[u8; 8], key: u64, entry: u64, a: &[u8], b: &[u8]) -> Vec<u8> {
-    let mut body = Vec::with_capacity(a.len() + b.len());
-    body.extend(a);
-    body.extend(b);
-    let mut bytes = Vec::with_capacity(HEADER + body.len());
+/// A file's bytes: the header (with the MAC under `store`'s key), then parts `a` and `b`.
+fn encode(store: &Store, magic: &[u8; 8], key: u64, entry: u64, a: &[u8], b: &[u8]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(HEADER + a.len() + b.len());
     bytes.extend(magic);
     for field in [
         FORMAT,
         ogham_runtime::build_id(),
         key,
         entry,
-        ogham_runtime::content_hash(&body),
         a.len() as u64,
         b.len() as u64,
     ] {
         bytes.extend(field.to_le_bytes());
     }
-    bytes.extend(body);
+    let mac = store.mac(&[&bytes, a, b]);
+    bytes.extend(mac);
+    bytes.extend(a);
+    bytes.extend(b);
     bytes
 }
 
-/// The two parts of file `bytes` of kind `magic` for `key` and `entry`, and the hash of its
-/// contents, or why it cannot be used.
+/// The two parts of file `bytes` of kind `magic` for `key` and `entry`, and the file's id
+/// ([`id_of`]), or why it cannot be used.
 fn decode<'b>(
+    store: &Store,
     bytes: &'b [u8],
     magic: &[u8; 8],
     key: u64,
@@ -236,22 +241,23 @@ fn decode<'b>(
         return Err("the file of another program".to_string());
     }
     let body = &bytes[HEADER..];
-    if field(6).checked_add(field(7)) != Some(body.len() as u64) {
+    if field(5).checked_add(field(6)) != Some(body.len() as u64) {
         return Err("truncated".to_string());
     }
-    if ogham_runtime::content_hash(body) != field(5) {
-        return Err("its contents do not match their hash".to_string());
+    let mac = &bytes[WORDS..HEADER];
+    if !mac_eq(mac, &store.mac(&[&bytes[..WORDS], body])) {
+        return Err("its MAC does not match: damaged, or not made by you".to_string());
     }
-    let (a, b) = body.split_at(field(6) as usize);
-    Ok((a, b, field(5)))
+    let (a, b) = body.split_at(field(5) as usize);
+    Ok((a, b, id_of(mac)))
 }
 
-/// Writes `bytes` to a temporary file next to `path` and renames it to `path`; a failure is
-/// reported (once).
-fn write(path: &Path, bytes: &[u8]) {
-    if let Err(e) = write_atomically(path, bytes) {
+/// Writes entry `name` atomically; a failure is reported (once).
+fn write(store: &Store, name: &str, bytes: &[u8]) {
+    if let Err(e) = store.write(name, bytes) {
+        let path = store.path(name);
         report(
-            path,
+            &path,
             &format!("cannot write the cache entry {}: {e}", path.display()),
         );
     }
@@ -263,6 +269,7 @@ mod tests {
     use crate::Frontend;
     use ogham_runtime::ireval::Thresholds;
     use ogham_runtime::value::{Array, Value};
+    use std::path::{Path, PathBuf};
 
     const PROGRAM: &str = "\
 entry main [n] (xs: [n]f32) : ([n]f32, f32) =
@@ -293,10 +300,12 @@ entry main [n] (xs: [n]f32) : ([n]f32, f32) =
         format!("{:?}", out.expect("runs"))
     }
 
-    fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("ogham-disk-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        dir
+    /// A fresh cache root for test `name`, its `cpu` directory and the disk cache there.
+    fn cache(name: &str) -> (PathBuf, PathBuf, Disk) {
+        let root = std::env::temp_dir().join(format!("ogham-disk-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let store = Store::at(&root, "cpu").expect("a private cache");
+        (root, store.dir().to_path_buf(), Disk::Dir(store))
     }
 
     /// The files in `dir`, sorted.
@@ -310,8 +319,7 @@ entry main [n] (xs: [n]f32) : ([n]f32, f32) =
 
     #[test]
     fn a_stored_program_loads_and_runs_the_same() {
-        let dir = temp_dir("hit");
-        let disk = Disk::Dir(dir.clone());
+        let (root, dir, disk) = cache("hit");
         let expected = outputs(&library());
         assert!(disk.load(1, |_| true).is_none(), "an empty cache misses");
         let stored = disk.store(1, library());
@@ -333,13 +341,12 @@ entry main [n] (xs: [n]f32) : ([n]f32, f32) =
         assert_eq!(again, modified, "the code is loaded, not compiled again");
         assert!(disk.load(1, |_| false).is_none(), "changed sources miss");
         assert!(disk.load(2, |_| true).is_none(), "another key misses");
-        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]
     fn damaged_files_are_refused_and_replaced() {
-        let dir = temp_dir("damaged");
-        let disk = Disk::Dir(dir.clone());
+        let (root, dir, disk) = cache("damaged");
         let expected = outputs(&library());
         outputs(&disk.store(7, library()));
         let written = files(&dir);
@@ -368,13 +375,12 @@ entry main [n] (xs: [n]f32) : ([n]f32, f32) =
                 assert_eq!(files(&dir), written);
             }
         }
-        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]
     fn concurrent_writers_leave_whole_files() {
-        let dir = temp_dir("writers");
-        let disk = Disk::Dir(dir.clone());
+        let (root, dir, disk) = cache("writers");
         let expected = outputs(&library());
         std::thread::scope(|s| {
             for _ in 0..4 {
@@ -387,6 +393,132 @@ entry main [n] (xs: [n]f32) : ([n]f32, f32) =
         );
         let files = files(&dir);
         assert_eq!(files.len(), 2, "no temporary files are left: {files:?}");
-        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn entries_made_under_another_key_are_refused() {
+        // Another user's cache (another key) holds files of the same program: copied into this
+        // user's cache, which is what an attacker who could write there would plant, they are
+        // refused as forged and replaced by this user's own.
+        let (other_root, other_dir, other) = cache("forger");
+        let (root, dir, disk) = cache("victim");
+        let expected = outputs(&library());
+        outputs(&other.store(5, library()));
+        let planted = files(&other_dir);
+        assert_eq!(planted.len(), 2);
+        for file in &planted {
+            std::fs::copy(file, dir.join(file.file_name().expect("a name"))).expect("copied");
+        }
+        assert!(
+            disk.load(5, |_| true).is_none(),
+            "a forged program is refused"
+        );
+        assert!(
+            files(&dir)
+                .iter()
+                .all(|f| f.extension() != Some("ogc".as_ref()))
+        );
+        outputs(&disk.store(5, library()));
+        // The forged code file of the program was removed when the program was written; plant
+        // it again under the name this user's program looks for.
+        let mine = files(&dir);
+        let code = mine.iter().find(|f| f.extension() == Some("ogk".as_ref()));
+        let code = code.expect("this user's code file").clone();
+        let forged = planted
+            .iter()
+            .find(|f| f.extension() == Some("ogk".as_ref()));
+        std::fs::copy(forged.expect("a code file"), &code).expect("copied");
+        let loaded = disk.load(5, |_| true).expect("this user's program");
+        assert_eq!(cached_outputs(&loaded), expected, "compiled again");
+        assert_ne!(
+            std::fs::read(&code).expect("rewritten"),
+            std::fs::read(forged.expect("a code file")).expect("read"),
+            "the forged code was replaced"
+        );
+        let _ = std::fs::remove_dir_all(&root);
+        let _ = std::fs::remove_dir_all(&other_root);
+    }
+
+    /// Rewrites the code file in `dir` with `patch` applied to its object, under a valid MAC
+    /// (what only a holder of the key could make): the loader's own checks must still refuse
+    /// it, and the program is compiled again.
+    fn plant_patched_object(root: &Path, dir: &Path, patch: impl Fn(&mut Vec<u8>)) {
+        let store = Store::at(root, "cpu").expect("the cache");
+        let file = files(dir)
+            .into_iter()
+            .find(|f| f.extension() == Some("ogk".as_ref()))
+            .expect("a code file");
+        let bytes = std::fs::read(&file).expect("read");
+        let field = |i: usize| u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap());
+        let (table, object) = bytes[HEADER..].split_at(field(5) as usize);
+        let mut object = object.to_vec();
+        patch(&mut object);
+        let forged = encode(&store, KERNELS, field(3), field(4), table, &object);
+        std::fs::write(&file, forged).expect("written");
+    }
+
+    /// The byte range of the `n`-th relocation of `.rela.text` in `object`, and its length.
+    fn relocation(object: &[u8], n: usize) -> std::ops::Range<usize> {
+        use object::{Object, ObjectSection};
+        let file = object::File::parse(object).expect("an object");
+        let rela = file
+            .sections()
+            .find(|s| s.name().is_ok_and(|n| n.starts_with(".rela.text")))
+            .expect("relocations");
+        let (start, _) = rela.file_range().expect("in the file");
+        let start = start as usize + 24 * n;
+        start..start + 24
+    }
+
+    #[test]
+    fn authentic_looking_objects_with_bad_relocations_or_imports_are_refused() {
+        let (root, dir, disk) = cache("loader");
+        let expected = outputs(&library());
+        outputs(&disk.store(9, library()));
+        let patches: [(&str, Box<dyn Fn(&mut Vec<u8>)>); 3] = [
+            (
+                "a relocation far outside its section",
+                Box::new(|o: &mut Vec<u8>| {
+                    let r = relocation(o, 0);
+                    o[r.start..r.start + 8].copy_from_slice(&0x7fff_0000_0000u64.to_le_bytes());
+                }),
+            ),
+            (
+                "a relocation at the last bytes of its section",
+                Box::new(|o: &mut Vec<u8>| {
+                    let r = relocation(o, 0);
+                    o[r.start..r.start + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+                }),
+            ),
+            (
+                "an import of `system`",
+                Box::new(|o: &mut Vec<u8>| {
+                    let name = b"ogham_exp_f32\0";
+                    let at = o
+                        .windows(name.len())
+                        .position(|w| w == name)
+                        .expect("the helper's name");
+                    o[at..at + name.len()].copy_from_slice(b"system\0\0\0\0\0\0\0\0");
+                }),
+            ),
+        ];
+        let code = files(&dir)
+            .into_iter()
+            .find(|f| f.extension() == Some("ogk".as_ref()))
+            .expect("a code file");
+        let good = std::fs::read(&code).expect("read");
+        for (what, patch) in patches {
+            plant_patched_object(&root, &dir, patch);
+            assert_ne!(std::fs::read(&code).expect("read"), good, "{what}: planted");
+            let loaded = disk.load(9, |_| true).expect("the program");
+            assert_eq!(cached_outputs(&loaded), expected, "{what}");
+            assert_eq!(
+                std::fs::read(&code).expect("compiled again"),
+                good,
+                "{what}: the planted code was refused and replaced"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

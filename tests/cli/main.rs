@@ -4,6 +4,8 @@
 
 mod reliability;
 
+mod cache_trust;
+
 mod library;
 mod snapshots;
 

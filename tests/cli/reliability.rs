@@ -78,12 +78,10 @@ fn a_file_size_limit_leaves_no_truncated_output() {
         outs.display()
     );
     let out = Command::new("sh").args(["-c", &script]).output().unwrap();
-    assert!(!out.status.success(), "{}", stderr(&out));
-    let finals: Vec<String> = entries(&outs)
-        .into_iter()
-        .filter(|n| !n.starts_with('.'))
-        .collect();
-    assert!(finals.is_empty(), "partial outputs {finals:?}");
+    // An error naming the file (`EFBIG`), not death by `SIGXFSZ`, and nothing left behind.
+    assert_user_error(&out, "File too large");
+    assert!(stderr(&out).contains("out0.npy"), "{}", stderr(&out));
+    assert!(entries(&outs).is_empty(), "{:?}", entries(&outs));
 }
 
 #[test]

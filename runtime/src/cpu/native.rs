@@ -8,13 +8,18 @@
 //! statements, `None` where no kernel was generated; as in ahead-of-time images). [`load`] maps the object's allocated sections into
 //! fresh pages, applies its relocations (`R_X86_64_64`, `R_X86_64_PC32`, `R_X86_64_PLT32`;
 //! any other is refused), resolves the helpers `ogham_*` to their addresses in this runtime and
-//! other symbols (`memcpy`, `ceilf`, ...) with `dlsym`, makes the pages executable and
-//! read-only, and finds each kernel's functions by their symbol names (`<kernel>`,
-//! `<kernel>_combine`). The pages are unmapped when the [`Mapped`] owning them is dropped.
+//! the few C library functions Cranelift calls ([`LIBCALLS`]: `memcpy`, `ceilf`, ...) with
+//! `dlsym`, makes the pages executable and read-only, and finds each kernel's functions by their
+//! symbol names (`<kernel>`, `<kernel>_combine`). The pages are unmapped when the [`Mapped`]
+//! owning them is dropped.
 //!
-//! The loader trusts the object's code: callers check that the object was made by this build
-//! for this CPU and is intact (the cache keys entries by build id and CPU features and verifies
-//! a hash of each entry's contents before loading it). Only with the `jit` feature.
+//! The loader runs the object's code, so callers must check that the object was made by this
+//! build for this CPU by this user (the cache keys entries by build id and CPU features and
+//! verifies each entry's MAC under the user's key before loading it, `ogham_runtime::cache_file`).
+//! The loader itself never writes outside the pages it mapped, whatever the object holds: every
+//! section, relocation and symbol is bounds-checked, and an object that imports any symbol but
+//! the runtime's helpers and [`LIBCALLS`] (`system`, say) is refused. Only with the `jit`
+//! feature.
 
 use super::code::Entry;
 use super::jit;
@@ -24,6 +29,25 @@ use object::{Object, ObjectSection, ObjectSymbol, RelocationFlags, RelocationTar
 use ogham_compiler::back::cpu as back;
 use ogham_ir::kir::Program;
 use std::collections::HashMap;
+
+/// The C library functions that generated code may call (Cranelift's library calls for
+/// rounding, fused multiply-add and memory operations); every other import is refused.
+pub const LIBCALLS: &[&str] = &[
+    "ceilf",
+    "ceil",
+    "floorf",
+    "floor",
+    "truncf",
+    "trunc",
+    "nearbyintf",
+    "nearbyint",
+    "fmaf",
+    "fma",
+    "memcpy",
+    "memset",
+    "memmove",
+    "memcmp",
+];
 
 /// Whether this runtime can load native code ([`load`]).
 pub const SUPPORTED: bool = cfg!(target_arch = "x86_64");
@@ -140,8 +164,10 @@ pub(crate) fn load(code: &Native) -> Result<(Vec<Option<Launchable>>, Mapped), S
     if file.architecture() != object::Architecture::X86_64 {
         return Err(format!("object file for {:?}", file.architecture()));
     }
-    // Layout: every allocated section at its alignment, one after the other.
+    // Layout: every allocated section at its alignment, one after the other; `sizes` holds
+    // each placed section's size, which bounds every write and symbol inside it.
     let mut placed = HashMap::new();
+    let mut sizes = HashMap::new();
     let mut len = 0usize;
     for section in file.sections() {
         let object::SectionFlags::Elf { sh_flags } = section.flags() else {
@@ -156,12 +182,23 @@ pub(crate) fn load(code: &Native) -> Result<(Vec<Option<Launchable>>, Mapped), S
                 section.name().unwrap_or("?")
             ));
         }
-        let align = usize::try_from(section.align().max(1)).map_err(|e| e.to_string())?;
-        let start = len.next_multiple_of(align);
-        let size = usize::try_from(section.size()).map_err(|e| e.to_string())?;
+        let too_large = || "a section too large for this process".to_string();
+        let align = usize::try_from(section.align().max(1)).map_err(|_| too_large())?;
+        let start = len.checked_next_multiple_of(align).ok_or_else(too_large)?;
+        let size = usize::try_from(section.size()).map_err(|_| too_large())?;
         placed.insert(section.index(), start);
-        len = start + size;
+        sizes.insert(section.index(), size);
+        len = start.checked_add(size).ok_or_else(too_large)?;
     }
+    // The place of `width` bytes at `offset` in section `index`, if they lie inside it.
+    let inside = |index, offset: u64, width: usize| -> Result<usize, String> {
+        let (start, size) = (placed[&index], sizes[&index]);
+        usize::try_from(offset)
+            .ok()
+            .filter(|&o| o.checked_add(width).is_some_and(|end| end <= size))
+            .map(|o| start + o)
+            .ok_or_else(|| "a relocation or symbol outside its section".to_string())
+    };
     let mapped = Mapped::new(len)?;
     let at = |offset: usize| mapped.base.wrapping_add(offset);
     for section in file.sections() {
@@ -169,84 +206,88 @@ pub(crate) fn load(code: &Native) -> Result<(Vec<Option<Launchable>>, Mapped), S
             continue;
         };
         let data = section.data().map_err(|e| format!("object file: {e}"))?;
-        // SAFETY: the section's range was reserved in the mapping; an uninitialized section
-        // has no data and stays zero.
+        if data.len() > sizes[&section.index()] {
+            return Err("a section's data is larger than the section".to_string());
+        }
+        // SAFETY: the section's range was reserved in the mapping and holds `data` (checked
+        // above); an uninitialized section has no data and stays zero.
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), at(start), data.len()) };
     }
     let helpers: HashMap<&str, *const u8> = helpers::addresses().into_iter().collect();
     let address = |target: RelocationTarget| -> Result<u64, String> {
-        let section = match target {
-            RelocationTarget::Section(index) => Some((index, 0)),
+        let (index, offset) = match target {
+            RelocationTarget::Section(index) => (index, 0),
             RelocationTarget::Symbol(index) => {
                 let symbol = file
                     .symbol_by_index(index)
                     .map_err(|e| format!("object file: {e}"))?;
                 match symbol.section_index() {
-                    Some(section) => Some((section, symbol.address())),
+                    Some(section) => (section, symbol.address()),
                     None => {
                         let name = symbol.name().map_err(|e| format!("object file: {e}"))?;
                         return external(&helpers, name).map(|a| a as u64);
                     }
                 }
             }
-            RelocationTarget::Absolute => None,
+            RelocationTarget::Absolute => return Ok(0),
             _ => return Err("unknown relocation target".to_string()),
         };
-        match section {
-            None => Ok(0),
-            Some((index, offset)) => match placed.get(&index) {
-                Some(&start) => Ok(at(start) as u64 + offset),
-                None => Err("relocation against a section that is not loaded".to_string()),
-            },
+        if !placed.contains_key(&index) {
+            return Err("relocation against a section that is not loaded".to_string());
         }
+        Ok(at(inside(index, offset, 0)?) as u64)
     };
     for section in file.sections() {
-        let Some(&start) = placed.get(&section.index()) else {
+        if !placed.contains_key(&section.index()) {
             continue;
-        };
+        }
         for (offset, reloc) in section.relocations() {
-            let place = at(start + usize::try_from(offset).map_err(|e| e.to_string())?);
-            let value = (address(reloc.target())? as i64).wrapping_add(reloc.addend());
             let RelocationFlags::Elf { r_type } = reloc.flags() else {
                 return Err("not an ELF relocation".to_string());
             };
-            match r_type {
-                object::elf::R_X86_64_64 => {
-                    // SAFETY: the place is inside the section (the object says so).
-                    unsafe { place.cast::<i64>().write_unaligned(value) }
-                }
-                object::elf::R_X86_64_PC32 | object::elf::R_X86_64_PLT32 => {
-                    let relative = i32::try_from(value.wrapping_sub(place as i64))
-                        .map_err(|_| "a 32-bit relative relocation out of range".to_string())?;
-                    // SAFETY: as above.
-                    unsafe { place.cast::<i32>().write_unaligned(relative) }
-                }
+            let width = match r_type {
+                object::elf::R_X86_64_64 => 8,
+                object::elf::R_X86_64_PC32 | object::elf::R_X86_64_PLT32 => 4,
                 other => return Err(format!("unsupported relocation type {other}")),
+            };
+            let place = at(inside(section.index(), offset, width)?);
+            let value = (address(reloc.target())? as i64).wrapping_add(reloc.addend());
+            if width == 8 {
+                // SAFETY: the place's 8 bytes lie inside the section's mapped range (`inside`).
+                unsafe { place.cast::<i64>().write_unaligned(value) }
+            } else {
+                let relative = i32::try_from(value.wrapping_sub(place as i64))
+                    .map_err(|_| "a 32-bit relative relocation out of range".to_string())?;
+                // SAFETY: as above, for 4 bytes.
+                unsafe { place.cast::<i32>().write_unaligned(relative) }
             }
         }
     }
     mapped.seal()?;
+    // Where each defined function is; checked to lie inside its section when looked up.
     let mut symbols = HashMap::new();
     for symbol in file.symbols() {
         if let (Ok(name), Some(section)) = (symbol.name(), symbol.section_index())
-            && let Some(&start) = placed.get(&section)
+            && placed.contains_key(&section)
         {
-            symbols.insert(name, at(start + symbol.address() as usize).cast_const());
+            symbols.insert(name, (section, symbol.address()));
         }
     }
+    let function = |name: &str| -> Result<Option<*const u8>, String> {
+        symbols
+            .get(name)
+            .map(|&(section, offset)| Ok(at(inside(section, offset, 1)?).cast_const()))
+            .transpose()
+    };
     let mut kernels = Vec::new();
     for info in infos {
         let Some(info) = info else {
             kernels.push(None);
             continue;
         };
-        let &kernel = symbols
-            .get(info.name.as_str())
+        let kernel = function(&info.name)?
             .ok_or_else(|| format!("the object has no kernel {}", info.name))?;
-        let combine = symbols
-            .get(format!("{}_combine", info.name).as_str())
-            .copied()
-            .unwrap_or(std::ptr::null());
+        let combine = function(&format!("{}_combine", info.name))?.unwrap_or(std::ptr::null());
         // SAFETY: the functions were compiled from this kernel by `compile` (the caller's
         // checks) and live in `mapped`, which the caller keeps with the launchables.
         let entry = unsafe { Entry::from_code(kernel, combine) };
@@ -255,11 +296,16 @@ pub(crate) fn load(code: &Native) -> Result<(Vec<Option<Launchable>>, Mapped), S
     Ok((kernels, mapped))
 }
 
-/// The address of a symbol the object imports: a runtime helper, or one of this process (libm,
-/// libc).
+/// The address of a symbol the object imports: a runtime helper, or one of [`LIBCALLS`] in this
+/// process's C library.
 fn external(helpers: &HashMap<&str, *const u8>, name: &str) -> Result<*const u8, String> {
     if let Some(&address) = helpers.get(name) {
         return Ok(address);
+    }
+    if !LIBCALLS.contains(&name) {
+        return Err(format!(
+            "the object imports `{name}`, which generated code never calls"
+        ));
     }
     let c_name = std::ffi::CString::new(name).map_err(|_| format!("symbol name {name:?}"))?;
     // SAFETY: a NUL-terminated name; RTLD_DEFAULT searches the process's global symbols.

@@ -3,12 +3,11 @@
 //! checksum file before use, see [`crate::cache_file`]), synchronous launches on the null stream).
 
 use super::{Device, Res, driver_error, machine_error, nvrtc};
+use crate::cache_file::{self, Store};
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, R_OUT_OF_MEMORY};
-use crate::{cache_dir, cache_file};
 use cudarc::driver::{CudaContext, result, sys};
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 pub struct Driver {
@@ -46,33 +45,40 @@ impl Driver {
     }
 }
 
-/// The CUBIN of `source` for `arch` and where it is cached: from the on-disk cache when the entry
-/// there is intact (see [`crate::cache_file`]), otherwise compiled by NVRTC (`fresh`: never from
-/// the cache) and cached.
-fn cached_cubin(source: &str, arch: &str, fresh: bool) -> Res<(Vec<u8>, Option<PathBuf>)> {
+/// The CUBIN of `source` for `arch`, and the cache and entry name it is kept under: from the
+/// on-disk cache when the entry there is intact (see [`crate::cache_file`]), otherwise compiled
+/// by NVRTC (`fresh`: never from the cache) and cached.
+fn cached_cubin(source: &str, arch: &str, fresh: bool) -> Res<(Vec<u8>, Option<Cached>)> {
     let (major, minor) = nvrtc::version().map_err(|e| driver_error("NVRTC version", e))?;
     let options = nvrtc::OPTIONS.join(" ");
-    let key = format!(
-        "{:016x}-{:08x}-{arch}-nvrtc{major}.{minor}",
+    let name = format!(
+        "{:016x}-{:08x}-{arch}-nvrtc{major}.{minor}.cubin",
         crate::fnv1a(source.as_bytes()),
         crate::fnv1a(options.as_bytes()) as u32
     );
-    let path = cache_dir("cuda").map(|d| d.join(format!("{key}.cubin")));
-    if !fresh && let Some(image) = path.as_deref().and_then(cache_file::load) {
-        return Ok((image, path));
+    let cached = Store::open("cuda").map(|store| Cached { store, name });
+    if !fresh && let Some(image) = cached.as_ref().and_then(|c| c.store.load_artefact(&c.name)) {
+        return Ok((image, cached));
     }
     let compiled = nvrtc::compile(source, arch, false)
         .map_err(|log| machine_error(R_CUDA, format!("CUDA: {log}")))?;
-    if let Some(p) = &path
-        && let Err(e) = cache_file::store(p, &compiled.cubin)
+    if let Some(c) = &cached
+        && let Err(e) = c.store.store_artefact(&c.name, &compiled.cubin)
     {
         // The cache is an optimisation: a failure to write it is not an error.
+        let path = c.store.path(&c.name);
         cache_file::report(
-            p,
-            &format!("cannot write the cache entry {}: {e}", p.display()),
+            &path,
+            &format!("cannot write the cache entry {}: {e}", path.display()),
         );
     }
-    Ok((compiled.cubin, path))
+    Ok((compiled.cubin, cached))
+}
+
+/// A cache entry: its store and name.
+struct Cached {
+    store: Store,
+    name: String,
 }
 
 impl Device for Driver {
@@ -100,19 +106,20 @@ impl Device for Driver {
         // that fails too, the error names the cache file.
         let mut fresh = false;
         let module = loop {
-            let (cubin, path) = cached_cubin(source, &self.arch, fresh)?;
+            let (cubin, cached) = cached_cubin(source, &self.arch, fresh)?;
             // SAFETY: the image is a CUBIN NVRTC made for this device; the context is current.
             match unsafe { result::module::load_data(cubin.as_ptr().cast()) } {
                 Ok(module) => break module,
-                Err(e) if fresh || path.is_none() => {
-                    let file = path
-                        .map(|p| format!(" ({})", p.display()))
+                Err(e) if fresh || cached.is_none() => {
+                    let file = cached
+                        .map(|c| format!(" ({})", c.store.path(&c.name).display()))
                         .unwrap_or_default();
                     return Err(driver_error(&format!("loading the module{file}"), e));
                 }
                 Err(e) => {
-                    if let Some(p) = &path {
-                        cache_file::damaged(p, &format!("it does not load: {e:?}"));
+                    if let Some(c) = &cached {
+                        c.store
+                            .damaged(&c.name, &format!("it does not load: {e:?}"));
                     }
                     fresh = true;
                 }

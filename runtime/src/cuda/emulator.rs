@@ -5,15 +5,17 @@
 //! and the executor's launch logic on machines without a GPU (CI); it is not fast.
 //!
 //! Shared libraries are cached like CUBINs (`<cache>/cuda-emu/<hash>.so`, verified by its
-//! checksum file before use and compiled again when damaged or when it does not load; see
-//! [`crate::cache_file`]). Blocks have 4 threads, so block-level code really runs in parallel
+//! MAC file before use and compiled again when damaged or when it does not load; see
+//! [`crate::cache_file`]); without a usable cache they are made in a private temporary
+//! directory of the process. Blocks have 4 threads, so block-level code really runs in parallel
 //! and its barriers matter.
 
 use super::{Device, Res, machine_error};
+use crate::cache_file::Store;
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE};
-use crate::{cache_dir, cache_file};
 use std::alloc::Layout;
 use std::collections::HashMap;
+use std::io::Write;
 use std::sync::{Mutex, OnceLock};
 
 const EMULATE: &str = include_str!("emulate.hpp");
@@ -55,60 +57,76 @@ impl Emulator {
     }
 }
 
-/// The shared library of `source`: from the cache when the entry there is intact (see
-/// [`crate::cache_file`]), otherwise compiled with `g++` and cached.
-fn shared_library(source: &str) -> Res<std::path::PathBuf> {
-    let dir = cache_dir("cuda-emu").unwrap_or_else(|| std::env::temp_dir().join("ogham-cuda-emu"));
-    let path = dir.join(format!("{:016x}.so", crate::fnv1a(source.as_bytes())));
-    if cache_file::load(&path).is_some() {
-        return Ok(path);
-    }
+/// The shared library of `source`: the store and entry name it is kept under, from the cache
+/// when the entry there is intact (see [`crate::cache_file`]), otherwise compiled with `g++` and
+/// stored.
+fn shared_library(source: &str) -> Res<(Store, String)> {
     let fail = |what: String| machine_error(R_CUDA, format!("CUDA emulator: {what}"));
-    std::fs::create_dir_all(&dir).map_err(|e| fail(format!("{}: {e}", dir.display())))?;
-    // Unique names while compiling: concurrent runs of the same program may race here.
-    let unique = format!("{}-{:?}", std::process::id(), std::thread::current().id())
-        .replace(|c: char| !c.is_ascii_alphanumeric(), "");
-    let cpp = path.with_extension(format!("{unique}.cpp"));
-    let tmp = path.with_extension(format!("{unique}.so"));
-    std::fs::write(&cpp, source).map_err(|e| fail(format!("{}: {e}", cpp.display())))?;
-    let out = std::process::Command::new("g++")
-        .args([
-            "-std=c++20",
-            "-O0",
-            "-shared",
-            "-fPIC",
-            "-pthread",
-            "-w",
-            "-o",
-        ])
-        .arg(&tmp)
-        .arg(&cpp)
-        .output()
-        .map_err(|e| fail(format!("running g++: {e}")))?;
-    let _ = std::fs::remove_file(&cpp);
-    if !out.status.success() {
-        return Err(fail(format!(
-            "g++ failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .take(30)
-                .collect::<Vec<_>>()
-                .join("\n")
-        )));
+    let store = match Store::open("cuda-emu") {
+        Some(store) => store,
+        None => Store::private_temporary("ogham-cuda-emu").map_err(fail)?,
+    };
+    let name = format!("{:016x}.so", crate::fnv1a(source.as_bytes()));
+    if store.load_artefact(&name).is_some() {
+        return Ok((store, name));
     }
-    let library = std::fs::read(&tmp).map_err(|e| fail(format!("{}: {e}", tmp.display())));
-    let _ = std::fs::remove_file(&tmp);
-    cache_file::store(&path, &library?).map_err(|e| fail(format!("{}: {e}", path.display())))?;
-    Ok(path)
+    // Fresh files with random names: concurrent runs of the same program may race here.
+    let create = |extension| {
+        store
+            .create_temporary(&name, extension)
+            .map_err(|e| fail(format!("{}: {e}", store.dir().display())))
+    };
+    let (cpp, mut file) = create("cpp")?;
+    let (so, _) = create("so")?;
+    let out = file
+        .write_all(source.as_bytes())
+        .map_err(|e| fail(format!("{}: {e}", cpp.display())))
+        .and_then(|()| {
+            std::process::Command::new("g++")
+                .args([
+                    "-std=c++20",
+                    "-O0",
+                    "-shared",
+                    "-fPIC",
+                    "-pthread",
+                    "-w",
+                    "-o",
+                ])
+                .arg(&so)
+                .arg(&cpp)
+                .output()
+                .map_err(|e| fail(format!("running g++: {e}")))
+        });
+    let _ = std::fs::remove_file(&cpp);
+    let library = out.and_then(|out| {
+        if !out.status.success() {
+            return Err(fail(format!(
+                "g++ failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .take(30)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )));
+        }
+        std::fs::read(&so).map_err(|e| fail(format!("{}: {e}", so.display())))
+    });
+    let _ = std::fs::remove_file(&so);
+    store
+        .store_artefact(&name, &library?)
+        .map_err(|e| fail(format!("{}: {e}", store.path(&name).display())))?;
+    Ok((store, name))
 }
 
-/// Opens the shared library of `source`. A cached library that passes its checksum but does not
+/// Opens the shared library of `source`. A cached library that passes its MAC but does not
 /// load is removed and compiled once more; when that fails too, the error names the file.
 fn open_library(source: &str) -> Res<libloading::Library> {
-    let mut path = shared_library(source)?;
+    let (mut store, mut name) = shared_library(source)?;
     let mut retried = false;
     loop {
-        // SAFETY: the library is ours: its initialisers only set up the emulator's globals.
+        let path = store.path(&name);
+        // SAFETY: the library is ours (its MAC matched in a directory only this user can
+        // write): its initialisers only set up the emulator's globals.
         match unsafe { libloading::Library::new(&path) } {
             Ok(library) => return Ok(library),
             Err(e) if retried => {
@@ -118,8 +136,8 @@ fn open_library(source: &str) -> Res<libloading::Library> {
                 ));
             }
             Err(e) => {
-                cache_file::damaged(&path, &format!("it does not load: {e}"));
-                path = shared_library(source)?;
+                store.damaged(&name, &format!("it does not load: {e}"));
+                (store, name) = shared_library(source)?;
                 retried = true;
             }
         }
