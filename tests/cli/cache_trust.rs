@@ -265,3 +265,69 @@ fn entries_of_a_second_user_never_run() {
         .collect();
     assert_eq!(again, good, "this user's own entries are back");
 }
+
+/// The case: in a sticky directory, a second output belongs to another user, so its
+/// rename fails (EPERM) after the first output was replaced; the first output's old version is
+/// put back instead of both being lost.
+#[test]
+fn a_failed_rename_in_a_sticky_directory_keeps_the_old_outputs() {
+    if !can_switch_users() {
+        eprintln!("skipped: needs root and setpriv to act as a second user");
+        return;
+    }
+    let dir = scratch("trust_sticky_outputs");
+    let program = write(
+        &dir,
+        "two.og",
+        "entry main (n: i64) : ([]i64, []f32) = (iota n, replicate n 1f32)\n",
+    );
+    let outs = dir.join("outs");
+    std::fs::create_dir_all(&outs).unwrap();
+    std::fs::set_permissions(&outs, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let theirs = write(&outs, "out0.npy", "the other user's old out0");
+    std::os::unix::fs::chown(&theirs, Some(OTHER), Some(OTHER)).unwrap();
+    write(
+        &outs,
+        "out1.npy",
+        "root's out1, which the other user cannot replace",
+    );
+    let out = Command::new("setpriv")
+        .args(["--reuid", &OTHER.to_string(), "--regid", &OTHER.to_string()])
+        .args(["--clear-groups", env!("CARGO_BIN_EXE_ogham"), "run"])
+        .args([
+            program.to_str().unwrap(),
+            "-o",
+            outs.to_str().unwrap(),
+            "3i64",
+        ])
+        .env("OGHAM_CACHE", "0")
+        .output()
+        .unwrap();
+    if stderr(&out).contains("Permission denied") && !stderr(&out).contains("out1.npy") {
+        eprintln!(
+            "skipped: the other user cannot run the test binary here: {}",
+            stderr(&out)
+        );
+        return;
+    }
+    assert_user_error(&out, "out1.npy");
+    let mut names: Vec<String> = std::fs::read_dir(&outs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["out0.npy", "out1.npy"],
+        "no temporaries or kept copies left"
+    );
+    assert_eq!(
+        std::fs::read_to_string(outs.join("out0.npy")).unwrap(),
+        "the other user's old out0",
+        "the replaced output has its old version back"
+    );
+    assert_eq!(
+        std::fs::read_to_string(outs.join("out1.npy")).unwrap(),
+        "root's out1, which the other user cannot replace"
+    );
+}
