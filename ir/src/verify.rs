@@ -48,8 +48,18 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Checks the invariants of the program's form (see the module headers of `ir` and `kir`);
 /// returns every violation found, each as one line naming the function and the variable or
-/// statement.
+/// statement. Sizes compare leniently where the compiler's passes rely on it (see "Sizes").
 pub fn verify<H: Form>(program: &Program<H>) -> Result<(), Vec<String>> {
+    check(program, false)
+}
+
+/// [`verify`] with every size compared exactly (see "Sizes"): the check of a program read from
+/// a file (a library), whose sizes the code generators then trust.
+pub fn verify_exact<H: Form>(program: &Program<H>) -> Result<(), Vec<String>> {
+    check(program, true)
+}
+
+fn check<H: Form>(program: &Program<H>, exact: bool) -> Result<(), Vec<String>> {
     let mut errors = Vec::new();
     let mut thresholds = BTreeSet::new();
     for t in &program.thresholds {
@@ -61,7 +71,7 @@ pub fn verify<H: Form>(program: &Program<H>) -> Result<(), Vec<String>> {
         errors.push("core IR declares thresholds".to_string());
     }
     for function in &program.functions {
-        let mut checker = Checker::new(function, &thresholds);
+        let mut checker = Checker::new(function, &thresholds, exact);
         checker.function();
         errors.append(&mut checker.errors);
     }
@@ -70,16 +80,6 @@ pub fn verify<H: Form>(program: &Program<H>) -> Result<(), Vec<String>> {
     } else {
         Err(errors)
     }
-}
-
-/// Whether `actual` fits `expected`: the same element type and rank, and equal dimensions, or
-/// (when `lenient`) dimensions that are not two different constants.
-fn fits(expected: &Type, actual: &Type, lenient: bool) -> bool {
-    expected.elem() == actual.elem()
-        && expected.rank() == actual.rank()
-        && expected.shape().iter().zip(actual.shape()).all(|(a, b)| {
-            a == b || (lenient && !matches!((a, b), (SubExp::Const(_), SubExp::Const(_))))
-        })
 }
 
 struct Checker<'a, F: Form> {
@@ -101,10 +101,17 @@ struct Checker<'a, F: Form> {
     non_unique_params: BTreeSet<VarId>,
     /// The statement being checked, for messages.
     context: String,
+    /// Whether every size is compared exactly ([`verify_exact`]).
+    exact: bool,
+    /// Sizes known equal where the statement being checked runs, innermost last: an `i64`
+    /// copied by `let`, the operands of an `==` that an `assert` before it checked.
+    equal: Vec<(SubExp, SubExp)>,
+    /// The operands of each `bool` variable bound to an `==` of two `i64`s.
+    equalities: BTreeMap<VarId, (SubExp, SubExp)>,
 }
 
 impl<'a, F: Form> Checker<'a, F> {
-    fn new(f: &'a Function<F>, thresholds: &'a BTreeSet<ThresholdId>) -> Self {
+    fn new(f: &'a Function<F>, thresholds: &'a BTreeSet<ThresholdId>, exact: bool) -> Self {
         let n = f.vars.len();
         Checker {
             f,
@@ -124,7 +131,43 @@ impl<'a, F: Form> Checker<'a, F> {
                 .map(|p| p.var)
                 .collect(),
             context: String::new(),
+            exact,
+            equal: Vec::new(),
+            equalities: BTreeMap::new(),
         }
+    }
+
+    /// Whether sizes `a` and `b` are equal: the same operand, or linked by known equalities.
+    fn same(&self, a: SubExp, b: SubExp) -> bool {
+        let mut seen = vec![a];
+        let mut next = 0;
+        while let Some(&x) = seen.get(next) {
+            if x == b {
+                return true;
+            }
+            for &(p, q) in &self.equal {
+                for (from, to) in [(p, q), (q, p)] {
+                    if from == x && !seen.contains(&to) {
+                        seen.push(to);
+                    }
+                }
+            }
+            next += 1;
+        }
+        false
+    }
+
+    /// Whether `actual` fits `expected`: the same element type and rank, and equal dimensions
+    /// ([`Checker::same`]), or (when `lenient` and not [`verify_exact`]) dimensions that are not
+    /// two different constants.
+    fn fits(&self, expected: &Type, actual: &Type, lenient: bool) -> bool {
+        let lenient = lenient && !self.exact;
+        expected.elem() == actual.elem()
+            && expected.rank() == actual.rank()
+            && expected.shape().iter().zip(actual.shape()).all(|(&a, &b)| {
+                self.same(a, b)
+                    || (lenient && !matches!((a, b), (SubExp::Const(_), SubExp::Const(_))))
+            })
     }
 
     fn error(&mut self, message: String) {
@@ -246,7 +289,7 @@ impl<'a, F: Form> Checker<'a, F> {
     }
 
     fn expect_fits(&mut self, what: &str, expected: &Type, actual: &Type, lenient: bool) {
-        if !fits(expected, actual, lenient) {
+        if !self.fits(expected, actual, lenient) {
             self.error(format!(
                 "{what} has type {}, expected {}",
                 self.show(actual),
@@ -321,6 +364,8 @@ impl<'a, F: Form> Checker<'a, F> {
         declared: &[Type],
         subst: &Subst,
     ) {
+        // What the body's statements prove holds for its results, and not after the body.
+        let facts = self.equal.len();
         let results = self.body(body);
         if results.len() != declared.len() {
             self.error(format!(
@@ -328,13 +373,44 @@ impl<'a, F: Form> Checker<'a, F> {
                 results.len(),
                 declared.len()
             ));
-            return;
-        }
-        for (i, (actual, expected)) in results.iter().zip(declared).enumerate() {
-            if let Some(actual) = actual {
-                let expected = substitute_type(expected, subst);
-                self.expect_fits(&format!("result {i} of {what}"), &expected, actual, true);
+        } else {
+            for (i, (actual, expected)) in results.iter().zip(declared).enumerate() {
+                if let Some(actual) = actual {
+                    let expected = substitute_type(expected, subst);
+                    self.expect_fits(&format!("result {i} of {what}"), &expected, actual, true);
+                }
             }
+        }
+        self.equal.truncate(facts);
+    }
+
+    /// Records the equalities of sizes that hold after `stmt`: `let x = y` of an `i64`, and an
+    /// `assert` of `a == b` (`a`, `b` `i64`s).
+    fn record_equalities<H: Form>(&mut self, stmt: &Stmt<H>) {
+        let i64 = Type::Prim(PrimType::I64);
+        let is_i64 = |se: SubExp| match se {
+            SubExp::Const(c) => c.prim_type() == PrimType::I64,
+            SubExp::Var(v) => self.known(v) && *self.f.ty(v) == i64,
+        };
+        match (&stmt.exp, &stmt.pat[..]) {
+            (Exp::SubExp(se), [x]) if is_i64(*se) && is_i64(SubExp::Var(*x)) => {
+                self.equal.push((SubExp::Var(*x), *se));
+            }
+            (Exp::BinOp(crate::op::BinOp::Eq, a, b), [c]) if is_i64(*a) && is_i64(*b) => {
+                self.equalities.insert(*c, (*a, *b));
+            }
+            (
+                Exp::Assert {
+                    cond: SubExp::Var(c),
+                    ..
+                },
+                [],
+            ) => {
+                if let Some(&fact) = self.equalities.get(c) {
+                    self.equal.push(fact);
+                }
+            }
+            _ => {}
         }
     }
 
@@ -359,7 +435,7 @@ impl<'a, F: Form> Checker<'a, F> {
             return;
         }
         for (&v, ty) in stmt.pat.iter().zip(&expected) {
-            if self.known(v) && !fits(ty, self.f.ty(v), false) {
+            if self.known(v) && !self.fits(ty, self.f.ty(v), false) {
                 self.error(format!(
                     "{} has type {}, but the expression returns {}",
                     self.name(v),
@@ -369,6 +445,7 @@ impl<'a, F: Form> Checker<'a, F> {
             }
         }
         self.record_aliases(stmt);
+        self.record_equalities(stmt);
     }
 
     /// Views and copies of an array alias it (and what it aliases).
@@ -803,7 +880,8 @@ impl<'a, F: Form> Checker<'a, F> {
         for &v in inputs {
             let t = self.use_array(v, "input")?;
             let outer = t.shape()[0];
-            if outer != width && matches!((outer, width), (SubExp::Const(_), SubExp::Const(_))) {
+            let both_const = matches!((outer, width), (SubExp::Const(_), SubExp::Const(_)));
+            if !self.same(outer, width) && (both_const || self.exact) {
                 self.error(format!(
                     "input {} has outer size {}, expected {}",
                     self.name(v),

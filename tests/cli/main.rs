@@ -1,11 +1,13 @@
 //! Integration tests of the `ogham` command-line tool: `check`, `run` (literal, `@file` and
 //! `.npy` arguments, `-o`), `build` and running libraries, `test`, and the exit codes (0 ok,
-//! 1 user error). `reliability` tests that outputs are atomic and the memory limit.
+//! 1 user error). `reliability` tests that outputs are atomic and the memory limit;
+//! `untrusted` that hand-edited libraries are refused.
 
 mod reliability;
 
 mod library;
 mod snapshots;
+mod untrusted;
 
 use ogham::runtime::npy;
 use ogham::runtime::value::{Array, Value};
