@@ -374,13 +374,17 @@ pub(crate) fn check_untrusted(program: &Program, sources: &SourceMap) -> Result<
         walk(&f.body, &mut locations);
         if let Some(span) = locations.bad {
             errors.push(format!(
-                "{}: the location {span:?} is not in the sources",
-                f.name
+                "{}: the location {} is not in the sources",
+                f.name,
+                show(span)
             ));
         }
     }
     match program.unchecked.iter().find(|&&r| !inside(sources, r)) {
-        Some(r) => errors.push(format!("the unchecked range {r:?} is not in the sources")),
+        Some(&r) => errors.push(format!(
+            "the unchecked range {} is not in the sources",
+            show(r)
+        )),
         None => errors.extend(check_unchecked(&program.unchecked, sources)),
     }
     if errors.is_empty() {
@@ -388,6 +392,11 @@ pub(crate) fn check_untrusted(program: &Program, sources: &SourceMap) -> Result<
     } else {
         Err(errors)
     }
+}
+
+/// `span` as `file F, bytes S..E` (for a span that may be outside the sources).
+fn show(span: Span) -> String {
+    format!("file {}, bytes {}..{}", span.file.0, span.start, span.end)
 }
 
 /// Whether `span` is a range of characters of one of `sources`' files.
