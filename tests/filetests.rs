@@ -11,12 +11,16 @@
 //! - `filetest::clif/<name>`, `filetest::cuda/<name>`: the same for a backend: the input is
 //!   kernel IR and the expected section the code of its kernels (`ogham dev --print clif`,
 //!   the kernels of `--print cuda` without the prelude).
-//! - `filetest::verify-core/<name>`, `filetest::verify-kernel/<name>`: the input need not be
-//!   valid; the expected section is what the verifier says of it in that form (its messages,
-//!   one a line, or `valid`), or the parse error (`parse error: ...`) of a program the form
-//!   cannot hold (a kernel in core IR or inside a kernel, which the IR's types rule out).
+//! - `filetest::verify-core/<name>`, `filetest::verify-kernel/<name>`,
+//!   `filetest::verify-exact/<name>`: the input need not be valid; the expected section is what
+//!   the verifier says of it in that form (its messages, one a line, or `valid`; `verify-exact`
+//!   is the verifier of loaded libraries, `verify_exact`, on kernel IR), or the parse error
+//!   (`parse error: ...`) of a program the form cannot hold (a kernel in core IR or inside a
+//!   kernel, which the IR's types rule out).
 //! - `roundtrip::<file>`: every `tests/cases/**/*.og` and `programs/*.og` compiles to kernel IR;
 //!   after every pass the IR printed, parsed back and printed again gives the same text.
+//! - `loads::<file>`: the same programs' kernel IR, written as a library, loads (the checks of
+//!   untrusted libraries accept what the compiler makes).
 //!
 //! `OGHAM_BLESS=1 cargo test -p ogham-tests --test filetests` rewrites the expected sections
 //! (adding missing ones) with what the passes print; review the diff. Without it a missing or
@@ -29,6 +33,7 @@ use ogham_compiler::back::cpu::print_clif;
 use ogham_compiler::back::cuda::print_cuda;
 use ogham_compiler::pipeline::Pass;
 use ogham_ir::Ir;
+use ogham_runtime::library::Library;
 use ogham_tests::irtext::round_trip_every_pass;
 use ogham_tests::{cases_dir, workspace_root};
 use std::path::{Path, PathBuf};
@@ -92,9 +97,11 @@ enum Step {
     Pass(Pass),
     Clif,
     Cuda,
-    /// The verifier, on kernel IR or core IR.
+    /// The verifier, on kernel IR or core IR; `exact`: the verifier of loaded libraries
+    /// (`verify_exact`, kernel IR).
     Verify {
         kernel: bool,
+        exact: bool,
     },
 }
 
@@ -103,8 +110,18 @@ impl Step {
         match name {
             "clif" => Some(Step::Clif),
             "cuda" => Some(Step::Cuda),
-            "verify-core" => Some(Step::Verify { kernel: false }),
-            "verify-kernel" => Some(Step::Verify { kernel: true }),
+            "verify-core" => Some(Step::Verify {
+                kernel: false,
+                exact: false,
+            }),
+            "verify-kernel" => Some(Step::Verify {
+                kernel: true,
+                exact: false,
+            }),
+            "verify-exact" => Some(Step::Verify {
+                kernel: true,
+                exact: true,
+            }),
             _ => Pass::named(name)
                 .filter(|p| *p != Pass::Lower)
                 .map(Step::Pass),
@@ -116,7 +133,7 @@ impl Step {
         match self {
             Step::Pass(pass) => pass.reads_kernel_ir(),
             Step::Clif | Step::Cuda => true,
-            Step::Verify { kernel } => kernel,
+            Step::Verify { kernel, .. } => kernel,
         }
     }
 
@@ -128,8 +145,12 @@ impl Step {
             (Step::Clif, Ir::Kernel(program)) => return Ok(print_clif(program)),
             (Step::Cuda, Ir::Kernel(program)) => return Ok(print_cuda(program)),
             (Step::Clif | Step::Cuda, Ir::Core(_)) => return Err("not kernel IR".to_string()),
-            (Step::Verify { .. }, _) => {
-                return Ok(match program.verify() {
+            (Step::Verify { exact, .. }, _) => {
+                let verified = match &program {
+                    Ir::Kernel(p) if exact => ogham_ir::verify::verify_exact(p),
+                    _ => program.verify(),
+                };
+                return Ok(match verified {
                     Ok(()) => "valid\n".to_string(),
                     Err(errors) => errors.iter().map(|e| format!("{e}\n")).collect(),
                 });
@@ -207,17 +228,35 @@ fn round_trips() -> Vec<Trial> {
             return vec![Trial::test("roundtrip", move || Err(e.into()))];
         }
     }
-    paths
-        .into_iter()
-        .map(|path| {
-            let name = format!("roundtrip::{}", path.display());
-            Trial::test(name, move || {
-                // Programs that do not load are the corpus's business (error cases).
-                let Ok(fe) = Frontend::load(&path) else {
-                    return Ok(());
-                };
-                round_trip_every_pass(&fe).map_err(Failed::from)
-            })
-        })
-        .collect()
+    let mut trials = Vec::new();
+    for path in paths {
+        let name = format!("roundtrip::{}", path.display());
+        let file = path.clone();
+        trials.push(Trial::test(name, move || {
+            // Programs that do not load are the corpus's business (error cases).
+            let Ok(fe) = Frontend::load(&file) else {
+                return Ok(());
+            };
+            round_trip_every_pass(&fe).map_err(Failed::from)
+        }));
+        let name = format!("loads::{}", path.display());
+        trials.push(Trial::test(name, move || {
+            let Ok(fe) = Frontend::load(&path) else {
+                return Ok(());
+            };
+            loads_as_a_library(&fe).map_err(Failed::from)
+        }));
+    }
+    trials
+}
+
+/// The program's kernel IR, written as a library (`ogham build`'s `.ogl` text), loads: the
+/// checks of untrusted libraries (the exact verifier, signatures, unchecked ranges) accept
+/// everything the compiler makes. Programs the compiler does not support pass.
+fn loads_as_a_library(fe: &Frontend) -> Result<(), String> {
+    let Ok(program) = fe.compile_kernel(ogham_compiler::pipeline::Options::KERNEL) else {
+        return Ok(());
+    };
+    let json = Library::new(fe.sources.clone(), program).to_json()?;
+    Library::from_json(&json, "the library").map(|_| ())
 }

@@ -26,9 +26,9 @@ use ogham::Frontend;
 use ogham_compiler::pipeline::Options;
 use ogham_runtime::library::Library;
 use ogham_runtime::value::{Array, ArrayData, Value};
-use ogham_tests::badfiles;
 use ogham_tests::differential::{Inputs, Rng, Verdict, check_program};
 use ogham_tests::random_programs;
+use ogham_tests::{badfiles, libmut};
 use proptest::prelude::*;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
@@ -184,6 +184,82 @@ fn damaged_libraries_are_errors() {
             panic!("{e}");
         }
     }
+}
+
+/// Structurally mutated libraries (`ogham_tests::libmut`) are refused at load, or run to the IR
+/// evaluator's results or errors: a few of each base program (seconds).
+#[test]
+fn structurally_mutated_libraries_are_refused_or_safe() {
+    limit_memory();
+    let (mut refused, mut ran) = (0, 0);
+    for k in 0..6 {
+        let Some(base) = libmut::base_of_round(k) else {
+            continue;
+        };
+        let mut rng = Rng(k + 1);
+        for _ in 0..25 {
+            let mutant = libmut::mutate(&base.json, &mut rng).to_string();
+            match libmut::check(&mutant, &base.calls) {
+                Ok(libmut::Outcome::Refused) => refused += 1,
+                Ok(_) => ran += 1,
+                Err(e) => panic!("{e}\nmutant: {mutant}"),
+            }
+        }
+    }
+    assert!(refused > 0 && ran > 0, "{refused} refused, {ran} ran");
+}
+
+/// The library-mutation campaign: `OGHAM_FUZZ_LIBRARIES` (default 10000) structurally mutated
+/// libraries, 20 of each base program (`libmut::base_of_round`, from `OGHAM_FUZZ_START`); prints
+/// the totals and every failure.
+#[test]
+#[ignore = "long: run with --ignored (OGHAM_FUZZ_LIBRARIES bounds it)"]
+fn library_campaign() {
+    let env = |name: &str, default: u64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(default)
+    };
+    let total = env("OGHAM_FUZZ_LIBRARIES", 10_000);
+    let start = env("OGHAM_FUZZ_START", 1);
+    let trace = std::env::var_os("OGHAM_FUZZ_TRACE").is_some();
+    limit_memory();
+    let (mut mutants, mut bases, mut refused, mut at_call, mut ran) = (0u64, 0u64, 0u64, 0u64, 0);
+    let mut failures = Vec::new();
+    let mut k = start;
+    while mutants < total {
+        let round = k;
+        k += 1;
+        let Some(base) = libmut::base_of_round(round) else {
+            continue;
+        };
+        bases += 1;
+        let mut rng = Rng(round | 1);
+        for i in 0..20 {
+            if trace {
+                eprintln!("libraries: round {round} mutant {i}");
+            }
+            let mutant = libmut::mutate(&base.json, &mut rng).to_string();
+            match libmut::check(&mutant, &base.calls) {
+                Ok(libmut::Outcome::Refused) => refused += 1,
+                Ok(libmut::Outcome::RefusedAtCall) => at_call += 1,
+                Ok(libmut::Outcome::Ran) => ran += 1,
+                Err(e) => {
+                    eprintln!("FAILURE round {round} mutant {i}: {e}");
+                    failures.push(e);
+                }
+            }
+            mutants += 1;
+        }
+    }
+    eprintln!(
+        "library campaign: rounds {start}..{k}: {bases} base libraries, {mutants} mutants: \
+         {refused} refused at load, {at_call} refused at their first call, {ran} ran to the IR \
+         evaluator's results or errors; {} failures",
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{} failures", failures.len());
 }
 
 /// One program of the campaign again: `OGHAM_FUZZ_SEED=S` (the seed a failure names) prints

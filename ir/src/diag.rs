@@ -88,8 +88,20 @@ impl Diagnostic {
     }
 }
 
-/// Adapter so codespan-reporting can read our [`SourceMap`].
+/// Adapter so codespan-reporting can read our [`SourceMap`]. A span of a file that is not
+/// there, or not on character boundaries (a program read from a damaged library), is an error
+/// the renderer reports in the text, never a panic.
 struct CsFiles<'a>(&'a SourceMap);
+
+impl<'a> CsFiles<'a> {
+    fn file(&self, id: u32) -> Result<&'a crate::source::SourceFile, FilesError> {
+        self.0
+            .files()
+            .nth(id as usize)
+            .map(|(_, f)| f)
+            .ok_or(FilesError::FileMissing)
+    }
+}
 
 impl<'a> Files<'a> for CsFiles<'a> {
     type FileId = u32;
@@ -97,17 +109,19 @@ impl<'a> Files<'a> for CsFiles<'a> {
     type Source = &'a str;
 
     fn name(&'a self, id: u32) -> Result<&'a str, FilesError> {
-        Ok(&self.0.get(crate::source::FileId(id)).name)
+        Ok(&self.file(id)?.name)
     }
 
     fn source(&'a self, id: u32) -> Result<&'a str, FilesError> {
-        Ok(&self.0.get(crate::source::FileId(id)).text)
+        Ok(&self.file(id)?.text)
     }
 
     fn line_index(&'a self, id: u32, byte_index: usize) -> Result<usize, FilesError> {
         let text = self.source(id)?;
-        let byte_index = byte_index.min(text.len());
-        Ok(text[..byte_index].matches('\n').count())
+        let before = text
+            .get(..byte_index.min(text.len()))
+            .ok_or(FilesError::InvalidCharBoundary { given: byte_index })?;
+        Ok(before.matches('\n').count())
     }
 
     fn line_range(

@@ -1,6 +1,7 @@
 //! Integration tests of the `ogham` command-line tool: `check`, `run` (literal, `@file` and
 //! `.npy` arguments, `-o`), `build` and running libraries, `test`, and the exit codes (0 ok,
-//! 1 user error). `reliability` tests that outputs are atomic and the memory limit.
+//! 1 user error). `reliability` tests that outputs are atomic and the memory limit;
+//! `untrusted` that hand-edited libraries are refused.
 
 mod reliability;
 
@@ -8,6 +9,7 @@ mod cache_trust;
 
 mod library;
 mod snapshots;
+mod untrusted;
 
 use ogham::runtime::npy;
 use ogham::runtime::value::{Array, Value};

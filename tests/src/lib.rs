@@ -8,6 +8,7 @@
 pub mod badfiles;
 pub mod differential;
 pub mod irtext;
+pub mod libmut;
 pub mod random_programs;
 
 use std::path::{Path, PathBuf};

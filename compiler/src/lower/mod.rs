@@ -70,15 +70,7 @@ pub fn lower(
         }
     }
     if errors.is_empty() {
-        let unchecked = program
-            .modules
-            .iter()
-            .flat_map(|m| &m.decls)
-            .filter_map(|d| match d {
-                Decl::Def(def) if def.attrs.iter().any(|a| a.name == "unsafe") => Some(def.span),
-                _ => None,
-            })
-            .collect();
+        let unchecked = unsafe_spans(program.modules.iter().flat_map(|m| &m.decls));
         Ok(Program {
             functions,
             thresholds: Vec::new(),
@@ -87,6 +79,19 @@ pub fn lower(
     } else {
         Err(errors)
     }
+}
+
+/// The source ranges of the `#[unsafe]` definitions among `decls`, in order: the program's
+/// [`Program::unchecked`] ranges. A loaded library's ranges are checked against those of its
+/// embedded sources with this same function (`ogham_runtime::untrusted`).
+pub fn unsafe_spans<'a>(decls: impl IntoIterator<Item = &'a Decl>) -> Vec<Span> {
+    decls
+        .into_iter()
+        .filter_map(|d| match d {
+            Decl::Def(def) if def.attrs.iter().any(|a| a.name == "unsafe") => Some(def.span),
+            _ => None,
+        })
+        .collect()
 }
 
 type Res<T> = Result<T, Box<Diagnostic>>;

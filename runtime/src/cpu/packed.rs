@@ -15,12 +15,15 @@
 //!
 //! Opening ([`Packed::open`]) checks the skeleton's hash, parses it and checks that every text
 //! lies inside the bytes; an entry point's first call checks its texts' hashes, decodes its IR
-//! into a program of that entry point alone and makes its executable with the function the
-//! opener gave. A damaged text is an error of the calls that need it, never a panic.
+//! into a program of that entry point alone, checks that program as untrusted input
+//! (`library::check_untrusted`, as a `.ogl` file's: the hashes find damage, not edits) and makes
+//! its executable with the function the opener gave. A damaged or edited text is an error of
+//! the calls that need it, never a panic.
 
 use super::Executable;
 use crate::error::{R_INTERNAL, error};
 use crate::ireval::Thresholds;
+use crate::library::check_untrusted;
 use crate::value::Value;
 use ogham_ir::Signature;
 use ogham_ir::diag::Diagnostic;
@@ -231,6 +234,8 @@ impl Packed {
             thresholds: self.skeleton.thresholds.clone(),
             unchecked: self.skeleton.unchecked.clone(),
         };
+        check_untrusted(&program, &self.skeleton.sources)
+            .map_err(|errors| format!("{what} is not a valid program: {}", errors.join("; ")))?;
         let code = std::str::from_utf8(self.text(&at.code, &what)?)
             .map_err(|_| format!("{what} is damaged (its code is not text)"))?;
         (self.make)(program, code)
@@ -324,5 +329,40 @@ mod tests {
             .call("main", vec![], &Thresholds::default())
             .unwrap_err();
         assert!(err.message.contains("damaged"), "{}", err.message);
+    }
+
+    /// An entry point whose IR passes the hashes but not the checks of untrusted programs (an
+    /// `if` declared `[n]f32` returning an array of size `m`, which a kernel then reads at the
+    /// indices of `n`) is refused at its first call.
+    #[test]
+    fn a_packed_entry_point_is_verified_before_it_runs() {
+        let text = "entry main [n_0, m_1] (xs_2: [n_0]f32, ys_3: [m_1]f32) : [n_0]f32 =\n\
+                    \x20 let c_4: bool = n_0 < m_1\n\
+                    \x20 let zs_5: [n_0]f32 = if c_4 : [n_0]f32 then {\n\
+                    \x20   in ys_3\n\
+                    \x20 } else {\n\
+                    \x20   in ys_3\n\
+                    \x20 }\n\
+                    \x20 in zs_5\n";
+        let program: Program = ogham_ir::parse::parse_program(text).expect("an IR program");
+        let bytes = pack(&SourceMap::default(), &BTreeMap::new(), &program, None).unwrap();
+        let packed = Packed::open(
+            Cow::Owned(bytes),
+            0,
+            Box::new(|program, _| Executable::with_kernels(program, Vec::new(), Box::new(()))),
+        )
+        .expect("the skeleton is intact");
+        let xs = crate::value::Array::from_f32(vec![3], vec![1.0; 3]).unwrap();
+        let ys = crate::value::Array::from_f32(vec![1], vec![2.0]).unwrap();
+        let args = vec![Value::Array(xs), Value::Array(ys)];
+        let err = packed
+            .call("main", args, &Thresholds::default())
+            .unwrap_err();
+        assert!(
+            err.message.contains("is not a valid program")
+                && err.message.contains("result 0 of the then branch"),
+            "{}",
+            err.message
+        );
     }
 }
