@@ -1,7 +1,9 @@
 //! Integration tests of the `ogham` command-line tool: `check`, `run` (literal, `@file` and
 //! `.npy` arguments, `-o`), `build` and running libraries, `test`, and the exit codes (0 ok,
-//! 1 user error). `reliability` tests that outputs are atomic and the memory limit.
+//! 1 user error). `reliability` tests that outputs are atomic and the memory limit; `memory` that
+//! a failed allocation is an error.
 
+mod memory;
 mod reliability;
 
 mod library;
