@@ -5,7 +5,7 @@
 //! with the same options returns the same `Arc` without running the compiler. The key of a
 //! compiled program is a hash of: the root source's identity (the path as given and its real
 //! path; for source text, its name and the current directory, from which its imports are
-//! resolved) and its text, the import directories (`--lib`, `OGHAM_PATH`), the backend, the
+//! resolved; for bundled text, its name alone) and its text, the import directories (`--lib`, `OGHAM_PATH`), the backend, the
 //! tuning file's text, the compiler's build id
 //! (`ogham_runtime::BUILD_ID`), the CPU features generated code may use and whether SIMD code
 //! is on (`OGHAM_SIMD=0` turns it off: an A/B measurement must not get the other's code). A cached program is
@@ -45,12 +45,15 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// A program to compile: a file (its imports are resolved relative to it) or source text (its
-/// imports are resolved relative to the current directory; `name` names it in diagnostics).
+/// A program to compile: a file (its imports are resolved relative to it), source text (its
+/// imports are resolved relative to the current directory; `name` names it in diagnostics), or
+/// source text embedded in the calling binary (its imports come from the embedded standard
+/// library only: no file anywhere can change it; the Python package's bundled programs).
 #[derive(Clone, Copy, Debug)]
 pub enum Source<'a> {
     File(&'a Path),
     Text { name: &'a str, text: &'a str },
+    Bundled { name: &'a str, text: &'a str },
 }
 
 /// How to compile.
@@ -264,7 +267,7 @@ impl Root {
                 text: std::fs::read_to_string(path)
                     .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?,
             },
-            Source::Text { name, text } => Root {
+            Source::Text { name, text } | Source::Bundled { name, text } => Root {
                 path: PathBuf::from(name),
                 text: text.to_string(),
             },
@@ -304,6 +307,7 @@ fn key(source: Source, root: &Root, backend: Backend, tuning: Option<&str>) -> R
     let (kind, shown, place) = match source {
         Source::File(path) => ("file", path.display().to_string(), root.path.clone()),
         Source::Text { name, .. } => ("text", name.to_string(), cwd),
+        Source::Bundled { name, .. } => ("bundled", name.to_string(), PathBuf::new()),
     };
     let features = ogham_runtime::cpu::host_cpu_features()?.join(",");
     let search: Vec<u8> = ogham_compiler::loader::search_path()
@@ -427,6 +431,7 @@ fn compile_fresh(
     let fe = match source {
         Source::File(path) => Frontend::load(path),
         Source::Text { name, text } => Frontend::load_source(name, text),
+        Source::Bundled { name, text } => Frontend::load_embedded(name, text),
     }
     .map_err(
         |FrontendErrors {

@@ -62,6 +62,14 @@ impl Frontend {
         Frontend::check(sources, program)
     }
 
+    /// Type-checks a program embedded in the calling binary (`name` names it in diagnostics;
+    /// imports come from the embedded standard library only, never from disk).
+    pub fn load_embedded(name: &str, text: &str) -> Result<Frontend, FrontendErrors> {
+        let mut sources = SourceMap::new();
+        let program = ogham_compiler::loader::load_embedded(&mut sources, name, text);
+        Frontend::check(sources, program)
+    }
+
     fn check(
         sources: SourceMap,
         program: Result<Program, Vec<Diagnostic>>,

@@ -6,7 +6,8 @@
 //! variable, separated by `:` like `PATH`: user libraries); failing that, the embedded standard
 //! library module `x/y` ([`crate::stdlib`]).
 //! In a library module, imports are looked up relative to the module's own path first
-//! (`lib/a` importing `"b"` finds `lib/b`), then as written.
+//! (`lib/a` importing `"b"` finds `lib/b`), then as written. A root module embedded in the
+//! calling binary ([`load_embedded`]) imports from the standard library only, never from disk.
 //!
 //! Every module is parsed once, however often it is imported. The prelude `lib/prelude` is
 //! loaded first and imported implicitly by every other module (it is the first entry of their
@@ -66,11 +67,30 @@ pub fn load_source(
     Loader::new(sources).run(root, text.to_string())
 }
 
+/// Loads a program whose root module is text embedded in the calling binary (the Python
+/// package's bundled programs): its imports are resolved in the standard library only, so no
+/// file on disk (in the current directory, a cache, `--lib` or `OGHAM_PATH`) can change it.
+pub fn load_embedded(
+    sources: &mut SourceMap,
+    name: &str,
+    text: &str,
+) -> Result<Program, Vec<Diagnostic>> {
+    let root = Found {
+        origin: Origin::Embedded(name.to_string()),
+        name: name.to_string(),
+        display: format!("<embedded>/{name}"),
+    };
+    Loader::new(sources).run(root, text.to_string())
+}
+
 /// Where a module's text came from; imports are resolved relative to it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Origin {
     /// A file (its path; for [`load_source`], a path that need not exist).
     Disk(PathBuf),
+    /// A root module embedded in the calling binary ([`load_embedded`]; its name): its imports
+    /// are looked up in the standard library only, never on disk.
+    Embedded(String),
     /// An embedded library module (its import path, `lib/linalg`).
     Stdlib(String),
 }
@@ -148,7 +168,7 @@ impl<'a> Loader<'a> {
         } = found;
         let path = match &origin {
             Origin::Disk(p) => Some(p.clone()),
-            Origin::Stdlib(_) => None,
+            Origin::Embedded(_) | Origin::Stdlib(_) => None,
         };
         let file = self.sources.add(display.clone(), path, text);
         let decls = match parse_module(file, &self.sources.get(file).text, &mut self.next_id) {
@@ -247,6 +267,7 @@ impl<'a> Loader<'a> {
             Origin::Stdlib(p) => stdlib::lookup(p)
                 .expect("resolved in the stdlib")
                 .to_string(),
+            Origin::Embedded(_) => unreachable!("imports never resolve to an embedded root"),
         };
         self.load_module(found, text)
     }

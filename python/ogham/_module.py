@@ -44,6 +44,8 @@ def _compile(origin, backend, tuning):
     tuning = os.path.abspath(os.fspath(tuning)) if tuning is not None else None
     if origin[0] == "file":
         return _ogham.compile_file(origin[1], backend, tuning)
+    if origin[0] == "bundled":
+        return _ogham.compile_bundled(origin[1], backend, tuning)
     if origin[0] == "library":
         if backend != "cpu" or tuning is not None:
             raise ValueError("ogham.load: a .ogl library runs on the cpu backend with its own "
@@ -94,7 +96,8 @@ class Module:
 
     @property
     def origin(self):
-        """Where the program came from: ("file" | "library", path) or ("text", name, text)."""
+        """Where the program came from: ("file" | "library", path), ("text", name, text) or
+        ("bundled", name)."""
         return self._key[0]
 
     def __getitem__(self, name):
@@ -151,6 +154,13 @@ class Entry:
 
     def __call__(self, *args, **kwargs):
         if kwargs:
+            # A misspelt keyword is named as such (`bind` would first report the parameter it
+            # leaves missing).
+            names = [p.pyname for p in self.params]
+            for name in kwargs:
+                if name not in names:
+                    raise TypeError(f"{self.__name__}() got an unexpected keyword argument "
+                                    f"{name!r} (its parameters: {', '.join(names)})")
             bound = self.__signature__.bind(*args, **kwargs)
             args = tuple(bound.arguments.values())
         return self._call(self.__name__, args)

@@ -184,9 +184,11 @@ class OghamAccessor:
                             f"(given {time.dtype}); set it with `da.assign_coords(time=dates)`")
         history = int(np.sum(time < np.datetime64(history_end, "ns")))
         years = fractional_years(time)
+        # (The history length is checked by the program, on the workers of a dask cube.)
+        _, _, order, h, end, level, lam = programs._bfast_params(
+            len(time), None, None, order, h, end, level, lam)
         module = programs.bundled("bfast", backend)
         entry = module.years_f64 if da.dtype == np.float64 else module.years
-        lam = math.nan if lam is None else float(lam)
         plan = _Plan(entry, "images")
         brk, _, magnitude, mosum_mean, n_hist, n_valid = self._run(
             plan, [years, history, order, trend, h, end, level, lam], da.dtype)
@@ -209,6 +211,7 @@ class OghamAccessor:
         cubes `seasonal`, `trend`, `remainder`, `weights` and the maps `trend_magnitude`,
         `seasonal_amplitude`."""
         da = self._cube()
+        period, seasonal_window = programs._stl_windows(da.sizes[TIME], period, seasonal_window)
         module = programs.bundled("stl", backend)
         entry = module.auto_f64 if da.dtype == np.float64 else module.auto
         outs = self._run(_Plan(entry, "Y"), [period, seasonal_window, robust], da.dtype)
@@ -221,10 +224,12 @@ class OghamAccessor:
         series' days of year come from the `time` coordinate. Returns a Dataset with the map
         `label` (0-based pattern index, `fill` if none matches) and `distance [pattern]`."""
         da = self._cube()
-        patterns = np.asarray(patterns, dtype=np.float64)
+        if da.dtype not in (np.float32, np.float64):
+            raise TypeError(f"twdtw(): the cube is {da.dtype}; pass `da.astype(np.float64)`")
+        patterns = programs._floats(patterns, "patterns", f64_only=True)
         if patterns.ndim == 2:
             patterns = patterns[:, :, np.newaxis]
-        pattern_doy = np.asarray(pattern_doy, dtype=np.float64)
+        pattern_doy = programs._floats(pattern_doy, "pattern_doy", f64_only=True)
         doy = day_of_year(da[TIME].values)
         p = patterns.shape[0]
         func = functools.partial(_twdtw_block, patterns=patterns, pattern_doy=pattern_doy,

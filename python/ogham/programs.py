@@ -5,15 +5,12 @@ parameters of the program's documentation (docs/bfast.md, docs/stl.md, docs/twdt
 docs/ptsel.md) with the same defaults. `bundled(name)` returns the whole module, for the other
 entry points (`bundled("bfast").detailed`, ...).
 
-The programs' sources are embedded in the extension; they are written once into
-`<cache>/bundled-<hash>/` (the cache directory is `$OGHAM_CACHE_DIR`, else
-`$XDG_CACHE_HOME/ogham`, else `~/.cache/ogham`) so that their relative imports resolve.
+The programs' sources are embedded in the extension and compiled from there, their imports
+from the compiler's embedded standard library: no file on disk (in the current directory, the
+cache, `OGHAM_PATH`) can change them.
 """
 
-import hashlib
 import math
-import os
-import tempfile
 from collections import namedtuple
 
 import numpy as np
@@ -24,58 +21,80 @@ from ._module import _open
 PROGRAMS = ("bfast", "stl", "twdtw", "ptsel")
 
 
-def cache_dir():
-    """The directory of Ogham's caches."""
-    if os.environ.get("OGHAM_CACHE_DIR"):
-        return os.environ["OGHAM_CACHE_DIR"]
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "ogham")
-
-
-def _bundled_dir():
-    """The directory holding the bundled files, written (atomically, file by file) if missing."""
-    files = _ogham.bundled_files()
-    digest = hashlib.sha256()
-    for path, text in files:
-        digest.update(path.encode() + b"\0" + text.encode() + b"\0")
-    root = os.path.join(cache_dir(), f"bundled-{digest.hexdigest()[:16]}")
-    for path, text in files:
-        target = os.path.join(root, path)
-        try:
-            with open(target, encoding="utf-8") as f:
-                if f.read() == text:
-                    continue
-        except OSError:
-            pass
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    return root
-
-
 def bundled(name, backend="cpu", tuning=None):
     """The module of bundled program `name` ("bfast", "stl", "twdtw" or "ptsel")."""
     if name not in PROGRAMS:
         raise ValueError(f"there is no bundled program {name!r}: use one of {', '.join(PROGRAMS)}")
-    path = os.path.join(_bundled_dir(), "programs", f"{name}.og")
-    return _open(("file", path), backend, tuning)
+    return _open(("bundled", name), backend, tuning)
+
+
+# The argument policy of every bundled function (docs/python.md): data arrays must already be
+# floating point (float32 or float64; programs that have only an f64 version get float32 widened
+# exactly) and are never cast from int, bool, complex or object data; integer parameters take
+# Python or NumPy integers (not bool, not floats), checked with exact Python arithmetic against
+# the bounds the program needs (so that nothing overflows in its 64-bit arithmetic); real
+# parameters take any real number but bool and must be finite unless said otherwise. Every
+# error names the function's own parameter.
+
+def _floats(data, name, f64_only=False):
+    """`data` as a float32/float64 NumPy array (float64 when `f64_only`), never cast from
+    other kinds of data."""
+    array = data if isinstance(data, np.ndarray) else np.asarray(data)
+    if array.dtype not in (np.float32, np.float64):
+        raise TypeError(f"parameter `{name}`: expects float32 or float64 data, given {array.dtype}: "
+                        f"pass `{name}.astype(np.{'float64' if f64_only else 'float32'})`")
+    return array.astype(np.float64, copy=False) if f64_only else array
 
 
 def _stack(stack, name):
     """`stack` as an array of rank 2 of f32 or f64 (the two precisions the programs have)."""
-    if not isinstance(stack, np.ndarray):
-        stack = np.asarray(stack)
-    if stack.dtype not in (np.float32, np.float64):
-        raise TypeError(f"parameter `{name}`: expects float32 or float64 data, given {stack.dtype}: "
-                        f"pass `{name}.astype(np.float32)`")
+    stack = _floats(stack, name)
     if stack.ndim != 2:
         raise ValueError(f"parameter `{name}`: expects a [pixels][time] array (2 dimensions), "
                          f"given shape {stack.shape}; reshape a (time, y, x) cube with "
                          f"`cube.reshape(len(cube), -1).T` or use the xarray accessor "
                          f"`da.ogham.{'bfast_monitor' if name == 'stack' else name}(...)`")
     return stack
+
+
+def _int(value, name, low, high, why=""):
+    """`value` as a Python int in `low..high` (exact: Python integers do not overflow)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"parameter `{name}`: expects an int, given a `{type(value).__name__}` "
+                        f"({value!r})")
+    value = int(value)
+    if not low <= value <= high:
+        raise ValueError(f"parameter `{name}`: need {low} <= {name} <= {high}{why}, given {value}")
+    return value
+
+
+def _real(value, name, finite=True):
+    """`value` as a Python float: a real number (not bool), finite if `finite`, never NaN."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
+                                                                      np.floating)):
+        raise TypeError(f"parameter `{name}`: expects a real number, given a "
+                        f"`{type(value).__name__}` ({value!r})")
+    try:
+        value = float(value)
+    except OverflowError:
+        value = math.inf if value > 0 else -math.inf
+    if math.isnan(value) or (finite and math.isinf(value)):
+        raise ValueError(f"parameter `{name}`: need a {'finite number' if finite else 'number'}, "
+                         f"given {value}")
+    return value
+
+
+def _positive(value, name, finite=True):
+    value = _real(value, name, finite)
+    if value <= 0:
+        raise ValueError(f"parameter `{name}`: need {name} > 0, given {value}")
+    return value
+
+
+# The largest window or count a bundled program is given where no size of the data bounds it:
+# far beyond any real use, and small enough that the programs' 64-bit arithmetic on it (sums and
+# products of a few such values) cannot overflow.
+_LARGE = 2**31 - 1
 
 
 BfastResult = namedtuple("BfastResult",
@@ -98,19 +117,35 @@ def bfast_monitor(stack, history, *, freq=None, start=0.0, years=None, order=3, 
     """
     stack = _stack(stack, "stack")
     f64 = stack.dtype == np.float64
-    module = bundled("bfast", backend)
-    lam = math.nan if lam is None else float(lam)
     if (freq is None) == (years is None):
         raise TypeError("bfast_monitor(): pass exactly one of `freq` (regular time) and `years` "
                         "(the time axis in fractional years)")
+    history, freq, order, h, end, level, lam = _bfast_params(stack.shape[1], history, freq,
+                                                             order, h, end, level, lam)
+    module = bundled("bfast", backend)
     if years is not None:
         entry = module.years_f64 if f64 else module.years
-        out = entry(stack, np.asarray(years, dtype=np.float64), history, order, trend, h, end,
-                    level, lam)
+        out = entry(stack, _floats(years, "years", f64_only=True), history, order, trend, h, end, level, lam)
     else:
         entry = module.main_f64 if f64 else module.main
-        out = entry(stack, history, float(freq), float(start), order, trend, h, end, level, lam)
+        out = entry(stack, history, freq, _real(start, "start"), order, trend, h, end, level,
+                    lam)
     return BfastResult(*out)
+
+
+def _bfast_params(n, history, freq, order, h, end, level, lam):
+    """BFAST-Monitor's scalar parameters checked for series of `n` time steps (`history` None:
+    not checked; `freq` None on a time axis of fractional years), `lam` NaN for none."""
+    if history is not None:
+        history = _int(history, "history", 1, n - 1, f" (the series have {n} time steps)")
+    if freq is None:
+        order = _int(order, "order", 0, _LARGE)
+    else:
+        freq = _positive(freq, "freq")
+        order = _int(order, "order", 0, min(math.floor(freq / 2), _LARGE), " (2·order <= freq)")
+    lam = math.nan if lam is None else _positive(lam, "lam")
+    return (history, freq, order, _real(h, "h"), _int(end, "end", 1, _LARGE),
+            _real(level, "level"), lam)
 
 
 StlResult = namedtuple("StlResult",
@@ -126,29 +161,49 @@ def stl(stack, period, seasonal_window, *, robust=False, backend="cpu"):
     and the spec's defaults for the rest (docs/stl.md); `robust` adds robustness iterations.
     Returns an `StlResult`."""
     stack = _stack(stack, "stack")
+    period, seasonal_window = _stl_windows(stack.shape[1], period, seasonal_window)
     module = bundled("stl", backend)
     entry = module.auto_f64 if stack.dtype == np.float64 else module.auto
     return StlResult(*entry(stack, period, seasonal_window, robust))
 
 
+def _stl_windows(n, period, seasonal_window):
+    """`(period, seasonal_window)` checked for series of `n` time steps."""
+    period = _int(period, "period", 2, n // 2, f" (two cycles of the {n} time steps at least)")
+    seasonal_window = _int(seasonal_window, "seasonal_window", 3, _LARGE)
+    if seasonal_window % 2 == 0:
+        raise ValueError(f"parameter `seasonal_window`: need an odd window, given "
+                         f"{seasonal_window}")
+    return period, seasonal_window
+
+
 def twdtw(patterns, pattern_doy, series, series_doy, *, steepness=0.1, midpoint=50.0,
           cycle=366.0, max_elapsed=math.inf, fill=-1, backend="cpu"):
     """TWDTW nearest-pattern classification: `patterns [p][n][b]`, their day of year
-    `pattern_doy [p][n]`, `series [s][m][b]` and `series_doy [s][m]` (or `[m]`, shared), all f64
-    (NaN in any band removes the sample). Returns `(distances [s][p], labels [s])`, labels
+    `pattern_doy [p][n]`, `series [s][m][b]` and `series_doy [s][m]` (or `[m]`, shared), all
+    float64 (float32 is widened; NaN in any band removes the sample); `cycle` > 0 and
+    `max_elapsed` > 0 (may be infinite). Returns `(distances [s][p], labels [s])`, labels
     0-based pattern indices, `fill` where no pattern matches."""
-    series = np.asarray(series, dtype=np.float64)
-    series_doy = np.asarray(series_doy, dtype=np.float64)
+    patterns = _floats(patterns, "patterns", f64_only=True)
+    pattern_doy = _floats(pattern_doy, "pattern_doy", f64_only=True)
+    series = _floats(series, "series", f64_only=True)
+    series_doy = _floats(series_doy, "series_doy", f64_only=True)
     if series_doy.ndim == 1 and series.ndim == 3:
         series_doy = np.ascontiguousarray(np.broadcast_to(series_doy, series.shape[:2]))
+    params = (_real(steepness, "steepness"), _real(midpoint, "midpoint"),
+              _positive(cycle, "cycle"), _positive(max_elapsed, "max_elapsed", finite=False),
+              _int(fill, "fill", -2**63, 2**63 - 1))
     module = bundled("twdtw", backend)
-    return module.nearest(np.asarray(patterns, dtype=np.float64),
-                          np.asarray(pattern_doy, dtype=np.float64), series, series_doy,
-                          steepness, midpoint, cycle, max_elapsed, fill)
+    return module.nearest(patterns, pattern_doy, series, series_doy, *params)
 
 
 def ptsel(phi, s=3, *, mean=False, backend="cpu"):
-    """PtSel persistent-scatterer rank `[R][C]` of a wrapped phase stack `phi [K][R][C]` (f64,
-    radians, NaN = invalid) with search-window half-width `s`; `mean` aggregates the arcs by
+    """PtSel persistent-scatterer rank `[R][C]` of a wrapped phase stack `phi [K][R][C]` (f64;
+    float32 is widened; radians, NaN = invalid) with search-window half-width `s` (1 to
+    max(R, C)); `mean` aggregates the arcs by
     their mean instead of their max. Window-parallel (`rank_wp`)."""
-    return bundled("ptsel", backend).rank_wp(np.asarray(phi, dtype=np.float64), s, mean)
+    phi = _floats(phi, "phi", f64_only=True)
+    widest = max(phi.shape[1:], default=1) if phi.ndim == 3 else _LARGE
+    s = _int(s, "s", 1, max(widest, 1), " (the patch's larger side: a wider window holds no "
+             "more pixels)")
+    return bundled("ptsel", backend).rank_wp(phi, s, mean)

@@ -1,12 +1,12 @@
 //! The bundled programs (`programs/*.og`), embedded in the extension so that an installed package
-//! runs them without the repository. The Python package writes them once into a directory of the
-//! cache (`ogham/programs.py`); their `import "lib/..."` resolve to the compiler's embedded
-//! standard library.
+//! runs them without the repository. They are compiled from this text alone
+//! (`cache::Source::Bundled`): their `import "lib/..."` resolve to the compiler's embedded
+//! standard library, never to a file on disk.
 
-/// `(path relative to the repository root, text)` of every embedded file.
+/// `(name, text)` of every bundled program (`programs/<name>.og` of the repository).
 pub const FILES: &[(&str, &str)] = &[
-    ("programs/bfast.og", include_str!("../../programs/bfast.og")),
-    ("programs/stl.og", include_str!("../../programs/stl.og")),
-    ("programs/twdtw.og", include_str!("../../programs/twdtw.og")),
-    ("programs/ptsel.og", include_str!("../../programs/ptsel.og")),
+    ("bfast", include_str!("../../programs/bfast.og")),
+    ("stl", include_str!("../../programs/stl.og")),
+    ("twdtw", include_str!("../../programs/twdtw.og")),
+    ("ptsel", include_str!("../../programs/ptsel.og")),
 ];

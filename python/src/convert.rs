@@ -27,7 +27,7 @@ use numpy::{
 };
 use ogham::ir::types::{PrimType, Size, Type};
 use ogham::runtime::value::{Array, ArrayData, Buffer, Scalar, Value};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
 use std::collections::HashMap;
@@ -313,7 +313,7 @@ fn to_array(
         }
     }
     let data = match p {
-        PrimType::Bool => ArrayData::Bool(elements(arr)?),
+        PrimType::Bool => ArrayData::Bool(bools(arr, param)?),
         PrimType::I8 => ArrayData::I8(elements(arr)?),
         PrimType::I16 => ArrayData::I16(elements(arr)?),
         PrimType::I32 => ArrayData::I32(elements(arr)?),
@@ -365,8 +365,51 @@ fn elements<T: Element + Copy + Send + Sync + 'static>(
             // the array while a call that reads it runs (docs/python.md).
             unsafe { Buffer::borrowed(slice.as_ptr(), slice.len(), owner) }
         }
-        _ => view.as_array().iter().copied().collect(),
+        _ => {
+            let elements = view.as_array();
+            let mut copy = try_vec(elements.len())?;
+            copy.extend(elements.iter().copied());
+            copy.into()
+        }
     })
+}
+
+/// The elements of a bool array, row-major, checked: NumPy keeps a `bool` in a byte and does
+/// not stop other byte values getting there (`np.frombuffer(..., np.uint8).view(bool)`), which
+/// are not Rust `bool`s. So the bytes are read as `u8` and any value but 0 or 1 is a
+/// `ValueError` naming the element, as in a `.npy` file (`ogham_runtime::npy`); always a copy.
+fn bools(arr: &Bound<'_, PyUntypedArray>, param: &Param) -> PyResult<Buffer<bool>> {
+    let bytes = arr.call_method1("view", ("uint8",))?;
+    let bytes = bytes.cast::<PyArrayDyn<u8>>()?.try_readonly()?;
+    let bytes = bytes.as_array();
+    let mut out = try_vec(bytes.len())?;
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            0 | 1 => out.push(b == 1),
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "{}: boolean element {i} (row-major) has byte value {b}, which is neither \
+                     False (0) nor True (1): pass `{} != 0`",
+                    param.what(),
+                    param.name
+                )));
+            }
+        }
+    }
+    Ok(out.into())
+}
+
+/// An empty vector with room for `n` elements, or a `MemoryError` when that memory cannot be
+/// had (a copy is never an abort of the process).
+pub fn try_vec<T>(n: usize) -> PyResult<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        PyMemoryError::new_err(format!(
+            "out of memory: cannot allocate a copy of {n} elements of {} bytes",
+            size_of::<T>()
+        ))
+    })?;
+    Ok(v)
 }
 
 /// `1 dimension`, `2 dimensions`.
@@ -405,14 +448,14 @@ pub fn to_py(py: Python<'_>, value: Value) -> PyResult<Py<PyAny>> {
         Value::Array(a) => {
             let (shape, data) = a.into_parts();
             match data {
-                ArrayData::Bool(v) => numpy_array(py, v.into_vec(), &shape)?,
-                ArrayData::I8(v) => numpy_array(py, v.into_vec(), &shape)?,
-                ArrayData::I16(v) => numpy_array(py, v.into_vec(), &shape)?,
-                ArrayData::I32(v) => numpy_array(py, v.into_vec(), &shape)?,
-                ArrayData::I64(v) => numpy_array(py, v.into_vec(), &shape)?,
-                ArrayData::U8(v) => numpy_array(py, v.into_vec(), &shape)?,
-                ArrayData::F32(v) => numpy_array(py, v.into_vec(), &shape)?,
-                ArrayData::F64(v) => numpy_array(py, v.into_vec(), &shape)?,
+                ArrayData::Bool(v) => numpy_array(py, owned(v)?, &shape)?,
+                ArrayData::I8(v) => numpy_array(py, owned(v)?, &shape)?,
+                ArrayData::I16(v) => numpy_array(py, owned(v)?, &shape)?,
+                ArrayData::I32(v) => numpy_array(py, owned(v)?, &shape)?,
+                ArrayData::I64(v) => numpy_array(py, owned(v)?, &shape)?,
+                ArrayData::U8(v) => numpy_array(py, owned(v)?, &shape)?,
+                ArrayData::F32(v) => numpy_array(py, owned(v)?, &shape)?,
+                ArrayData::F64(v) => numpy_array(py, owned(v)?, &shape)?,
             }
         }
         Value::Tuple(vs) => {
@@ -423,6 +466,17 @@ pub fn to_py(py: Python<'_>, value: Value) -> PyResult<Py<PyAny>> {
             PyTuple::new(py, items)?.into_any().unbind()
         }
     })
+}
+
+/// The elements of a result as a vector: its own (no copy), or a copy of a borrowed argument
+/// (`MemoryError` when the copy cannot be allocated).
+fn owned<T: Copy>(buffer: Buffer<T>) -> PyResult<Vec<T>> {
+    if !buffer.is_borrowed() {
+        return Ok(buffer.into_vec());
+    }
+    let mut copy = try_vec(buffer.len())?;
+    copy.extend_from_slice(&buffer);
+    Ok(copy)
 }
 
 /// A NumPy array owning `data` (moved, not copied), viewed with `shape`.

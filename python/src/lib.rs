@@ -1,6 +1,6 @@
 //! The extension module `ogham._ogham`: compiled Ogham programs for Python.
 //!
-//! `compile_file` / `compile_text` / `open_library` return a [`Program`] (compiled once per process
+//! `compile_file` / `compile_text` / `compile_bundled` / `open_library` return a [`Program`] (compiled once per process
 //! and kept on disk by `ogham::cache`); its `call` converts the
 //! arguments for the entry's parameter types (`convert.rs`), runs the entry with the GIL released
 //! and returns NumPy arrays. The pure-Python package (`python/ogham/`) builds the user-facing
@@ -302,10 +302,30 @@ fn open_library(py: Python<'_>, path: PathBuf) -> PyResult<Program> {
     load_program(py, || cache::open(&path))
 }
 
-/// The bundled programs' files: `(relative path, text)`.
+/// Compiles bundled program `name` (`bfast`, ...) from the text embedded in the extension; its
+/// imports come from the compiler's embedded standard library only (no file on disk can change
+/// it).
 #[pyfunction]
-fn bundled_files() -> Vec<(&'static str, &'static str)> {
-    bundled::FILES.to_vec()
+#[pyo3(signature = (name, backend = "cpu", tuning = None))]
+fn compile_bundled(
+    py: Python<'_>,
+    name: &str,
+    backend: &str,
+    tuning: Option<PathBuf>,
+) -> PyResult<Program> {
+    let options = options(backend, tuning)?;
+    let (path, text) = bundled::FILES
+        .iter()
+        .find(|(program, _)| *program == name)
+        .map(|(program, text)| (format!("programs/{program}.og"), *text))
+        .ok_or_else(|| {
+            let names: Vec<&str> = bundled::FILES.iter().map(|(n, _)| *n).collect();
+            PyValueError::new_err(format!(
+                "there is no bundled program {name:?}: use one of {}",
+                names.join(", ")
+            ))
+        })?;
+    compile(py, Source::Bundled { name: &path, text }, options)
 }
 
 /// How many programs this process has compiled or opened.
@@ -321,7 +341,7 @@ fn _ogham(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compile_file, m)?)?;
     m.add_function(wrap_pyfunction!(compile_text, m)?)?;
     m.add_function(wrap_pyfunction!(open_library, m)?)?;
-    m.add_function(wrap_pyfunction!(bundled_files, m)?)?;
+    m.add_function(wrap_pyfunction!(compile_bundled, m)?)?;
     m.add_function(wrap_pyfunction!(load_count, m)?)?;
     Ok(())
 }

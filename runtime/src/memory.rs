@@ -8,6 +8,9 @@
 //! variable (the CLI calls it first, so that a malformed value is an error); a malformed value
 //! seen later counts as unset.
 //!
+//! Arrays of 64 MiB or more within the limit are also asked of the allocator ([`check`]): an
+//! allocation the process cannot get is R0709 as well, not an abort.
+//!
 //! Invariant: the limit is read once per process ([`limit`] caches it; [`set_limit`] may fix
 //! it first); it bounds single
 //! allocations, not their sum.
@@ -84,11 +87,22 @@ pub fn limit() -> usize {
     *LIMIT.get_or_init(|| from_env().ok().flatten().unwrap_or_else(physical_memory))
 }
 
+/// From this size on, [`check`] also asks the allocator for the bytes.
+const PROBE_BYTES: usize = 64 << 20;
+
 /// `Ok` when an array of `elems` elements of `elem_size` bytes may be allocated; otherwise the
-/// message of error `R0709`, naming `what` is allocated.
+/// message of error `R0709`, naming `what` is allocated. An array within the limit of
+/// [`PROBE_BYTES`] or more is also asked of the allocator (and given back at once: large
+/// blocks are mapped and unmapped, their pages never touched), so that memory the process
+/// cannot have (an address-space limit, `ulimit -v`; a kernel that refuses to overcommit) is
+/// this error too instead of an abort of the process when the array is made.
 pub fn check(elems: usize, elem_size: usize, what: &str) -> Result<(), String> {
     let limit = limit();
     match ogham_ir::sizes::bytes(elems, elem_size) {
+        Some(b) if b >= PROBE_BYTES && b <= limit && !allocatable(b) => Err(format!(
+            "out of memory: {what} of {elems} elements needs {b} bytes, which this process \
+             cannot allocate"
+        )),
         Some(b) if b <= limit => Ok(()),
         Some(b) => Err(format!(
             "out of memory: {what} of {elems} elements needs {b} bytes, more than the limit of \
@@ -99,6 +113,15 @@ pub fn check(elems: usize, elem_size: usize, what: &str) -> Result<(), String> {
              memory"
         )),
     }
+}
+
+/// Whether the allocator gives `bytes` bytes now.
+fn allocatable(bytes: usize) -> bool {
+    let mut probe = Vec::<u8>::new();
+    let ok = probe.try_reserve_exact(bytes).is_ok();
+    // The allocation must happen (an unused one may be optimised away, as if it succeeded).
+    std::hint::black_box(&mut probe);
+    ok
 }
 
 /// [`check`] as the executors report it: error `R0709` at `loc`.
@@ -133,5 +156,12 @@ mod tests {
         assert!(check(10, 4, "an array").is_ok());
         let e = check(usize::MAX / 2, 8, "an array").unwrap_err();
         assert!(e.starts_with("out of memory"), "{e}");
+    }
+
+    #[test]
+    fn asks_the_allocator_for_large_arrays() {
+        assert!(allocatable(PROBE_BYTES));
+        // 2^62 bytes: more than any address space (47 or 56 bits of user addresses).
+        assert!(!allocatable(1 << 62));
     }
 }

@@ -1,13 +1,13 @@
 //! Integration tests of the `ogham` command-line tool: `check`, `run` (literal, `@file` and
 //! `.npy` arguments, `-o`), `build` and running libraries, `test`, and the exit codes (0 ok,
-//! 1 user error). `reliability` tests that outputs are atomic and the memory limit;
-//! `untrusted` that hand-edited libraries are refused.
-
-mod reliability;
+//! 1 user error). `reliability` tests that outputs are atomic and the memory limit; `memory` that
+//! a failed allocation is an error; `untrusted` that hand-edited libraries are refused;
+//! `cache_trust` that the disk cache trusts nothing it did not make.
 
 mod cache_trust;
-
 mod library;
+mod memory;
+mod reliability;
 mod snapshots;
 mod untrusted;
 

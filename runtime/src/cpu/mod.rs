@@ -1,8 +1,9 @@
 //! The CPU executor (`--backend cpu`): the host program of a kernel-IR program runs in the IR
 //! evaluator, and every kernel that the Cranelift backend compiled
-//! (`ogham_compiler::back::cpu`) runs as machine code on all cores (rayon's pool). Kernels the
-//! backend cannot compile yet are evaluated (`ogham dev --print clif` lists them with the
-//! reason).
+//! (`ogham_compiler::back::cpu`) runs as machine code on all cores (a rayon pool of this
+//! process's own, [`workers`], so that a forked child starts its own workers instead of waiting
+//! for its parent's). Kernels the backend cannot compile yet are evaluated (`ogham dev --print
+//! clif` lists them with the reason).
 //!
 //! Work split: a kernel's space is segments (points of its outer dimensions) × innermost
 //! indices. Many segments: contiguous ranges of segments per task. Few segments and a long
@@ -33,9 +34,9 @@ pub mod packed;
 
 pub use code::host_cpu_features;
 
-use crate::error::Res;
 #[cfg(feature = "jit")]
-use crate::error::{R_INTERNAL, error};
+use crate::error::R_INTERNAL;
+use crate::error::{R_OUT_OF_MEMORY, Res, error};
 use crate::ireval::eval::{Evaluator, Launcher, Val};
 use crate::ireval::{self, Thresholds};
 use crate::kernel_io::{Io, KernelFailure, Operand, failure_diagnostic, kernel_index};
@@ -430,7 +431,67 @@ pub fn profile_from(start: std::time::Instant) {
 /// and read its inputs then finds the workers started and awake at its first kernel, instead of
 /// waiting there for their creation (about 0.1 ms on two cores).
 pub fn start_workers() {
-    std::thread::spawn(|| rayon::broadcast(|_| ()));
+    std::thread::spawn(|| workers().map(|pool| pool.broadcast(|_| ())));
+}
+
+/// The worker pool of this process, one per process: `fork` copies a process with only the
+/// forking thread, so a child that used its parent's pool (as rayon's global pool would be)
+/// would wait forever for workers it does not have (Python's `multiprocessing` forks by
+/// default on Linux). A `pthread_atfork` handler counts the forks; a process whose count
+/// differs from its pool's (a child) builds a fresh pool at its first launch. The parent's pool
+/// is leaked in the child (its threads, locks and queues belong to the parent: dropping it
+/// there could block). Outside a fork this is an atomic load and a compare per launch. An error
+/// when the threads cannot be started (e.g. under an address-space limit).
+fn workers() -> Result<&'static rayon::ThreadPool, String> {
+    use std::sync::atomic::Ordering::{AcqRel, Acquire};
+    let forks = FORKS.load(Acquire);
+    let current = POOL.load(Acquire);
+    // SAFETY: a non-null `POOL` is a leaked `Box`, never freed.
+    if let Some(pool) = unsafe { current.as_ref() }
+        && pool.forks == forks
+    {
+        return Ok(&pool.pool);
+    }
+    static AT_FORK: std::sync::Once = std::sync::Once::new();
+    AT_FORK.call_once(|| {
+        // SAFETY: `forked` only increments an atomic (async-signal-safe, as a child handler
+        // must be). Without the handler (it cannot fail but for lack of memory) a forked child
+        // would hang as before; nothing else changes.
+        unsafe { libc::pthread_atfork(None, None, Some(forked)) };
+    });
+    let fresh = Box::into_raw(Box::new(ProcessPool {
+        forks,
+        pool: rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("ogham-worker-{i}"))
+            .build()
+            .map_err(|e| format!("cannot start the worker threads: {e}"))?,
+    }));
+    match POOL.compare_exchange(current, fresh, AcqRel, Acquire) {
+        // SAFETY: `fresh` was leaked just above and is never freed.
+        Ok(_) => Ok(&unsafe { &*fresh }.pool),
+        Err(_) => {
+            // Another thread installed a pool first: use that one.
+            // SAFETY: `fresh` was never shared.
+            drop(unsafe { Box::from_raw(fresh) });
+            workers()
+        }
+    }
+}
+
+/// A worker pool and the fork count of the process that built it.
+struct ProcessPool {
+    forks: usize,
+    pool: rayon::ThreadPool,
+}
+
+static POOL: std::sync::atomic::AtomicPtr<ProcessPool> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+/// How many times this process's ancestors, since the handler was installed, forked into it.
+static FORKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+extern "C" fn forked() {
+    FORKS.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
 }
 
 struct CpuLauncher<'p> {
@@ -530,6 +591,30 @@ fn execute(
     inner: i64,
     outputs: &[(Vec<usize>, ArrayData)],
 ) -> Res<()> {
+    let pool = workers().map_err(|e| error(R_OUT_OF_MEMORY, ev.loc, e))?;
+    let failure = pool.install(|| run_tasks(seg, kernel, slots, segments, inner, outputs));
+    match failure {
+        None => Ok(()),
+        Some(f) => Err(failure_diagnostic(
+            ev,
+            &kernel.info.name,
+            &kernel.info.sites,
+            f.site,
+            &f.details,
+        )),
+    }
+}
+
+/// The tasks of [`execute`], run in the worker pool (whose threads rayon's parallel iterators
+/// then use); the first failure in point order.
+fn run_tasks(
+    seg: &SegOp,
+    kernel: &Launchable,
+    slots: &[u64],
+    segments: i64,
+    inner: i64,
+    outputs: &[(Vec<usize>, ArrayData)],
+) -> Option<Box<KernelFailure>> {
     let entry = &kernel.entry;
     let workers = rayon::current_num_threads() as i64;
     let total = segments * inner;
@@ -572,7 +657,7 @@ fn execute(
     };
     let first_failure =
         |results: Vec<Result<(), Box<KernelFailure>>>| results.into_iter().find_map(Result::err);
-    let failure = if by_segments {
+    if by_segments {
         let parts = if serial { 1 } else { 4 * workers };
         let tasks: Vec<Task> = ranges(segments, parts)
             .into_iter()
@@ -623,16 +708,6 @@ fn execute(
             }
         }
         failure
-    };
-    match failure {
-        None => Ok(()),
-        Some(f) => Err(failure_diagnostic(
-            ev,
-            &kernel.info.name,
-            &kernel.info.sites,
-            f.site,
-            &f.details,
-        )),
     }
 }
 
