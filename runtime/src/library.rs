@@ -17,25 +17,15 @@
 //! with source locations) and its kernel IR (`ogham_ir::kir::Program`, after flattening and
 //! optimisation) and its entry points' doc comments. Loading reads the version first (a file
 //! of another version is refused with the command that rebuilds it, since its IR would not
-//! decode), then checks the program as untrusted input ([`check_untrusted`]), so a damaged or
+//! decode), then checks the program as untrusted input (`cpu::untrusted::check_untrusted`), so a damaged or
 //! hand-edited file is rejected with an error instead of misbehaving. An entry point's kernels
 //! are JIT-compiled at its first call (milliseconds) and the machine code is reused by every
 //! later call, from any thread.
 //!
 //! # A library is untrusted input
 //!
-//! The compiled code omits the bounds checks of indices that the IR proves in range and of
-//! statements inside `#[unsafe]` definitions (`ogham_compiler::back::lower::bounds`), so a
-//! program read from a file is checked before it runs, in full: [`check_untrusted`] runs the
-//! verifier with every size compared exactly (`ogham_ir::verify::verify_exact`: the sizes the
-//! proofs rely on are the sizes the values have), checks each entry point's flat parameters
-//! and results against its signature (the types callers' arguments are checked against), every
-//! source location against the embedded sources, and accepts an unchecked range only where it
-//! is the range of an `#[unsafe]` definition in the embedded sources (found by the compiler's
-//! own `ogham_compiler::lower::unsafe_spans` on the re-parsed source). What is then left to a
-//! library is what its sources say: the code of its `#[unsafe]` definitions, which can read and
-//! write out of bounds, and statements located inside them (see `docs/compiler.md`, "Loading a
-//! library").
+//! A program read from a file is checked in full before any of it runs
+//! ([`crate::cpu::untrusted`]): what is then left to a library is what its sources say.
 //!
 //! A library compiled ahead of time (`ogham build FILE -o NAME.o`, `cpu::aot`) is an object
 //! file that carries the library packed (`cpu::packed`: an entry point's IR is read at its
@@ -46,7 +36,6 @@
 //! compiler and Cranelift) only ahead-of-time images open: [`Library::load`] refuses a `.ogl`
 //! file with error R0713.
 
-use crate::boundary::BoundaryType;
 use crate::cpu::aot::{self, Image};
 use crate::cpu::packed::Packed;
 #[cfg(feature = "jit")]
@@ -57,10 +46,7 @@ use ogham_ir::Signature;
 use ogham_ir::diag::{Diagnostic, render};
 use ogham_ir::kir::Program;
 use ogham_ir::kir::Threshold;
-use ogham_ir::source::{SourceMap, Span};
-use ogham_ir::traverse::{Visitor, walk};
-use ogham_ir::verify::verify_exact;
-use ogham_ir::{Form, Function, Stmt, SubExp, Type};
+use ogham_ir::source::SourceMap;
 #[cfg(feature = "jit")]
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -235,7 +221,7 @@ impl Library {
         }
         let lib: FileIn = serde_json::from_str(text)
             .map_err(|e| format!("{origin} is not an Ogham library: {e}"))?;
-        check_untrusted(&lib.program, &lib.sources).map_err(|errors| {
+        crate::cpu::untrusted::check_untrusted(&lib.program, &lib.sources).map_err(|errors| {
             format!(
                 "{origin} holds an invalid program ({}); rebuild it with `ogham build`",
                 errors.join("; ")
@@ -355,192 +341,4 @@ impl Library {
             Code::Packed(packed) => packed.sources(),
         }
     }
-}
-
-/// Checks kernel-IR `program`, read from a file with the embedded `sources` (a `.ogl` library,
-/// an entry point of a packed library), before any of it runs: the exact verifier, the entry
-/// points against their signatures, the source locations against `sources`, and the unchecked
-/// ranges against the `#[unsafe]` definitions of `sources` (see the module header). Returns
-/// every violation found.
-pub(crate) fn check_untrusted(program: &Program, sources: &SourceMap) -> Result<(), Vec<String>> {
-    verify_exact(program)?;
-    let mut errors = Vec::new();
-    for f in &program.functions {
-        if let Err(e) = check_signature(f) {
-            errors.push(format!("{}: {e}", f.name));
-        }
-        let mut locations = Locations { sources, bad: None };
-        locations.check(f.loc);
-        walk(&f.body, &mut locations);
-        if let Some(span) = locations.bad {
-            errors.push(format!(
-                "{}: the location {} is not in the sources",
-                f.name,
-                show(span)
-            ));
-        }
-    }
-    match program.unchecked.iter().find(|&&r| !inside(sources, r)) {
-        Some(&r) => errors.push(format!(
-            "the unchecked range {} is not in the sources",
-            show(r)
-        )),
-        None => errors.extend(check_unchecked(&program.unchecked, sources)),
-    }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors)
-    }
-}
-
-/// `span` as `file F, bytes S..E` (for a span that may be outside the sources).
-fn show(span: Span) -> String {
-    format!("file {}, bytes {}..{}", span.file.0, span.start, span.end)
-}
-
-/// Whether `span` is a range of characters of one of `sources`' files.
-fn inside(sources: &SourceMap, span: Span) -> bool {
-    sources
-        .files()
-        .nth(span.file.0 as usize)
-        .is_some_and(|(_, file)| {
-            span.start <= span.end
-                && file.text.is_char_boundary(span.start as usize)
-                && file.text.is_char_boundary(span.end as usize)
-        })
-}
-
-/// Finds a location outside the sources (a file that is not there, a range past its end or
-/// not on character boundaries), which messages could not show; the default location (none)
-/// is accepted.
-struct Locations<'s> {
-    sources: &'s SourceMap,
-    bad: Option<Span>,
-}
-
-impl Locations<'_> {
-    fn check(&mut self, span: Span) {
-        if span != Span::default() && !inside(self.sources, span) && self.bad.is_none() {
-            self.bad = Some(span);
-        }
-    }
-}
-
-impl<'b> Visitor<'b> for Locations<'_> {
-    fn stmt<H: Form>(&mut self, stmt: &'b Stmt<H>) {
-        self.check(stmt.loc);
-    }
-}
-
-/// Whether the flat parameters and results of `f` are its signature's: the components of each
-/// parameter's and result's boundary type in order, with the same element types and ranks, and
-/// parameters' sizes the signature's: a constant is that constant, and a size parameter (never
-/// a value parameter, which the call would bind twice) stands for one size of the signature.
-fn check_signature<F: Form>(f: &Function<F>) -> Result<(), String> {
-    let flat = |types: &mut dyn Iterator<Item = &ogham_ir::types::Type>| {
-        let mut out = Vec::new();
-        for t in types {
-            let b = BoundaryType::of(t)?;
-            out.extend(b.components().into_iter().cloned());
-        }
-        Ok::<_, String>(out)
-    };
-    let params = flat(&mut f.signature.params.iter().map(|(_, t)| t))?;
-    let results = flat(&mut f.signature.results.iter())?;
-    if params.len() != f.params.len() {
-        return Err(format!(
-            "{} parameters for a signature of {}",
-            f.params.len(),
-            params.len()
-        ));
-    }
-    if results.len() != f.body.result.len() {
-        return Err(format!(
-            "{} results for a signature of {}",
-            f.body.result.len(),
-            results.len()
-        ));
-    }
-    let value_params: Vec<ogham_ir::VarId> = f.params.iter().map(|p| p.var).collect();
-    let mut sizes: Vec<(ogham_ir::types::Size, SubExp)> = Vec::new();
-    for (i, (p, expected)) in f.params.iter().zip(&params).enumerate() {
-        let actual = f.ty(p.var);
-        if !same_kind(expected, actual) {
-            return Err(format!("parameter {i} is not a {expected}"));
-        }
-        let BoundaryType::Array { dims, .. } = expected else {
-            continue;
-        };
-        for (size, &dim) in dims.iter().zip(actual.shape()) {
-            use ogham_ir::types::Size;
-            let ok = match (size, dim) {
-                (Size::Const(c), SubExp::Const(d)) => SubExp::i64(*c as i64) == SubExp::Const(d),
-                (Size::Var(_) | Size::Unknown(_), SubExp::Var(v)) => {
-                    // A size parameter stands for one size of the signature (a name, or an
-                    // unknown size's number), or the call would require sizes to agree that
-                    // the signature lets differ.
-                    let taken = sizes.iter().any(|(s, d)| *d == dim && s != size);
-                    !value_params.contains(&v) && !taken
-                }
-                _ => false,
-            };
-            if !ok {
-                return Err(format!(
-                    "parameter {i} has a size that is not its signature's"
-                ));
-            }
-            sizes.push((size.clone(), dim));
-        }
-    }
-    for (i, (&r, expected)) in f.body.result.iter().zip(&results).enumerate() {
-        if !same_kind(expected, &f.subexp_type(r)) {
-            return Err(format!("result {i} is not a {expected}"));
-        }
-    }
-    Ok(())
-}
-
-/// Whether IR type `t` has the element type and rank of boundary type `b` (a scalar or an
-/// array).
-fn same_kind(b: &BoundaryType, t: &Type) -> bool {
-    match b {
-        BoundaryType::Scalar(p) => *t == Type::Prim(*p),
-        BoundaryType::Array { elem, dims } => t.elem() == *elem && t.rank() == dims.len(),
-        BoundaryType::Tuple(_) => false,
-    }
-}
-
-/// The unchecked ranges that are not the range of an `#[unsafe]` definition in the embedded
-/// sources (each source file that has one is parsed again, as the compiler parsed it).
-#[cfg(feature = "jit")]
-fn check_unchecked(unchecked: &[Span], sources: &SourceMap) -> Vec<String> {
-    use ogham_compiler::lower::unsafe_spans;
-    use ogham_compiler::syntax::parse_module;
-    let mut parsed: BTreeMap<ogham_ir::source::FileId, Vec<Span>> = BTreeMap::new();
-    let mut errors = Vec::new();
-    for &r in unchecked {
-        let allowed = parsed.entry(r.file).or_insert_with(|| {
-            let text = &sources.get(r.file).text;
-            parse_module(r.file, text, &mut 0)
-                .map(|decls| unsafe_spans(&decls))
-                .unwrap_or_default()
-        });
-        if !allowed.contains(&r) {
-            errors.push(format!(
-                "the unchecked range {}..{} of {} is not an `#[unsafe]` definition",
-                r.start,
-                r.end,
-                sources.get(r.file).name
-            ));
-        }
-    }
-    errors
-}
-
-/// Without the JIT nothing reads the unchecked ranges (only ahead-of-time objects open, whose
-/// code is trusted, and the IR evaluator checks every index), so they are not checked.
-#[cfg(not(feature = "jit"))]
-fn check_unchecked(_: &[Span], _: &SourceMap) -> Vec<String> {
-    Vec::new()
 }

@@ -83,8 +83,9 @@ fn only_the_interpreter_depends_on_the_front_end() {
 }
 
 /// Where the compiler's backends and Cranelift may be named: the interpreter, the CUDA executor,
-/// and the CPU executor's code generation (the `jit` feature; `cpu/mod.rs` and `cpu/helpers.rs`
-/// only in items of that feature).
+/// the CPU executor's code generation (the `jit` feature; `cpu/mod.rs` and `cpu/helpers.rs`
+/// only in items of that feature), and the check of a library's unchecked ranges for that code
+/// generation (`cpu/untrusted.rs`, with the `jit` feature: the backend's own `unsafe_ranges`).
 const COMPILER_USERS: &[&str] = &[
     "interp",
     "cuda",
@@ -93,6 +94,7 @@ const COMPILER_USERS: &[&str] = &[
     "cpu/aot.rs",
     "cpu/mod.rs",
     "cpu/helpers.rs",
+    "cpu/untrusted.rs",
 ];
 
 #[test]

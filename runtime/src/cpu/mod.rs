@@ -31,6 +31,7 @@ mod jit;
 #[cfg(feature = "jit")]
 pub mod native;
 pub mod packed;
+pub(crate) mod untrusted;
 
 pub use code::host_cpu_features;
 

@@ -16,14 +16,14 @@
 //! Opening ([`Packed::open`]) checks the skeleton's hash, parses it and checks that every text
 //! lies inside the bytes; an entry point's first call checks its texts' hashes, decodes its IR
 //! into a program of that entry point alone, checks that program as untrusted input
-//! (`library::check_untrusted`, as a `.ogl` file's: the hashes find damage, not edits) and makes
+//! (`cpu::untrusted::check_untrusted`, as a `.ogl` file's: the hashes find damage, not edits) and makes
 //! its executable with the function the opener gave. A damaged or edited text is an error of
 //! the calls that need it, never a panic.
 
 use super::Executable;
+use super::untrusted::check_untrusted;
 use crate::error::{R_INTERNAL, error};
 use crate::ireval::Thresholds;
-use crate::library::check_untrusted;
 use crate::value::Value;
 use ogham_ir::Signature;
 use ogham_ir::diag::Diagnostic;

@@ -46,7 +46,7 @@ use bounds::Proofs;
 use ogham_ir::abi::{ErrorSite, Failure, MAX_DETAILS};
 use ogham_ir::math::MathFn;
 use ogham_ir::op::{BinOp, UnOp};
-use ogham_ir::source::Span;
+use ogham_ir::source::{FileId, Span};
 use ogham_ir::types::PrimType;
 use ogham_ir::{Body, Lambda, LoopForm, Soac, SubExp, VarId};
 
@@ -87,6 +87,16 @@ pub fn bounds_checked(unchecked: &[Span], loc: Span) -> bool {
     !unchecked
         .iter()
         .any(|r| r.file == loc.file && r.start <= loc.start && loc.end <= r.end)
+}
+
+/// The source ranges of the `#[unsafe]` definitions of source file `file` with `text`, as the
+/// front end finds them when it compiles the file (the ranges [`bounds_checked`] exempts): for
+/// checking the unchecked ranges of a library read from a file against its embedded sources
+/// (`ogham_runtime`'s `cpu::untrusted`). A text that does not parse has none.
+pub fn unsafe_ranges(file: FileId, text: &str) -> Vec<Span> {
+    crate::syntax::parse_module(file, text, &mut 0)
+        .map(|decls| crate::lower::unsafe_spans(&decls))
+        .unwrap_or_default()
 }
 
 /// Where an index leads: an element (its place) or a view.
