@@ -169,6 +169,29 @@ fn can_switch_users() -> bool {
 /// The user id of `nobody`, whom the tests make the other user.
 const OTHER: u32 = 65534;
 
+/// Runs `ogham ARGS` as the other user with the variables `env` set (`None` unsets one);
+/// `None` when the other user cannot run the test binary here (its directories are private).
+fn ogham_as_other(args: &[&str], env: &[(&str, Option<&Path>)]) -> Option<Output> {
+    let mut command = Command::new("setpriv");
+    command
+        .args(["--reuid", &OTHER.to_string(), "--regid", &OTHER.to_string()])
+        .args(["--clear-groups", env!("CARGO_BIN_EXE_ogham")])
+        .args(args);
+    for (name, value) in env {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+    let out = command.output().unwrap();
+    let denied = format!("{}: Permission denied", env!("CARGO_BIN_EXE_ogham"));
+    if stderr(&out).contains(&denied) {
+        eprintln!("skipped: the other user cannot run the test binary here");
+        return None;
+    }
+    Some(out)
+}
+
 #[test]
 fn a_directory_of_another_user_is_refused() {
     if !can_switch_users() {
@@ -205,27 +228,14 @@ fn entries_of_a_second_user_never_run() {
     let theirs = dir.join("theirs");
     std::fs::create_dir_all(&theirs).unwrap();
     std::os::unix::fs::chown(&theirs, Some(OTHER), Some(OTHER)).unwrap();
-    let as_other = Command::new("setpriv")
-        .args(["--reuid", &OTHER.to_string(), "--regid", &OTHER.to_string()])
-        .args([
-            "--clear-groups",
-            env!("CARGO_BIN_EXE_ogham"),
-            "run",
-            "--backend",
-            "cpu",
-        ])
-        .args([program.to_str().unwrap(), "2i64"])
-        .env("OGHAM_CACHE_DIR", &theirs)
-        .env_remove("OGHAM_CACHE")
-        .output()
-        .unwrap();
-    if code(&as_other) != 0 && stderr(&as_other).contains("Permission denied") {
-        eprintln!(
-            "skipped: the other user cannot run the test binary here: {}",
-            stderr(&as_other)
-        );
+    let run_as_other = ["run", "--backend", "cpu", program.to_str().unwrap(), "2i64"];
+    let env = [
+        ("OGHAM_CACHE_DIR", Some(theirs.as_path())),
+        ("OGHAM_CACHE", None),
+    ];
+    let Some(as_other) = ogham_as_other(&run_as_other, &env) else {
         return;
-    }
+    };
     assert_runs(&as_other);
     let planted = cache_entries(&theirs);
     assert_eq!(planted.len(), 2, "{}", stderr(&as_other));
@@ -291,25 +301,17 @@ fn a_failed_rename_in_a_sticky_directory_keeps_the_old_outputs() {
         "out1.npy",
         "root's out1, which the other user cannot replace",
     );
-    let out = Command::new("setpriv")
-        .args(["--reuid", &OTHER.to_string(), "--regid", &OTHER.to_string()])
-        .args(["--clear-groups", env!("CARGO_BIN_EXE_ogham"), "run"])
-        .args([
-            program.to_str().unwrap(),
-            "-o",
-            outs.to_str().unwrap(),
-            "3i64",
-        ])
-        .env("OGHAM_CACHE", "0")
-        .output()
-        .unwrap();
-    if stderr(&out).contains("Permission denied") && !stderr(&out).contains("out1.npy") {
-        eprintln!(
-            "skipped: the other user cannot run the test binary here: {}",
-            stderr(&out)
-        );
+    let run_as_other = [
+        "run",
+        program.to_str().unwrap(),
+        "-o",
+        outs.to_str().unwrap(),
+        "3i64",
+    ];
+    let env = [("OGHAM_CACHE", Some(Path::new("0")))];
+    let Some(out) = ogham_as_other(&run_as_other, &env) else {
         return;
-    }
+    };
     assert_user_error(&out, "out1.npy");
     let mut names: Vec<String> = std::fs::read_dir(&outs)
         .unwrap()
