@@ -1,8 +1,10 @@
 //! The fuzzing harness: random well-typed programs on random inputs (empty arrays, NaN,
 //! infinities, negative and huge sizes and indices) run differentially on every backend
 //! (`ogham_tests::random_programs` writes them, `ogham_tests::differential` runs them), and damaged `.npy`
-//! files and libraries fed to the readers (`ogham_tests::badfiles`). No run may panic, fail with
-//! an internal error or disagree with the reference interpreter.
+//! files and libraries fed to the readers (`ogham_tests::badfiles`), and structurally mutated
+//! libraries loaded and run (`ogham_tests::libmut`; `library_campaign` is their long campaign,
+//! see `docs/testing.md`). No run may panic, fail with an internal error or disagree with the
+//! reference interpreter (a mutated library: with the IR evaluator on the same program).
 //!
 //! `cargo test -p ogham-tests --test fuzz` runs a bounded number of cases (seconds); the long
 //! campaign is

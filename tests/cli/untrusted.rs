@@ -117,3 +117,38 @@ fn an_entry_that_does_not_match_its_signature_is_refused() {
         stderr(&out)
     );
 }
+
+/// The checked coercion `ys :> [n]f32` (a `reshape`) replaced by an `if` declared `[n]f32`
+/// whose branches return `ys`: the kernel read `ys` at the indices of `n` with its bounds
+/// check omitted as proven (a 1-element `ys` read at 1 and 2; a crash at n = 2 * 10^6).
+#[test]
+fn an_if_in_place_of_a_size_coercion_is_refused() {
+    let dir = scratch("untrusted_coercion");
+    let source = "entry main [n] (xs: [n]f32) (ys: []f32) : [n]f32 = map2 (+) xs (ys :> [n]f32)\n";
+    let (lib, mut json) = build(&dir, "coerce", source);
+    assert_user_error(&run(&lib, &["[1f32, 2f32, 3f32]", "[1f32]"]), "R0705");
+
+    let stmt = &mut json["program"]["functions"][0]["body"]["stmts"][0];
+    let reshape = stmt["exp"]["Reshape"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let [ys, dims] = &reshape[..] else {
+        panic!("the coercion is the first statement: {stmt}");
+    };
+    let branch = json!({ "stmts": [], "result": [{ "Var": ys }] });
+    stmt["exp"] = json!({ "If": {
+        "cond": { "Const": { "ty": "Bool", "bits": 1 } },
+        "then_body": branch,
+        "else_body": branch,
+        "ret": [{ "Array": { "elem": "F32", "shape": dims } }],
+    } });
+    let edited = save(&dir, "edited", &json);
+    let out = run(&edited, &["[1f32, 2f32, 3f32]", "[1f32]"]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("result 0 of the then branch has type"),
+        "{}",
+        stderr(&out)
+    );
+}
