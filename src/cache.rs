@@ -651,6 +651,29 @@ entry total [n] (xs: [n]f32) : f32 = reduce (+) 0 xs
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// Bundled text imports from the embedded standard library only: a module planted on disk
+    /// changes the same text compiled as a file, never the bundled one.
+    #[test]
+    fn bundled_sources_never_import_from_disk() {
+        let dir = std::env::temp_dir().join(format!("ogham-cache-bundled-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("lib")).expect("a directory");
+        let text = "import \"lib/linalg\"\nentry main (x: i32) : i32 = x + 1\n";
+        let file = dir.join("prog.og");
+        std::fs::write(&file, text).expect("written");
+        std::fs::write(dir.join("lib/linalg.og"), "planted: this does not parse\n")
+            .expect("written");
+        let options = options(Backend::Interp);
+        assert!(compile_in(Source::File(&file), &options, &Disk::Off).is_err());
+        let name = dir.join("prog.og").display().to_string();
+        let source = Source::Bundled { name: &name, text };
+        let bundled = compile_in(source, &options, &Disk::Off).expect("compiles");
+        assert!(bundled.sources().files().all(|(_, f)| f.path.is_none()));
+        let out = bundled.call("main", vec![Value::Scalar(Scalar::I32(1))]);
+        assert_eq!(format!("{out:?}"), "Ok([Scalar(I32(2))])");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn changed_imports_and_shadowed_library_modules_compile_again() {
         let dir = std::env::temp_dir().join(format!("ogham-cache-imports-{}", std::process::id()));
