@@ -458,7 +458,10 @@ entry main [n] (xs: [n]f32) : ([n]f32, f32) =
         std::fs::write(&file, forged).expect("written");
     }
 
-    /// The byte range of the `n`-th relocation of `.rela.text` in `object`, and its length.
+    /// A change to an object's bytes.
+    type Patch = Box<dyn Fn(&mut Vec<u8>)>;
+
+    /// The byte range of the `n`-th relocation of `.rela.text` in `object`.
     fn relocation(object: &[u8], n: usize) -> std::ops::Range<usize> {
         use object::{Object, ObjectSection};
         let file = object::File::parse(object).expect("an object");
@@ -476,7 +479,7 @@ entry main [n] (xs: [n]f32) : ([n]f32, f32) =
         let (root, dir, disk) = cache("loader");
         let expected = outputs(&library());
         outputs(&disk.store(9, library()));
-        let patches: [(&str, Box<dyn Fn(&mut Vec<u8>)>); 3] = [
+        let patches: [(&str, Patch); 3] = [
             (
                 "a relocation far outside its section",
                 Box::new(|o: &mut Vec<u8>| {

@@ -83,7 +83,8 @@ pub fn lower(
 
 /// The source ranges of the `#[unsafe]` definitions among `decls`, in order: the program's
 /// [`Program::unchecked`] ranges. A loaded library's ranges are checked against those of its
-/// embedded sources with this same function (`ogham_runtime::untrusted`).
+/// embedded sources with this same function (`back::lower::unsafe_ranges`, for
+/// `ogham_runtime`'s `cpu::untrusted`).
 pub fn unsafe_spans<'a>(decls: impl IntoIterator<Item = &'a Decl>) -> Vec<Span> {
     decls
         .into_iter()
