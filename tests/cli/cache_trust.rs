@@ -34,6 +34,21 @@ fn run(program: &Path, cache: &Path) -> Output {
     )
 }
 
+/// [`run`] through `sh -c "PREFIX ogham run ..."` (a limit, a time-out).
+fn run_in_shell(prefix: &str, program: &Path, cache: &Path) -> Output {
+    let script = format!(
+        "{prefix} {} run --backend cpu {} 2i64",
+        env!("CARGO_BIN_EXE_ogham"),
+        program.display()
+    );
+    Command::new("sh")
+        .args(["-c", &script])
+        .env("OGHAM_CACHE_DIR", cache)
+        .env_remove("OGHAM_CACHE")
+        .output()
+        .unwrap()
+}
+
 fn assert_runs(out: &Output) {
     assert_eq!(code(out), 0, "{}", stderr(out));
     assert_eq!(stdout(out).trim(), "7.389056f32");
@@ -111,13 +126,7 @@ fn a_fifo_in_an_entry_does_not_block() {
         assert!(status.success());
     }
     // `timeout`: a run that blocks fails instead of hanging the tests.
-    let out = Command::new("timeout")
-        .args(["60", env!("CARGO_BIN_EXE_ogham"), "run", "--backend", "cpu"])
-        .args([program.to_str().unwrap(), "2i64"])
-        .env("OGHAM_CACHE_DIR", &cache)
-        .env_remove("OGHAM_CACHE")
-        .output()
-        .unwrap();
+    let out = run_in_shell("exec timeout 60", &program, &cache);
     assert_runs(&out);
     assert!(
         stderr(&out).contains("not a regular file"),
@@ -135,17 +144,7 @@ fn a_file_size_limit_does_not_kill_a_run_that_needs_no_file() {
     let program = write(&dir, "p.og", PROGRAM);
     let cache = dir.join("cache");
     // `ulimit -f 1`: files of at most 1 KiB; a cache entry takes more.
-    let script = format!(
-        "ulimit -f 1; exec {} run --backend cpu {} 2i64",
-        env!("CARGO_BIN_EXE_ogham"),
-        program.display()
-    );
-    let out = Command::new("sh")
-        .args(["-c", &script])
-        .env("OGHAM_CACHE_DIR", &cache)
-        .env_remove("OGHAM_CACHE")
-        .output()
-        .unwrap();
+    let out = run_in_shell("ulimit -f 1; exec", &program, &cache);
     assert_runs(&out);
     assert!(
         stderr(&out).contains("cannot write the cache entry"),
@@ -192,6 +191,15 @@ fn ogham_as_other(args: &[&str], env: &[(&str, Option<&Path>)]) -> Option<Output
     Some(out)
 }
 
+/// A new directory `name` in `dir` that the other user owns, private to them.
+fn other_users_directory(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::create_dir_all(&path).unwrap();
+    std::os::unix::fs::chown(&path, Some(OTHER), Some(OTHER)).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700)).unwrap();
+    path
+}
+
 #[test]
 fn a_directory_of_another_user_is_refused() {
     if !can_switch_users() {
@@ -200,10 +208,7 @@ fn a_directory_of_another_user_is_refused() {
     }
     let dir = scratch("trust_foreign");
     let program = write(&dir, "p.og", PROGRAM);
-    let cache = dir.join("cache");
-    std::fs::create_dir_all(&cache).unwrap();
-    std::os::unix::fs::chown(&cache, Some(OTHER), Some(OTHER)).unwrap();
-    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let cache = other_users_directory(&dir, "cache");
     let out = run(&program, &cache);
     assert_runs(&out);
     assert!(
@@ -225,9 +230,7 @@ fn entries_of_a_second_user_never_run() {
     }
     let dir = scratch("trust_second_user");
     let program = write(&dir, "p.og", PROGRAM);
-    let theirs = dir.join("theirs");
-    std::fs::create_dir_all(&theirs).unwrap();
-    std::os::unix::fs::chown(&theirs, Some(OTHER), Some(OTHER)).unwrap();
+    let theirs = other_users_directory(&dir, "theirs");
     let run_as_other = ["run", "--backend", "cpu", program.to_str().unwrap(), "2i64"];
     let env = [
         ("OGHAM_CACHE_DIR", Some(theirs.as_path())),
