@@ -278,3 +278,15 @@ def test_a_misspelt_keyword_is_named():
     module = ogham.bundled("bfast")
     with pytest.raises(TypeError, match=r"unexpected keyword argument 'lam'"):
         module.main(STACK, 24, 12.0, 0.0, 3, True, 0.25, 10, 0.05, lam=0.3)
+
+
+# --- bad arguments -------------------------------------------------------------------------------
+
+def test_a_short_bad_argument_campaign_passes():
+    """`argument_campaign.py` (the documented campaign) on 150 calls, in a child process so that a
+    crash is a failure of this test, not of the test run."""
+    script = os.path.join(os.path.dirname(__file__), "argument_campaign.py")
+    done = subprocess.run([sys.executable, script, "--calls", "150", "--seed", "1000"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "150 calls from seed 1000" in done.stdout, done.stdout
