@@ -5,7 +5,7 @@ baseline, in one run (see benches/README.md).
     cargo build --release                                              # target/release/ogham
     cargo build --release --manifest-path benches/baseline/Cargo.toml  # the Rust baseline
     cargo build --release -p ogham-capi                                # libogham_c.so (aot group)
-    python3 benches/run.py [--reps 5] [--only bfast,daily,scaling,aot,micro,twdtw,ptsel] [--scale 1.0]
+    python3 benches/run.py [--reps 5] [--only bfast,daily,scaling,aot,micro,twdtw,ptsel,styles] [--scale 1.0]
                            [--zeit-core PATH/zeit/_core.cpython-311-x86_64-linux-gnu.so]
                            [--pypi-python PATH/bfastenv/bin/python]
 
@@ -691,10 +691,52 @@ def bench_ptsel(args, work):
     return ok
 
 
+# ---------------------------------------------------------------------------------------------
+# Per-pixel styles (docs/performance.md)
+
+def bench_styles(args, work):
+    """The tutorial's detector written with masked maps and with loops (the two entry points of
+    tests/cases/programs/per_pixel_styles.og) on one cube: same outputs, timed taking turns."""
+    rng = np.random.default_rng(7)
+    m, N = int(20000 * args.scale) or 1, 256
+    Y = (1 + 0.1 * rng.standard_normal((m, N))).astype(np.float32)
+    start = rng.integers(150, N, m)
+    for i in range(0, m, 2):
+        Y[i, start[i]:] += 1.0
+    Y[rng.random((m, N)) < 0.65] = np.nan
+    path = os.path.join(work, "styles.npy")
+    np.save(path, Y)
+    prog = "tests/cases/programs/per_pixel_styles.og"
+    outs, times = {}, {"maps": [], "loops": []}
+    for entry in times:
+        out = os.path.join(work, f"out_styles_{entry}")
+        os.makedirs(out, exist_ok=True)
+        ogham(prog, [path, "100i64", "10i64", "3f32"], out, 1, entry=entry)
+        outs[entry] = np.load(os.path.join(out, "out0.npy"))
+    ok = bool(np.array_equal(outs["maps"], outs["loops"]))
+    print(f"  check styles: maps vs loops {'OK' if ok else 'FAILED'} "
+          f"({100 * np.mean(outs['maps'] >= 0):.0f} % of the pixels break)")
+    for _ in range(args.reps):
+        for entry in times:
+            out = os.path.join(work, f"out_styles_{entry}")
+            times[entry].append(ogham(prog, [path, "100i64", "10i64", "3f32"], out, 1,
+                                      entry=entry))
+    rows = []
+    for entry, ts in times.items():
+        p_ms, k_ms = median([t[0] for t in ts]), median([t[1] for t in ts])
+        rows.append([entry, f(p_ms), f(k_ms, 1), f(1e3 * m / k_ms / 1e6, 2)])
+    k_maps = median([t[1] for t in times["maps"]])
+    k_loops = median([t[1] for t in times["loops"]])
+    rows.append(["maps / loops", "", f(k_maps / k_loops, 2), ""])
+    table(f"Per-pixel styles ({m} × {N} f32, 65 % missing; docs/performance.md)",
+          ["entry", "process ms", "kernels ms", "Mpixels/s"], rows)
+    return ok
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--only", default="bfast,daily,scaling,aot,micro,twdtw,ptsel")
+    ap.add_argument("--only", default="bfast,daily,scaling,aot,micro,twdtw,ptsel,styles")
     ap.add_argument("--scale", type=float, default=1.0,
                     help="multiplies every problem size (default: the sizes of BENCHMARKS.md)")
     ap.add_argument("--zeit-core", default=os.environ.get("ZEIT_CORE"))
@@ -713,7 +755,8 @@ def main():
     ok = True
     for name, fn in [("bfast", bench_bfast), ("daily", bench_daily), ("scaling", bench_scaling),
                      ("aot", bench_aot),
-                     ("micro", bench_micro), ("twdtw", bench_twdtw), ("ptsel", bench_ptsel)]:
+                     ("micro", bench_micro), ("twdtw", bench_twdtw), ("ptsel", bench_ptsel),
+                     ("styles", bench_styles)]:
         if name in args.only.split(","):
             ok &= fn(args, work)
     print("\nall output checks passed" if ok else "\nSOME OUTPUT CHECKS FAILED")
