@@ -30,5 +30,14 @@ except ImportError:  # the accessor needs xarray; the rest does not
 else:
     from . import accessor  # noqa: F401  (registers `DataArray.ogham`)
 
+
+
+def load_ipython_extension(ipython):
+    """`%load_ext ogham`: registers the `%%ogham` cell magic (ogham/magic.py)."""
+    from .magic import register
+
+    register(ipython)
+
+
 __all__ = ["OghamError", "Entry", "Module", "load", "load_count", "bfast_monitor", "bundled",
            "ptsel", "stl", "twdtw"]

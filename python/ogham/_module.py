@@ -22,7 +22,7 @@ _lock = threading.Lock()
 _modules = {}
 
 
-def _source_kind(path_or_source):
+def _source_kind(path_or_source, name=None):
     """("file", absolute path), ("library", absolute path) or ("text", name, text)."""
     if isinstance(path_or_source, os.PathLike):
         path_or_source = os.fspath(path_or_source)
@@ -35,7 +35,14 @@ def _source_kind(path_or_source):
         path = os.path.abspath(text)
         if not os.path.isfile(path):
             raise FileNotFoundError(f"ogham.load: no such program file: {text}")
+        if name is not None:
+            raise TypeError("ogham.load: `name` names a program given as text; a file keeps its "
+                            "own name")
         return ("library" if path.endswith(".ogl") else "file", path)
+    if name is not None:
+        if not isinstance(name, str) or not name or "\n" in name:
+            raise TypeError(f"ogham.load: `name` must be a one-line string; given {name!r}")
+        return ("text", name, text)
     digest = hashlib.sha256(text.encode()).hexdigest()[:12]
     return ("text", f"<python-{digest}>.og", text)
 
@@ -65,16 +72,17 @@ def _open(origin, backend, tuning):
         return module
 
 
-def load(path_or_source, backend="cpu", tuning=None):
+def load(path_or_source, backend="cpu", tuning=None, *, name=None):
     """Compiles an Ogham program (a `.og` file or its text) or opens a built `.ogl` library.
 
     Returns a `Module` whose entry points are callables: `ogham.load("prog.og").main(xs)`.
     `backend` is "cpu" (the kernels compiled for all cores; the default), "interp" (the
     reference interpreter), "cuda" (an NVIDIA GPU), or one of the IR evaluators ("core", "kir");
-    `tuning` is a tuning file written by `ogham autotune`. Loading the same program again in the
-    same process returns the same module.
+    `tuning` is a tuning file written by `ogham autotune`; `name` is the file name diagnostics
+    show for a program given as text (default `<python-HASH>.og`). Loading the same program
+    again in the same process returns the same module.
     """
-    return _open(_source_kind(path_or_source), backend, tuning)
+    return _open(_source_kind(path_or_source, name), backend, tuning)
 
 
 class Module:
