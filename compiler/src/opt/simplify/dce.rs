@@ -96,6 +96,14 @@ fn unchecked_size_check<H: Form>(exp: &Exp<H>, already_checked: &dyn Fn(&SubExp)
     }
 }
 
+/// Whether `exp`, or a statement nested in it, checks a size that may be invalid (see
+/// [`checks_size`]). Dead-code elimination may keep such a statement whatever uses its results,
+/// so the variables it reads must stay bound (a loop parameter that only feeds a `replicate` of
+/// a variable size inside a dead loop is still needed).
+pub fn may_check_size<H: Form>(exp: &Exp<H>) -> bool {
+    unchecked_size_check(exp, &|_| false)
+}
+
 /// Whether `exp` slices an array with a length variable that is live.
 fn slice_length_used<H: Form>(exp: &Exp<H>, live: &[bool]) -> bool {
     let Exp::Index(_, indices) = exp else {
