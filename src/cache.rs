@@ -84,6 +84,8 @@ pub struct EntryInfo {
     pub params: Vec<(String, Type)>,
     /// Result types; a tuple result is several outputs.
     pub results: Vec<Type>,
+    /// The declared field order of record results (see `ogham_ir::Signature::fields`).
+    pub fields: Vec<Vec<String>>,
 }
 
 /// A program that did not compile (or a library that could not be opened): its diagnostics
@@ -449,6 +451,7 @@ fn compile_fresh(
             doc: docs.get(&e.name).cloned(),
             params: e.params.clone(),
             results: e.results.clone(),
+            fields: e.fields.clone(),
         })
         .collect();
     if backend == Backend::Interp {
@@ -491,6 +494,7 @@ fn entry_info(name: &str, doc: Option<&str>, signature: &Signature) -> EntryInfo
         doc: doc.map(str::to_string),
         params: signature.params.clone(),
         results: signature.results.clone(),
+        fields: signature.fields.clone(),
     }
 }
 

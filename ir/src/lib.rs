@@ -408,6 +408,11 @@ pub struct Param {
 pub struct Signature {
     pub params: Vec<(String, crate::types::Type)>,
     pub results: Vec<crate::types::Type>,
+    /// For each result that is a record or an array of records, its field names in the
+    /// source's declared order (the type sorts them); empty for other results, and empty
+    /// altogether (and then not written) when no result declares one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<Vec<String>>,
 }
 
 impl std::fmt::Display for Signature {
