@@ -410,8 +410,9 @@ pub struct Signature {
     pub results: Vec<crate::types::Type>,
     /// For each result that is a record or an array of records, its field names in the
     /// source's declared order (the type sorts them); empty for other results, and empty
-    /// altogether (and then not written) when no result declares one.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// altogether when no result declares one. (Always written: the packed libraries' postcard
+    /// encoding cannot skip a field; absent, as in libraries of earlier builds, it is empty.)
+    #[serde(default)]
     pub fields: Vec<Vec<String>>,
 }
 
