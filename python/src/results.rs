@@ -36,14 +36,13 @@ pub fn parts(ty: &Type, declared: &[String]) -> Option<Vec<Part>> {
         .enumerate()
         .map(|(index, (name, ty))| Part { name, ty, index })
         .collect();
-    // A stable sort: fields the declaration does not list (none, for a checked program) stay
-    // last in the type's order.
-    parts.sort_by_key(|p| {
-        declared
-            .iter()
-            .position(|d| *d == p.name)
-            .unwrap_or(declared.len())
-    });
+    // Only an order of exactly the type's fields is followed (an alias the checker followed by
+    // name could, in a contrived program, be another record than the result's).
+    let same_fields =
+        declared.len() == parts.len() && parts.iter().all(|p| declared.contains(&p.name));
+    if same_fields {
+        parts.sort_by_key(|p| declared.iter().position(|d| *d == p.name));
+    }
     Some(parts)
 }
 
@@ -54,7 +53,10 @@ pub fn declared(info: &EntryInfo, i: usize) -> &[String] {
 
 /// Output `value` of result `i` with its parts in declared order (see [`parts`]).
 pub fn in_declared_order(info: &EntryInfo, i: usize, value: Value) -> Value {
-    let order = info.results.get(i).and_then(|t| parts(t, declared(info, i)));
+    let order = info
+        .results
+        .get(i)
+        .and_then(|t| parts(t, declared(info, i)));
     match (order, value) {
         (Some(order), Value::Tuple(mut vs)) if vs.len() == order.len() => {
             let mut taken: Vec<Option<Value>> = vs.drain(..).map(Some).collect();

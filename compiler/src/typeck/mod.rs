@@ -511,14 +511,18 @@ impl<'a> Checker<'a> {
     /// result per component; arrays and `*` are looked through, and type aliases followed to
     /// the record they name.
     fn declared_fields(&self, ret: Option<&TypeExp>, count: usize) -> Vec<Vec<String>> {
-        let parts: Vec<&TypeExp> = match ret.map(|t| self.expand_alias(t)) {
+        // Aliases are followed by name in the root's scope, where an alias may be shadowed by a
+        // later one of the same name (`type t = [3]t`): a bound on the expansions ends any
+        // cycle that makes (the result then keeps the type's order).
+        let mut fuel = self.aliases.len();
+        let parts: Vec<&TypeExp> = match ret.map(|t| self.expand_alias(t, &mut fuel)) {
             Some(TypeExp::Tuple(ts, _)) if ts.len() == count && count != 1 => ts.iter().collect(),
             Some(t) => vec![t],
             None => Vec::new(),
         };
         let fields: Vec<Vec<String>> = parts
             .into_iter()
-            .map(|t| match self.record_of(t) {
+            .map(|t| match self.record_of(t, &mut fuel) {
                 Some(fields) => fields.iter().map(|(name, _)| name.name.clone()).collect(),
                 None => Vec::new(),
             })
@@ -529,21 +533,23 @@ impl<'a> Checker<'a> {
         fields
     }
 
-    /// The fields of the record `t` is, or is an array of (aliases followed).
-    fn record_of<'t>(&'t self, t: &'t TypeExp) -> Option<&'t [(Ident, TypeExp)]> {
-        match self.expand_alias(t) {
+    /// The fields of the record `t` is, or is an array of (aliases followed while `fuel`
+    /// lasts).
+    fn record_of<'t>(&'t self, t: &'t TypeExp, fuel: &mut usize) -> Option<&'t [(Ident, TypeExp)]> {
+        match self.expand_alias(t, fuel) {
             TypeExp::Record(fields, _) => Some(fields),
-            TypeExp::Array(_, elem, _) => self.record_of(elem),
+            TypeExp::Array(_, elem, _) => self.record_of(elem, fuel),
             _ => None,
         }
     }
 
     /// `t` with `*` dropped and type aliases (without parameters: a parameterised alias's body
-    /// is not looked into) replaced by their written bodies.
-    fn expand_alias<'t>(&'t self, t: &'t TypeExp) -> &'t TypeExp {
+    /// is not looked into) replaced by their written bodies, each expansion taking one unit of
+    /// `fuel` (none left: `t` as it is).
+    fn expand_alias<'t>(&'t self, t: &'t TypeExp, fuel: &mut usize) -> &'t TypeExp {
         match t {
-            TypeExp::Unique(inner, _) => self.expand_alias(inner),
-            TypeExp::Name(name, args, _) if args.is_empty() => {
+            TypeExp::Unique(inner, _) => self.expand_alias(inner, fuel),
+            TypeExp::Name(name, args, _) if args.is_empty() && *fuel > 0 => {
                 let alias = self
                     .type_aliases
                     .get(&name.name)
@@ -553,7 +559,8 @@ impl<'a> Checker<'a> {
                             _ => None,
                         }
                     });
-                alias.map_or(t, |body| self.expand_alias(body))
+                *fuel -= 1;
+                alias.map_or(t, |body| self.expand_alias(body, fuel))
             }
             _ => t,
         }
