@@ -87,6 +87,7 @@ mod tests {
             decl: 0,
             params: vec![("xs".into(), vec_n.clone()), ("ys".into(), vec_n)],
             results: vec![],
+            fields: vec![],
             span: Span::default(),
         }
     }

@@ -84,6 +84,8 @@ pub struct EntryInfo {
     pub params: Vec<(String, Type)>,
     /// Result types; a tuple result is several outputs.
     pub results: Vec<Type>,
+    /// The declared field order of record results (see `ogham_ir::Signature::fields`).
+    pub fields: Vec<Vec<String>>,
 }
 
 /// A program that did not compile (or a library that could not be opened): its diagnostics
@@ -449,6 +451,7 @@ fn compile_fresh(
             doc: docs.get(&e.name).cloned(),
             params: e.params.clone(),
             results: e.results.clone(),
+            fields: e.fields.clone(),
         })
         .collect();
     if backend == Backend::Interp {
@@ -491,6 +494,7 @@ fn entry_info(name: &str, doc: Option<&str>, signature: &Signature) -> EntryInfo
         doc: doc.map(str::to_string),
         params: signature.params.clone(),
         results: signature.results.clone(),
+        fields: signature.fields.clone(),
     }
 }
 
@@ -647,6 +651,53 @@ entry total [n] (xs: [n]f32) : f32 = reduce (+) 0 xs
                 format!("{out:?}"),
                 format!("{:?}", [Value::Scalar(Scalar::F32(6.0))])
             );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The declared field order of record results reaches every way a program is opened: the
+    /// checker's entries (interp), a fresh CPU compile and the disk cache (its packed library).
+    #[test]
+    fn record_results_keep_their_declared_field_order() {
+        const RECORDS: &str = "type px = {zeta: f32, alpha: i64, mid: bool}\n\
+            type px = [1]px\n\
+            entry pixels [m] (xs: [m]f32) : ([m]f32, [m]{b: f32, a: f32}) =\n  \
+              (xs, map (\\x -> {b = x, a = x}) xs)\n\
+            entry shadowed (x: f32) : px = [{zeta = x, alpha = 1, mid = true}]\n\
+            entry plain (x: f32) : f32 = x\n";
+        let dir = std::env::temp_dir().join(format!("ogham-cache-fields-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = ogham_runtime::cache_file::Store::at(&dir, "cpu").expect("a private cache");
+        let disk = Disk::Dir(store);
+        let source = Source::Text {
+            name: "fields.og",
+            text: RECORDS,
+        };
+        let root = Root::of(source).expect("a root");
+        let key = key(source, &root, Backend::Cpu, None).expect("a key");
+        let fresh = compile_fresh(
+            source,
+            &options(Backend::Cpu),
+            Some(root.clone()),
+            &disk,
+            Some(key),
+        )
+        .expect("compiles");
+        let cached = compile_fresh(source, &options(Backend::Cpu), Some(root), &disk, Some(key))
+            .expect("loads");
+        assert!(matches!(cached.code, Code::Cached(_)));
+        let interp = compile_in(source, &options(Backend::Interp), &Disk::Off).expect("compiles");
+        for compiled in [&fresh, &cached, &interp] {
+            let entries = compiled.entries();
+            assert_eq!(entries[0].fields, [vec![], vec!["b", "a"]]);
+            // the second `px` is an array of the first; the shadowing stops the expansion
+            // without finding the record, which keeps the type's order
+            assert_eq!(
+                entries[1].results[0].to_string(),
+                "[1]{alpha: i64, mid: bool, zeta: f32}"
+            );
+            assert!(entries[1].fields.is_empty());
+            assert!(entries[2].fields.is_empty());
         }
         let _ = std::fs::remove_dir_all(&dir);
     }

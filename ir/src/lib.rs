@@ -408,6 +408,12 @@ pub struct Param {
 pub struct Signature {
     pub params: Vec<(String, crate::types::Type)>,
     pub results: Vec<crate::types::Type>,
+    /// For each result that is a record or an array of records, its field names in the
+    /// source's declared order (the type sorts them); empty for other results, and empty
+    /// altogether when no result declares one. (Always written: the packed libraries' postcard
+    /// encoding cannot skip a field; absent, as in libraries of earlier builds, it is empty.)
+    #[serde(default)]
+    pub fields: Vec<Vec<String>>,
 }
 
 impl std::fmt::Display for Signature {

@@ -656,6 +656,7 @@ impl Parser {
             signature: Signature {
                 params: Vec::new(),
                 results: Vec::new(),
+                fields: Vec::new(),
             },
             loc: Span::default(),
         };
@@ -1183,6 +1184,7 @@ fn derived_signature<H: Form>(function: &Function<H>) -> Signature {
             .iter()
             .map(|&se| source_type(&function.subexp_type(se)))
             .collect(),
+        fields: Vec::new(),
     }
 }
 

@@ -10,7 +10,7 @@ See docs/python.md.
 """
 
 from ._ogham import OghamError
-from ._module import Entry, Module, load, load_count
+from ._module import Entry, Module, Results, load, load_count
 
 
 def _rebuild_error(message, code):
@@ -39,5 +39,5 @@ def load_ipython_extension(ipython):
     register(ipython)
 
 
-__all__ = ["OghamError", "Entry", "Module", "load", "load_count", "bfast_monitor", "bundled",
-           "ptsel", "stl", "twdtw"]
+__all__ = ["OghamError", "Entry", "Module", "Results", "load", "load_count", "bfast_monitor",
+           "bundled", "ptsel", "stl", "twdtw"]

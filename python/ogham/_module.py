@@ -4,12 +4,20 @@ A `Module` wraps one compiled program of the extension (`ogham._ogham.Program`);
 is an `Entry`, a callable with a real `inspect.Signature` (parameter names, annotated with their
 Ogham types) and the entry's `-- |` doc comment as its docstring.
 
+Results are named: several results come back as `Results` (a tuple whose items are also
+attributes: `result0`, `result1`, ...), and so does a tuple or record result or an array of
+them, split into its parts (`result0`, ... for a tuple; the fields, in the order the entry's
+return type declares them, for a record). `Entry.outputs` lists the leaves of that structure
+with their names, which `cube.ogham.apply` turns into the variables of a Dataset.
+
 Modules are kept per process, keyed by (where the program comes from, backend, tuning): loading
 the same program again returns the same object without touching the compiler. Modules and entries
 pickle as that key, so a dask worker process that receives one re-opens it (compiled once per
 process; the compiler's own cache makes that a cache hit) instead of receiving compiled code.
 """
 
+import difflib
+import functools
 import hashlib
 import inspect
 import keyword
@@ -119,15 +127,70 @@ class Module:
         return f"<ogham module {what} ({self.backend}): {', '.join(self.entries)}>"
 
 
-class Param:
-    """One parameter of an entry point: name, Ogham type text, dims (size names, numbers or
-    None, outermost first; None for tuples and records) and NumPy dtype name."""
+def unexpected_keyword(function, name, names):
+    """The `TypeError` for keyword argument `name` of `function`, whose parameters are `names`:
+    Python's own message, with the closest parameter name when one is close."""
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
+    close += [n for n in names if n.startswith(name) or name.startswith(n.rstrip("_"))]
+    hint = (f"did you mean {close[0]!r}?" if close else
+            f"its parameters: {', '.join(names)}" if names else "it has no parameters")
+    return TypeError(f"{function}() got an unexpected keyword argument {name!r} ({hint})")
 
-    __slots__ = ("name", "pyname", "type", "dims", "dtype")
+
+def keywords_checked(function):
+    """`function` (which takes no `**kwargs`), raising `unexpected_keyword` for a keyword it
+    does not have instead of Python's message without a suggestion."""
+    names = list(inspect.signature(function).parameters)
+
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        for name in kwargs:
+            if name not in names:
+                shown = [n for n in names if n != "self"]
+                raise unexpected_keyword(function.__name__, name, shown)
+        return function(*args, **kwargs)
+    return checked
+
+
+class Results(tuple):
+    """Several results, or the parts of a tuple or record result: a tuple whose items are also
+    attributes named by `_fields` (`r.magnitude`), like a named tuple; `_asdict()` maps the
+    names to the items."""
+
+    def __new__(cls, items, fields):
+        results = super().__new__(cls, items)
+        results._fields = tuple(fields)
+        return results
+
+    def __getnewargs__(self):
+        return (tuple(self), self._fields)
+
+    def __getattr__(self, name):
+        fields = self.__dict__.get("_fields", ())
+        if name in fields:
+            return self[fields.index(name)]
+        raise AttributeError(f"the results have no {name!r} (they are {', '.join(fields)})")
+
+    def _asdict(self):
+        return dict(zip(self._fields, self))
+
+    def __repr__(self):
+        return "Results(" + ", ".join(f"{n}={v!r}" for n, v in zip(self._fields, self)) + ")"
+
+
+class Param:
+    """One parameter or result of an entry point: name, Ogham type text, dims (size names,
+    numbers or None, outermost first; None for tuples and records), NumPy dtype name, and for
+    a tuple or record (or an array of them) its `parts` (`Param`s, named `result0`, ... or by
+    field in declared order; None otherwise)."""
+
+    __slots__ = ("name", "pyname", "type", "dims", "dtype", "parts")
 
     def __init__(self, name, typ, index=0):
         self.name = name
-        self.type, self.dims, self.dtype = typ
+        self.type, self.dims, self.dtype, parts = typ
+        self.parts = (None if parts is None else
+                      [Param(n, t, i) for i, (n, t) in enumerate(parts)])
         # Its name in Python: keywords get a trailing underscore (`lambda_`); patterns that are
         # not names (`(a, b)`) are positional `arg<i>`.
         if keyword.iskeyword(name):
@@ -149,7 +212,10 @@ class Entry:
         self.__name__ = name
         self.__qualname__ = name
         self.params = [Param(n, t, i) for i, (n, t) in enumerate(params)]
-        self.results = [Param(f"result{i}", t) for i, t in enumerate(results)]
+        self.results = [Param(f"result{i}", t, i) for i, t in enumerate(results)]
+        # What the call returns: its one result, or `Results` of several (see `named`).
+        self._shape = self.results[0] if len(self.results) == 1 else _Group(self.results)
+        self.outputs = list(_leaves(self._shape, ""))
         self.__signature__ = inspect.Signature(
             [inspect.Parameter(p.pyname, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                annotation=p.type)
@@ -167,17 +233,57 @@ class Entry:
             names = [p.pyname for p in self.params]
             for name in kwargs:
                 if name not in names:
-                    raise TypeError(f"{self.__name__}() got an unexpected keyword argument "
-                                    f"{name!r} (its parameters: {', '.join(names)})")
+                    raise unexpected_keyword(self.__name__, name, names)
             bound = self.__signature__.bind(*args, **kwargs)
             args = tuple(bound.arguments.values())
-        return self._call(self.__name__, args)
+        return _named(self._call(self.__name__, args), self._shape)
+
+    def flatten(self, value):
+        """The leaves of a value this entry returned, in the order of `outputs`."""
+        return list(_leaf_values(value, self._shape))
 
     def __reduce__(self):
         return (getattr, (self.module, self.__name__))
 
     def __repr__(self):
         return f"<ogham entry {self.__name__}{self.__signature__}>"
+
+
+class _Group:
+    """Several results, shaped like a tuple result's parts."""
+
+    def __init__(self, parts):
+        self.parts = parts
+
+
+def _named(value, shape):
+    """`value` (what the extension returned for `shape`) with its tuples as `Results`."""
+    if shape.parts is None:
+        return value
+    return Results((_named(v, p) for v, p in zip(value, shape.parts)),
+                   [p.name for p in shape.parts])
+
+
+def _leaves(shape, prefix):
+    """`(name, Param)` of the leaves under `shape`: a part's name, prefixed by the names of the
+    parts it is in (`result0_mean`) except the outermost."""
+    if shape.parts is None:
+        yield prefix + shape.name, shape
+        return
+    for part in shape.parts:
+        inner = prefix + part.name + "_" if part.parts is not None else prefix
+        if part.parts is None:
+            yield prefix + part.name, part
+        else:
+            yield from _leaves(_Group(part.parts), inner)
+
+
+def _leaf_values(value, shape):
+    if shape.parts is None:
+        yield value
+        return
+    for item, part in zip(value, shape.parts):
+        yield from _leaf_values(item, part)
 
 
 def load_count():

@@ -3,7 +3,9 @@
 A cube is a DataArray with a `time` dimension (any order of dimensions, any number of other
 dimensions: `y`, `x`, bands, ...). Every method moves `time` last, flattens the other dimensions
 into pixels (`[m][N]`, what the programs take), runs the entry point, and gives every result its
-dimensions back: a `[m]` result is a map over the other dimensions, a `[m][N]` result a cube.
+dimensions back: a `[m]` result is a map over the other dimensions, a `[m][N]` result a cube. A
+result that is an array of tuples or records (`[m](f32, i64)`, `[m]{mean: f32, ...}`) is its
+parts, each a map or a cube of its own (`Entry.outputs` names them).
 Coordinates and attributes of the input (a rioxarray CRS in `spatial_ref` included) are kept.
 
 On a dask-backed cube the work is `xarray.apply_ufunc(..., dask="parallelized")`: lazy, one call
@@ -21,7 +23,7 @@ import numpy as np
 import xarray as xr
 
 from . import programs
-from ._module import Entry
+from ._module import Entry, keywords_checked, unexpected_keyword
 
 TIME = "time"
 
@@ -42,20 +44,19 @@ def day_of_year(time):
     return 1.0 + (t - start) / np.timedelta64(1, "D")
 
 
-def _pixels_call(block, entry, index, nout, kinds, args):
+def _pixels_call(block, entry, index, kinds, args):
     """Runs `entry` on one block whose last axis is time: the block flattened to `[m][N]` as
-    argument `index`, the other arguments as given; results reshaped to the block's pixels."""
+    argument `index`, the other arguments as given; its outputs (`Entry.outputs`) reshaped to the
+    block's pixels."""
     pixels = block.shape[:-1]
     n = block.shape[-1]
     stack = np.ascontiguousarray(block.reshape(-1, n))
     full = list(args)
     full.insert(index, stack)
-    out = entry(*full)
-    if nout == 1:
-        out = (out,)
+    out = entry.flatten(entry(*full))
     shaped = tuple(o.reshape(pixels + ((n,) if kind == "series" else ()))
                    for o, kind in zip(out, kinds))
-    return shaped if nout > 1 else shaped[0]
+    return shaped if len(kinds) > 1 else shaped[0]
 
 
 class _Plan:
@@ -78,19 +79,26 @@ class _Plan:
                              f"{param.type}; the cube goes into a [m][N] parameter (pixels × time)")
         m, n = param.dims
         self.kinds = []
-        for r in entry.results:
+        for name, r in entry.outputs:
             if r.dims and r.dims[0] == m and len(r.dims) == 1:
                 self.kinds.append("map")
             elif r.dims and r.dims[0] == m and len(r.dims) == 2 and r.dims[1] == n:
                 self.kinds.append("series")
             else:
+                what = "returns" if name == "result0" and len(entry.outputs) == 1 else \
+                    f"returns `{name}` of type"
                 raise ValueError(
-                    f"apply(): {entry.__name__} returns {r.type}; apply() handles results of "
-                    f"shape [{m}] (one value per pixel) or [{m}][{n}] (a series per pixel). Call "
-                    f"the entry on `cube.ogham.pixels()` for other shapes")
+                    f"apply(): {entry.__name__} {what} {r.type}; apply() handles results of "
+                    f"shape [{m}] (one value per pixel) or [{m}][{n}] (a series per pixel), and "
+                    f"arrays [{m}] of tuples or records of those. Call the entry on "
+                    f"`cube.ogham.pixels()` for other shapes")
         self.entry = entry
         self.param = param
-        self.dtypes = [np.dtype(r.dtype) for r in entry.results]
+        self.names = [name for name, _ in entry.outputs]
+        self.dtypes = [np.dtype(r.dtype) for _, r in entry.outputs]
+        # One plain result gives a DataArray, as `xarray.apply_ufunc` does; anything else a
+        # Dataset of named variables.
+        self.single = len(entry.results) == 1 and entry.results[0].parts is None
 
 
 @xr.register_dataarray_accessor("ogham")
@@ -125,9 +133,11 @@ class OghamAccessor:
         """Runs a user's entry point `[m][N] -> [m]... / [m][N]...` on the cube.
 
         `entry` is an entry of a module from `ogham.load`; the cube goes into parameter
-        `cube_param` (default: the first), `args`/`kwargs` are the other parameters. Returns a
-        Dataset with one variable per result (named by `names`, default `result0`, ...): `[m]`
-        results as maps over the non-time dims, `[m][N]` results as cubes."""
+        `cube_param` (default: the first), `args`/`kwargs` are the other parameters. An entry
+        with one result gives a DataArray (a map over the non-time dims for `[m]`, a cube for
+        `[m][N]`). Several results, or a result that is an array of tuples or records, give a
+        Dataset with one map or cube per part, named by `names` or else as `entry.outputs` names
+        them (record fields in declared order, `result0`, ... for tuples and several results)."""
         plan = _Plan(entry, cube_param)
         others = [p.pyname for i, p in enumerate(entry.params) if i != plan.index]
         if len(args) > len(others):
@@ -135,25 +145,29 @@ class OghamAccessor:
                             f"the cube ({', '.join(others)}), given {len(args)}")
         values = dict(zip(others, args))
         for name, value in kwargs.items():
-            if name not in others or name in values:
-                raise TypeError(f"apply(): unexpected or repeated argument {name!r} for "
-                                f"{entry.__name__} (its other parameters: {', '.join(others)})")
+            if name in values:
+                raise TypeError(f"apply(): {entry.__name__}() got multiple values for argument "
+                                f"{name!r}")
+            if name not in others:
+                raise unexpected_keyword(entry.__name__, name, others)
             values[name] = value
         missing = [n for n in others if n not in values]
         if missing:
             raise TypeError(f"apply(): {entry.__name__} needs the argument(s) {', '.join(missing)}")
         rest = [values[n] for n in others]
-        dtype = np.dtype(plan.param.dtype)
-        outputs = self._run(plan, rest, dtype)
-        names = list(names) if names is not None else [f"result{i}" for i in range(len(outputs))]
-        if len(names) != len(outputs):
-            raise ValueError(f"apply(): {len(names)} names for {len(outputs)} results")
+        names = list(names) if names is not None else plan.names
+        if len(names) != len(plan.names):
+            raise ValueError(f"apply(): {len(names)} names for the {len(plan.names)} results of "
+                             f"{entry.__name__} ({', '.join(plan.names)})")
+        outputs = self._run(plan, rest, np.dtype(plan.param.dtype))
+        if plan.single:
+            return outputs[0] if names == plan.names else outputs[0].rename(names[0])
         return xr.Dataset(dict(zip(names, outputs)), attrs=self._da.attrs)
 
     def _run(self, plan, rest, dtype):
         da = self._cube(dtype)
         func = functools.partial(_pixels_call, entry=plan.entry, index=plan.index,
-                                 nout=len(plan.kinds), kinds=plan.kinds, args=tuple(rest))
+                                 kinds=plan.kinds, args=tuple(rest))
         out = xr.apply_ufunc(
             func, da,
             input_core_dims=[[TIME]],
@@ -165,6 +179,7 @@ class OghamAccessor:
         out = out if isinstance(out, tuple) else (out,)
         return [o.transpose(*[d for d in da.dims if d in o.dims]) for o in out]
 
+    @keywords_checked
     def bfast_monitor(self, history_end, *, order=3, trend=True, h=0.25, end=10, level=0.05,
                       lam=None, backend="cpu"):
         """BFAST-Monitor on every pixel, the history being the observations before
@@ -205,6 +220,7 @@ class OghamAccessor:
             "n_hist": n_hist, "n_valid": n_valid,
         }, attrs=attrs | {"history_end": str(history_end), "history_length": history})
 
+    @keywords_checked
     def stl(self, period, seasonal_window, *, robust=False, backend="cpu"):
         """STL decomposition of every pixel series (`period` observations per cycle, odd
         `seasonal_window` >= 3; the spec's defaults for the rest). Returns a Dataset with the
@@ -217,6 +233,7 @@ class OghamAccessor:
         outs = self._run(_Plan(entry, "Y"), [period, seasonal_window, robust], da.dtype)
         return xr.Dataset(dict(zip(programs.StlResult._fields, outs)), attrs=da.attrs)
 
+    @keywords_checked
     def twdtw(self, patterns, pattern_doy, *, steepness=0.1, midpoint=50.0, cycle=366.0,
               max_elapsed=math.inf, fill=-1, backend="cpu"):
         """TWDTW nearest-pattern classification of every pixel series of a one-band cube:

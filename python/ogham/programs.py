@@ -16,11 +16,12 @@ from collections import namedtuple
 import numpy as np
 
 from . import _ogham
-from ._module import _open
+from ._module import _open, keywords_checked
 
 PROGRAMS = ("bfast", "stl", "twdtw", "ptsel")
 
 
+@keywords_checked
 def bundled(name, backend="cpu", tuning=None):
     """The module of bundled program `name` ("bfast", "stl", "twdtw" or "ptsel")."""
     if name not in PROGRAMS:
@@ -105,6 +106,7 @@ none), magnitude (median monitoring residual), mean of the MOSUM process, valid 
 counts."""
 
 
+@keywords_checked
 def bfast_monitor(stack, history, *, freq=None, start=0.0, years=None, order=3, trend=True, h=0.25,
                   end=10, level=0.05, lam=None, backend="cpu"):
     """BFAST-Monitor (R `bfastmonitor(history = "all", type = "OLS-MOSUM")`) on every pixel.
@@ -155,6 +157,7 @@ StlResult.__doc__ = """STL per series: seasonal, trend, remainder and robustness
 [pixels]."""
 
 
+@keywords_checked
 def stl(stack, period, seasonal_window, *, robust=False, backend="cpu"):
     """STL decomposition of every series of `stack [pixels][time]` (f32 or f64, NaN = missing)
     with period `period` (observations per cycle), seasonal window `seasonal_window` (odd, >= 3)
@@ -177,6 +180,7 @@ def _stl_windows(n, period, seasonal_window):
     return period, seasonal_window
 
 
+@keywords_checked
 def twdtw(patterns, pattern_doy, series, series_doy, *, steepness=0.1, midpoint=50.0,
           cycle=366.0, max_elapsed=math.inf, fill=-1, backend="cpu"):
     """TWDTW nearest-pattern classification: `patterns [p][n][b]`, their day of year
@@ -197,6 +201,7 @@ def twdtw(patterns, pattern_doy, series, series_doy, *, steepness=0.1, midpoint=
     return module.nearest(patterns, pattern_doy, series, series_doy, *params)
 
 
+@keywords_checked
 def ptsel(phi, s=3, *, mean=False, backend="cpu"):
     """PtSel persistent-scatterer rank `[R][C]` of a wrapped phase stack `phi [K][R][C]` (f64;
     float32 is widened; radians, NaN = invalid) with search-window half-width `s` (1 to

@@ -75,7 +75,7 @@ pub fn dims_of(ty: &Type) -> (Vec<&Size>, &Type) {
 
 /// The components of a tuple or record type, or of an array of them (as arrays of the
 /// components: the runtime's representation), or `None` for other types.
-fn components(ty: &Type) -> Option<Vec<Type>> {
+pub fn components(ty: &Type) -> Option<Vec<Type>> {
     match ty {
         Type::Tuple(ts) => Some(ts.clone()),
         Type::Record(fs) => Some(fs.iter().map(|(_, t)| t.clone()).collect()),

@@ -13,6 +13,7 @@
 
 mod bundled;
 mod convert;
+mod results;
 
 use convert::{Param, Sizes, dims_of, numpy_name};
 use ogham::Backend;
@@ -98,9 +99,11 @@ fn size_to_py(py: Python<'_>, s: &Size) -> PyResult<Py<PyAny>> {
     })
 }
 
-/// `(type text, dims, dtype)` of a type: dims and dtype are `None` unless it is a scalar or an
-/// array of scalars.
-fn type_to_py(py: Python<'_>, t: &Type) -> PyResult<Py<PyAny>> {
+/// `(type text, dims, dtype, parts)` of a type: dims and dtype are `None` unless it is a scalar
+/// or an array of scalars; parts are `None` unless it is a tuple, a record or an array of them,
+/// and then `[(name, (type, dims, dtype, parts))]` in the order `declared` gives record fields
+/// (see `results::parts`).
+fn type_to_py(py: Python<'_>, t: &Type, declared: &[String]) -> PyResult<Py<PyAny>> {
     let (dims, elem) = dims_of(t);
     let (dims, dtype) = match elem {
         Type::Prim(p) => (
@@ -114,12 +117,23 @@ fn type_to_py(py: Python<'_>, t: &Type) -> PyResult<Py<PyAny>> {
         ),
         _ => (py.None(), py.None()),
     };
+    let parts = match results::parts(t, declared) {
+        Some(parts) => parts
+            .iter()
+            .map(|p| Ok((p.name.clone(), type_to_py(py, &p.ty, &[])?)))
+            .collect::<PyResult<Vec<_>>>()?
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+        None => py.None(),
+    };
     Ok(PyTuple::new(
         py,
         [
             t.to_string().into_pyobject(py)?.into_any().unbind(),
             dims,
             dtype,
+            parts,
         ],
     )?
     .into_any()
@@ -129,7 +143,8 @@ fn type_to_py(py: Python<'_>, t: &Type) -> PyResult<Py<PyAny>> {
 #[pymethods]
 impl Program {
     /// The entry points in source order: `(name, doc, params, results)`, params as
-    /// `(name, (type, dims, dtype))`, results as `(type, dims, dtype)`.
+    /// `(name, (type, dims, dtype, parts))`, results as `(type, dims, dtype, parts)` (see
+    /// `type_to_py`).
     fn entries(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
         self.entries
             .iter()
@@ -137,12 +152,13 @@ impl Program {
                 let params = e
                     .params
                     .iter()
-                    .map(|(n, t)| Ok((n.clone(), type_to_py(py, t)?)))
+                    .map(|(n, t)| Ok((n.clone(), type_to_py(py, t, &[])?)))
                     .collect::<PyResult<Vec<_>>>()?;
                 let results = e
                     .results
                     .iter()
-                    .map(|t| type_to_py(py, t))
+                    .enumerate()
+                    .map(|(i, t)| type_to_py(py, t, results::declared(e, i)))
                     .collect::<PyResult<Vec<_>>>()?;
                 Ok((e.name.clone(), e.doc.clone(), params, results)
                     .into_pyobject(py)?
@@ -159,7 +175,8 @@ impl Program {
     }
 
     /// Runs entry `entry` on the positional `args`; one result is returned as is, several as a
-    /// tuple.
+    /// tuple; a tuple or record result (or an array of them) is a tuple of its parts in the
+    /// order `entries` lists them.
     fn call(&self, py: Python<'_>, entry: &str, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
         let info = self
             .entries
@@ -221,7 +238,8 @@ impl Program {
         guarded(py, || {
             let mut items = outputs
                 .into_iter()
-                .map(|v| convert::to_py(py, v))
+                .enumerate()
+                .map(|(i, v)| convert::to_py(py, results::in_declared_order(info, i, v)))
                 .collect::<PyResult<Vec<_>>>()?;
             Ok(if items.len() == 1 {
                 items.swap_remove(0)

@@ -159,6 +159,7 @@ impl<'p> Lowerer<'p> {
                 signature: Signature {
                     params: Vec::new(),
                     results: Vec::new(),
+                    fields: Vec::new(),
                 },
                 loc: Span::default(),
             },
@@ -231,6 +232,7 @@ impl<'p> Lowerer<'p> {
         self.function.signature = Signature {
             params: entry.params.clone(),
             results: entry.results.clone(),
+            fields: entry.fields.clone(),
         };
         let mut sizes: HashMap<String, SubExp> = HashMap::new();
         let mut env = HashMap::new();

@@ -96,17 +96,21 @@ impl Checker<'_> {
                     _ => self.infer(f).into(),
                 };
                 let args: Vec<(&Expr, Ty)> = args.iter().map(|a| (a, self.infer(a))).collect();
+                let callee = self.arity_instance(f, &args).unwrap_or(callee);
                 self.apply(f.span, callee, &args)
             }
             ExprKind::BinOp(BinOp::PipeRight, x, f) => {
                 let tx = self.infer(x);
                 let tf = self.infer(f);
-                self.apply(f.span, tf.into(), &[(x, tx)])
+                let args = [(&**x, tx)];
+                let callee = self.arity_instance(f, &args).unwrap_or(tf.into());
+                self.apply(f.span, callee, &args)
             }
             ExprKind::BinOp(BinOp::PipeLeft, f, x) => {
                 let tf = self.infer(f);
-                let tx = self.infer(x);
-                self.apply(f.span, tf.into(), &[(x, tx)])
+                let args = [(&**x, self.infer(x))];
+                let callee = self.arity_instance(f, &args).unwrap_or(tf.into());
+                self.apply(f.span, callee, &args)
             }
             ExprKind::BinOp(op, l, r) => {
                 let (lt, rt, res) = self.op_signature(*op, e.span);
@@ -934,6 +938,44 @@ impl Checker<'_> {
             && self.subst.param_classes.contains_key(n);
         let shadowed = self.locals.iter().any(|l| l.name == *n) || self.globals.contains_key(n);
         (is_param && !shadowed).then(|| n.clone())
+    }
+
+    /// The instance of plain `zip` or `unzip` for the arity its arguments show, when that is
+    /// not the pair the name alone denotes: `zip xs ys zs` is `zip3`, and `unzip` of an array
+    /// of 5-tuples is `unzip5` (only if the argument's type is already known to be one; else
+    /// `unzip` stays the pair version). The resolution and type of `f` are updated.
+    fn arity_instance(&mut self, f: &Expr, args: &[(&Expr, Ty)]) -> Option<Instance> {
+        let ExprKind::Var(name) = &f.kind else {
+            return None;
+        };
+        let Some(Some(Resolution::Builtin(Builtin::Array(pair)))) =
+            self.resolutions.get(f.id.0 as usize)
+        else {
+            return None;
+        };
+        let arity = match (name.qualifier.is_none(), name.name.as_str(), pair) {
+            (true, "zip", ArrayFn::Zip(2)) => args.len(),
+            (true, "unzip", ArrayFn::Unzip(2)) => {
+                let (_, arg) = args.first()?;
+                let Ty::Array(elem, _) = self.subst.shallow(arg) else {
+                    return None;
+                };
+                match self.subst.shallow(&elem) {
+                    Ty::Tuple(ts) => ts.len(),
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        let arity = u8::try_from(arity).ok().filter(|&k| k > 2)?;
+        let builtin = Builtin::Array(match pair {
+            ArrayFn::Zip(_) => ArrayFn::Zip(arity),
+            _ => ArrayFn::Unzip(arity),
+        });
+        self.resolutions[f.id.0 as usize] = Some(Resolution::Builtin(builtin));
+        let inst = self.builtin_instance(builtin, f.span);
+        self.record(f, &inst.ty);
+        Some(inst)
     }
 
     /// `t.member` for a constrained type parameter `t`: a conversion to `t` (`t.i64`, `t.u`),

@@ -78,6 +78,10 @@ pub struct EntryPoint {
     pub params: Vec<(String, Type)>,
     /// Result types; a tuple result is several outputs.
     pub results: Vec<Type>,
+    /// For each result that is a record or an array of records, its field names in the order
+    /// the entry's written return type declares them (the type sorts them); empty for the
+    /// other results, and empty altogether when no result is a declared record.
+    pub fields: Vec<Vec<String>>,
     pub span: Span,
 }
 
@@ -495,9 +499,70 @@ impl<'a> Checker<'a> {
                     .into_iter()
                     .map(|(n, _, t)| (n, self.subst.export(&t)))
                     .collect(),
+                fields: self.declared_fields(def.ret.as_ref(), results.len()),
                 results: results.iter().map(|t| self.subst.export(t)).collect(),
                 span: def.span,
             });
+        }
+    }
+
+    /// The declared field order of each of an entry's `count` results (see
+    /// [`EntryPoint::fields`]), from its written return type `ret`: a tuple type gives one
+    /// result per component; arrays and `*` are looked through, and type aliases followed to
+    /// the record they name.
+    fn declared_fields(&self, ret: Option<&TypeExp>, count: usize) -> Vec<Vec<String>> {
+        // Aliases are followed by name in the root's scope, where an alias may be shadowed by a
+        // later one of the same name (`type t = [3]t`): a bound on the expansions ends any
+        // cycle that makes (the result then keeps the type's order).
+        let mut fuel = self.aliases.len();
+        let parts: Vec<&TypeExp> = match ret.map(|t| self.expand_alias(t, &mut fuel)) {
+            Some(TypeExp::Tuple(ts, _)) if ts.len() == count && count != 1 => ts.iter().collect(),
+            Some(t) => vec![t],
+            None => Vec::new(),
+        };
+        let fields: Vec<Vec<String>> = parts
+            .into_iter()
+            .map(|t| match self.record_of(t, &mut fuel) {
+                Some(fields) => fields.iter().map(|(name, _)| name.name.clone()).collect(),
+                None => Vec::new(),
+            })
+            .collect();
+        if fields.len() != count || fields.iter().all(Vec::is_empty) {
+            return Vec::new();
+        }
+        fields
+    }
+
+    /// The fields of the record `t` is, or is an array of (aliases followed while `fuel`
+    /// lasts).
+    fn record_of<'t>(&'t self, t: &'t TypeExp, fuel: &mut usize) -> Option<&'t [(Ident, TypeExp)]> {
+        match self.expand_alias(t, fuel) {
+            TypeExp::Record(fields, _) => Some(fields),
+            TypeExp::Array(_, elem, _) => self.record_of(elem, fuel),
+            _ => None,
+        }
+    }
+
+    /// `t` with `*` dropped and type aliases (without parameters: a parameterised alias's body
+    /// is not looked into) replaced by their written bodies, each expansion taking one unit of
+    /// `fuel` (none left: `t` as it is).
+    fn expand_alias<'t>(&'t self, t: &'t TypeExp, fuel: &mut usize) -> &'t TypeExp {
+        match t {
+            TypeExp::Unique(inner, _) => self.expand_alias(inner, fuel),
+            TypeExp::Name(name, args, _) if args.is_empty() && *fuel > 0 => {
+                let alias = self
+                    .type_aliases
+                    .get(&name.name)
+                    .and_then(|&(module, index)| {
+                        match &self.program.modules[module].decls[index] {
+                            Decl::TypeAlias(a) if a.params.is_empty() => Some(&a.body),
+                            _ => None,
+                        }
+                    });
+                *fuel -= 1;
+                alias.map_or(t, |body| self.expand_alias(body, fuel))
+            }
+            _ => t,
         }
     }
 

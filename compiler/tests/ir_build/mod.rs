@@ -83,6 +83,7 @@ impl FnBuilder {
                 signature: Signature {
                     params: Vec::new(),
                     results: Vec::new(),
+                    fields: Vec::new(),
                 },
                 loc: Default::default(),
             },
