@@ -31,7 +31,6 @@ else:
     from . import accessor  # noqa: F401  (registers `DataArray.ogham`)
 
 
-
 def load_ipython_extension(ipython):
     """`%load_ext ogham`: registers the `%%ogham` cell magic (ogham/magic.py)."""
     from .magic import register
