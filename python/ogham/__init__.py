@@ -21,7 +21,7 @@ def _rebuild_error(message, code):
 
 # An error raised on a dask worker reaches the client pickled: keep its code.
 OghamError.__reduce__ = lambda self: (_rebuild_error, (str(self), getattr(self, "code", None)))
-from .programs import bfast_monitor, bundled, ptsel, stl, twdtw
+from .programs import bfast_monitor, bundled, mann_kendall, ptsel, stl, twdtw
 
 try:
     import xarray as _xarray  # noqa: F401
@@ -31,4 +31,4 @@ else:
     from . import accessor  # noqa: F401  (registers `DataArray.ogham`)
 
 __all__ = ["OghamError", "Entry", "Module", "load", "load_count", "bfast_monitor", "bundled",
-           "ptsel", "stl", "twdtw"]
+           "mann_kendall", "ptsel", "stl", "twdtw"]
