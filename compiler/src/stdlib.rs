@@ -8,6 +8,7 @@ pub const MODULES: &[(&str, &str)] = &[
     ("lib/linalg", include_str!("../../lib/linalg.og")),
     ("lib/segmented", include_str!("../../lib/segmented.og")),
     ("lib/stats", include_str!("../../lib/stats.og")),
+    ("lib/trend", include_str!("../../lib/trend.og")),
     ("lib/regression", include_str!("../../lib/regression.og")),
     ("lib/mosum", include_str!("../../lib/mosum.og")),
     ("lib/bfast", include_str!("../../lib/bfast.og")),

@@ -21,7 +21,7 @@ def _rebuild_error(message, code):
 
 # An error raised on a dask worker reaches the client pickled: keep its code.
 OghamError.__reduce__ = lambda self: (_rebuild_error, (str(self), getattr(self, "code", None)))
-from .programs import bfast_monitor, bundled, ptsel, stl, twdtw
+from .programs import bfast_monitor, bundled, mann_kendall, ptsel, stl, twdtw
 
 try:
     import xarray as _xarray  # noqa: F401
@@ -39,4 +39,4 @@ def load_ipython_extension(ipython):
 
 
 __all__ = ["OghamError", "Entry", "Module", "Results", "load", "load_count", "bfast_monitor",
-           "bundled", "ptsel", "stl", "twdtw"]
+           "bundled", "mann_kendall", "ptsel", "stl", "twdtw"]

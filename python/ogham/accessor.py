@@ -261,6 +261,33 @@ class OghamAccessor:
         return xr.Dataset({"label": label.transpose(*dims),
                            "distance": distance.transpose(*dims, "pattern")}, attrs=da.attrs)
 
+    def mann_kendall(self, *, backend="cpu"):
+        """The Mann-Kendall trend test and the Theil-Sen slope of every pixel series
+        (`programs.mann_kendall`, docs/trend.md) against the cube's `time` coordinate: datetimes
+        as fractional years (the slope is then per year), numbers as they are. f32 or f64 cubes,
+        NaN = missing. Returns a Dataset of maps: `slope`, `intercept`, `p`, `z`, `tau`, `s`,
+        `var_s`, `n`."""
+        da = self._cube()
+        if da.dtype not in (np.float32, np.float64):
+            raise TypeError(f"mann_kendall(): the cube is {da.dtype}; pass "
+                            f"`da.astype(np.float32)`")
+        time = da[TIME].values
+        if np.issubdtype(time.dtype, np.datetime64):
+            t = fractional_years(time)
+        elif np.issubdtype(time.dtype, np.number) and not np.issubdtype(time.dtype, np.bool_):
+            t = time.astype(np.float64)
+        else:
+            raise TypeError(f"mann_kendall(): the `time` coordinate must hold datetimes or "
+                            f"numbers (given {time.dtype})")
+        func = functools.partial(_trend_block, time=t, backend=backend)
+        fields = programs.TrendResult._fields
+        kinds = [np.int64 if f in ("s", "n") else da.dtype for f in fields]
+        outs = xr.apply_ufunc(func, da, input_core_dims=[[TIME]],
+                              output_core_dims=[[] for _ in fields], dask="parallelized",
+                              output_dtypes=kinds, keep_attrs=True)
+        dims = [d for d in da.dims if d != TIME]
+        return xr.Dataset({f: o.transpose(*dims) for f, o in zip(fields, outs)}, attrs=da.attrs)
+
 
 def _take(index, values, fill):
     """`values[index]` where `index >= 0`, else `fill` (break dates from break indices)."""
@@ -274,3 +301,10 @@ def _twdtw_block(block, patterns, pattern_doy, doy, params, backend):
                                        midpoint=params[1], cycle=params[2],
                                        max_elapsed=params[3], fill=params[4], backend=backend)
     return distances.reshape(pixels + (patterns.shape[0],)), labels.reshape(pixels)
+
+
+def _trend_block(block, time, backend):
+    pixels = block.shape[:-1]
+    stack = np.ascontiguousarray(block.reshape(-1, block.shape[-1]))
+    out = programs.mann_kendall(stack, time, backend=backend)
+    return tuple(o.reshape(pixels) for o in out)

@@ -2,7 +2,7 @@
 
 Each function picks the entry point for the data's precision (f32 or f64) and passes the
 parameters of the program's documentation (docs/bfast.md, docs/stl.md, docs/twdtw.md,
-docs/ptsel.md) with the same defaults. `bundled(name)` returns the whole module, for the other
+docs/ptsel.md, docs/trend.md) with the same defaults. `bundled(name)` returns the whole module, for the other
 entry points (`bundled("bfast").detailed`, ...).
 
 The programs' sources are embedded in the extension and compiled from there, their imports
@@ -18,12 +18,12 @@ import numpy as np
 from . import _ogham
 from ._module import _open, keywords_checked
 
-PROGRAMS = ("bfast", "stl", "twdtw", "ptsel")
+PROGRAMS = ("bfast", "stl", "twdtw", "ptsel", "trend")
 
 
 @keywords_checked
 def bundled(name, backend="cpu", tuning=None):
-    """The module of bundled program `name` ("bfast", "stl", "twdtw" or "ptsel")."""
+    """The module of bundled program `name` ("bfast", "stl", "twdtw", "ptsel" or "trend")."""
     if name not in PROGRAMS:
         raise ValueError(f"there is no bundled program {name!r}: use one of {', '.join(PROGRAMS)}")
     return _open(("bundled", name), backend, tuning)
@@ -212,3 +212,41 @@ def ptsel(phi, s=3, *, mean=False, backend="cpu"):
     s = _int(s, "s", 1, max(widest, 1), " (the patch's larger side: a wider window holds no "
              "more pixels)")
     return bundled("ptsel", backend).rank_wp(phi, s, mean)
+
+
+TrendResult = namedtuple("TrendResult", "slope intercept p z tau s var_s n")
+TrendResult.__doc__ = """Mann-Kendall and Theil-Sen per pixel (docs/trend.md): Theil-Sen slope
+(per unit of time) and intercept (median(y) - slope·median(t)), two-sided p-value, continuity-
+corrected z, Kendall's tau-b, the statistic S (int64), its variance with the ties correction and
+the number of valid observations (int64). With fewer than 2 valid observations S and its
+variance are 0 and the rest NaN."""
+
+# The most bytes of pairwise slopes one call of the trend program holds (`N(N-1)/2` f64 twice
+# per pixel): larger stacks are split into blocks of pixels.
+_TREND_BYTES = 1 << 28
+
+
+def mann_kendall(stack, time=None, *, backend="cpu"):
+    """The Mann-Kendall trend test and the Theil-Sen slope of every series of
+    `stack [pixels][time]` (f32 or f64, NaN = missing, skipped) observed at `time [time]` (real,
+    finite, strictly increasing, e.g. fractional years; default 0, 1, ..., the positions).
+    Returns a `TrendResult` of [pixels] arrays (f32 for an f32 stack: computed in f64, rounded
+    once). The work per pixel grows with time², and the pixels are sent to the program in blocks
+    of at most 256 MiB of pairwise slopes."""
+    stack = _stack(stack, "stack")
+    m, n = stack.shape
+    if time is None:
+        time = np.arange(n, dtype=np.float64)
+    time = _floats(time, "time", f64_only=True)
+    if time.shape != (n,):
+        raise ValueError(f"parameter `time`: expects {n} times (one per column of `stack`), "
+                         f"given shape {time.shape}")
+    if not np.all(np.isfinite(time)) or np.any(np.diff(time) <= 0):
+        raise ValueError("parameter `time`: need finite, strictly increasing times")
+    module = bundled("trend", backend)
+    entry = module.main_f64 if stack.dtype == np.float64 else module.main
+    per = max(1, _TREND_BYTES // max(1, n * (n - 1) * 8))
+    if m <= per:
+        return TrendResult(*entry(stack, time))
+    parts = [entry(stack[i:i + per], time) for i in range(0, m, per)]
+    return TrendResult(*(np.concatenate(column) for column in zip(*parts)))

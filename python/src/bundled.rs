@@ -9,4 +9,5 @@ pub const FILES: &[(&str, &str)] = &[
     ("stl", include_str!("../../programs/stl.og")),
     ("twdtw", include_str!("../../programs/twdtw.og")),
     ("ptsel", include_str!("../../programs/ptsel.og")),
+    ("trend", include_str!("../../programs/trend.og")),
 ];

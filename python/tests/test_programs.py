@@ -91,6 +91,15 @@ def test_ptsel(cli, root, tmp_path):
     same_bits([python], cli_out)
 
 
+@pytest.mark.parametrize("dtype, entry", [(np.float32, "main"), (np.float64, "main_f64")])
+def test_mann_kendall(cli, root, tmp_path, dtype, entry):
+    rng = np.random.default_rng(8)
+    y = cloudy_series(rng, 12, 40, dtype)
+    years = 2015 + np.cumsum(rng.uniform(0.01, 0.1, 40))
+    same_bits(ogham.mann_kendall(y, years), cli_run(cli, root, tmp_path, "trend", entry,
+                                                    [y, years], []))
+
+
 def test_built_library(cli, root, tmp_path):
     """A library built by `ogham build` opens with `ogham.load` and gives the program's results;
     a file that is not a library is an OghamError naming it."""

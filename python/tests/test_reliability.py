@@ -255,7 +255,8 @@ def test_parameters_are_checked_exactly_and_named(call, error, message):
     lambda a: a.astype(object)])
 @pytest.mark.parametrize("function, argument", [
     ("bfast_monitor", "stack"), ("stl", "stack"), ("ptsel", "phi"), ("twdtw", "patterns"),
-    ("twdtw", "series"), ("twdtw", "series_doy")])
+    ("twdtw", "series"), ("twdtw", "series_doy"), ("mann_kendall", "stack"),
+    ("mann_kendall", "time")])
 def test_every_bundled_function_refuses_non_float_data(function, argument, bad):
     args = {
         "bfast_monitor": lambda: dict(stack=STACK, history=24, freq=12),
@@ -263,6 +264,7 @@ def test_every_bundled_function_refuses_non_float_data(function, argument, bad):
         "ptsel": lambda: dict(phi=PHI),
         "twdtw": lambda: dict(patterns=PATTERNS, pattern_doy=PATTERN_DOY, series=SERIES,
                               series_doy=SERIES_DOY),
+        "mann_kendall": lambda: dict(stack=STACK, time=np.arange(STACK.shape[1], dtype=float)),
     }[function]()
     args[argument] = bad(args[argument])
     with pytest.raises(TypeError, match=rf"parameter `{argument}`: expects float32 or float64"):
