@@ -261,6 +261,7 @@ class OghamAccessor:
         return xr.Dataset({"label": label.transpose(*dims),
                            "distance": distance.transpose(*dims, "pattern")}, attrs=da.attrs)
 
+    @keywords_checked
     def mann_kendall(self, *, backend="cpu"):
         """The Mann-Kendall trend test and the Theil-Sen slope of every pixel series
         (`programs.mann_kendall`, docs/trend.md) against the cube's `time` coordinate: datetimes

@@ -226,6 +226,7 @@ variance are 0 and the rest NaN."""
 _TREND_BYTES = 1 << 28
 
 
+@keywords_checked
 def mann_kendall(stack, time=None, *, backend="cpu"):
     """The Mann-Kendall trend test and the Theil-Sen slope of every series of
     `stack [pixels][time]` (f32 or f64, NaN = missing, skipped) observed at `time [time]` (real,

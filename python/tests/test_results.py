@@ -148,3 +148,9 @@ def test_unknown_keywords_are_named_with_the_closest_parameter(mod):
     with pytest.raises(TypeError, match=r"bfast_monitor\(\) got an unexpected keyword argument "
                                         r"'history' \(did you mean 'history_end'\?\)"):
         make_cube().ogham.bfast_monitor(history="2009-01-01")
+    with pytest.raises(TypeError, match=r"mann_kendall\(\) got an unexpected keyword argument "
+                                        r"'times' \(did you mean 'time'\?\)"):
+        ogham.mann_kendall(pixels, times=np.arange(20.0))
+    with pytest.raises(TypeError, match=r"mann_kendall\(\) got an unexpected keyword argument "
+                                        r"'backnd' \(did you mean 'backend'\?\)"):
+        make_cube().ogham.mann_kendall(backnd="cpu")
