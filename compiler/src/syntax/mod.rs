@@ -139,6 +139,28 @@ impl Builder<'_> {
         self.expr(l, r, ExprKind::BinOp(op, a, b))
     }
 
+    /// `name "label" e`: a trace when `name` is `trace`; otherwise an error (no function takes
+    /// a string), and `e`.
+    fn trace(
+        &self,
+        l: usize,
+        name_end: usize,
+        r: usize,
+        name: &str,
+        label: &str,
+        e: Box<Expr>,
+    ) -> Box<Expr> {
+        if name != "trace" {
+            self.error(
+                Diagnostic::error("E0105", "a string literal is not a value")
+                    .with_primary(self.span(l, name_end), format!("`{name}` cannot take a string"))
+                    .with_help("only `trace \"label\" e` and `assert cond \"message\" e` take a string literal"),
+            );
+            return e;
+        }
+        self.expr(l, r, ExprKind::Trace(label.to_string(), e))
+    }
+
     fn qual_name(&self, text: &str) -> QualName {
         let (qualifier, name) = text.split_once('.').unwrap_or(("", text));
         QualName {

@@ -363,8 +363,7 @@ impl<'a, F: Form> Simplifier<'a, F> {
                 }
             }
             for stmt in body.stmts.iter().rev() {
-                let live_stmt = matches!(stmt.exp, Exp::Assert { .. })
-                    || stmt.pat.iter().any(|v| live.contains(v));
+                let live_stmt = stmt.exp.is_effect() || stmt.pat.iter().any(|v| live.contains(v));
                 if live_stmt {
                     live.extend(free_vars_stmt(self.function, stmt));
                 }
