@@ -27,6 +27,7 @@ pub const CONSTRUCTS: &[&str] = &[
     "rearrange",
     "reshape",
     "concat",
+    "trace",
     "segmap",
     "segred",
     "segscan",
