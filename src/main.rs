@@ -306,8 +306,10 @@ fn run_command(command: Command) -> Result<(), Failure> {
                 run(&file, entry.as_deref(), how, output_dir.as_deref(), &args)
             }
         }
-        Command::Repl { file } => ogham::repl::run_stdio(file.as_deref())
-            .map_err(|e| Failure::Message(format!("repl: {e}"))),
+        Command::Repl { file } => ogham::repl::run_stdio(file.as_deref()).map_err(|e| {
+            eprintln!("{e}");
+            Failure::Reported
+        }),
         Command::Build { file, output } => build(&file, output),
         Command::Autotune {
             file,

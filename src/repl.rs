@@ -1,12 +1,13 @@
 //! `ogham repl [FILE]`: evaluates expressions on the reference interpreter in the scope of a
 //! program's definitions, one line at a time, from standard input (interactive or piped).
 //!
-//! Each line is checked and run as a small program of its own, whose root module imports FILE
-//! (so FILE's definitions and its imports are in scope, and FILE's own relative imports work),
-//! then holds the definitions the session has made (`def` lines), then the line:
+//! Each line is checked and run as a small program of its own, whose root module sits beside
+//! FILE and imports it and FILE's own imports (so FILE's definitions and those it imports are in
+//! scope, as inside FILE), then holds the definitions the session has made (`def` lines), then
+//! the line:
 //!
 //! ```text
-//! import "FILE"
+//! import "FILE"                             -- and each `import` of FILE
 //! def ...                                   -- earlier `def` lines
 //! entry <repl> (x: []f32) (k: i64) ... =    -- one parameter per bound name
 //! EXPR
@@ -19,6 +20,7 @@
 //! definition or binding is kept only after the program containing it checked.
 
 use crate::Frontend;
+use ogham_compiler::syntax::ast::Decl;
 use ogham_ir::diag::render;
 use ogham_ir::types::Type;
 use ogham_runtime::trace;
@@ -139,23 +141,34 @@ fn value_type(v: &Value) -> String {
 }
 
 impl Session {
-    /// A session in the scope of `file` (or of the standard prelude alone).
-    pub fn new(file: Option<&Path>) -> Session {
-        let (import, dir) = match file {
-            Some(f) => {
-                let stem = f.with_extension("");
-                let module = stem.file_name().map(PathBuf::from).unwrap_or_default();
-                let dir = f.parent().map(Path::to_path_buf).unwrap_or_default();
-                (format!("import {:?}\n", module.display().to_string()), dir)
-            }
-            None => (String::new(), PathBuf::new()),
+    /// A session in the scope of `file` (or of the standard prelude alone); `file`'s
+    /// diagnostics, rendered, when it does not check.
+    pub fn new(file: Option<&Path>) -> Result<Session, String> {
+        let Some(f) = file else {
+            return Ok(Session {
+                import: String::new(),
+                name: "<repl>".to_string(),
+                defs: Vec::new(),
+                bound: Vec::new(),
+            });
         };
-        Session {
+        let fe = Frontend::load(f).map_err(|e| e.render().trim_end().to_string())?;
+        let module = f.with_extension("");
+        let module = module.file_name().map(PathBuf::from).unwrap_or_default();
+        let mut import = format!("import {:?}\n", module.display().to_string());
+        let root = fe.program.modules.last().map(|m| m.decls.as_slice());
+        for decl in root.unwrap_or_default() {
+            if let Decl::Import(i) = decl {
+                import.push_str(&format!("import {:?}\n", i.path));
+            }
+        }
+        let dir = f.parent().map(Path::to_path_buf).unwrap_or_default();
+        Ok(Session {
             import,
             name: dir.join("<repl>").display().to_string(),
             defs: Vec::new(),
             bound: Vec::new(),
-        }
+        })
     }
 
     /// The program text for `body`: `def` (for `:type`, whose value may be a function) or
@@ -204,7 +217,7 @@ impl Session {
     fn type_of(&self, expr: &str) -> Result<String, String> {
         let fe = self.check(&self.program("def", None, expr))?;
         let root = fe.program.modules.last().and_then(|m| m.decls.last());
-        let Some(ogham_compiler::syntax::ast::Decl::Def(def)) = root else {
+        let Some(Decl::Def(def)) = root else {
             return Err("internal error: the line's definition is missing".to_string());
         };
         fe.checked
@@ -258,15 +271,14 @@ impl Session {
     }
 }
 
-/// Runs a session on `input` until `:quit` or its end; a prompt on `out` when `prompt`.
+/// Runs `session` on `input` until `:quit` or its end; a prompt on `out` when `prompt`.
 pub fn run(
-    file: Option<&Path>,
+    session: &mut Session,
     input: &mut dyn BufRead,
     out: &mut dyn Write,
     err: &mut dyn Write,
     prompt: bool,
 ) -> io::Result<()> {
-    let mut session = Session::new(file);
     let mut line = String::new();
     loop {
         if prompt {
@@ -283,13 +295,11 @@ pub fn run(
 /// [`run`] on standard input and output, with a prompt when the input is a terminal. FILE
 /// must check first (its diagnostics are the error otherwise).
 pub fn run_stdio(file: Option<&Path>) -> Result<(), String> {
-    if let Some(f) = file {
-        Frontend::load(f).map_err(|e| e.render().trim_end().to_string())?;
-    }
+    let mut session = Session::new(file)?;
     let stdin = io::stdin();
     let prompt = stdin.is_terminal();
     let (mut out, mut err) = (io::stdout(), io::stderr());
-    run(file, &mut stdin.lock(), &mut out, &mut err, prompt).map_err(|e| e.to_string())
+    run(&mut session, &mut stdin.lock(), &mut out, &mut err, prompt).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -298,7 +308,8 @@ mod tests {
 
     fn session(file: Option<&Path>, input: &str) -> (String, String) {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        run(file, &mut input.as_bytes(), &mut out, &mut err, false).unwrap();
+        let mut s = Session::new(file).unwrap();
+        run(&mut s, &mut input.as_bytes(), &mut out, &mut err, false).unwrap();
         (
             String::from_utf8(out).unwrap(),
             String::from_utf8(err).unwrap(),

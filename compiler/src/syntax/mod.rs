@@ -9,7 +9,8 @@
 //!
 //! Syntax error codes: E0101 unexpected character (or `..`: there are no ranges), E0102 invalid
 //! numeric literal, E0103 unterminated string, E0104 detached field access, E0105 unexpected
-//! token, E0106 unexpected end of file, E0107 invalid size or field number.
+//! token (also a string literal as the argument of a function other than `trace`), E0106
+//! unexpected end of file, E0107 invalid size or field number.
 
 pub mod ast;
 pub mod lexer;
