@@ -202,11 +202,12 @@ impl Session {
         let (sink, kept) = trace::collect();
         let outcome = trace::with_sink(Some(sink), || {
             ogham_runtime::interp::run_entry(&fe.sources, &fe.program, &fe.checked, ENTRY, args)
+                .map_err(Box::new)
         });
         for t in kept.lock().map(|t| t.clone()).unwrap_or_default() {
             let _ = writeln!(err, "{}", trace::format(&fe.sources, &t));
         }
-        let mut outputs = outcome.map_err(|d| render(&fe.sources, &[d]))?;
+        let mut outputs = outcome.map_err(|d| render(&fe.sources, &[*d]))?;
         Ok(match results.len() {
             1 => (results[0].clone(), outputs.swap_remove(0)),
             _ => (Type::Tuple(results), Value::Tuple(outputs)),

@@ -6,6 +6,9 @@ import pytest
 
 import ogham
 
+# Loading these programs for the cpu backend warns W0730 (tested below on its own).
+pytestmark = pytest.mark.filterwarnings(r"ignore:warning\[W0730\]:UserWarning")
+
 SOURCE = """\
 entry mean [m][n] (stack: [m][n]f32) (weights: [n]f32) : [m]f32 =
   map (\\px ->

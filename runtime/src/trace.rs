@@ -172,8 +172,7 @@ mod tests {
     fn traces_of(f: impl FnOnce()) -> Vec<Trace> {
         let (sink, kept) = collect();
         with_sink(Some(sink), f);
-        let kept = kept.lock().unwrap().clone();
-        kept
+        kept.lock().unwrap().clone()
     }
 
     #[test]
