@@ -138,6 +138,8 @@ pub struct Compiled {
     entries: Vec<EntryInfo>,
     thresholds: Thresholds,
     code: Code,
+    /// Warnings of the compilation (`W0730`: a trace on a backend that does not trace).
+    warnings: Vec<Diagnostic>,
     /// Where the root source came from (see [`Root`]), to check that the sources are current
     /// (`None` for an opened library).
     root: Option<Root>,
@@ -192,6 +194,11 @@ impl Compiled {
             }
             Code::Ir { program, .. } => self.backend.run_ir(program, entry, args, thresholds),
         }
+    }
+
+    /// The warnings of compiling the program (`W0730`, see `crate::trace`).
+    pub fn warnings(&self) -> &[Diagnostic] {
+        &self.warnings
     }
 
     /// A diagnostic of this program (a run-time error), rendered with its source lines.
@@ -427,6 +434,7 @@ fn compile_fresh(
             entries,
             thresholds,
             code: Code::Cached(cached),
+            warnings: Vec::new(),
             root: Some(root.clone()),
         }));
     }
@@ -460,18 +468,26 @@ fn compile_fresh(
             entries,
             thresholds: Thresholds::default(),
             code: Code::Interp(fe),
+            warnings: Vec::new(),
             root,
         }));
     }
     let fail = |d: Box<Diagnostic>| CompileError::diagnostics(fe.sources.clone(), vec![*d]);
     let program = fe.compile(backend.pipeline_options()).map_err(fail)?;
     let thresholds = crate::thresholds(tuning, program.thresholds()).map_err(fail)?;
+    let warnings: Vec<Diagnostic> = match &program {
+        ogham_ir::Ir::Kernel(p) => crate::trace::compiled_warning(p, backend),
+        ogham_ir::Ir::Core(_) => None,
+    }
+    .into_iter()
+    .collect();
     let code = match program {
         ogham_ir::Ir::Kernel(program) if backend == Backend::Cpu => {
             let library = Library::new(fe.sources.clone(), program).with_docs(docs);
+            // A program with a warning is not stored on disk, so that every run warns.
             Code::Cpu(match key {
-                Some(key) => disk.store(key, library),
-                None => library,
+                Some(key) if warnings.is_empty() => disk.store(key, library),
+                _ => library,
             })
         }
         program => Code::Ir {
@@ -484,6 +500,7 @@ fn compile_fresh(
         entries,
         thresholds,
         code,
+        warnings,
         root,
     }))
 }
@@ -511,6 +528,7 @@ pub fn open(path: &Path) -> Result<Arc<Compiled>, CompileError> {
         thresholds: Thresholds::default(),
         root: None,
         code: Code::Cpu(library),
+        warnings: Vec::new(),
     }))
 }
 

@@ -9,7 +9,10 @@ pub mod atomic;
 pub mod autotune;
 pub mod cache;
 pub mod demo;
+pub mod pixel;
+pub mod repl;
 pub mod testing;
+pub mod trace;
 
 pub use ogham_compiler as compiler;
 pub use ogham_ir as ir;

@@ -16,7 +16,7 @@ use ogham_ir::diag::emit_to_stderr;
 use ogham_ir::print::print_program;
 use ogham_runtime::cpu::aot;
 use ogham_runtime::library::Library;
-use ogham_runtime::{npy, text};
+use ogham_runtime::{npy, text, trace};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -71,10 +71,22 @@ enum Command {
         /// W0721); runs on the interpreter.
         #[arg(long)]
         check_laws: bool,
+        /// Run one pixel: cut the arguments whose leading dimension is the pixel axis (the
+        /// first result's leading dimension; with ROW,COL its first two) to that pixel, so that
+        /// the traces of `trace "label" e` show its intermediate values (docs/reference.md,
+        /// "Tracing").
+        #[arg(long, value_name = "ROW[,COL]")]
+        pixel: Option<String>,
         /// The arguments: `.npy` files, literal values (`[1, 2.5]`, `3i64`), or `@FILE` for
         /// textual values read from FILE. Give options before the arguments.
         #[arg(allow_hyphen_values = true)]
         args: Vec<String>,
+    },
+    /// Evaluate expressions interactively in the scope of a program's definitions (on the
+    /// interpreter): reads lines from standard input; `:help` lists the commands.
+    Repl {
+        /// The program (`.og`) whose definitions (and imports) are in scope.
+        file: Option<PathBuf>,
     },
     /// Compile a program to a library (`.ogl`) that `ogham run` and the runtime's
     /// `Library::load` run on the CPU backend without compiling again; or, with an output
@@ -271,26 +283,33 @@ fn run_command(command: Command) -> Result<(), Failure> {
             tuning,
             no_cache,
             check_laws,
+            pixel,
             args,
         } => {
             let backend = backend.into();
+            let pixel = pixel
+                .as_deref()
+                .map(ogham::pixel::parse_pixel)
+                .transpose()?;
             if check_laws {
                 if backend != Backend::Interp {
                     return Err(Failure::Message(LAWS_ON_INTERP.to_string()));
                 }
                 check_laws_run(&file, entry.as_deref(), output_dir.as_deref(), &args)
             } else {
-                run(
-                    &file,
-                    entry.as_deref(),
+                let how = RunOptions {
                     backend,
-                    output_dir.as_deref(),
-                    tuning.as_deref(),
+                    tuning: tuning.as_deref(),
                     no_cache,
-                    &args,
-                )
+                    pixel: pixel.as_deref(),
+                };
+                run(&file, entry.as_deref(), how, output_dir.as_deref(), &args)
             }
         }
+        Command::Repl { file } => ogham::repl::run_stdio(file.as_deref()).map_err(|e| {
+            eprintln!("{e}");
+            Failure::Reported
+        }),
         Command::Build { file, output } => build(&file, output),
         Command::Autotune {
             file,
@@ -441,22 +460,39 @@ fn check(file: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
+/// How `ogham run` runs a program.
+struct RunOptions<'a> {
+    backend: Backend,
+    tuning: Option<&'a Path>,
+    no_cache: bool,
+    /// `--pixel`: the coordinates of the one pixel to run (`ogham::pixel`).
+    pixel: Option<&'a [usize]>,
+}
+
 /// `ogham run FILE`: compiled (or taken from the cache of compiled programs, see
-/// `ogham::cache`) and run.
-#[allow(clippy::too_many_arguments)]
+/// `ogham::cache`) and run; traces go to standard error.
 fn run(
     file: &Path,
     entry: Option<&str>,
-    backend: Backend,
+    how: RunOptions,
     output_dir: Option<&Path>,
-    tuning: Option<&Path>,
-    no_cache: bool,
     raw_args: &[String],
 ) -> Result<(), Failure> {
+    let RunOptions {
+        backend,
+        tuning,
+        no_cache,
+        pixel,
+    } = how;
     if backend == Backend::Cpu {
         ogham_runtime::cpu::start_workers();
     }
     if file.extension().is_some_and(|e| e == "ogl") {
+        if pixel.is_some() {
+            return Err(Failure::Message(
+                "--pixel needs the program's source (a .og file), not a library".to_string(),
+            ));
+        }
         return run_library(file, entry, backend, output_dir, tuning, raw_args);
     }
     let options = cache::Options {
@@ -472,9 +508,13 @@ fn run(
         e.emit_to_stderr();
         Failure::Reported
     })?;
+    emit_to_stderr(compiled.sources(), compiled.warnings());
     let entry = &chosen_entry(entry, compiled.entries().iter().map(|e| e.name.as_str()))?;
     let info = compiled.entry(entry)?;
-    let args = args::bind_params(&info.name, &info.params, command_line_args(raw_args)?)?;
+    let mut args = args::bind_params(&info.name, &info.params, command_line_args(raw_args)?)?;
+    if let Some(pixel) = pixel {
+        args = ogham::pixel::pixel_args(info, args, pixel)?;
+    }
     if std::env::var_os("OGHAM_PROFILE").is_some()
         && let Some(start) = START.get()
     {
@@ -484,7 +524,8 @@ fn run(
             start.elapsed().as_secs_f64() * 1e3
         );
     }
-    let outputs = compiled.call(entry, args).map_err(|diag| {
+    let sink = trace::to_stderr(compiled.sources().clone());
+    let outputs = trace::with_sink(Some(sink), || compiled.call(entry, args)).map_err(|diag| {
         emit_to_stderr(compiled.sources(), &[*diag]);
         Failure::Reported
     })?;
@@ -514,13 +555,16 @@ fn check_laws_run(
         &entry_point.params,
         command_line_args(raw_args)?,
     )?;
-    let (outputs, warnings) = ogham_runtime::interp::run_entry_checking_laws(
-        &fe.sources,
-        &fe.program,
-        &fe.checked,
-        entry,
-        args,
-    );
+    let sink = trace::to_stderr(fe.sources.clone());
+    let (outputs, warnings) = trace::with_sink(Some(sink), || {
+        ogham_runtime::interp::run_entry_checking_laws(
+            &fe.sources,
+            &fe.program,
+            &fe.checked,
+            entry,
+            args,
+        )
+    });
     emit_to_stderr(&fe.sources, &warnings);
     let outputs = outputs.map_err(|diag| {
         emit_to_stderr(&fe.sources, &[diag]);
@@ -688,6 +732,10 @@ fn build(file: &Path, output: Option<PathBuf>) -> Result<(), Failure> {
         emit_to_stderr(&fe.sources, &[*d]);
         Failure::Reported
     })?;
+    let warnings: Vec<_> = ogham::trace::compiled_warning(&program, Backend::Cpu)
+        .into_iter()
+        .collect();
+    emit_to_stderr(&fe.sources, &warnings);
     let output = output.unwrap_or_else(|| file.with_extension("ogl"));
     let entries: Vec<String> = program.functions.iter().map(|f| f.name.clone()).collect();
     let library = Library::new(fe.sources.clone(), program).with_docs(fe.entry_docs());

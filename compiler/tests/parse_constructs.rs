@@ -241,6 +241,24 @@ fn let_chains_and_local_functions() {
 }
 
 #[test]
+fn trace_is_a_name_applied_to_a_string() {
+    check(&[
+        ("trace \"s\" (x / y) + 1", "(trace \"s\" (x / y)) + 1"),
+        ("f (trace \"xs\" xs)", "f (trace \"xs\" xs)"),
+        ("xs[trace \"i\" i]", "xs[(trace \"i\" i)]"),
+        (
+            "assert c \"m\" (trace \"v\" v)",
+            "assert c \"m\" trace \"v\" v",
+        ),
+    ]);
+    // `trace` stays an ordinary name elsewhere (a program may define a matrix trace).
+    assert!(matches!(body("trace m").kind, ExprKind::Apply(..)));
+    let mut next = 0;
+    let errs = parse_module(FileId(0), "def x = f \"s\" y", &mut next).unwrap_err();
+    assert_eq!(errs[0].code, "E0105");
+}
+
+#[test]
 fn open_expressions() {
     check(&[
         ("if a then b else c + 1", "if a then b else c + 1"),
@@ -409,7 +427,8 @@ fn ids(e: &Expr, text: &str, out: &mut Vec<u32>) {
         ExprKind::Field(e, _)
         | ExprKind::UnOp(_, e)
         | ExprKind::LeftSection(_, e)
-        | ExprKind::RightSection(_, e) => sub(e),
+        | ExprKind::RightSection(_, e)
+        | ExprKind::Trace(_, e) => sub(e),
         ExprKind::Ascribe(e, _) | ExprKind::Coerce(e, _) | ExprKind::Lambda(_, _, e) => sub(e),
         ExprKind::Index(e, idx) => {
             sub(e);

@@ -27,6 +27,7 @@ pub const CONSTRUCTS: &[&str] = &[
     "rearrange",
     "reshape",
     "concat",
+    "trace",
     "segmap",
     "segred",
     "segscan",
@@ -86,6 +87,7 @@ impl Visitor<'_> for Counts {
             Exp::Rearrange(..) => self.bump("rearrange"),
             Exp::Reshape(..) => self.bump("reshape"),
             Exp::Concat(_) => self.bump("concat"),
+            Exp::Trace { .. } => self.bump("trace"),
             Exp::Host(host) => match host.host() {
                 HostOp::Seg(seg) => {
                     self.bump(match seg.kind {

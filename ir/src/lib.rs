@@ -560,6 +560,16 @@ pub enum Exp<H: Form = Core> {
         message: String,
         kind: AssertKind,
     },
+    /// `trace "label" e`: prints the value (a scalar or an array) with the label and the
+    /// statement's location, on the executors that trace (the IR evaluator when it is given a
+    /// sink; the compiled backends do not), and binds no variables: the traced expression's
+    /// value is used directly. Like [`Exp::Assert`] it is an effect, which the optimiser keeps
+    /// where it is: never removed as dead, merged with another trace or moved out of the code
+    /// that runs it (only removed with dead code around it).
+    Trace {
+        label: String,
+        value: SubExp,
+    },
     If {
         cond: SubExp,
         then_body: Body<H>,
@@ -613,10 +623,19 @@ impl<H: Form> Exp<H> {
                 message,
                 kind,
             },
+            Exp::Trace { label, value } => Exp::Trace { label, value },
             compound @ (Exp::If { .. } | Exp::Loop { .. } | Exp::Soac(_) | Exp::Host(_)) => {
                 return Err(compound);
             }
         })
+    }
+}
+
+impl<H: Form> Exp<H> {
+    /// Whether this statement has an effect beyond the variables it binds (an assertion may
+    /// fail, a trace prints): passes keep it where it is, even when it binds nothing used.
+    pub fn is_effect(&self) -> bool {
+        matches!(self, Exp::Assert { .. } | Exp::Trace { .. })
     }
 }
 

@@ -816,6 +816,18 @@ impl Parser {
                     kind,
                 })
             }
+            "trace" => {
+                self.bump();
+                self.punct("(")?;
+                let Tok::Str(label) = self.peek().clone() else {
+                    return self.expected("a string");
+                };
+                self.bump();
+                self.punct(",")?;
+                let value = self.subexp()?;
+                self.punct(")")?;
+                Ok(Exp::Trace { label, value })
+            }
             "threshold" => {
                 let at = self.next_index();
                 self.bump();

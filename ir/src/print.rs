@@ -343,6 +343,9 @@ impl<F: Form> Printer<'_, F> {
                 };
                 let _ = write!(out, "{name}({}, {message:?})", self.subexp(*cond));
             }
+            Exp::Trace { label, value } => {
+                let _ = write!(out, "trace({label:?}, {})", self.subexp(*value));
+            }
             Exp::If {
                 cond,
                 then_body,

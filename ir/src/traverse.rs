@@ -68,6 +68,7 @@ pub fn for_each_operand<H: Form>(exp: &Exp<H>, f: &mut impl FnMut(SubExp)) {
         }
         Exp::Concat(vs) => vs.iter().for_each(|v| f(var(v))),
         Exp::Assert { cond, .. } => f(*cond),
+        Exp::Trace { value, .. } => f(*value),
         Exp::If { cond, ret, .. } => {
             f(*cond);
             ret.iter().for_each(|t| ty(t, f));
@@ -195,6 +196,7 @@ pub fn map_operands<H: Form>(exp: &mut Exp<H>, f: &mut impl FnMut(SubExp) -> Sub
         }
         Exp::Concat(vs) => vs.iter_mut().for_each(|v| var(v, f)),
         Exp::Assert { cond, .. } => *cond = f(*cond),
+        Exp::Trace { value, .. } => *value = f(*value),
         Exp::If { cond, ret, .. } => {
             *cond = f(*cond);
             ret.iter_mut().for_each(|t| ty(t, f));

@@ -650,6 +650,10 @@ impl<'a, F: Form> Checker<'a, F> {
                 self.expect_prim(*cond, PrimType::Bool, "assertion");
                 Some(vec![])
             }
+            Exp::Trace { value, .. } => {
+                self.use_subexp(*value)?;
+                Some(vec![])
+            }
             Exp::If {
                 cond,
                 then_body,

@@ -227,20 +227,46 @@ class Entry:
         self._call = module._program.call
 
     def __call__(self, *args, **kwargs):
-        if kwargs:
-            # A misspelt keyword is named as such (`bind` would first report the parameter it
-            # leaves missing).
-            names = [p.pyname for p in self.params]
-            for name in kwargs:
-                if name not in names:
-                    raise unexpected_keyword(self.__name__, name, names)
-            bound = self.__signature__.bind(*args, **kwargs)
-            args = tuple(bound.arguments.values())
-        return _named(self._call(self.__name__, args), self._shape)
+        return _named(self._call(self.__name__, self._positional(args, kwargs)), self._shape)
 
     def flatten(self, value):
         """The leaves of a value this entry returned, in the order of `outputs`."""
         return list(_leaf_values(value, self._shape))
+
+    def _positional(self, args, kwargs):
+        if not kwargs:
+            return args
+        # A misspelt keyword is named as such (`bind` would first report the parameter it
+        # leaves missing).
+        names = [p.pyname for p in self.params]
+        for name in kwargs:
+            if name not in names:
+                raise unexpected_keyword(self.__name__, name, names)
+        bound = self.__signature__.bind(*args, **kwargs)
+        return tuple(bound.arguments.values())
+
+    def trace(self, *args, pixel=None, **kwargs):
+        """Runs the entry point on the reference interpreter (or on this module's backend if it
+        traces: "interp", "core", "kir") and returns `(result, traces)`: the result as a call
+        returns it, and the values of its `trace "label" e` expressions in evaluation order, as
+        `(label, "file:line:col", value)` tuples.
+
+        `pixel=i` (or `pixel=(row, col)`) runs one pixel: the arguments whose leading
+        dimension is the pixel axis (the leading dimension of the entry's first result; with
+        two coordinates its first two) are cut to that pixel, kept as a dimension of size 1,
+        and the others passed whole, so the result has leading dimensions of size 1.
+        """
+        module = self.module
+        if module.backend not in ("interp", "core", "kir"):
+            if module.origin[0] == "library":
+                raise ValueError("trace: a .ogl library has no source to run on the "
+                                 "interpreter; load the .og program")
+            module = _open(module.origin, "interp", None)
+        if pixel is not None:
+            pixel = [int(pixel)] if isinstance(pixel, int) else [int(i) for i in pixel]
+        args = self._positional(args, kwargs)
+        result, traces = module._program.trace(self.__name__, args, pixel)
+        return _named(result, self._shape), traces
 
     def __reduce__(self):
         return (getattr, (self.module, self.__name__))

@@ -178,6 +178,70 @@ impl Program {
     /// tuple; a tuple or record result (or an array of them) is a tuple of its parts in the
     /// order `entries` lists them.
     fn call(&self, py: Python<'_>, entry: &str, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
+        let (_, values) = self.arguments(py, entry, args)?;
+        let compiled = &self.compiled;
+        let outcome = py.detach(|| {
+            catch_unwind(AssertUnwindSafe(|| compiled.call(entry, values)))
+                .map_err(|_| "a panic in the runtime".to_string())
+        });
+        self.results(py, outcome)
+    }
+
+    /// Runs entry `entry` on `args` collecting its traces (`trace "label" e`; the program must
+    /// be compiled for a backend that traces: `interp`, `core`, `kir`), on the one pixel
+    /// `pixel` when given (`ogham::pixel`): returns `(result, traces)`, each trace a tuple
+    /// `(label, "file:line:col", value)`. A run-time error raises as for a call, with the
+    /// traces made before it as the exception's `traces`.
+    #[pyo3(signature = (entry, args, pixel = None))]
+    fn trace(
+        &self,
+        py: Python<'_>,
+        entry: &str,
+        args: &Bound<'_, PyTuple>,
+        pixel: Option<Vec<usize>>,
+    ) -> PyResult<Py<PyAny>> {
+        let (info, mut values) = self.arguments(py, entry, args)?;
+        if let Some(pixel) = pixel {
+            values =
+                ogham::pixel::pixel_args(info, values, &pixel).map_err(PyValueError::new_err)?;
+        }
+        let compiled = &self.compiled;
+        let (outcome, traces) = py.detach(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                ogham::pixel::traced_call(compiled, entry, values)
+            }))
+            .map_err(|_| "a panic in the runtime".to_string())
+            .map_or_else(|e| (Err(e), Vec::new()), |(o, t)| (Ok(o), t))
+        });
+        let traces = guarded(py, || {
+            traces
+                .into_iter()
+                .map(|t| {
+                    let at = compiled.sources().location(t.loc);
+                    let value = convert::to_py(py, t.value)?;
+                    Ok((t.label, at, value).into_pyobject(py)?.into_any().unbind())
+                })
+                .collect::<PyResult<Vec<Py<PyAny>>>>()
+        })?;
+        match self.results(py, outcome) {
+            Ok(result) => Ok((result, traces).into_pyobject(py)?.into_any().unbind()),
+            Err(e) => {
+                // The traces made before a run-time error are what explains it.
+                e.value(py).setattr("traces", traces)?;
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Program {
+    /// The entry point `entry` and `args` converted for its parameters.
+    fn arguments(
+        &self,
+        py: Python<'_>,
+        entry: &str,
+        args: &Bound<'_, PyTuple>,
+    ) -> PyResult<(&EntryInfo, Vec<ogham::runtime::value::Value>)> {
         let info = self
             .entries
             .iter()
@@ -212,15 +276,23 @@ impl Program {
                 })
                 .collect::<PyResult<Vec<_>>>()
         })?;
-        let compiled = &self.compiled;
-        let outcome = py.detach(|| {
-            catch_unwind(AssertUnwindSafe(|| compiled.call(entry, values)))
-                .map_err(|_| "a panic in the runtime".to_string())
-        });
+        Ok((info, values))
+    }
+
+    /// A run's outcome for Python: one result as is, several as a tuple; an error as
+    /// `OghamError` (a `ValueError` for `E061x`).
+    fn results(
+        &self,
+        py: Python<'_>,
+        outcome: Result<
+            Result<Vec<ogham::runtime::value::Value>, Box<ogham::ir::diag::Diagnostic>>,
+            String,
+        >,
+    ) -> PyResult<Py<PyAny>> {
         let outputs = match outcome {
             Ok(Ok(outputs)) => outputs,
             Ok(Err(d)) => {
-                let message = compiled.render(&d);
+                let message = self.compiled.render(&d);
                 return Err(if d.code.starts_with("E061") {
                     PyValueError::new_err(message)
                 } else {
@@ -274,16 +346,19 @@ fn compile(py: Python<'_>, source: Source, options: Options) -> PyResult<Program
 }
 
 /// Runs `load` (compiling or opening a program) without the GIL, a panic turned into an
-/// internal `OghamError`.
+/// internal `OghamError`; the compiler's warnings (`W0730`: `trace` on a backend that does not
+/// trace) become Python `UserWarning`s.
 fn load_program(
     py: Python<'_>,
     load: impl FnOnce() -> Result<Arc<Compiled>, CompileError> + Send,
 ) -> PyResult<Program> {
-    guarded(py, || {
-        py.detach(load)
-            .map(Program::new)
-            .map_err(|e| compile_error(py, e))
-    })
+    let compiled = guarded(py, || py.detach(load).map_err(|e| compile_error(py, e)))?;
+    if !compiled.warnings().is_empty() {
+        let text = ogham::ir::diag::render(compiled.sources(), compiled.warnings());
+        py.import("warnings")?
+            .call_method1("warn", (text.trim_end(),))?;
+    }
+    Ok(Program::new(compiled))
 }
 
 /// Compiles the program in file `path` (and its imports).

@@ -39,6 +39,7 @@ pub mod memory;
 pub mod npy;
 pub mod scalar;
 pub mod text;
+pub mod trace;
 mod val;
 pub mod value;
 

@@ -2,13 +2,15 @@
 //! `.npy` arguments, `-o`), `build` and running libraries, `test`, and the exit codes (0 ok,
 //! 1 user error). `reliability` tests that outputs are atomic and the memory limit; `memory` that
 //! a failed allocation is an error; `untrusted` that hand-edited libraries are refused;
-//! `cache_trust` that the disk cache trusts nothing it did not make.
+//! `cache_trust` that the disk cache trusts nothing it did not make; `trace` tests tracing,
+//! `run --pixel` and `repl`.
 
 mod cache_trust;
 mod library;
 mod memory;
 mod reliability;
 mod snapshots;
+mod trace;
 mod untrusted;
 
 use ogham::runtime::npy;

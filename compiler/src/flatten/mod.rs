@@ -561,7 +561,7 @@ impl Flattener<'_> {
                         .flat_map(|s| s.pat.iter().copied())
                         .filter(|v| live.contains(v) || needed.contains(v))
                         .collect();
-                    let checks = stmts.iter().any(|s| matches!(s.exp, Exp::Assert { .. }));
+                    let checks = stmts.iter().any(|s| s.exp.is_effect());
                     if outs.is_empty() && !checks {
                         continue;
                     }

@@ -212,6 +212,17 @@ impl<'p> Lowerer<'p> {
                 );
                 self.expr(inner)
             }
+            ExprKind::Trace(label, inner) => {
+                let value = self.scalar(inner)?;
+                self.emit(
+                    vec![],
+                    Exp::Trace {
+                        label: label.clone(),
+                        value,
+                    },
+                );
+                Ok(LVal::Leaf(value))
+            }
             ExprKind::Coerce(inner, _) => {
                 let v = self.expr(inner)?;
                 self.coerce(&self.source_type(e), v)

@@ -357,6 +357,9 @@ pub enum ExprKind {
     /// `assert cond "message" e`: `e` if `cond` holds, else a run-time error with the message
     /// (`R0710`) at the `assert`.
     Assert(Box<Expr>, String, Box<Expr>),
+    /// `trace "label" e`: `e`, after printing it with the label and the location of the
+    /// `trace` (on the executors that trace: `docs/reference.md`, "Tracing").
+    Trace(String, Box<Expr>),
     /// `loop pat = init for i < n do body`; with no `= init`, the pattern's variables must be in
     /// scope and are their own initial values.
     Loop {

@@ -9,7 +9,8 @@
 //!
 //! Syntax error codes: E0101 unexpected character (or `..`: there are no ranges), E0102 invalid
 //! numeric literal, E0103 unterminated string, E0104 detached field access, E0105 unexpected
-//! token, E0106 unexpected end of file, E0107 invalid size or field number.
+//! token (also a string literal as the argument of a function other than `trace`), E0106
+//! unexpected end of file, E0107 invalid size or field number.
 
 pub mod ast;
 pub mod lexer;
@@ -137,6 +138,28 @@ impl Builder<'_> {
 
     fn binop(&self, l: usize, r: usize, op: BinOp, a: Box<Expr>, b: Box<Expr>) -> Box<Expr> {
         self.expr(l, r, ExprKind::BinOp(op, a, b))
+    }
+
+    /// `name "label" e`: a trace when `name` is `trace`; otherwise an error (no function takes
+    /// a string), and `e`.
+    fn trace(
+        &self,
+        l: usize,
+        name_end: usize,
+        r: usize,
+        name: &str,
+        label: &str,
+        e: Box<Expr>,
+    ) -> Box<Expr> {
+        if name != "trace" {
+            self.error(
+                Diagnostic::error("E0105", "a string literal is not a value")
+                    .with_primary(self.span(l, name_end), format!("`{name}` cannot take a string"))
+                    .with_help("only `trace \"label\" e` and `assert cond \"message\" e` take a string literal"),
+            );
+            return e;
+        }
+        self.expr(l, r, ExprKind::Trace(label.to_string(), e))
     }
 
     fn qual_name(&self, text: &str) -> QualName {

@@ -443,6 +443,10 @@ fn expr_into(out: &mut String, e: &Expr) {
             let _ = write!(out, " {message:?} ");
             expr_into(out, e);
         }
+        ExprKind::Trace(label, e) => {
+            let _ = write!(out, "trace {label:?} ");
+            atom(out, e);
+        }
         ExprKind::If(c, t, f) => {
             out.push_str("if ");
             expr_into(out, c);

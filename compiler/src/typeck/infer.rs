@@ -242,6 +242,7 @@ impl Checker<'_> {
                 self.expect(&BOOL, &tc, c.span, None);
                 self.infer(x)
             }
+            ExprKind::Trace(_, x) => self.infer_trace(x),
             ExprKind::If(c, t, f) => {
                 let tc = self.infer(c);
                 self.expect(&BOOL, &tc, c.span, None);

@@ -42,6 +42,7 @@
 mod builtins_types;
 mod infer;
 mod names;
+mod trace;
 mod unify;
 mod uniqueness;
 
@@ -194,6 +195,8 @@ struct Checker<'a> {
     pending: Vec<Option<Ty>>,
     /// Expressions of the definition being checked, in the order they were visited.
     def_exprs: Vec<ExprId>,
+    /// Traced values of the definition being checked (`trace.rs`: shape check at the end).
+    traces: Vec<(Span, Ty)>,
     /// Integer literals without suffix of the definition being checked (range check at the end).
     int_lits: Vec<(ExprId, u64, Span)>,
     /// Uses of polymorphic functions in the definition being checked, with their type arguments.
@@ -240,6 +243,7 @@ impl<'a> Checker<'a> {
             diags: Vec::new(),
             pending: vec![None; n],
             def_exprs: Vec::new(),
+            traces: Vec::new(),
             int_lits: Vec::new(),
             def_instantiations: Vec::new(),
             instantiations: HashMap::new(),
@@ -404,6 +408,7 @@ impl<'a> Checker<'a> {
             };
             self.subst.set(v, t);
         }
+        self.check_traces();
         for (id, value, span) in std::mem::take(&mut self.int_lits) {
             if let Some(Ty::Prim(p)) = self.pending[id.0 as usize]
                 .as_ref()

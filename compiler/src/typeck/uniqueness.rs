@@ -394,6 +394,7 @@ impl Uniq<'_, '_> {
                 self.expr(c);
                 self.expr(x)
             }
+            ExprKind::Trace(_, x) => self.expr(x),
         }
     }
 

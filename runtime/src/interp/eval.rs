@@ -405,6 +405,7 @@ impl<'a> Interp<'a> {
                     Err(crate::error::assertion_failed(e.span, message))
                 }
             }
+            ExprKind::Trace(label, inner) => self.eval_trace(label, inner, e.span, env),
             ExprKind::Coerce(inner, texp) => {
                 let v = self.eval(inner, env)?;
                 self.check_coercion(&v, texp, env, e.span)?;

@@ -13,6 +13,7 @@
 //! | `builtins` | the array built-ins (SOACs and shape functions)                          |
 //! | `entry`    | arguments (checked by `crate::boundary`) and results at the entry point  |
 //! | `laws`     | checks that SOAC operators are associative and neutral (opt-in)         |
+//! | `trace`    | `trace "label" e`: reports the value to the caller's sink (`crate::trace`) |
 //!
 //! Its run-time errors are those of every executor (`crate::error`); the warnings W0720 and
 //! W0721 of `--check-laws` are its own (`laws`).
@@ -21,6 +22,7 @@ mod builtins;
 mod entry;
 mod eval;
 mod laws;
+mod trace;
 mod value;
 
 use crate::error::{R_INTERNAL, Res};
@@ -71,12 +73,14 @@ fn run_entry_with(
     laws: bool,
 ) -> (Result<Vec<Value>, Diagnostic>, Vec<Diagnostic>) {
     let _ = sources;
+    let sink = crate::trace::current();
     let run = move || -> (Res<Vec<Value>>, Vec<Diagnostic>) {
         let mut interp = eval::Interp::new(program, checked);
         if laws {
             interp = interp.checking_laws();
         }
-        let result = entry::run(&interp, &checked.entries, entry, args);
+        let result =
+            crate::trace::with_sink(sink, || entry::run(&interp, &checked.entries, entry, args));
         (result, interp.into_warnings())
     };
     let result = std::thread::scope(|s| {

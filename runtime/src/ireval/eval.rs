@@ -286,6 +286,14 @@ impl<'f> Evaluator<'f> {
                     Err(assert_failed(self.loc, message, *kind))
                 }
             }
+            Exp::Trace { label, value } => {
+                let elem = match value {
+                    SubExp::Const(c) => c.prim_type(),
+                    SubExp::Var(v) => self.ty(*v).elem(),
+                };
+                crate::trace::emit(label, self.loc, &self.operand(*value)?, elem);
+                Ok(vec![])
+            }
             Exp::If {
                 cond,
                 then_body,

@@ -59,23 +59,37 @@ impl Thresholds {
 const STACK_SIZE: usize = 256 << 20;
 
 /// Runs function `entry` of `program` on `args` (checked against its signature exactly as the
-/// interpreter checks them); returns its outputs, one per result of the signature.
+/// interpreter checks them); returns its outputs, one per result of the signature. Traces go
+/// to the sink in force on the calling thread (`crate::trace`).
 pub fn run<H: Form>(
     program: &Program<H>,
     entry: &str,
     args: Vec<Value>,
     thresholds: &Thresholds,
 ) -> Result<Vec<Value>, Box<Diagnostic>> {
-    run_with(program, entry, args, thresholds, || Ok(None))
+    let sink = crate::trace::current();
+    run_in(program, entry, args, thresholds, sink, || Ok(None))
 }
 
 /// [`run`], with the kernels that the launcher built by `make_launcher` (on the evaluation
-/// thread) has code for run by it.
+/// thread) has code for run by it: the host code of the compiled executors, which do not trace
+/// (their kernels compile a trace as the identity, so the host does not trace either).
 pub fn run_with<'p, H: Form>(
     program: &'p Program<H>,
     entry: &str,
     args: Vec<Value>,
     thresholds: &Thresholds,
+    make_launcher: impl FnOnce() -> Result<Option<Box<dyn Launcher + 'p>>, Box<Diagnostic>> + Send + 'p,
+) -> Result<Vec<Value>, Box<Diagnostic>> {
+    run_in(program, entry, args, thresholds, None, make_launcher)
+}
+
+fn run_in<'p, H: Form>(
+    program: &'p Program<H>,
+    entry: &str,
+    args: Vec<Value>,
+    thresholds: &Thresholds,
+    sink: Option<crate::trace::Sink>,
     make_launcher: impl FnOnce() -> Result<Option<Box<dyn Launcher + 'p>>, Box<Diagnostic>> + Send + 'p,
 ) -> Result<Vec<Value>, Box<Diagnostic>> {
     let Some(function) = program.functions.iter().find(|f| f.name == entry) else {
@@ -93,7 +107,7 @@ pub fn run_with<'p, H: Form>(
         let params = boundary::bind_arguments(function, args)?;
         let launcher = make_launcher()?;
         let mut evaluator = eval::Evaluator::new(function, &limits, launcher.as_deref());
-        let results = evaluator.run(&function.body, params)?;
+        let results = crate::trace::with_sink(sink, || evaluator.run(&function.body, params))?;
         boundary::gather_results(function, results)
     };
     std::thread::scope(|s| {

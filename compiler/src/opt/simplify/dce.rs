@@ -1,7 +1,8 @@
 //! Dead-code elimination: one backward pass over a function with a single set of live
 //! variables (every variable is bound once, so the set needs no scoping).
 //!
-//! A statement is live if it is an assertion (it binds nothing but may fail), an `iota` or
+//! A statement is live if it is an effect (an assertion, which binds nothing but may fail; a
+//! trace, which prints), an `iota` or
 //! `replicate` whose size is not a valid constant (its size check is the program's guarantee
 //! that the size, which the array's type may pass on, is valid: see [`checks_size`]) unless
 //! that size is already known valid there (the size of an earlier top-level
@@ -137,7 +138,7 @@ fn clean<F: Form, H: Form>(
         let at = top.unwrap_or(count - 1 - back);
         let already_checked = |n: &SubExp| checked.get(n).is_some_and(|&from| from <= at);
         let unchecked_size = unchecked_size_check(&stmt.exp, &already_checked);
-        let needed = matches!(stmt.exp, Exp::Assert { .. })
+        let needed = stmt.exp.is_effect()
             || unchecked_size
             || slice_length_used(&stmt.exp, live)
             || stmt

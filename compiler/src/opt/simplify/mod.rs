@@ -335,7 +335,8 @@ impl<'a, F: Form> Simplifier<'a, F> {
 
     /// Which loop parameters are needed: those used after the loop or as its condition, and,
     /// iterating to a fixed point, those the body needs to compute the needed ones (or their
-    /// sizes, or an assertion, or a size check that dead-code elimination keeps).
+    /// sizes, or an effect: an assertion or a trace, or a size check that dead-code elimination
+    /// keeps).
     fn needed_loop_params<G: Form>(
         &self,
         params: &[(VarId, SubExp)],
@@ -363,7 +364,7 @@ impl<'a, F: Form> Simplifier<'a, F> {
                 }
             }
             for stmt in body.stmts.iter().rev() {
-                let live_stmt = matches!(stmt.exp, Exp::Assert { .. })
+                let live_stmt = stmt.exp.is_effect()
                     || dce::may_check_size(&stmt.exp)
                     || stmt.pat.iter().any(|v| live.contains(v));
                 if live_stmt {
