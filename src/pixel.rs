@@ -184,6 +184,7 @@ mod tests {
                 ("k".to_string(), Type::Prim(PrimType::I64)),
             ],
             results: vec![arr(&["m"], PrimType::F32)],
+            fields: vec![Vec::new()],
         }
     }
 

@@ -178,13 +178,13 @@ impl Program {
     /// tuple; a tuple or record result (or an array of them) is a tuple of its parts in the
     /// order `entries` lists them.
     fn call(&self, py: Python<'_>, entry: &str, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
-        let (_, values) = self.arguments(py, entry, args)?;
+        let (info, values) = self.arguments(py, entry, args)?;
         let compiled = &self.compiled;
         let outcome = py.detach(|| {
             catch_unwind(AssertUnwindSafe(|| compiled.call(entry, values)))
                 .map_err(|_| "a panic in the runtime".to_string())
         });
-        self.results(py, outcome)
+        self.results(py, info, outcome)
     }
 
     /// Runs entry `entry` on `args` collecting its traces (`trace "label" e`; the program must
@@ -223,7 +223,7 @@ impl Program {
                 })
                 .collect::<PyResult<Vec<Py<PyAny>>>>()
         })?;
-        match self.results(py, outcome) {
+        match self.results(py, info, outcome) {
             Ok(result) => Ok((result, traces).into_pyobject(py)?.into_any().unbind()),
             Err(e) => {
                 // The traces made before a run-time error are what explains it.
@@ -279,11 +279,12 @@ impl Program {
         Ok((info, values))
     }
 
-    /// A run's outcome for Python: one result as is, several as a tuple; an error as
-    /// `OghamError` (a `ValueError` for `E061x`).
+    /// A run's outcome for Python (entry `info`'s): one result as is, several as a tuple, record
+    /// fields in declared order; an error as `OghamError` (a `ValueError` for `E061x`).
     fn results(
         &self,
         py: Python<'_>,
+        info: &EntryInfo,
         outcome: Result<
             Result<Vec<ogham::runtime::value::Value>, Box<ogham::ir::diag::Diagnostic>>,
             String,
