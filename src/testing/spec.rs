@@ -534,4 +534,40 @@ mod tests {
         assert!(e.message.contains("cannot read"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    #[test]
+    fn npy_files_and_mixed_values() {
+        use crate::args::ArgValue;
+        use ogham_runtime::value::{Array, Value};
+        let dir = std::env::temp_dir().join(format!("ogham-spec-npy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let xs = Value::Array(Array::from_f32(vec![2], vec![1.0, 2.0]).unwrap());
+        ogham_runtime::npy::write(&dir.join("xs.npy"), &xs).unwrap();
+        let s = parse_spec(
+            "-- ==\n-- input { 1 @ xs.npy\n--   [2] @xs.npy }\n-- output @ xs.npy\n",
+            &dir,
+        )
+        .unwrap()
+        .unwrap();
+        let case = &s.cases[0];
+        let kinds: Vec<bool> = case
+            .inputs
+            .iter()
+            .map(|a| matches!(a.value, ArgValue::Data(_)))
+            .collect();
+        assert_eq!(kinds, [false, true, false, true]);
+        assert_eq!(case.inputs[0].origin, "the input at line 2");
+        assert_eq!(case.inputs[1].origin, "`xs.npy` (the input at line 2)");
+        assert!(matches!(&case.inputs[3].value, ArgValue::Data(v) if *v == xs));
+        let Expected::Outputs(outputs) = &case.expected else {
+            panic!("expected outputs");
+        };
+        assert_eq!(outputs[0].origin, "`xs.npy` (the output at line 4)");
+        // A textual value cut by `@` is an error at its position; so is a missing file name.
+        let e = parse_spec("-- ==\n-- input { [1, @ xs.npy] }\n", &dir).unwrap_err();
+        assert_eq!(e.pos.line, 2, "{e}");
+        let e = parse_spec("-- ==\n-- input { @ missing.npy }\n", &dir).unwrap_err();
+        assert!(e.to_string().starts_with("2:12: cannot read"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

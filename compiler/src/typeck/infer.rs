@@ -638,9 +638,18 @@ impl Checker<'_> {
             LoopForm::Range(_, lo, hi) => {
                 let (tl, th) = (self.infer(lo), self.infer(hi));
                 let a = self.subst.fresh(Constraint::Prims(PrimSet::int()), lo.span);
-                if self.expect(&a, &tl, lo.span, None) {
+                let ok = self.expect(&a, &tl, lo.span, None) && {
                     let why = (lo.span, "the range starts here".to_string());
-                    self.expect(&a, &th, hi.span, Some(why));
+                    self.expect(&a, &th, hi.span, Some(why))
+                };
+                if let (false, Some(d)) = (ok, self.diags.last_mut())
+                    && d.help.is_none()
+                {
+                    d.help = Some(
+                        "a range loop counts over integers; for other steps count with an \
+                         integer `k` and compute the value from it (`f64.i64 k * 0.5`)"
+                            .to_string(),
+                    );
                 }
                 Some(a)
             }
