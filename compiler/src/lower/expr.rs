@@ -453,6 +453,27 @@ impl<'p> Lowerer<'p> {
         Ok((self.binop(BinOp::Sub, hi, lo), lo, ty))
     }
 
+    /// `for i in lo..hi` (counter `name`, loop parameters `pat` with value `param`) as the
+    /// counted loop `for k < hi - lo` with `i = lo + k`: its form and body.
+    fn range_loop(
+        &mut self,
+        name: &str,
+        (lo, hi): (&'p Expr, &'p Expr),
+        pat: &'p ast::Pattern,
+        param: &LVal<'p>,
+        body: &'p Expr,
+    ) -> Res<(LoopForm, super::Body)> {
+        let (bound, start, ty) = self.range_count(lo, hi)?;
+        let index = self.new_var("k", Type::Prim(PrimType::I64));
+        let (_, body_ir) = self.body_of(|this| {
+            let at = this.range_counter(start, index, ty);
+            Rc::make_mut(&mut this.env).insert(name.to_string(), LVal::Leaf(at));
+            this.bind_pattern(pat, param.clone())?;
+            this.expr(body)
+        })?;
+        Ok((LoopForm::For { index, bound }, body_ir))
+    }
+
     /// The counter of a range loop from `start` (in `i64`) in iteration `k`, at type `ty`.
     fn range_counter(&mut self, start: SubExp, k: VarId, ty: PrimType) -> SubExp {
         let at = self.binop(BinOp::Add, start, SubExp::Var(k));
@@ -882,15 +903,7 @@ impl<'p> Lowerer<'p> {
                 (LoopForm::For { index, bound }, body_ir)
             }
             ast::LoopForm::Range(i, lo, hi) => {
-                let (bound, start, ty) = self.range_count(lo, hi)?;
-                let index = self.new_var("k", Type::Prim(PrimType::I64));
-                let (_, body_ir) = self.body_of(|this| {
-                    let at = this.range_counter(start, index, ty);
-                    Rc::make_mut(&mut this.env).insert(i.name.clone(), LVal::Leaf(at));
-                    this.bind_pattern(pat, param_value.clone())?;
-                    this.expr(body)
-                })?;
-                (LoopForm::For { index, bound }, body_ir)
+                self.range_loop(&i.name, (lo, hi), pat, &param_value, body)?
             }
             ast::LoopForm::ForIn(xpat, xs) => {
                 let xs = self.expr(xs)?;
