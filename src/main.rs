@@ -969,7 +969,7 @@ fn test(
                 continue;
             }
         };
-        let loaded = match panic::catch_unwind(|| file.load()) {
+        let loaded = match panic::catch_unwind(AssertUnwindSafe(|| file.load())) {
             Ok(loaded) => loaded,
             Err(_) => {
                 internal = true;

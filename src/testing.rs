@@ -6,8 +6,9 @@
 //!
 //! ```text
 //! -- entry: main other        entry points of the following cases (default `main`)
-//! -- input { 1 [2, 3] }       argument values (textual value syntax); or `input @ file.in`
-//! -- output { [3, 4] }        expected outputs; or `output @ file.out`
+//! -- input { 1 [2, 3] }       argument values (textual value syntax); or `input @ file.in`,
+//!                             `input @ xs.npy`, `input { 2 @ xs.npy }`
+//! -- output { [3, 4] }        expected outputs; or `output @ file.out`, `output @ ys.npy`
 //! -- error: out of bounds     after an input: the run must fail, the rendered error must
 //!                             match the regex; with no input: the program must fail to load
 //!                             or type-check and the rendered diagnostics must match
@@ -29,12 +30,19 @@
 //! is checked.
 //!
 //! An `input` without `output` or `error:` only checks that the program runs. Files named by
-//! `@` are relative to the `.og` file.
+//! `@` are relative to the `.og` file: a `.npy` file (by name or by contents) is one value, any
+//! other file holds textual values; a `{ }` body may mix the two (`input { 3 @ xs.npy }`). The
+//! test blocks are read by `spec`, the files by `data`.
 //!
 //! Outputs are coerced to the entry's result types and compared exactly, except floats: equal
 //! if both are NaN, both the same infinity, or `|a - b| <= tol * max(1, |a|, |b|)` (relative
 //! tolerance with an absolute floor near zero); the default `tol` is 1e-5 for `f32` and 1e-10
 //! for `f64`.
+
+mod data;
+mod spec;
+
+pub use spec::{Case, Expected, Spec, SpecError, parse_spec};
 
 use crate::args::{self, Arg, ArgValue};
 use crate::{Backend, Frontend, FrontendErrors, Tuning};
@@ -44,10 +52,7 @@ use ogham_ir::Ir;
 use ogham_ir::count::{CONSTRUCTS, count_constructs};
 use ogham_ir::diag::render;
 use ogham_runtime::boundary::BoundaryType;
-use ogham_runtime::text::{self, Pos, TextError, TextValue};
 use ogham_runtime::value::{Scalar, Value};
-use regex::Regex;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// A stage whose output can be snapshot or structure-checked.
@@ -83,76 +88,6 @@ impl Stage {
     fn from_name(name: &str) -> Option<Stage> {
         Stage::ALL.into_iter().find(|s| s.name() == name)
     }
-}
-
-/// What a case expects of its run.
-#[derive(Clone, Debug)]
-pub enum Expected {
-    Outputs(Vec<TextValue>),
-    Error(Regex),
-    /// No `output` or `error:`: the run must merely succeed.
-    Success,
-}
-
-/// One run of an entry point.
-#[derive(Clone, Debug)]
-pub struct Case {
-    pub entry: String,
-    /// Line of the `input` directive.
-    pub line: u32,
-    pub inputs: Vec<TextValue>,
-    pub expected: Expected,
-}
-
-/// Everything the test blocks of one file ask for.
-#[derive(Clone, Debug, Default)]
-pub struct Spec {
-    pub cases: Vec<Case>,
-    /// The program must fail to load or type-check with diagnostics matching this.
-    pub compile_error: Option<Regex>,
-    pub tolerance: Option<f64>,
-    pub tags: Vec<String>,
-    pub snapshots: Vec<Stage>,
-    /// `snapshot { clif kernel = NAME }`: the `clif` snapshot is that kernel's code only.
-    pub kernel: Option<String>,
-    /// `structure <stage> { ... }`: the stage and the body's text.
-    pub structures: Vec<(Stage, String)>,
-}
-
-impl Spec {
-    /// Whether the tags disable the file's trials (Futhark's `tags { disable }`).
-    pub fn disabled(&self) -> bool {
-        self.tags.iter().any(|t| t == "disable")
-    }
-}
-
-/// A malformed test block.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SpecError {
-    pub pos: Pos,
-    pub message: String,
-}
-
-impl fmt::Display for SpecError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.pos.line, self.pos.col, self.message)
-    }
-}
-
-impl From<TextError> for SpecError {
-    fn from(e: TextError) -> SpecError {
-        SpecError {
-            pos: e.pos,
-            message: e.message,
-        }
-    }
-}
-
-fn spec_error<T>(pos: Pos, message: impl Into<String>) -> Result<T, SpecError> {
-    Err(SpecError {
-        pos,
-        message: message.into(),
-    })
 }
 
 /// A test file: its path, its name in reports (the path relative to the corpus root, with `/`)
@@ -414,15 +349,8 @@ fn run_raw(
 /// The arguments of `case` for its entry point.
 fn bind_case(fe: &Frontend, case: &Case) -> Result<Vec<Value>, String> {
     let entry = fe.entry(&case.entry)?;
-    let args = case
-        .inputs
-        .iter()
-        .map(|v| Arg {
-            origin: format!("the input at line {}", case.line),
-            value: ArgValue::Text(v.clone()),
-        })
-        .collect();
-    args::bind(entry, args).map_err(|e| format!("bad input: {e}"))
+    data::check_inputs(&entry.params, &case.inputs).map_err(|e| format!("bad input: {e}"))?;
+    args::bind(entry, case.inputs.clone()).map_err(|e| format!("bad input: {e}"))
 }
 
 /// The program compiled to core IR or kernel IR (optimised, verified after every pass).
@@ -550,11 +478,11 @@ fn judge(
     }
 }
 
-/// Compares the outputs of `entry` with the expected textual values, given either one per
+/// Compares the outputs of `entry` with the expected values (textual or `.npy` data), given either one per
 /// result or one per result component (tuple results spread, see [`crate::output_components`]).
 fn check_outputs(
     entry: &EntryPoint,
-    expected: &[TextValue],
+    expected: &[Arg],
     got: Vec<Value>,
     tolerance: Option<f64>,
 ) -> Result<(), String> {
@@ -581,9 +509,13 @@ fn check_outputs(
         .iter()
         .zip(types)
         .enumerate()
-        .map(|(i, (v, t))| {
-            v.coerce(t)
-                .map_err(|e| format!("expected output {i} is not a {t}: {e}"))
+        .map(|(i, (v, t))| match &v.value {
+            ArgValue::Text(text) => text
+                .coerce(t)
+                .map_err(|e| format!("expected output {i} is not a {t}: {e}")),
+            ArgValue::Data(data) => data::check_data(data, t)
+                .map(|()| data.clone())
+                .map_err(|e| format!("expected output {i}, given by {}: {e}", v.origin)),
         })
         .collect::<Result<Vec<_>, _>>()?;
     compare_outputs(&expected, &got, tolerance)
@@ -712,320 +644,6 @@ pub fn collect_og_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), Strin
     Ok(())
 }
 
-// ---------------------------------------------------------------------------------------------
-// Parsing test blocks
-
-/// Parses the test blocks of a source file; `base` is the directory `@` files are relative to.
-/// `Ok(None)` if the file has no `-- ==` line.
-pub fn parse_spec(source: &str, base: &Path) -> Result<Option<Spec>, SpecError> {
-    let blocks = block_texts(source);
-    if blocks.is_empty() {
-        return Ok(None);
-    }
-    let mut spec = Spec::default();
-    for block in &blocks {
-        BlockParser {
-            cur: Cursor::new(block),
-            base,
-            spec: &mut spec,
-            entries: vec!["main".to_string()],
-            pending: None,
-        }
-        .parse()?;
-    }
-    if let (Some(_), Some(case)) = (&spec.compile_error, spec.cases.first()) {
-        return spec_error(
-            Pos {
-                line: case.line,
-                col: 1,
-            },
-            "a program expected to fail to compile (`error:` without `input`) cannot have inputs",
-        );
-    }
-    Ok(Some(spec))
-}
-
-/// One text per test block, with the line structure of the whole file: lines outside the block
-/// are empty and the block's `--` markers are blanked, so positions are positions in the file.
-fn block_texts(source: &str) -> Vec<String> {
-    let lines: Vec<&str> = source.lines().collect();
-    let mut blocks = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        if lines[i].trim() != "-- ==" {
-            i += 1;
-            continue;
-        }
-        let mut text = "\n".repeat(i + 1);
-        i += 1;
-        while let Some(line) = lines.get(i) {
-            let body = line.trim_start();
-            let Some(rest) = body.strip_prefix("--") else {
-                break;
-            };
-            if rest.trim() == "==" {
-                break;
-            }
-            text.push_str(&line[..line.len() - body.len()]);
-            text.push_str("  ");
-            text.push_str(rest);
-            text.push('\n');
-            i += 1;
-        }
-        blocks.push(text);
-    }
-    blocks
-}
-
-struct Cursor<'a> {
-    src: &'a str,
-    offset: usize,
-    pos: Pos,
-}
-
-impl<'a> Cursor<'a> {
-    fn new(src: &'a str) -> Cursor<'a> {
-        Cursor {
-            src,
-            offset: 0,
-            pos: Pos::START,
-        }
-    }
-
-    fn peek(&self) -> Option<char> {
-        self.src[self.offset..].chars().next()
-    }
-
-    fn bump(&mut self) -> Option<char> {
-        let c = self.peek()?;
-        self.offset += c.len_utf8();
-        if c == '\n' {
-            self.pos = Pos {
-                line: self.pos.line + 1,
-                col: 1,
-            };
-        } else {
-            self.pos.col += 1;
-        }
-        Some(c)
-    }
-
-    fn skip_while(&mut self, pred: impl Fn(char) -> bool) -> &'a str {
-        let start = self.offset;
-        while self.peek().is_some_and(&pred) {
-            self.bump();
-        }
-        &self.src[start..self.offset]
-    }
-
-    fn word(&mut self) -> &'a str {
-        self.skip_while(|c| c.is_ascii_alphanumeric() || c == '_')
-    }
-
-    fn rest_of_line(&mut self) -> &'a str {
-        self.skip_while(|c| c != '\n').trim()
-    }
-
-    fn skip_spaces(&mut self) {
-        self.skip_while(|c| c.is_whitespace() && c != '\n');
-    }
-
-    fn expect(&mut self, c: char, after: &str) -> Result<(), SpecError> {
-        self.skip_spaces();
-        if self.peek() == Some(c) {
-            self.bump();
-            Ok(())
-        } else {
-            spec_error(self.pos, format!("expected `{c}` after `{after}`"))
-        }
-    }
-
-    /// A `{ ... }` body (braces may nest): its text and the position where the text starts.
-    fn braced(&mut self, after: &str) -> Result<(&'a str, Pos), SpecError> {
-        self.skip_while(char::is_whitespace);
-        let open = self.pos;
-        if self.peek() != Some('{') {
-            return spec_error(open, format!("expected `{{` after `{after}`"));
-        }
-        self.bump();
-        let (start, start_pos) = (self.offset, self.pos);
-        let mut depth = 1;
-        while let Some(c) = self.bump() {
-            match c {
-                '{' => depth += 1,
-                '}' if depth == 1 => return Ok((&self.src[start..self.offset - 1], start_pos)),
-                '}' => depth -= 1,
-                _ => {}
-            }
-        }
-        spec_error(open, "this `{` is never closed")
-    }
-}
-
-struct BlockParser<'a, 's> {
-    cur: Cursor<'a>,
-    base: &'s Path,
-    spec: &'s mut Spec,
-    /// Entry points of the cases that follow.
-    entries: Vec<String>,
-    /// An `input` waiting for its `output` or `error:`: its values and line.
-    pending: Option<(Vec<TextValue>, u32)>,
-}
-
-impl BlockParser<'_, '_> {
-    fn parse(mut self) -> Result<(), SpecError> {
-        loop {
-            self.cur.skip_while(char::is_whitespace);
-            let pos = self.cur.pos;
-            let word = self.cur.word();
-            match word {
-                "" if self.cur.peek().is_none() => break,
-                "" => {
-                    let c = self.cur.peek().unwrap_or(' ');
-                    return spec_error(pos, format!("unexpected `{c}` in a test block"));
-                }
-                "input" => {
-                    let values = self.values("input")?;
-                    self.flush();
-                    self.pending = Some((values, pos.line));
-                }
-                "output" => {
-                    let values = self.values("output")?;
-                    let Some((inputs, line)) = self.pending.take() else {
-                        return spec_error(pos, "`output` without an `input` before it");
-                    };
-                    self.push(inputs, line, Expected::Outputs(values));
-                }
-                "error" => {
-                    self.cur.expect(':', "error")?;
-                    let text = self.cur.rest_of_line();
-                    let re = Regex::new(text).map_err(|e| SpecError {
-                        pos,
-                        message: format!("bad regex: {e}"),
-                    })?;
-                    match self.pending.take() {
-                        Some((inputs, line)) => self.push(inputs, line, Expected::Error(re)),
-                        None if self.spec.compile_error.is_some() => {
-                            return spec_error(pos, "a second compile-time `error:`");
-                        }
-                        None => self.spec.compile_error = Some(re),
-                    }
-                }
-                "entry" => {
-                    self.cur.expect(':', "entry")?;
-                    let names: Vec<String> = self
-                        .cur
-                        .rest_of_line()
-                        .split_whitespace()
-                        .map(str::to_string)
-                        .collect();
-                    if names.is_empty() {
-                        return spec_error(pos, "`entry:` needs at least one entry point name");
-                    }
-                    self.flush();
-                    self.entries = names;
-                }
-                "tolerance" => {
-                    self.cur.expect(':', "tolerance")?;
-                    let text = self.cur.rest_of_line();
-                    match text.parse::<f64>() {
-                        Ok(t) if t >= 0.0 => self.spec.tolerance = Some(t),
-                        _ => return spec_error(pos, format!("bad tolerance `{text}`")),
-                    }
-                }
-                "tags" => {
-                    let (body, _) = self.cur.braced("tags")?;
-                    self.spec
-                        .tags
-                        .extend(body.split_whitespace().map(str::to_string));
-                }
-                "snapshot" => {
-                    let (body, body_pos) = self.cur.braced("snapshot")?;
-                    // `kernel=NAME` reads as `kernel = NAME`.
-                    let body = body.replace('=', " = ");
-                    let mut ws = words(&body, body_pos).into_iter();
-                    while let Some((pos, name)) = ws.next() {
-                        if name == "kernel" {
-                            match (ws.next(), ws.next()) {
-                                (Some((_, "=")), Some((_, kernel))) => {
-                                    self.spec.kernel = Some(kernel.to_string());
-                                    continue;
-                                }
-                                _ => return spec_error(pos, "expected `kernel = NAME`"),
-                            }
-                        }
-                        let stage = stage(name, pos)?;
-                        if !self.spec.snapshots.contains(&stage) {
-                            self.spec.snapshots.push(stage);
-                        }
-                    }
-                }
-                "structure" => {
-                    self.cur.skip_spaces();
-                    let name_pos = self.cur.pos;
-                    let stage = match stage(self.cur.word(), name_pos)? {
-                        Stage::Diag => return spec_error(name_pos, "`diag` has no structure"),
-                        s => s,
-                    };
-                    let (body, _) = self.cur.braced("structure")?;
-                    self.spec.structures.push((stage, body.trim().to_string()));
-                }
-                other => {
-                    return spec_error(
-                        pos,
-                        format!(
-                            "unknown test directive `{other}` (known: input output error: entry: \
-                             tolerance: tags snapshot structure)"
-                        ),
-                    );
-                }
-            }
-        }
-        self.flush();
-        Ok(())
-    }
-
-    /// An `input` with neither `output` nor `error:` only has to run.
-    fn flush(&mut self) {
-        if let Some((inputs, line)) = self.pending.take() {
-            self.push(inputs, line, Expected::Success);
-        }
-    }
-
-    fn push(&mut self, inputs: Vec<TextValue>, line: u32, expected: Expected) {
-        for entry in &self.entries {
-            self.spec.cases.push(Case {
-                entry: entry.clone(),
-                line,
-                inputs: inputs.clone(),
-                expected: expected.clone(),
-            });
-        }
-    }
-
-    /// `{ values }` or `@ file` after `input`/`output`.
-    fn values(&mut self, after: &str) -> Result<Vec<TextValue>, SpecError> {
-        self.cur.skip_spaces();
-        if self.cur.peek() == Some('@') {
-            let pos = self.cur.pos;
-            self.cur.bump();
-            let file = self.cur.rest_of_line();
-            let path = self.base.join(file);
-            let text = std::fs::read_to_string(&path).map_err(|e| SpecError {
-                pos,
-                message: format!("cannot read `{}`: {e}", path.display()),
-            })?;
-            return text::parse(&text).map_err(|e| SpecError {
-                pos,
-                message: format!("{}:{e}", path.display()),
-            });
-        }
-        let (body, start) = self.cur.braced(after)?;
-        Ok(text::parse_from(body, start)?)
-    }
-}
-
-/// The whitespace-separated words of `text` (which starts at `start`) with their positions.
 /// Where `ogham test` keeps the `stage` snapshot of the test file `file`:
 /// `DIR/__snapshots__/NAME.og.STAGE.snap` beside it (the corpus harness keeps the corpus's own in
 /// `tests/snapshots`, through insta).
@@ -1110,129 +728,10 @@ fn select_kernel(clif: &str, name: &str) -> Result<String, String> {
         .ok_or_else(|| format!("no kernel `{name}`; the kernels are {}", names.join(" ")))
 }
 
-fn words(text: &str, start: Pos) -> Vec<(Pos, &str)> {
-    let mut cur = Cursor::new(text);
-    cur.pos = start;
-    let mut words = Vec::new();
-    loop {
-        cur.skip_while(char::is_whitespace);
-        let pos = cur.pos;
-        match cur.skip_while(|c| !c.is_whitespace()) {
-            "" => return words,
-            word => words.push((pos, word)),
-        }
-    }
-}
-
-fn stage(name: &str, pos: Pos) -> Result<Stage, SpecError> {
-    Stage::from_name(name).ok_or_else(|| SpecError {
-        pos,
-        message: format!("unknown stage `{name}` (known: diag core kir cuda clif)"),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use ogham_runtime::value::Array;
-
-    fn spec(src: &str) -> Spec {
-        parse_spec(src, Path::new(".")).unwrap().unwrap()
-    }
-
-    fn spec_err(src: &str) -> String {
-        parse_spec(src, Path::new(".")).unwrap_err().to_string()
-    }
-
-    #[test]
-    fn no_block_means_no_spec() {
-        assert!(
-            parse_spec("-- just a comment\ndef f = 1\n", Path::new("."))
-                .unwrap()
-                .is_none()
-        );
-    }
-
-    #[test]
-    fn cases_and_directives() {
-        let s = spec(
-            "-- Doubles.\n-- ==\n-- input { [1, 2] }\n-- output { [2, 4] }\n-- input {\n--   3\n-- }\n\
-             -- error: out of\n-- entry: a b\n-- input { } output { 1 }\n-- input { 5 }\n\
-             -- tolerance: 1e-3\n-- tags { slow big }\n-- snapshot { diag core }\n\
-             -- structure core { map 1 }\ndef main (xs: []i32) = xs\n",
-        );
-        let entries: Vec<&str> = s.cases.iter().map(|c| c.entry.as_str()).collect();
-        assert_eq!(entries, ["main", "main", "a", "b", "a", "b"]);
-        assert_eq!(s.cases[1].line, 5);
-        assert!(matches!(&s.cases[1].expected, Expected::Error(re) if re.as_str() == "out of"));
-        assert!(matches!(s.cases[4].expected, Expected::Success));
-        assert_eq!(s.tolerance, Some(1e-3));
-        assert_eq!(s.tags, ["slow", "big"]);
-        assert_eq!(s.snapshots, [Stage::Diag, Stage::Core]);
-        assert_eq!(s.structures, [(Stage::Core, "map 1".to_string())]);
-        assert!(s.compile_error.is_none());
-    }
-
-    #[test]
-    fn disable_tag() {
-        assert!(spec("-- ==\n-- tags { slow disable }\n").disabled());
-        assert!(!spec("-- ==\n-- tags { slow }\n").disabled());
-    }
-
-    #[test]
-    fn several_blocks_reset_the_entry() {
-        let s = spec("-- ==\n-- entry: f\n-- input { 1 }\n\n-- ==\n-- input { 2 }\n");
-        let entries: Vec<&str> = s.cases.iter().map(|c| c.entry.as_str()).collect();
-        assert_eq!(entries, ["f", "main"]);
-    }
-
-    #[test]
-    fn compile_errors() {
-        let s = spec("-- ==\n-- error: E0301\ndef main = 1 + true\n");
-        assert_eq!(s.compile_error.unwrap().as_str(), "E0301");
-        assert!(s.cases.is_empty());
-    }
-
-    #[test]
-    fn errors_have_file_positions() {
-        assert_eq!(
-            spec_err("def x = 1\n-- ==\n-- input { [1,\n--   x] }\n"),
-            "4:6: `x` is not a value"
-        );
-        assert_eq!(
-            spec_err("-- ==\n-- output { 1 }\n"),
-            "2:4: `output` without an `input` before it"
-        );
-        assert_eq!(
-            spec_err("-- ==\n-- snapshot { diag llvm }\n"),
-            "2:20: unknown stage `llvm` (known: diag core kir cuda clif)"
-        );
-        assert_eq!(
-            spec_err("-- ==\n-- input { 1 \n"),
-            "2:10: this `{` is never closed"
-        );
-        assert!(
-            spec_err("-- ==\n-- frobnicate\n")
-                .starts_with("2:4: unknown test directive `frobnicate`")
-        );
-        assert!(spec_err("-- ==\n-- error: (\n").starts_with("2:4: bad regex"));
-        assert!(spec_err("-- ==\n-- error: x\n-- input { 1 }\n").contains("cannot have inputs"));
-    }
-
-    #[test]
-    fn values_from_files() {
-        let dir = std::env::temp_dir().join(format!("ogham-spec-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("a.in"), "[1, 2]\n3").unwrap();
-        let s = parse_spec("-- ==\n-- input @ a.in\n-- output @ a.in\n", &dir)
-            .unwrap()
-            .unwrap();
-        assert_eq!(s.cases[0].inputs.len(), 2);
-        let e = parse_spec("-- ==\n-- input @ missing.in\n", &dir).unwrap_err();
-        assert!(e.message.contains("cannot read"), "{e}");
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
     fn f32s(xs: &[f32]) -> Value {
         Value::Array(Array::from_f32(vec![xs.len()], xs.to_vec()).unwrap())
     }

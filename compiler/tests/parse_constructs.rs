@@ -470,6 +470,10 @@ fn ids(e: &Expr, text: &str, out: &mut Vec<u32>) {
             init.iter().for_each(|e| sub(e));
             match form {
                 LoopForm::For(_, n) | LoopForm::ForIn(_, n) | LoopForm::While(n) => sub(n),
+                LoopForm::Range(_, lo, hi) => {
+                    sub(lo);
+                    sub(hi);
+                }
             }
             sub(body);
         }

@@ -5,6 +5,7 @@
     out = mod.main(stack)                     # NumPy in, NumPy out; the GIL is released
     res = ogham.bfast_monitor(stack, history=128, freq=23)
     ds = cube.ogham.bfast_monitor(history_end="2016-01-01")   # xarray, lazy on dask
+    ogham.write_test("my_method.og", "main", [stack], [expected])   # a test case as .npy files
 
 See docs/python.md.
 """
@@ -22,6 +23,7 @@ def _rebuild_error(message, code):
 # An error raised on a dask worker reaches the client pickled: keep its code.
 OghamError.__reduce__ = lambda self: (_rebuild_error, (str(self), getattr(self, "code", None)))
 from .programs import bfast_monitor, bundled, mann_kendall, ptsel, stl, twdtw
+from .testdata import write_test
 
 try:
     import xarray as _xarray  # noqa: F401
@@ -39,4 +41,4 @@ def load_ipython_extension(ipython):
 
 
 __all__ = ["OghamError", "Entry", "Module", "Results", "load", "load_count", "bfast_monitor",
-           "bundled", "mann_kendall", "ptsel", "stl", "twdtw"]
+           "bundled", "mann_kendall", "ptsel", "stl", "twdtw", "write_test"]

@@ -2,12 +2,13 @@
 //! `.npy` arguments, `-o`), `build` and running libraries, `test`, and the exit codes (0 ok,
 //! 1 user error). `reliability` tests that outputs are atomic and the memory limit; `memory` that
 //! a failed allocation is an error; `untrusted` that hand-edited libraries are refused;
-//! `cache_trust` that the disk cache trusts nothing it did not make; `trace` tests tracing,
-//! `run --pixel` and `repl`.
+//! `cache_trust` that the disk cache trusts nothing it did not make; `npy_blocks` test blocks
+//! with `.npy` files; `trace` tests tracing, `run --pixel` and `repl`.
 
 mod cache_trust;
 mod library;
 mod memory;
+mod npy_blocks;
 mod reliability;
 mod snapshots;
 mod trace;

@@ -452,6 +452,48 @@ impl<'p> Lowerer<'p> {
         }
     }
 
+    /// `for i in lo..hi` as a counted loop: its iteration count `hi - lo` (in `i64`; a negative
+    /// count runs no iteration), `lo` as `i64`, and the bounds' type (the counter's).
+    fn range_count(&mut self, lo: &'p Expr, hi: &'p Expr) -> Res<(SubExp, SubExp, PrimType)> {
+        let lo = self.scalar(lo)?;
+        let hi = self.scalar(hi)?;
+        let Type::Prim(ty) = self.ty(lo) else {
+            return Err(self.internal("a range bound of no scalar type"));
+        };
+        let (lo, hi) = (self.as_i64(lo), self.as_i64(hi));
+        Ok((self.binop(BinOp::Sub, hi, lo), lo, ty))
+    }
+
+    /// `for i in lo..hi` (counter `name`, loop parameters `pat` with value `param`) as the
+    /// counted loop `for k < hi - lo` with `i = lo + k`: its form and body.
+    fn range_loop(
+        &mut self,
+        name: &str,
+        (lo, hi): (&'p Expr, &'p Expr),
+        pat: &'p ast::Pattern,
+        param: &LVal<'p>,
+        body: &'p Expr,
+    ) -> Res<(LoopForm, super::Body)> {
+        let (bound, start, ty) = self.range_count(lo, hi)?;
+        let index = self.new_var("k", Type::Prim(PrimType::I64));
+        let (_, body_ir) = self.body_of(|this| {
+            let at = this.range_counter(start, index, ty);
+            Rc::make_mut(&mut this.env).insert(name.to_string(), LVal::Leaf(at));
+            this.bind_pattern(pat, param.clone())?;
+            this.expr(body)
+        })?;
+        Ok((LoopForm::For { index, bound }, body_ir))
+    }
+
+    /// The counter of a range loop from `start` (in `i64`) in iteration `k`, at type `ty`.
+    fn range_counter(&mut self, start: SubExp, k: VarId, ty: PrimType) -> SubExp {
+        let at = self.binop(BinOp::Add, start, SubExp::Var(k));
+        match ty {
+            PrimType::I64 => at,
+            _ => self.bind("i", Type::Prim(ty), Exp::Convert(ty, at)),
+        }
+    }
+
     /// A slice `start:end:stride` of a dimension of size `n`, with the interpreter's defaults
     /// (`0:n` for a positive stride, `n-1:-1` for a negative one). The bounds and the stride are
     /// evaluated left to right, as the interpreter does (the first that fails is the error).
@@ -870,6 +912,9 @@ impl<'p> Lowerer<'p> {
                     this.expr(body)
                 })?;
                 (LoopForm::For { index, bound }, body_ir)
+            }
+            ast::LoopForm::Range(i, lo, hi) => {
+                self.range_loop(&i.name, (lo, hi), pat, &param_value, body)?
             }
             ast::LoopForm::ForIn(xpat, xs) => {
                 let xs = self.expr(xs)?;

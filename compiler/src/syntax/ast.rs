@@ -317,6 +317,8 @@ pub enum LoopForm {
     For(Ident, Box<Expr>),
     /// `for x in xs`
     ForIn(Pattern, Box<Expr>),
+    /// `for i in lo..hi`: `i` counts from `lo` up to `hi - 1` (none when `hi <= lo`)
+    Range(Ident, Box<Expr>, Box<Expr>),
     /// `while cond`
     While(Box<Expr>),
 }

@@ -153,6 +153,9 @@ pub enum Tok<'s> {
     Shr,
     #[token("|>")]
     PipeRight,
+    /// `..` of a range loop `for i in a..b`.
+    #[token("..")]
+    DotDot,
     #[token("<|")]
     PipeLeft,
 
@@ -293,8 +296,6 @@ pub fn tokenize(file: FileId, text: &str) -> Lexed<'_> {
     let mut prev_ends_atom = false;
     // The doc comment being collected: where it ends and its lines.
     let mut doc: Option<(usize, Vec<String>)> = None;
-    // Where the second dot of a reported `..` is (it lexes as the start of a field `.N`).
-    let mut range_rest = None;
     let mut lexer = Tok::lexer(text);
     while let Some(result) = lexer.next() {
         let range = lexer.span();
@@ -324,15 +325,6 @@ pub fn tokenize(file: FileId, text: &str) -> Lexed<'_> {
                 continue;
             }
             Ok(Tok::LBracket) if prev_ends_atom && prev_end == range.start => Tok::IndexOpen,
-            Ok(Tok::Field(_)) if range_rest == Some(range.start) => continue,
-            Err(LexError::UnexpectedChar)
-                if lexer.slice() == "." && lexer.remainder().starts_with('.') =>
-            {
-                out.errors
-                    .push(range_error(Span::new(file, range.start, range.end + 1)));
-                range_rest = Some(range.end);
-                Tok::Error
-            }
             Ok(Tok::Field(name)) if !(prev_ends_atom && prev_end == range.start) => {
                 out.errors.push(
                     Diagnostic::error(
@@ -364,17 +356,6 @@ pub fn tokenize(file: FileId, text: &str) -> Lexed<'_> {
         }
     }
     out
-}
-
-/// `n..N`: Ogham has no range expressions; loops count with `for i < N` or run over an array.
-fn range_error(span: Span) -> Diagnostic {
-    Diagnostic::error("E0101", "unexpected `..`: there are no range expressions")
-        .with_primary(span, "not part of any token")
-        .with_help(
-            "`loop acc = init for i < N do ...` counts i from 0 to N-1; to start at n, loop \
-             `for i < N - n` and use `n + i`, or loop over an array: `for i in map (+ n) (iota \
-             (N - n)) do ...`",
-        )
 }
 
 fn lex_error(error: LexError, slice: &str, span: Span) -> Diagnostic {

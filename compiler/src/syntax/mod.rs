@@ -7,16 +7,20 @@
 //! goes on with the next `def`/`entry`/`type`/`import`, so one run reports every broken
 //! declaration without follow-on noise. [`print`] writes an AST back as source text.
 //!
-//! Syntax error codes: E0101 unexpected character (or `..`: there are no ranges), E0102 invalid
-//! numeric literal, E0103 unterminated string, E0104 detached field access, E0105 unexpected
-//! token (also a string literal as the argument of a function other than `trace`), E0106
-//! unexpected end of file, E0107 invalid size or field number.
+//! Syntax error codes: E0101 unexpected character, E0102 invalid numeric literal, E0103
+//! unterminated string, E0104 detached field access, E0105 unexpected token (also a string
+//! literal as the argument of a function other than `trace`; a `..` outside `for i in a..b`
+//! gets a help), E0106 unexpected end of file, E0107 invalid size or field number, E0108 a
+//! range loop's counter that is not a name.
 
 pub mod ast;
 pub mod lexer;
 pub mod print;
 
-use ast::{BinOp, Expr, ExprId, ExprKind, Ident, LitValue, Literal, QualName, SizeExp, TypeExp};
+use ast::{
+    BinOp, Expr, ExprId, ExprKind, Ident, LitValue, Literal, LoopForm, Pattern, QualName, SizeExp,
+    TypeExp,
+};
 use lalrpop_util::{ErrorRecovery, ParseError};
 use lexer::{LexError, Tok};
 use ogham_ir::diag::Diagnostic;
@@ -178,6 +182,30 @@ impl Builder<'_> {
         }
     }
 
+    /// `for p in lo..hi`: the counter `p` must be a name (or `_`).
+    fn range_form(&self, p: Pattern, lo: Box<Expr>, hi: Box<Expr>) -> LoopForm {
+        let counter = match p {
+            Pattern::Var(i) => i,
+            Pattern::Wildcard(span) => Ident {
+                name: "_".to_string(),
+                span,
+            },
+            other => {
+                let span = other.span();
+                self.error(
+                    Diagnostic::error("E0108", "the counter of a range loop must be a name")
+                        .with_primary(span, "not a name")
+                        .with_help("write `for i in a..b`; patterns are for `for x in xs`"),
+                );
+                Ident {
+                    name: "_".to_string(),
+                    span,
+                }
+            }
+        };
+        LoopForm::Range(counter, lo, hi)
+    }
+
     /// The size in `[3]t`: an integer literal without suffix.
     fn size_const(&self, lit: Literal, span: Span) -> SizeExp {
         match lit {
@@ -278,7 +306,15 @@ fn syntax_error(
             String::new(),
         ),
     };
-    Some(Diagnostic::error(code, message).with_primary(Span::new(file, span.0, span.1), label))
+    let d = Diagnostic::error(code, message).with_primary(Span::new(file, span.0, span.1), label);
+    Some(if text.get(span.0..span.1) == Some("..") {
+        d.with_help(
+            "`..` belongs only to range loops, `loop acc = init for i in a..b do ...` (i = a, \
+             a+1, ..., b-1); for an array of the range write `map (+ a) (iota (b - a))`",
+        )
+    } else {
+        d
+    })
 }
 
 /// Tokens that can start an expression, a type, a pattern and a declaration, as lalrpop names
@@ -307,7 +343,7 @@ const BINARY_OPS: &[&str] = &[
     "\"%\"", "\"//\"", "\"%%\"", "\"**\"",
 ];
 /// What may follow a complete operand besides a binary operator.
-const AFTER_OPERAND: &[&str] = &["\"[idx\"", "Field", "\":\"", "\":>\"", "\"with\""];
+const AFTER_OPERAND: &[&str] = &["\"[idx\"", "Field", "\":\"", "\":>\"", "\"with\"", "\"..\""];
 
 /// A readable list of what the parser expected, from lalrpop's terminal names: token classes
 /// become "an expression", "a type", ... and the rest are listed as `tokens`.

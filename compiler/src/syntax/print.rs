@@ -478,6 +478,12 @@ fn expr_into(out: &mut String, e: &Expr) {
                     out.push_str(" in ");
                     expr_into(out, xs);
                 }
+                LoopForm::Range(i, lo, hi) => {
+                    let _ = write!(out, " for {} in ", i.name);
+                    expr_into(out, lo);
+                    out.push_str("..");
+                    expr_into(out, hi);
+                }
                 LoopForm::While(c) => {
                     out.push_str(" while ");
                     expr_into(out, c);

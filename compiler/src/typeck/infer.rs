@@ -425,6 +425,9 @@ impl Checker<'_> {
                 Ty::Fun(p, r) => (*p, *r),
                 Ty::Error => return Ty::Error,
                 Ty::Var(v) if self.subst.tvars[v as usize].constraint == Constraint::None => {
+                    if i == 0 {
+                        self.note_spaced_call(callee_span, arg);
+                    }
                     let p = self.subst.fresh(Constraint::None, arg.span);
                     let r = self.subst.fresh(Constraint::None, arg.span);
                     self.infer_ok(&ty, &Ty::fun(p.clone(), r.clone()));
@@ -433,6 +436,8 @@ impl Checker<'_> {
                 other => {
                     let shown = self.subst.show(&other);
                     let d = if i == 0 {
+                        let spaced = self.spaced_index(callee_span, arg);
+                        adjacency = spaced.or(adjacency);
                         Diagnostic::error("E0305", "this is not a function")
                             .with_primary(callee_span, format!("has type `{shown}`"))
                             .with_secondary(arg.span, "applied to this argument")
@@ -481,32 +486,6 @@ impl Checker<'_> {
             ty = r;
         }
         ty
-    }
-
-    /// The help for `f r [i]` where `f r[i]` was meant: an argument that is a one-element array
-    /// literal set apart from the argument before it (`[` right after an expression indexes
-    /// it; after a space it starts an array, another argument).
-    fn adjacency_hint(&self, callee_span: Span, args: &[(&Expr, Ty)]) -> Option<String> {
-        let text = &self.sources.get(callee_span.file).text;
-        let source = |span: Span| text.get(span.start as usize..span.end as usize);
-        args.windows(2).find_map(|pair| {
-            let (array, index) = (pair[0].0, pair[1].0);
-            let ExprKind::ArrayLit(elems) = &index.kind else {
-                return None;
-            };
-            if elems.len() != 1 || array.span.end >= index.span.start {
-                return None;
-            }
-            let (f, a, i) = (
-                source(callee_span)?,
-                source(array.span)?,
-                source(elems[0].span)?,
-            );
-            Some(format!(
-                "`{a} [{i}]` passes the array `[{i}]` as another argument; to index `{a}`, write \
-                 the `[` right after it: `{f} {a}[{i}]` (or `{f} ({a}[{i}])`)"
-            ))
-        })
     }
 
     /// Whether `s` occurs in `t` (after resolution).
@@ -661,6 +640,24 @@ impl Checker<'_> {
                 self.expect(&Ty::array(elem.clone(), size), &tx, xs.span, None);
                 Some(elem)
             }
+            LoopForm::Range(_, lo, hi) => {
+                let (tl, th) = (self.infer(lo), self.infer(hi));
+                let a = self.subst.fresh(Constraint::Prims(PrimSet::int()), lo.span);
+                let ok = self.expect(&a, &tl, lo.span, None) && {
+                    let why = (lo.span, "the range starts here".to_string());
+                    self.expect(&a, &th, hi.span, Some(why))
+                };
+                if let (false, Some(d)) = (ok, self.diags.last_mut())
+                    && d.help.is_none()
+                {
+                    d.help = Some(
+                        "a range loop counts over integers; for other steps count with an \
+                         integer `k` and compute the value from it (`f64.i64 k * 0.5`)"
+                            .to_string(),
+                    );
+                }
+                Some(a)
+            }
             LoopForm::While(_) => None,
         };
         let mark = self.locals.len();
@@ -668,7 +665,7 @@ impl Checker<'_> {
         self.lenient(|c| c.infer_ok(&acc, &ti));
         self.bind_pattern(pat, &acc, None);
         match (form, form_ty) {
-            (LoopForm::For(i, _), Some(t)) => {
+            (LoopForm::For(i, _) | LoopForm::Range(i, ..), Some(t)) => {
                 self.bind_local(i, t, None);
             }
             (LoopForm::ForIn(p, _), Some(t)) => self.bind_pattern(p, &t, None),

@@ -42,6 +42,7 @@
 mod builtins_types;
 mod infer;
 mod names;
+mod spacing;
 mod trace;
 mod unify;
 mod uniqueness;
@@ -228,6 +229,9 @@ struct Checker<'a> {
     fresh_results: HashSet<(usize, usize)>,
     /// The definition being checked (for the "recursion" error).
     current_def: Option<String>,
+    /// Applications `r [i]` of a callee of unknown type in the definition being checked: the
+    /// span of `r [i]` and the help (see `spacing`).
+    spaced_calls: Vec<(Span, String)>,
 
     entries: Vec<EntryPoint>,
     def_types: HashMap<(usize, usize), Type>,
@@ -262,6 +266,7 @@ impl<'a> Checker<'a> {
             local_funs: HashMap::new(),
             fresh_results: HashSet::new(),
             current_def: None,
+            spaced_calls: Vec::new(),
             entries: Vec::new(),
             def_types: HashMap::new(),
         }
@@ -328,6 +333,7 @@ impl<'a> Checker<'a> {
         let mut scheme =
             self.check_function(&def.type_params, &def.params, def.ret.as_ref(), &def.body);
         self.current_def = None;
+        self.explain_spaced_calls(errors_before);
 
         // Generalise over the unconstrained variables of the signature.
         let mut vars = Vec::new();

@@ -71,35 +71,7 @@ impl Checker<'_> {
                     )
                     .with_help("write the repetition as a `loop`")
             }
-            None => {
-                let candidates: Vec<String> = self
-                    .locals
-                    .iter()
-                    .map(|l| l.name.clone())
-                    .chain(self.globals.keys().cloned())
-                    .chain(builtins::plain_names().map(str::to_string))
-                    .collect();
-                let d = Diagnostic::error(
-                    "E0204",
-                    format!("cannot find `{}` in this scope", name.name),
-                )
-                .with_primary(e.span, "not found");
-                match (
-                    library_home(&name.name),
-                    suggest(&name.name, candidates.iter().map(String::as_str)),
-                ) {
-                    (Some((def, module)), _) if self.globals.contains_key(&def) => d
-                        .with_help(format!(
-                            "the library's `{def}` serves every type of its class"
-                        ))
-                        .with_note(format!("`{def}` is in `{module}`")),
-                    (Some((def, module)), _) => d.with_help(format!(
-                        "`{def}` is defined in `{module}`: add `import \"{module}\"`"
-                    )),
-                    (None, Some(s)) => d.with_help(format!("did you mean `{s}`?")),
-                    (None, None) => d,
-                }
-            }
+            None => self.unknown_name(e.span, &name.name),
             Some(q) => match PrimType::from_name(q) {
                 Some(ty) => {
                     let members = builtins::module_member_names(ty);
@@ -118,6 +90,43 @@ impl Checker<'_> {
         };
         self.error(d);
         Ty::Error.into()
+    }
+
+    /// E0204 for the unqualified name `name` at `span`, with a help: the library module that
+    /// defines it (or its generic form) if that is not imported, else a library definition
+    /// named after it (`median` → `median_prefix`), else a close name in scope.
+    fn unknown_name(&self, span: Span, name: &str) -> Diagnostic {
+        let candidates: Vec<String> = self
+            .locals
+            .iter()
+            .map(|l| l.name.clone())
+            .chain(self.globals.keys().cloned())
+            .chain(builtins::plain_names().map(str::to_string))
+            .collect();
+        let close = suggest(name, candidates.iter().map(String::as_str));
+        let d = Diagnostic::error("E0204", format!("cannot find `{name}` in this scope"))
+            .with_primary(span, "not found");
+        match (library_home(name), library_relative(name), close) {
+            (Some((def, module)), ..) if self.globals.contains_key(&def) => d
+                .with_help(format!(
+                    "the library's `{def}` serves every type of its class"
+                ))
+                .with_note(format!("`{def}` is in `{module}`")),
+            (Some((def, module)), ..) => d.with_help(format!(
+                "`{def}` is defined in `{module}`: add `import \"{module}\"`"
+            )),
+            (None, Some((def, _)), _) if self.globals.contains_key(&def) => {
+                d.with_help(format!("did you mean `{def}`?"))
+            }
+            (None, Some((def, module)), close) => {
+                let or = close.map_or(String::new(), |s| format!(" (or did you mean `{s}`?)"));
+                d.with_help(format!(
+                    "`{module}` defines `{def}`: add `import \"{module}\"` to use it{or}"
+                ))
+            }
+            (None, None, Some(s)) => d.with_help(format!("did you mean `{s}`?")),
+            (None, None, None) => d,
+        }
     }
 
     /// A fresh instance of a scheme at use `id`: type parameters and sizes replaced by fresh
@@ -484,6 +493,18 @@ fn library_home(name: &str) -> Option<(String, &'static str)> {
     })
 }
 
+/// A library definition named after `name`, which no module defines: one whose name starts with
+/// `name_` (`median_prefix` for `median`), and its module.
+fn library_relative(name: &str) -> Option<(String, &'static str)> {
+    let prefix = format!("{name}_");
+    crate::stdlib::MODULES.iter().find_map(|(module, text)| {
+        text.lines().find_map(|l| {
+            let def = l.strip_prefix("def ")?.split(' ').next()?;
+            def.starts_with(&prefix).then(|| (def.to_string(), *module))
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -496,5 +517,16 @@ mod tests {
             Some("map".into())
         );
         assert_eq!(suggest("xyzzy", ["map", "iota"].into_iter()), None);
+    }
+
+    #[test]
+    fn library_names() {
+        assert_eq!(library_home("median"), Some(("median".into(), "lib/stats")));
+        assert_eq!(library_home("sum_f32"), Some(("sum".into(), "lib/prelude")));
+        assert_eq!(
+            library_relative("kth"),
+            Some(("kth_smallest".into(), "lib/stats"))
+        );
+        assert_eq!(library_relative("xyzzy"), None);
     }
 }

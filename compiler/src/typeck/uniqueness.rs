@@ -467,6 +467,11 @@ impl Uniq<'_, '_> {
                 self.expr(n);
                 Vec::new()
             }
+            LoopForm::Range(_, lo, hi) => {
+                self.expr(lo);
+                self.expr(hi);
+                Vec::new()
+            }
             LoopForm::ForIn(_, xs) => self.expr(xs),
             LoopForm::While(_) => Vec::new(),
         };
@@ -478,7 +483,7 @@ impl Uniq<'_, '_> {
             LoopForm::While(c) => {
                 self.expr(c);
             }
-            LoopForm::For(..) => {}
+            LoopForm::For(..) | LoopForm::Range(..) => {}
         }
         let result = self.expr(body);
         self.barriers.pop();

@@ -595,21 +595,23 @@ impl<'a> Interp<'a> {
         };
         match form {
             LoopForm::For(i, bound) => {
-                let n = match self.eval(bound, env)? {
-                    Val::Prim(s) if s.prim_type().is_int() => s,
-                    _ => {
-                        return Err(error(
-                            R_INTERNAL,
-                            bound.span,
-                            "loop bound is not an integer",
-                        ));
-                    }
-                };
+                let n = self.loop_bound(bound, env)?;
                 for k in 0..n.as_i64().max(0) {
                     let inner = self.bind(pat, acc, env)?.bind(
                         &i.name,
                         Val::Prim(scalar::convert(Scalar::I64(k), n.prim_type())),
                     );
+                    acc = self.eval(body, &inner)?;
+                }
+            }
+            LoopForm::Range(i, lo, hi) => {
+                // As lowered: `hi - lo` iterations (in `i64`), the counter `lo + k`.
+                let (lo, hi) = (self.loop_bound(lo, env)?, self.loop_bound(hi, env)?);
+                for k in 0..hi.as_i64().wrapping_sub(lo.as_i64()).max(0) {
+                    let at = Scalar::I64(lo.as_i64().wrapping_add(k));
+                    let inner = self
+                        .bind(pat, acc, env)?
+                        .bind(&i.name, Val::Prim(scalar::convert(at, lo.prim_type())));
                     acc = self.eval(body, &inner)?;
                 }
             }
@@ -634,6 +636,18 @@ impl<'a> Interp<'a> {
             },
         }
         Ok(acc)
+    }
+
+    /// The value of a loop bound, an integer.
+    fn loop_bound(&self, bound: &'a Expr, env: &Env<'a>) -> Res<Scalar> {
+        match self.eval(bound, env)? {
+            Val::Prim(s) if s.prim_type().is_int() => Ok(s),
+            _ => Err(error(
+                R_INTERNAL,
+                bound.span,
+                "loop bound is not an integer",
+            )),
+        }
     }
 
     fn eval_apply(
