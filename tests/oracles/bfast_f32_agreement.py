@@ -10,15 +10,18 @@ Versions used: Python 3.11.7, NumPy 2.4.6.
 The stack (`dry_season_set`): 10 years of days (N = 3650, history the first 1825), per pixel
 `a + b·t + A·sin(2πt/365 + φ) + N(0, 150)`, rounded, with a shift of 800–2500 at a random
 monitoring date in every other pixel (`bfast_reference.daily_set`'s signal). A pixel is seen
-every 16th day from a random offset; a seen day is clear with probability 0.75 in the dry
-season (a 150-day window of the year starting at a random day per pixel) and with a per-pixel
-probability drawn uniformly from [0, 0.05] in the rest of the year, so about 5 % of the days are
-valid and some pixels' histories hold dry-season observations only: for them the history's
-harmonic design is ill-conditioned (condition numbers of the Gram matrix of 1e6–1e8), beyond
-what f32 normal equations resolve but well within f64's. Both entries run on the same f32 stack
+every 8th day from a random offset; a seen day is clear with probability 0.9 in the dry season
+(a 120-day window of the year starting at a random day per pixel) and with a per-pixel
+probability drawn uniformly from [0, 0.2] in the rest of the year, so about 4.5 % of the days
+are valid and some pixels' histories (those with a wet-season probability near 0) hold
+dry-season observations only: for them the history's harmonic design is ill-conditioned (a
+Gram matrix condition number of about 1e7), beyond what f32 normal equations resolve but well
+within f64's. Both entries run on the same f32 stack
 (widened exactly for `main_f64`) with f = 365, k = 3, trend, h = 0.25, the table's λ for end = 10
 and α = 0.05. Printed: the break codes of each entry and the fraction of pixels whose break
-index (or code: -1 none, -2 too few, -3 singular) is the same.
+index (or code: -1 none, -2 too few, -3 singular) is the same. With the defaults (1000
+pixels, seed 11): 38 pixels -3 in f32 before the f64 retry (96.2 % agreement), none and 100 %
+after (docs/bfast.md).
 """
 
 import argparse
@@ -31,7 +34,7 @@ import numpy as np
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 
-def dry_season_set(seed, M, years=10, revisit=16, dry=150, clear=0.75, wet_clear=0.05):
+def dry_season_set(seed, M, years=10, revisit=8, dry=120, clear=0.9, wet_clear=0.2):
     """The stack of the module docstring: f32 `[M][365·years]`, NaN = missing."""
     rng = np.random.default_rng(seed)
     N = 365 * years
@@ -61,7 +64,7 @@ def run(ogham, entry, Y, out):
             "f64.nan"]
     subprocess.run([ogham, "run", "--backend", "cpu", "--entry", entry, "-o",
                     os.path.join(out, entry), os.path.join(ROOT, "programs", "bfast.og"), path]
-                   + args, check=True, stdout=subprocess.DEVNULL)
+                   + args, check=True, capture_output=True)
     return np.load(os.path.join(out, entry, "out0.npy")).astype(np.int64)
 
 
