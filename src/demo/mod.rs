@@ -773,7 +773,10 @@ mod tests {
         assert!(a.break_recall >= 0.7, "{a:?}");
         assert!(a.break_date_error_days <= 80.0, "{a:?}");
         assert!(a.landcover_accuracy >= 0.85, "{a:?}");
-        assert!(a.stl_decomposed >= 0.99 && a.trend_agreement >= 0.8, "{a:?}");
+        assert!(
+            a.stl_decomposed >= 0.99 && a.trend_agreement >= 0.8,
+            "{a:?}"
+        );
         assert!(a.stl_decomposed_unfilled < 0.5, "{a:?}");
         assert!(a.ps_precision >= 0.8 && a.ps_recall >= 0.8, "{a:?}");
         let reports = ["report.html".to_string(), "report.md".to_string()];
