@@ -3,9 +3,8 @@
 //!
 //! Stages: generate the scene (`scene.rs`), then compile and run the bundled programs on it
 //! with the chosen backend — BFAST-Monitor (clear-cut dates and magnitudes), TWDTW (land cover
-//! from the last two years), STL (trend magnitudes, `stl.rs`), PtSel (persistent scatterers) — then
-//! write the pictures
-//! (`picture.rs`) and the report (`report.rs`). Programs are read from `programs/` of the
+//! from the last two years), STL (trend magnitudes, `stl.rs`), PtSel (persistent scatterers) —
+//! then write the pictures (`picture.rs`) and the report (`report.rs`). Programs are read from `programs/` of the
 //! current directory or, failing that, of the source tree the binary was built from.
 
 mod font;
