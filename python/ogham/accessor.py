@@ -221,15 +221,14 @@ class OghamAccessor:
         }, attrs=attrs | {"history_end": str(history_end), "history_length": history})
 
     @keywords_checked
-    def stl(self, period, seasonal_window, *, robust=False, backend="cpu"):
+    def stl(self, period, seasonal_window, *, robust=False, fill_subseries=False, backend="cpu"):
         """STL decomposition of every pixel series (`period` observations per cycle, odd
-        `seasonal_window` >= 3; the spec's defaults for the rest). Returns a Dataset with the
-        cubes `seasonal`, `trend`, `remainder`, `weights` and the maps `trend_magnitude`,
-        `seasonal_amplitude`."""
+        `seasonal_window` >= 3; the spec's defaults for the rest; `fill_subseries` as in
+        `ogham.stl`). Returns a Dataset with the cubes `seasonal`, `trend`, `remainder`,
+        `weights` and the maps `trend_magnitude`, `seasonal_amplitude`."""
         da = self._cube()
         period, seasonal_window = programs._stl_windows(da.sizes[TIME], period, seasonal_window)
-        module = programs.bundled("stl", backend)
-        entry = module.auto_f64 if da.dtype == np.float64 else module.auto
+        entry = programs._stl_entry(programs.bundled("stl", backend), da.dtype, fill_subseries)
         outs = self._run(_Plan(entry, "Y"), [period, seasonal_window, robust], da.dtype)
         return xr.Dataset(dict(zip(programs.StlResult._fields, outs)), attrs=da.attrs)
 

@@ -158,16 +158,28 @@ StlResult.__doc__ = """STL per series: seasonal, trend, remainder and robustness
 
 
 @keywords_checked
-def stl(stack, period, seasonal_window, *, robust=False, backend="cpu"):
+def stl(stack, period, seasonal_window, *, robust=False, fill_subseries=False, backend="cpu"):
     """STL decomposition of every series of `stack [pixels][time]` (f32 or f64, NaN = missing)
     with period `period` (observations per cycle), seasonal window `seasonal_window` (odd, >= 3)
     and the spec's defaults for the rest (docs/stl.md); `robust` adds robustness iterations.
-    Returns an `StlResult`."""
+    A series with a cycle-subseries (a position in the cycle) that has no observation is NaN
+    throughout unless `fill_subseries`, which first fills such subseries from the nearest
+    observations around them (docs/stl.md, "Unobserved cycle-subseries"). Returns an
+    `StlResult`."""
     stack = _stack(stack, "stack")
     period, seasonal_window = _stl_windows(stack.shape[1], period, seasonal_window)
-    module = bundled("stl", backend)
-    entry = module.auto_f64 if stack.dtype == np.float64 else module.auto
-    return StlResult(*entry(stack, period, seasonal_window, robust))
+    return StlResult(*_stl_entry(bundled("stl", backend), stack.dtype, fill_subseries)(
+        stack, period, seasonal_window, robust))
+
+
+def _stl_entry(module, dtype, fill_subseries):
+    """The `auto` entry of the bundled STL module for data of `dtype`, filling unobserved
+    cycle-subseries or not (`fill_subseries`, a bool)."""
+    if not isinstance(fill_subseries, (bool, np.bool_)):
+        raise TypeError(f"parameter `fill_subseries`: expects a bool, given a "
+                        f"`{type(fill_subseries).__name__}` ({fill_subseries!r})")
+    name = ("auto_fill" if fill_subseries else "auto") + ("_f64" if dtype == np.float64 else "")
+    return getattr(module, name)
 
 
 def _stl_windows(n, period, seasonal_window):

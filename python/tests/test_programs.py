@@ -66,6 +66,22 @@ def test_stl(cli, root, tmp_path):
     assert python.trend.shape == y.shape
 
 
+@pytest.mark.parametrize("dtype,entry", [(np.float32, "auto_fill"), (np.float64, "auto_fill_f64")])
+def test_stl_fill_subseries(cli, root, tmp_path, dtype, entry):
+    """`fill_subseries=True` is the `auto_fill` entries; it decomposes the series with an
+    unobserved cycle-subseries, which are NaN without it, and leaves the others bit for bit."""
+    y = cloudy_series(np.random.default_rng(6), 8, 92, dtype)
+    y[:4, 5::23] = np.nan                   # phase 5 cloudy in every cycle
+    y[4:, 5::23] = 0.5                      # observed
+    python = ogham.stl(y, 23, 7, fill_subseries=True)
+    same_bits(python, cli_run(cli, root, tmp_path, "stl", entry, [y], ["23i64", "7i64", "false"]))
+    plain = ogham.stl(y, 23, 7)
+    assert np.isnan(plain.trend[:4]).all() and np.isfinite(python.trend[:4]).all()
+    same_bits([a[4:] for a in python], [a[4:] for a in plain])
+    missing = np.isnan(y)
+    assert np.isnan(python.remainder[missing]).all() and np.isfinite(python.seasonal).all()
+
+
 def test_twdtw(cli, root, tmp_path):
     rng = np.random.default_rng(3)
     doy = np.linspace(1, 360, 24)

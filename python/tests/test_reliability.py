@@ -227,6 +227,8 @@ SERIES_DOY = np.linspace(1, 360, 6)
     (lambda: ogham.stl(STACK, 12, 8), ValueError, r"parameter `seasonal_window`.*odd"),
     (lambda: ogham.stl(STACK, 2**63 - 1, 7), ValueError, r"parameter `period`: need 2 <= period <= 24"),
     (lambda: ogham.stl(STACK, 25, 7), ValueError, r"parameter `period`"),
+    (lambda: ogham.stl(STACK, 12, 7, fill_subseries=1), TypeError,
+     r"parameter `fill_subseries`: expects a bool"),
     (lambda: ogham.bfast_monitor(STACK, 2**64, freq=12), ValueError, r"parameter `history`"),
     (lambda: ogham.bfast_monitor(STACK, 24, freq=12, order=2**62), ValueError,
      r"parameter `order`.*2·order <= freq"),

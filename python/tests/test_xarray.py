@@ -109,6 +109,12 @@ def test_stl_and_twdtw_accessors():
     direct = ogham.stl(filled.ogham.pixels(), 23, 7)
     np.testing.assert_array_equal(ds.trend.transpose("y", "x", "time").values.reshape(6, 92),
                                   direct.trend)
+    gappy = filled.where(xr.DataArray(np.arange(92) % 23 != 3, dims="time"))  # a phase unobserved
+    gaps = gappy.ogham.stl(23, 7, fill_subseries=True)
+    np.testing.assert_array_equal(
+        gaps.trend.transpose("y", "x", "time").values.reshape(6, 92),
+        ogham.stl(gappy.ogham.pixels(), 23, 7, fill_subseries=True).trend)
+    assert np.isfinite(gaps.trend.values).all()
     doy = np.linspace(1, 360, 23)
     patterns = np.stack([0.5 + 0.2 * np.sin(2 * np.pi * doy / 366), np.full(23, 0.1)])
     res = filled.ogham.twdtw(patterns, np.tile(doy, (2, 1)))

@@ -31,6 +31,10 @@ pub fn accuracy_rows(summary: &Summary) -> Vec<(&'static str, String)> {
             format!("{:.3}", a.stl_decomposed),
         ),
         (
+            "pixels decomposed without gap filling (STL)",
+            format!("{:.3}", a.stl_decomposed_unfilled),
+        ),
+        (
             "greening/browning trends found (STL)",
             format!("{:.3}", a.trend_agreement),
         ),

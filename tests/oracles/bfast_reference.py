@@ -174,9 +174,15 @@ def pixel(y, X, n, lam, h=0.25, profile="r", ts=None, k=3, bound="r", max_cond=7
     return out
 
 
+# The condition number of the history's Gram matrix above which the design is singular (-3):
+# f64's `max_condition` (lib/regression.og) for f32 and f64 stacks alike, since the program
+# redoes an f32 fit whose f32 condition number exceeds 1e6 in f64 (`ols_fit_guarded`) and
+# rejects it only past this bound.
+MAX_COND = 7.0e13
+
+
 def run_r(Y, n, f, k=3, trend=True, h=0.25, end=10, level=0.05, lam=None, t0=0.0, years=None):
     """The `r` profile for a stack; regular time unless `years` (fractional years) is given."""
-    max_cond = 1.0e6 if np.asarray(Y).dtype == np.float32 else 7.0e13
     Y = np.asarray(Y, dtype=np.float64)
     N = Y.shape[1]
     lam = mosum_lambda(h, end, level) if lam is None else lam
@@ -187,7 +193,7 @@ def run_r(Y, n, f, k=3, trend=True, h=0.25, end=10, level=0.05, lam=None, t0=0.0
         years = np.asarray(years, dtype=np.float64)
         X = design(years, 1.0, k, trend, False, (years[0] + years[n - 1]) / 2, 1.0)
         tyears = years
-    res = [pixel(y, X, n, lam, h, "r", k=k, max_cond=max_cond) for y in Y]
+    res = [pixel(y, X, n, lam, h, "r", k=k, max_cond=MAX_COND) for y in Y]
     return collect(res, tyears)
 
 
@@ -196,7 +202,7 @@ def run_seed(Y, ts, n, f, k=3, trend=True, hfrac=0.25, lam=1.7361262695265256, t
     Y = np.asarray(Y, dtype=np.float64)
     ts = np.asarray(ts, dtype=np.float64)
     X = design(ts, f, k, trend)
-    res = [pixel(y, X, n, lam, hfrac, "seed", ts=ts, k=k, bound=bound, max_cond=1.0e6)
+    res = [pixel(y, X, n, lam, hfrac, "seed", ts=ts, k=k, bound=bound, max_cond=MAX_COND)
            for y in Y]
     return collect(res, t0 + ts / f)
 
@@ -312,6 +318,28 @@ def daily_set(seed, M, years=10, revisit=16, clear=0.75):
         seen &= rng.random(N) < clear
         Y[i, seen] = np.round(y[seen])
     return Y.astype(np.float32), truth
+
+
+def dry_history_set(seed, f=23, years=10):
+    """Three f32 pixels whose valid observations all lie in the first 8 of the `f` positions of
+    the year (a dry season), the history the first half: 0, a drop of 0.3 at position 170;
+    1, none; 2, the drop, but in the history only the first 4 positions of the year (4 distinct
+    rows of the 7 harmonic regressors: rank 5 of 8, singular). The dry-season histories' Gram
+    matrices have condition numbers of about 2e7: beyond f32's bound, within f64's."""
+    rng = np.random.default_rng(seed)
+    N = f * years
+    t = np.arange(N)
+    dry = t % f < 8
+    Y = np.full((3, N), np.nan)
+    for i, (phase, drop) in enumerate([(0.3, True), (1.1, False), (2.0, True)]):
+        y = 0.5 + 0.2 * np.sin(2 * np.pi * t / f + phase) + 0.01 * t / f + rng.normal(0, 0.02, N)
+        if drop:
+            y[170:] -= 0.3
+        keep = dry.copy()
+        if i == 2:
+            keep[:N // 2] = t[:N // 2] % f < 4
+        Y[i, keep] = y[keep]
+    return Y.astype(np.float32)
 
 
 def _seasonal(rng, N, f):
@@ -500,6 +528,15 @@ def golden():
     write_case("detailed_f64", regular_args(Y, "f64", 50, 23.0, 2000.0, 3, True, 0.25, 10, 0.05,
                                             None), outs)
     report("detailed_f64", r, truth)
+    # dry-season-only histories (ill-conditioned, not singular) and a singular one, on the f32
+    # stack and on the same values widened: both entries give the same breaks and -3
+    Y = dry_history_set(5)
+    r = run_r(Y, 115, 23.0, 3, t0=2000.0)
+    report("dry_season", r, np.array([170, -1, 170]))
+    assert list(r["brk"][2:]) == [-3] and np.min(r["margin"]) > 1e-4
+    for ft in ("f32", "f64"):
+        write_case("dry_season_" + ft, regular_args(Y, ft, 115, 23.0, 2000.0, 3, True, 0.25, 10,
+                                                    0.05, None), summary_outs(r, ft))
     # seed profile: t = 1..N, f = 12 (the paper's benchmark convention), both boundary
     # conventions; a short history makes the log⁺ part active so that they differ.
     N, n, M = 160, 48, 40
