@@ -32,6 +32,7 @@ import math
 import os
 
 import numpy as np
+from textvalues import fmt_value  # tests/oracles/textvalues.py
 
 OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases", "bfast")
 
@@ -181,27 +182,6 @@ def emulate_f32(images, n, k, f, hfrac, lam):
     return [X, gram, inv, xy, beta, yhat] + [np.array(results[key]) for key in
                                              ["nv", "res", "keys", "nh", "sigma", "w", "mosum",
                                               "mean", "brk"]]
-
-
-def fmt_scalar(x, suffix):
-    if suffix in ("f32", "f64"):
-        x = float(x)
-        if math.isnan(x):
-            return f"{suffix}.nan"
-        if math.isinf(x):
-            return f"{suffix}.inf" if x > 0 else f"-{suffix}.inf"
-        return f"{x!r}{suffix}"
-    return f"{int(x)}{suffix}"
-
-
-def fmt_value(x, suffix):
-    """Futhark textual value syntax; a nested array prints one innermost row per line."""
-    x = np.asarray(x)
-    if x.ndim == 0:
-        return fmt_scalar(x, suffix)
-    if x.ndim == 1:
-        return "[" + ", ".join(fmt_scalar(v, suffix) for v in x) + "]"
-    return "[" + ",\n ".join(fmt_value(row, suffix) for row in x) + "]"
 
 
 OUTPUT_TYPES = ["f32"] * 6 + ["i64", "f32", "i64", "i64", "f32", "i64", "f32", "f32", "i64"]

@@ -43,6 +43,7 @@ import json
 import tempfile
 
 import numpy as np
+from textvalues import fmt_value  # tests/oracles/textvalues.py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -421,28 +422,6 @@ ADVERSARIAL = [("all_nan", _all_nan), ("few_history", _few_history),
 
 # ---------------------------------------------------------------------------------------------
 # Golden files
-
-
-def fmt_scalar(x, suffix):
-    if suffix in ("f32", "f64"):
-        x = float(x)
-        if math.isnan(x):
-            return f"{suffix}.nan"
-        if math.isinf(x):
-            return f"{suffix}.inf" if x > 0 else f"-{suffix}.inf"
-        return f"{x!r}{suffix}"
-    if suffix == "bool":
-        return "true" if x else "false"
-    return f"{int(x)}{suffix}"
-
-
-def fmt_value(x, suffix):
-    x = np.asarray(x)
-    if x.ndim == 0:
-        return fmt_scalar(x, suffix)
-    if x.ndim == 1:
-        return "[" + ", ".join(fmt_scalar(v, suffix) for v in x) + "]"
-    return "[" + ",\n ".join(fmt_value(row, suffix) for row in x) + "]"
 
 
 def write_case(name, args, outs):

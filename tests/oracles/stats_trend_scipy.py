@@ -42,6 +42,7 @@ import pymannkendall as mk
 import scipy
 import scipy.special as sp
 import scipy.stats as st
+from textvalues import fmt_value  # tests/oracles/textvalues.py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
@@ -49,26 +50,6 @@ LIB = os.path.join(ROOT, "tests", "cases", "lib")
 TREND = os.path.join(ROOT, "tests", "cases", "trend")
 assert (scipy.__version__, np.__version__, mpmath.__version__) == ("1.17.1", "2.4.6", "1.3.0"), \
     "the pinned versions (header)"
-
-
-def fmt_scalar(x, suffix):
-    if suffix in ("f32", "f64"):
-        x = float(x)
-        if math.isnan(x):
-            return f"{suffix}.nan"
-        if math.isinf(x):
-            return f"{suffix}.inf" if x > 0 else f"-{suffix}.inf"
-        return f"{x!r}{suffix}"
-    return f"{int(x)}{suffix}"
-
-
-def fmt_value(x, suffix):
-    x = np.asarray(x)
-    if x.ndim == 0:
-        return fmt_scalar(x, suffix)
-    if x.ndim == 1:
-        return "[" + ", ".join(fmt_scalar(v, suffix) for v in x) + "]"
-    return "[" + ",\n ".join(fmt_value(row, suffix) for row in x) + "]"
 
 
 def write_case(directory, name, args, outs):

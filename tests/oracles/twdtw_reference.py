@@ -23,6 +23,7 @@ import math
 import os
 
 import numpy as np
+from textvalues import fmt_value  # tests/oracles/textvalues.py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_DIR = os.path.join(HERE, "..", "cases", "twdtw")
@@ -366,30 +367,6 @@ def doy_of_day_number(d):
 
 # ----------------------------------------------------------------------------------------------
 # Textual values
-
-def fmt_scalar(x, suffix):
-    if suffix in ("f32", "f64"):
-        x = float(x)
-        if math.isnan(x):
-            return f"{suffix}.nan"
-        if math.isinf(x):
-            return f"{suffix}.inf" if x > 0 else f"-{suffix}.inf"
-        return f"{x!r}{suffix}"
-    if suffix == "bool":
-        return "true" if x else "false"
-    return f"{int(x)}{suffix}"
-
-
-def fmt_value(x, suffix):
-    x = np.asarray(x)
-    if x.ndim == 0:
-        return fmt_scalar(x, suffix)
-    if x.size == 0:
-        return "empty(" + "".join(f"[{d}]" for d in x.shape) + suffix + ")"
-    if x.ndim == 1:
-        return "[" + ", ".join(fmt_scalar(v, suffix) for v in x) + "]"
-    return "[" + ",\n ".join(fmt_value(row, suffix) for row in x) + "]"
-
 
 def write(name, values):
     path = os.path.join(OUT_DIR, name)
