@@ -45,6 +45,20 @@ impl PrimType {
         }
     }
 
+    /// NumPy's name of the element type (`np.dtype(...).name`: `float32` for `f32`).
+    pub fn numpy_name(self) -> &'static str {
+        match self {
+            PrimType::Bool => "bool",
+            PrimType::I8 => "int8",
+            PrimType::I16 => "int16",
+            PrimType::I32 => "int32",
+            PrimType::I64 => "int64",
+            PrimType::U8 => "uint8",
+            PrimType::F32 => "float32",
+            PrimType::F64 => "float64",
+        }
+    }
+
     pub fn from_name(name: &str) -> Option<PrimType> {
         PrimType::ALL.into_iter().find(|p| p.name() == name)
     }

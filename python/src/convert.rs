@@ -48,20 +48,6 @@ impl Param<'_> {
     }
 }
 
-/// The NumPy name of an element type (`float32`).
-pub fn numpy_name(p: PrimType) -> &'static str {
-    match p {
-        PrimType::Bool => "bool",
-        PrimType::I8 => "int8",
-        PrimType::I16 => "int16",
-        PrimType::I32 => "int32",
-        PrimType::I64 => "int64",
-        PrimType::U8 => "uint8",
-        PrimType::F32 => "float32",
-        PrimType::F64 => "float64",
-    }
-}
-
 /// An array type's dimensions (outermost first) and element type.
 pub fn dims_of(ty: &Type) -> (Vec<&Size>, &Type) {
     let mut dims = Vec::new();
@@ -240,12 +226,12 @@ fn to_array(
         Err(_) if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() => {
             let numpy = py.import("numpy")?;
             converted = numpy
-                .call_method1("asarray", (obj, numpy_name(p)))
+                .call_method1("asarray", (obj, p.numpy_name()))
                 .map_err(|e| {
                     PyTypeError::new_err(format!(
                         "{}: expects {ty}; the list cannot be converted to {}: {e}",
                         param.what(),
-                        numpy_name(p)
+                        p.numpy_name()
                     ))
                 })?;
             converted.cast::<PyUntypedArray>()?
@@ -255,7 +241,7 @@ fn to_array(
                 "{}: expects {ty}, given {}: pass a NumPy array of dtype {}",
                 param.what(),
                 type_name(obj),
-                numpy_name(p)
+                p.numpy_name()
             )));
         }
     };
@@ -268,7 +254,7 @@ fn to_array(
             given,
             py_shape(&shape),
             param.name,
-            numpy_name(p)
+            p.numpy_name()
         )));
     }
     if shape.len() != dims.len() {

@@ -15,7 +15,7 @@ mod bundled;
 mod convert;
 mod results;
 
-use convert::{Param, Sizes, dims_of, numpy_name};
+use convert::{Param, Sizes, dims_of};
 use ogham::Backend;
 use ogham::cache::{self, CompileError, Compiled, EntryInfo, Options, Source};
 use ogham::ir::types::{Size, Type};
@@ -113,7 +113,7 @@ fn type_to_py(py: Python<'_>, t: &Type, declared: &[String]) -> PyResult<Py<PyAn
                 .into_pyobject(py)?
                 .into_any()
                 .unbind(),
-            numpy_name(*p).into_pyobject(py)?.into_any().unbind(),
+            p.numpy_name().into_pyobject(py)?.into_any().unbind(),
         ),
         _ => (py.None(), py.None()),
     };

@@ -11,7 +11,6 @@
 
 use super::spec::{SpecError, spec_error};
 use crate::args::{Arg, ArgValue};
-use ogham_ir::types::PrimType;
 use ogham_runtime::boundary::BoundaryType;
 use ogham_runtime::npy;
 use ogham_runtime::text::{self, Pos, TextValue};
@@ -88,27 +87,13 @@ pub(super) fn check_data(value: &Value, t: &BoundaryType) -> Result<(), String> 
     let why = match expected_elem {
         Some(p) if p != elem => format!(
             " (`.npy` data keeps its element type: save it as {p}, e.g. `xs.astype(np.{})`)",
-            numpy_name(p)
+            p.numpy_name()
         ),
         _ => String::new(),
     };
     Err(format!(
         "expected {t}, but the file holds {dims}{elem}{why}"
     ))
-}
-
-/// NumPy's name of an element type (`float32` for `f32`).
-fn numpy_name(p: PrimType) -> &'static str {
-    match p {
-        PrimType::Bool => "bool_",
-        PrimType::I8 => "int8",
-        PrimType::I16 => "int16",
-        PrimType::I32 => "int32",
-        PrimType::I64 => "int64",
-        PrimType::U8 => "uint8",
-        PrimType::F32 => "float32",
-        PrimType::F64 => "float64",
-    }
 }
 
 /// The arguments of a case as values for parameters of types `types`: textual values take
@@ -137,7 +122,7 @@ pub(super) fn check_inputs(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ogham_ir::types::Size;
+    use ogham_ir::types::{PrimType, Size};
     use ogham_runtime::value::Array;
 
     #[test]
