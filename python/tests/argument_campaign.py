@@ -1,8 +1,8 @@
 """A campaign of bad arguments to the Python API (issue "Security and reliability").
 
-Each call passes one of the bundled functions (`bfast_monitor`, `stl`, `twdtw`, `ptsel`) or an
-entry point of a loaded program valid arguments with one to three of them replaced by a drawn bad
-value: arrays of other dtypes (int, bool, complex, object, strings), ranks and layouts (strided,
+Each call passes one of the bundled functions (`bfast_monitor`, `stl` with and without
+`fill_subseries`, `twdtw`, `ptsel`, `mann_kendall`) or an entry point of a loaded program valid
+arguments with one to three of them replaced by a drawn bad value: arrays of other dtypes (int, bool, complex, object, strings), ranks and layouts (strided,
 Fortran order, broadcast views, empty), bool arrays holding bytes other than 0/1, scalars that are
 huge, negative, NaN, infinite, of the wrong type or `None`, and unexpected keywords. A call passes
 when it returns or raises one of the API's documented exceptions (`TypeError`, `ValueError`,
@@ -104,6 +104,8 @@ def cases(rng):
                        rng.random((3, 12, 2)), np.linspace(1, 330, 12)],
          {"steepness": 0.1, "midpoint": 50.0, "cycle": 366.0, "fill": -1}),
         (ogham.ptsel, [rng.uniform(-3, 3, (5, 6, 6)), 2], {"mean": False}),
+        (ogham.mann_kendall, [stack, t / 12], {"backend": "cpu"}),
+        (ogham.stl, [stack, 12, 7], {"robust": False, "fill_subseries": True}),
     ]
 
 
