@@ -25,11 +25,11 @@ import os
 import sys
 
 import numpy as np
-from statsmodels.tsa.seasonal import STL
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import stl_reference as ref  # noqa: E402
+from stl_statsmodels import statsmodels_stl  # noqa: E402
 
 
 def fill(y, n_p):
@@ -56,14 +56,6 @@ def fill(y, n_p):
             a, b = before[-1], after[0]
             out[i] = y[a] + (i - a) / (b - a) * (y[b] - y[a])
     return out
-
-
-def statsmodels_stl(y, p):
-    r = STL(y, period=p["n_p"], seasonal=p["q_s"], trend=p["q_t"], low_pass=p["q_l"],
-            seasonal_deg=p["d_s"], trend_deg=p["d_t"], low_pass_deg=p["d_l"],
-            seasonal_jump=p["j_s"], trend_jump=p["j_t"], low_pass_jump=p["j_l"]).fit(
-        inner_iter=p["n_inner"], outer_iter=p["n_outer"] - 1)
-    return r.seasonal, r.trend, r.weights
 
 
 def outputs(Y, decompose):
