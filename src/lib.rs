@@ -235,16 +235,21 @@ pub enum Backend {
     /// OS thread per GPU thread (`ogham_runtime::cuda::emulator`): tests the CUDA backend
     /// without a GPU; slow.
     CudaEmu,
+    /// The CUDA backend's kernels and launch plans run on the host at a modelled GPU's launch
+    /// configuration, instrumented: outputs as on every backend, plus the GPU's modelled time
+    /// per kernel (`OGHAM_PROFILE`; `ogham_runtime::cuda::model`, `docs/cuda.md`).
+    CudaModel,
 }
 
 impl Backend {
-    pub const ALL: [Backend; 6] = [
+    pub const ALL: [Backend; 7] = [
         Backend::Interp,
         Backend::Core,
         Backend::Kir,
         Backend::Cpu,
         Backend::Cuda,
         Backend::CudaEmu,
+        Backend::CudaModel,
     ];
 
     pub fn name(self) -> &'static str {
@@ -255,6 +260,7 @@ impl Backend {
             Backend::Cpu => "cpu",
             Backend::Cuda => "cuda",
             Backend::CudaEmu => "cuda-emu",
+            Backend::CudaModel => "cuda-model",
         }
     }
 
@@ -263,6 +269,7 @@ impl Backend {
         match self {
             Backend::Cuda => ogham_runtime::cuda::unavailable(),
             Backend::CudaEmu => ogham_runtime::cuda::emulator::unavailable(),
+            Backend::CudaModel => ogham_runtime::cuda::model::unavailable(),
             _ => None,
         }
     }
@@ -299,7 +306,12 @@ impl Backend {
                 ogham_runtime::interp::run_entry(&fe.sources, &fe.program, &fe.checked, entry, args)
                     .map_err(Box::new)
             }
-            Backend::Core | Backend::Kir | Backend::Cpu | Backend::Cuda | Backend::CudaEmu => {
+            Backend::Core
+            | Backend::Kir
+            | Backend::Cpu
+            | Backend::Cuda
+            | Backend::CudaEmu
+            | Backend::CudaModel => {
                 let ir = fe.compile(self.pipeline_options())?;
                 let thresholds = thresholds(tuning, ir.thresholds())?;
                 self.run_ir(&ir, entry, args, &thresholds)
@@ -324,9 +336,15 @@ impl Backend {
             (Backend::CudaEmu, Ir::Kernel(ir)) => {
                 ogham_runtime::cuda::run_emulated(ir, entry, args, thresholds)
             }
-            (Backend::Cpu | Backend::Cuda | Backend::CudaEmu, Ir::Core(_)) => Err(needs_kernel_ir(
-                &format!("backend `{}` runs kernel IR", self.name()),
-            )),
+            (Backend::CudaModel, Ir::Kernel(ir)) => {
+                ogham_runtime::cuda::run_modeled(ir, entry, args, thresholds)
+            }
+            (Backend::Cpu | Backend::Cuda | Backend::CudaEmu | Backend::CudaModel, Ir::Core(_)) => {
+                Err(needs_kernel_ir(&format!(
+                    "backend `{}` runs kernel IR",
+                    self.name()
+                )))
+            }
             (Backend::Interp | Backend::Core | Backend::Kir, Ir::Kernel(ir)) => {
                 ogham_runtime::ireval::run(ir, entry, args, thresholds)
             }

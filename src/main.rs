@@ -200,6 +200,9 @@ enum BackendArg {
     Cuda,
     /// The CUDA kernels compiled for the host and emulated (tests the CUDA backend; slow).
     CudaEmu,
+    /// The emulation, instrumented: the outputs plus a modelled GPU time per kernel with
+    /// `OGHAM_PROFILE=1` (GPU: `OGHAM_GPU_MODEL`, default h100).
+    CudaModel,
 }
 
 impl From<BackendArg> for Backend {
@@ -211,6 +214,7 @@ impl From<BackendArg> for Backend {
             BackendArg::Cpu => Backend::Cpu,
             BackendArg::Cuda => Backend::Cuda,
             BackendArg::CudaEmu => Backend::CudaEmu,
+            BackendArg::CudaModel => Backend::CudaModel,
         }
     }
 }

@@ -424,7 +424,7 @@ pub const KIR_TUNINGS: [(&str, Tuning); 3] = [
 pub fn run_case(fe: &Frontend, case: &Case, tolerance: Option<f64>, backend: Backend) -> Outcome {
     if !matches!(
         backend,
-        Backend::Kir | Backend::Cpu | Backend::Cuda | Backend::CudaEmu
+        Backend::Kir | Backend::Cpu | Backend::Cuda | Backend::CudaEmu | Backend::CudaModel
     ) {
         return run_case_tuned(fe, case, tolerance, backend, Tuning::Defaults);
     }

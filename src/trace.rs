@@ -31,7 +31,10 @@ pub fn traces<H: Form>(program: &Program<H>) -> Vec<Span> {
 
 /// `W0730` if `backend` does not trace and `program` (compiled for it) has a trace.
 pub fn compiled_warning<H: Form>(program: &Program<H>, backend: Backend) -> Option<Diagnostic> {
-    if !matches!(backend, Backend::Cpu | Backend::Cuda | Backend::CudaEmu) {
+    if !matches!(
+        backend,
+        Backend::Cpu | Backend::Cuda | Backend::CudaEmu | Backend::CudaModel
+    ) {
         return None;
     }
     let spans = traces(program);

@@ -22,10 +22,17 @@ struct og_dim3 {
 };
 static thread_local og_dim3 threadIdx, blockIdx;
 static og_dim3 blockDim, gridDim;
+#ifdef OG_MODEL
+// The performance model (`model/model.hpp`) runs a block's threads as fibers on one OS thread
+// and blocks on several: shared memory per OS thread, `__syncthreads` a switch of fibers.
+alignas(16) static thread_local char og_shared[1 << 20];
+void __syncthreads();
+#else
 static std::barrier<>* og_block_barrier;
 alignas(16) char og_shared[1 << 20];
 
 inline void __syncthreads() { og_block_barrier->arrive_and_wait(); }
+#endif
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long expected,
                                     unsigned long long desired) {
@@ -68,6 +75,7 @@ template <class... A> void og_call(void (*f)(A...), const og_u64* p) {
 }
 
 #include <mutex>
+#ifndef OG_MODEL
 // Runs `grid` blocks of `block` threads, one block after another. Launches of this library
 // (one program; concurrent runs share it) take turns: the dimensions, barrier and shared
 // memory are global.
@@ -92,4 +100,5 @@ extern "C" void og_emulate(void (*call)(const og_u64*), unsigned grid, unsigned 
     for (auto& thread : threads) thread.join();
   }
 }
+#endif
 // ---- end of emulation ----

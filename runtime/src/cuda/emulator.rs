@@ -57,14 +57,28 @@ impl Emulator {
     }
 }
 
+/// How a translation unit becomes a shared library: the cache directory it is kept in and
+/// `g++`'s options besides the common ones (the emulator's, or the performance model's
+/// instrumentation).
+pub(super) struct Build {
+    pub cache: &'static str,
+    pub options: &'static [&'static str],
+}
+
+/// The emulator's build: no optimisation (the units are large and run briefly).
+const EMULATOR: Build = Build {
+    cache: "cuda-emu",
+    options: &["-O0"],
+};
+
 /// The shared library of `source`: the store and entry name it is kept under, from the cache
 /// when the entry there is intact (see [`crate::cache_file`]), otherwise compiled with `g++` and
 /// stored.
-fn shared_library(source: &str) -> Res<(Store, String)> {
+fn shared_library(source: &str, build: &Build) -> Res<(Store, String)> {
     let fail = |what: String| machine_error(R_CUDA, format!("CUDA emulator: {what}"));
-    let store = match Store::open("cuda-emu") {
+    let store = match Store::open(build.cache) {
         Some(store) => store,
-        None => Store::private_temporary("ogham-cuda-emu").map_err(fail)?,
+        None => Store::private_temporary(&format!("ogham-{}", build.cache)).map_err(fail)?,
     };
     let name = format!("{:016x}.so", crate::fnv1a(source.as_bytes()));
     if store.load_artefact(&name).is_some() {
@@ -83,15 +97,9 @@ fn shared_library(source: &str) -> Res<(Store, String)> {
         .map_err(|e| fail(format!("{}: {e}", cpp.display())))
         .and_then(|()| {
             std::process::Command::new("g++")
-                .args([
-                    "-std=c++20",
-                    "-O0",
-                    "-shared",
-                    "-fPIC",
-                    "-pthread",
-                    "-w",
-                    "-o",
-                ])
+                .args(["-std=c++20", "-shared", "-fPIC", "-pthread", "-w"])
+                .args(build.options)
+                .arg("-o")
                 .arg(&so)
                 .arg(&cpp)
                 .output()
@@ -120,8 +128,8 @@ fn shared_library(source: &str) -> Res<(Store, String)> {
 
 /// Opens the shared library of `source`. A cached library that passes its MAC but does not
 /// load is removed and compiled once more; when that fails too, the error names the file.
-fn open_library(source: &str) -> Res<libloading::Library> {
-    let (mut store, mut name) = shared_library(source)?;
+pub(super) fn open_library(source: &str, build: &Build) -> Res<libloading::Library> {
+    let (mut store, mut name) = shared_library(source, build)?;
     let mut retried = false;
     loop {
         let path = store.path(&name);
@@ -137,11 +145,43 @@ fn open_library(source: &str) -> Res<libloading::Library> {
             }
             Err(e) => {
                 store.damaged(&name, &format!("it does not load: {e}"));
-                (store, name) = shared_library(source)?;
+                (store, name) = shared_library(source, build)?;
                 retried = true;
             }
         }
     }
+}
+
+/// The translation unit the emulator (or, with `instrumentation`, the model) compiles: the
+/// emulation header, the instrumentation (empty, or text ending in a newline), the kernels, and a trampoline `og_call_<name>` per
+/// kernel that calls it with its parameters.
+pub(super) fn unit(source: &str, instrumentation: &str, names: &[String]) -> String {
+    let mut unit = format!("{EMULATE}\n{instrumentation}{source}\n");
+    for name in names {
+        unit.push_str(&format!(
+            "extern \"C\" void og_call_{name}(const og_u64* p) {{ og_call({name}, p); }}\n"
+        ));
+    }
+    unit
+}
+
+pub(super) fn symbol_error(e: libloading::Error) -> Box<ogham_ir::diag::Diagnostic> {
+    machine_error(R_CUDA, format!("CUDA emulator: {e}"))
+}
+
+/// The addresses of the trampolines `og_call_<name>` of the kernels `names` in `library`.
+pub(super) fn trampolines(
+    library: &libloading::Library,
+    names: &[String],
+) -> Res<HashMap<String, u64>> {
+    let mut functions = HashMap::new();
+    for name in names {
+        // SAFETY: the trampolines have this type (`unit`).
+        let call: libloading::Symbol<unsafe extern "C" fn(*const u64)> =
+            unsafe { library.get(format!("og_call_{name}").as_bytes()) }.map_err(symbol_error)?;
+        functions.insert(name.clone(), *call as usize as u64);
+    }
+    Ok(functions)
 }
 
 impl Device for Emulator {
@@ -162,26 +202,12 @@ impl Device for Emulator {
     }
 
     fn load(&mut self, source: &str, names: &[String]) -> Res<HashMap<String, u64>> {
-        let mut unit = format!("{EMULATE}\n{source}\n");
-        for name in names {
-            unit.push_str(&format!(
-                "extern \"C\" void og_call_{name}(const og_u64* p) {{ og_call({name}, p); }}\n"
-            ));
-        }
-        let library = open_library(&unit)?;
-        let fail = |e: libloading::Error| machine_error(R_CUDA, format!("CUDA emulator: {e}"));
-        let mut functions = HashMap::new();
-        // SAFETY: the symbols have the types the emulation header declares.
-        unsafe {
-            let emulate: libloading::Symbol<Emulate> = library.get(b"og_emulate").map_err(fail)?;
-            self.emulate = Some(*emulate);
-            for name in names {
-                let call: libloading::Symbol<unsafe extern "C" fn(*const u64)> = library
-                    .get(format!("og_call_{name}").as_bytes())
-                    .map_err(fail)?;
-                functions.insert(name.clone(), *call as usize as u64);
-            }
-        }
+        let library = open_library(&unit(source, "", names), &EMULATOR)?;
+        // SAFETY: the symbol has the type the emulation header declares.
+        let emulate: libloading::Symbol<Emulate> =
+            unsafe { library.get(b"og_emulate") }.map_err(symbol_error)?;
+        self.emulate = Some(*emulate);
+        let functions = trampolines(&library, names)?;
         self.library = Some(library);
         Ok(functions)
     }

@@ -22,6 +22,7 @@
 
 mod driver;
 pub mod emulator;
+pub mod model;
 pub mod nvrtc;
 
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, Res};
@@ -30,7 +31,7 @@ use crate::ireval::{self, Thresholds};
 use crate::kernel_io::{Io, KernelFailure, Operand, failure_diagnostic, kernel_index};
 use crate::value::Value;
 use cudarc::driver::{CudaContext, sys};
-use ogham_compiler::back::cuda::{self as back, CudaKernel, GeneratedSeg};
+use ogham_compiler::back::cuda::{self as back, Counting, CudaKernel, GeneratedSeg};
 use ogham_ir::VarId;
 use ogham_ir::abi::{ArgSlots, ArgValue, Failure, MAX_DETAILS};
 use ogham_ir::diag::Diagnostic;
@@ -63,6 +64,16 @@ trait Device: Send + Sync {
     fn free_memory(&self) -> Res<usize>;
     /// Launches `grid` blocks with `shared` bytes of dynamic shared memory and waits.
     fn launch(&self, function: u64, grid: u32, shared: u32, params: &mut [u64]) -> Res<()>;
+    /// Whether the kernels count their float operations (the performance model's do).
+    fn counting(&self) -> Counting {
+        Counting::Plain
+    }
+    /// Kernel `name` (`level`: thread or block) has finished its launches; true when the
+    /// device reported it itself (the model prints modelled times for `OGHAM_PROFILE`), false
+    /// when the executor should print the measured time.
+    fn finish_kernel(&self, _name: &str, _level: &str) -> bool {
+        false
+    }
 }
 
 /// Why the CUDA backend cannot run on this machine, or `None` when it can.
@@ -125,6 +136,47 @@ pub fn run_emulated(
     })
 }
 
+/// Runs entry point `entry` of kernel-IR `program` in the GPU performance model
+/// (`--backend cuda-model`) on the GPU `OGHAM_GPU_MODEL` names, sampling as
+/// `OGHAM_MODEL_WARPS` says; with `OGHAM_PROFILE`, prints the modelled total last.
+pub fn run_modeled(
+    program: &Program,
+    entry: &str,
+    args: Vec<Value>,
+    thresholds: &Thresholds,
+) -> Res<Vec<Value>> {
+    let settings =
+        model::gpus::from_env().and_then(|gpu| Ok((gpu, model::sampled_warps_from_env()?)));
+    let (gpu, sampled) = settings.map_err(|e| machine_error(R_CUDA_UNAVAILABLE, e))?;
+    let (outputs, report) = run_model(program, entry, args, thresholds, gpu, sampled)?;
+    if std::env::var_os("OGHAM_PROFILE").is_some() {
+        if let Some(why) = &report.assumed_registers {
+            eprintln!("ogham-profile: {why}");
+        }
+        eprintln!("ogham-profile: {}", model::total_line(&report));
+    }
+    Ok(outputs)
+}
+
+/// Runs entry point `entry` in the performance model of `gpu`, sampling `sampled` warps per
+/// launch (every warp: `None`); the outputs and the model's report.
+pub fn run_model(
+    program: &Program,
+    entry: &str,
+    args: Vec<Value>,
+    thresholds: &Thresholds,
+    gpu: &'static model::gpus::Gpu,
+    sampled: Option<i64>,
+) -> Res<(Vec<Value>, model::Report)> {
+    let report = Arc::new(std::sync::Mutex::new(model::Report::default()));
+    let shared = Arc::clone(&report);
+    let outputs = run_on(program, entry, args, thresholds, move || {
+        model::Model::new(gpu, sampled, shared).map(|d| Box::new(d) as Box<dyn Device>)
+    })?;
+    let report = report.lock().expect("no panics while locked").clone();
+    Ok((outputs, report))
+}
+
 fn run_on(
     program: &Program,
     entry: &str,
@@ -135,7 +187,7 @@ fn run_on(
     let function = program.functions.iter().position(|f| f.name == entry);
     ireval::run_with(program, entry, args, thresholds, move || {
         let mut dev = open()?;
-        let generated = back::generate(program);
+        let generated = back::generate_with(program, dev.counting());
         // Only this entry point's kernels: NVRTC's time grows with the unit (docs/cuda.md).
         let source = match function {
             Some(f) => generated.source_of(f),
@@ -226,7 +278,11 @@ impl Launcher for CudaLauncher<'_> {
             .dev
             .bind()
             .and_then(|()| self.launch_kernel(ev, seg, pat, kernel));
-        if self.profile {
+        let level = match kernel.level {
+            SegLevel::Thread => "thread",
+            SegLevel::Block => "block",
+        };
+        if !self.dev.finish_kernel(&kernel.name, level) && self.profile {
             eprintln!(
                 "ogham-profile: kernel {} ({}) {:.3} ms",
                 kernel.name,

@@ -15,6 +15,7 @@
 //! out across the threads or done by thread 0 between barriers, and the SOACs there run across
 //! the block's threads (`block.rs`).
 
+use super::Counting;
 use crate::back::lower::Checks;
 pub use crate::back::lower::Res;
 use crate::back::lower::bounds::Proofs;
@@ -88,6 +89,8 @@ pub struct Emit<'f> {
     /// The checks emitted so far and the location of the statement being emitted.
     pub checks: Checks,
     pub(super) unchecked: &'f [Span],
+    /// Whether float operations are wrapped in the performance model's counters.
+    pub(super) counting: Counting,
     /// Indices proven in range, whose bounds checks are omitted (`back/lower/bounds.rs`).
     pub(super) proofs: Proofs,
     fresh: usize,
@@ -110,13 +113,19 @@ pub struct Emitted {
 }
 
 impl<'f> Emit<'f> {
-    pub fn new(f: &'f Function, unchecked: &'f [Span], depth: usize) -> Emit<'f> {
+    pub fn new(
+        f: &'f Function,
+        unchecked: &'f [Span],
+        counting: Counting,
+        depth: usize,
+    ) -> Emit<'f> {
         Emit {
             f,
             out: String::new(),
             depth,
             checks: Checks::default(),
             unchecked,
+            counting,
             proofs: Proofs::of(f),
             fresh: 0,
             block: false,

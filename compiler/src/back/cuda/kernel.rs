@@ -31,8 +31,8 @@
 //! first pass writes: see `docs/compiler.md`, "Kernel calling convention"). Histogram
 //! destinations are viewed as `[segments × bins]` rows by the shared `lower::kernel_hist_dests`.
 
-use super::Unsupported;
 use super::emit::{Emit, Res, ctype, var};
+use super::{Counting, Unsupported};
 use crate::back::lower;
 use ogham_ir::VarId;
 use ogham_ir::abi::{self, ArgSlots, ErrorSite};
@@ -151,6 +151,7 @@ pub fn build(
     seg: &SegOp,
     name: &str,
     unchecked: &[Span],
+    counting: Counting,
 ) -> Result<Built, Unsupported> {
     let inputs = abi::kernel_inputs(f, stmt);
     let slots = ArgSlots::of_kernel(f, seg, &inputs, &stmt.pat);
@@ -160,8 +161,8 @@ pub fn build(
         pat: &stmt.pat,
     };
     match seg.level {
-        SegLevel::Thread => thread_kernel(f, seg, name, unchecked, args),
-        SegLevel::Block => block_kernel(f, seg, name, unchecked, args),
+        SegLevel::Thread => thread_kernel(f, seg, name, unchecked, counting, args),
+        SegLevel::Block => block_kernel(f, seg, name, unchecked, counting, args),
     }
 }
 
@@ -170,9 +171,10 @@ fn thread_kernel(
     seg: &SegOp,
     name: &str,
     unchecked: &[Span],
+    counting: Counting,
     args: Args,
 ) -> Result<Built, Unsupported> {
-    let mut e = Emit::new(f, unchecked, 1);
+    let mut e = Emit::new(f, unchecked, counting, 1);
     e.line("i64 og_at = 0;");
     load_inputs(&mut e, &args.slots, &args.inputs);
     load_outputs(&mut e, &args.slots, args.pat);
@@ -271,7 +273,8 @@ fn thread_kernel(
         emitted.text
     );
     let combine = if width > 0 {
-        let (c, combine_sites) = combine_kernel(f, seg, name, &args, sites.len(), unchecked)?;
+        let (c, combine_sites) =
+            combine_kernel(f, seg, name, &args, sites.len(), unchecked, counting)?;
         text.push('\n');
         text.push_str(&c);
         sites.extend(combine_sites);
@@ -300,8 +303,9 @@ fn combine_kernel(
     args: &Args,
     first_site: usize,
     unchecked: &[Span],
+    counting: Counting,
 ) -> Result<(String, Vec<ErrorSite>), Unsupported> {
-    let mut e = Emit::new(f, unchecked, 1);
+    let mut e = Emit::new(f, unchecked, counting, 1);
     e.checks.first = first_site;
     e.line("i64 og_at = 0;");
     load_inputs(&mut e, &args.slots, &args.inputs);
@@ -379,12 +383,13 @@ fn block_kernel(
     seg: &SegOp,
     name: &str,
     unchecked: &[Span],
+    counting: Counting,
     args: Args,
 ) -> Result<Built, Unsupported> {
     if !matches!(seg.kind, SegKind::Map) {
         return Err(Unsupported("a block-level kernel that is not a map".into()));
     }
-    let mut e = Emit::new(f, unchecked, 1);
+    let mut e = Emit::new(f, unchecked, counting, 1);
     e.block = true;
     e.line("i64 og_at = 0;");
     load_inputs(&mut e, &args.slots, &args.inputs);

@@ -4,9 +4,10 @@
 //! array-making statements share their loops out across the block's threads and SOACs run in
 //! parallel (`block.rs`).
 
+use super::Counting;
 use super::block;
 use super::emit::{CView, Emit, ctype, type_str, var, view_type};
-use super::scalar;
+use super::scalar::{self, Cost};
 use crate::back::lower::bounds::Proofs;
 use crate::back::lower::{self, Checks, Lower, Place, Res};
 use ogham_ir::abi::Failure;
@@ -25,6 +26,15 @@ pub struct Indexed {
 }
 
 impl Emit<'_> {
+    /// `c`, wrapped in the model's counter of its cost when kernels count their operations.
+    fn counted(&self, cost: Cost, c: String) -> String {
+        match (self.counting, cost) {
+            (Counting::Counted, Cost::Flop) => format!("og_flop({c})"),
+            (Counting::Counted, Cost::Special) => format!("og_special({c})"),
+            _ => c,
+        }
+    }
+
     /// Emits `body`, the branch of an `if` on `cond` taken when `cond` is `taken`, and assigns
     /// its results to the (declared) variables `pat`.
     fn assign_results(&mut self, pat: &[VarId], cond: SubExp, taken: bool, body: &Body) -> Res<()> {
@@ -149,15 +159,18 @@ impl Lower for Emit<'_> {
     }
 
     fn binop(&mut self, op: BinOp, t: PrimType, x: &String, y: &String) -> Res<String> {
-        scalar::binop(op, t, x, y)
+        let c = scalar::binop(op, t, x, y)?;
+        Ok(self.counted(scalar::binop_cost(op, t), c))
     }
 
     fn unop(&mut self, op: UnOp, t: PrimType, x: &String) -> String {
-        scalar::unop(op, t, x)
+        let c = scalar::unop(op, t, x);
+        self.counted(scalar::unop_cost(op, t), c)
     }
 
     fn math(&mut self, f: MathFn, t: PrimType, args: &[String]) -> String {
-        scalar::math(f, t, args)
+        let c = scalar::math(f, t, args);
+        self.counted(scalar::math_cost(f, t), c)
     }
 
     fn convert(&mut self, from: PrimType, to: PrimType, x: &String) -> String {

@@ -37,6 +37,17 @@ use std::fmt::Write;
 /// The device functions every generated translation unit starts with.
 pub const PRELUDE: &str = include_str!("prelude.cuh");
 
+/// Whether kernels count their float operations: `Plain` for the GPU and the emulator,
+/// `Counted` for the performance model (`--backend cuda-model`), whose translation unit wraps
+/// every float operation in `og_flop`/`og_special` (defined by the model's header, not by the
+/// prelude: NVRTC never sees counted code). Counting changes no value: each wrapper returns its
+/// argument.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Counting {
+    Plain,
+    Counted,
+}
+
 /// A generated kernel: its name and what the runtime needs to launch it.
 #[derive(Clone, Debug)]
 pub struct CudaKernel {
@@ -99,12 +110,17 @@ impl CudaProgram<'_> {
 
 /// Generates every kernel of a kernel-IR program.
 pub fn generate(program: &Program) -> CudaProgram<'_> {
+    generate_with(program, Counting::Plain)
+}
+
+/// Generates every kernel of a kernel-IR program, with float operations counted or not.
+pub fn generate_with(program: &Program, counting: Counting) -> CudaProgram<'_> {
     let mut segs = Vec::new();
     for k in ogham_ir::abi::kernels(program) {
         let (fi, stmt, seg, name) = (k.function, k.stmt, k.seg, k.name);
         let f = &program.functions[fi];
         let mut text = String::new();
-        let kernel = match kernel::build(f, stmt, seg, &name, &program.unchecked) {
+        let kernel = match kernel::build(f, stmt, seg, &name, &program.unchecked, counting) {
             Ok(built) => {
                 let level = match seg.level {
                     SegLevel::Thread => "thread",

@@ -7,6 +7,61 @@ use ogham_ir::math::MathFn;
 use ogham_ir::op::{BinOp, UnOp};
 use ogham_ir::types::PrimType;
 
+/// What an operation costs in the performance model's counts: a float operation the GPU's FP32
+/// or FP64 units execute (`Flop`), one of its special-function unit or a multi-instruction
+/// library routine (`Special`: roots, exponentials, logarithms, trigonometry, powers), or
+/// nothing counted (integer and logical operations, comparisons, tests).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Cost {
+    Flop,
+    Special,
+    Uncounted,
+}
+
+/// The cost of `x op y` at type `t`.
+pub fn binop_cost(op: BinOp, t: PrimType) -> Cost {
+    match op {
+        _ if !t.is_float() => Cost::Uncounted,
+        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => Cost::Uncounted,
+        BinOp::Pow => Cost::Special,
+        _ => Cost::Flop,
+    }
+}
+
+/// The cost of `op x` at type `t`.
+pub fn unop_cost(op: UnOp, t: PrimType) -> Cost {
+    match op {
+        UnOp::Neg if t.is_float() => Cost::Flop,
+        _ => Cost::Uncounted,
+    }
+}
+
+/// The cost of math function `f` at type `t`.
+pub fn math_cost(f: MathFn, t: PrimType) -> Cost {
+    use MathFn as M;
+    match f {
+        _ if !t.is_float() => Cost::Uncounted,
+        M::IsNan | M::IsInf => Cost::Uncounted,
+        M::Abs | M::Sgn | M::Floor | M::Ceil | M::Round | M::Trunc | M::Min | M::Max => Cost::Flop,
+        M::Sqrt
+        | M::Exp
+        | M::Log
+        | M::Log2
+        | M::Log10
+        | M::Sin
+        | M::Cos
+        | M::Tan
+        | M::Asin
+        | M::Acos
+        | M::Atan
+        | M::Atan2
+        | M::Sinh
+        | M::Cosh
+        | M::Tanh
+        | M::Pow => Cost::Special,
+    }
+}
+
 /// `x op y` at type `t`; an integer divisor is known to be non-zero (the shared walk checks it
 /// first).
 pub fn binop(op: BinOp, t: PrimType, x: &str, y: &str) -> Res<String> {

@@ -1,0 +1,210 @@
+//! A launch's modelled time, from its counts: occupancy from the block size, the kernel's
+//! registers and shared memory; then a roofline over the throughput limits the counts imply
+//! (DRAM, L2, L1, shared memory, FP32/FP64/special-function units, instruction issue) and a
+//! latency term for launches with too little parallelism to hide memory latency. The time is
+//! the largest of them plus the launch's own cost; the largest names the bound.
+//!
+//! The latency term: a warp's load requests are served one after another, `MEMORY_PARALLELISM`
+//! in flight at once (independent loads the compiler issues ahead), each at the latency of the
+//! level that served it (L1, L2 or DRAM, as the caches gave); stores do not wait. The SM
+//! overlaps all its resident warps, so each wave of resident blocks takes one warp's path.
+
+use super::gpus::Gpu;
+
+/// Independent memory requests a warp has in flight (calibrated: `docs/cuda.md`).
+pub const MEMORY_PARALLELISM: f64 = 2.0;
+/// Warp instructions besides the loads, stores and float operations, per counted one (index
+/// arithmetic, compares, branches), for the issue limit (calibrated: `docs/cuda.md`).
+pub const OTHER_INSTRUCTIONS: f64 = 3.0;
+
+/// What a launch asks of the device: its shape and resources.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shape {
+    pub blocks: i64,
+    pub threads_per_block: i64,
+    pub registers_per_thread: i64,
+    pub shared_per_block: i64,
+}
+
+/// Where the resident blocks sit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Occupancy {
+    /// Blocks one SM can hold at once (the tightest of the limits).
+    pub blocks_per_sm: i64,
+    /// Warps resident on a busy SM, and on the whole device at once.
+    pub warps_per_sm: i64,
+    pub warps_on_device: i64,
+    /// Rounds of resident blocks the grid takes.
+    pub waves: i64,
+    /// SMs with work.
+    pub sms_used: i64,
+    /// Which limit decided the warps resident on a busy SM (`grid`: the grid is too small to
+    /// fill it).
+    pub limit: &'static str,
+}
+
+pub fn occupancy(gpu: &Gpu, s: &Shape) -> Occupancy {
+    let warps_per_block = (s.threads_per_block + 31) / 32;
+    // Registers are allocated per warp in units of 256.
+    let regs_per_warp = ((s.registers_per_thread.max(1) * 32 + 255) / 256) * 256;
+    let mut limits = vec![
+        (gpu.max_blocks_per_sm, "blocks"),
+        (gpu.max_threads_per_sm / (warps_per_block * 32), "threads"),
+        (
+            gpu.registers_per_sm / (regs_per_warp * warps_per_block),
+            "registers",
+        ),
+    ];
+    if s.shared_per_block > 0 {
+        limits.push((gpu.shared_per_sm / s.shared_per_block, "shared memory"));
+    }
+    let (blocks_per_sm, limit) = limits
+        .into_iter()
+        .min_by_key(|l| l.0)
+        .expect("limits are not empty");
+    let blocks_per_sm = blocks_per_sm.max(1);
+    let sms_used = s.blocks.clamp(1, gpu.sms);
+    let resident_blocks = blocks_per_sm.min((s.blocks + gpu.sms - 1) / gpu.sms).max(1);
+    let limit = if resident_blocks < blocks_per_sm {
+        "grid"
+    } else {
+        limit
+    };
+    Occupancy {
+        blocks_per_sm,
+        warps_per_sm: resident_blocks * warps_per_block,
+        warps_on_device: (resident_blocks * sms_used * warps_per_block)
+            .min(s.blocks * warps_per_block),
+        waves: (s.blocks + blocks_per_sm * gpu.sms - 1) / (blocks_per_sm * gpu.sms),
+        sms_used,
+        limit,
+    }
+}
+
+/// A launch's counts, scaled to the whole grid where the model sampled warps.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Counts {
+    pub warps: f64,
+    /// Global loads and stores, as warp requests.
+    pub requests: f64,
+    pub sectors: f64,
+    pub ideal_sectors: f64,
+    /// Sectors that reached L2 (L1 misses and stores), L2's hits, DRAM bytes.
+    pub l2_sectors: f64,
+    pub l2_hits: f64,
+    pub l1_hits: f64,
+    pub dram_bytes: f64,
+    /// The latencies of the global load requests, summed (cycles).
+    pub load_latency: f64,
+    pub shared_requests: f64,
+    pub wavefronts: f64,
+    pub ideal_wavefronts: f64,
+    /// Float operations (not scaled: every thread counts its own).
+    pub flops32: f64,
+    pub flops64: f64,
+    pub special: f64,
+}
+
+/// A launch's modelled time and what bounds it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    pub seconds: f64,
+    pub bound: &'static str,
+}
+
+pub fn estimate(gpu: &Gpu, occ: &Occupancy, c: &Counts) -> Estimate {
+    let share = occ.sms_used as f64 / gpu.sms as f64;
+    let per_clock = |per_sm: f64| per_sm * occ.sms_used as f64 * gpu.clock;
+    let warp_instructions =
+        (c.requests + c.shared_requests + (c.flops32 + c.flops64 + c.special) / 32.0)
+            * (1.0 + OTHER_INSTRUCTIONS);
+    let path = c.load_latency / c.warps.max(1.0) / MEMORY_PARALLELISM;
+    let terms = [
+        (c.dram_bytes / gpu.dram_bandwidth, "DRAM"),
+        (c.l2_sectors * 32.0 / (gpu.l2_bandwidth * share), "L2"),
+        // The L1 delivers 4 sectors a clock.
+        (c.sectors / per_clock(4.0), "L1"),
+        (c.wavefronts / per_clock(1.0), "shared memory"),
+        (
+            c.flops32 / (gpu.fp32 * share)
+                + c.flops64 / (gpu.fp64 * share)
+                + c.special / per_clock(gpu.special_per_sm_clock),
+            "compute",
+        ),
+        // Four schedulers, one warp instruction a clock each.
+        (warp_instructions / per_clock(4.0), "issue"),
+        (occ.waves as f64 * path / gpu.clock, "latency"),
+    ];
+    let (seconds, bound) =
+        terms.into_iter().fold(
+            (0.0, "launch"),
+            |best, t| if t.0 > best.0 { t } else { best },
+        );
+    Estimate {
+        seconds: seconds + gpu.launch_latency,
+        bound,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::model::gpus::GPUS;
+
+    #[test]
+    fn occupancy_follows_the_tightest_limit() {
+        let h100 = &GPUS[0];
+        let shape = |regs, shared| Shape {
+            blocks: 10_000,
+            threads_per_block: 256,
+            registers_per_thread: regs,
+            shared_per_block: shared,
+        };
+        let o = occupancy(h100, &shape(32, 0));
+        assert_eq!(
+            (o.blocks_per_sm, o.warps_per_sm, o.limit),
+            (8, 64, "threads")
+        );
+        let o = occupancy(h100, &shape(128, 0));
+        assert_eq!((o.blocks_per_sm, o.limit), (2, "registers"));
+        let o = occupancy(h100, &shape(32, 100 << 10));
+        assert_eq!((o.blocks_per_sm, o.limit), (2, "shared memory"));
+        // 65,536 threads on 132 SMs: 256 blocks, two on most SMs, one wave.
+        let o = occupancy(
+            h100,
+            &Shape {
+                blocks: 256,
+                ..shape(64, 0)
+            },
+        );
+        assert_eq!((o.waves, o.warps_per_sm, o.sms_used), (1, 16, 132));
+    }
+
+    #[test]
+    fn a_streaming_kernel_is_bound_by_dram() {
+        let h200 = &GPUS[1];
+        let n = 1e9 / 4.0;
+        let occ = occupancy(
+            h200,
+            &Shape {
+                blocks: 1_000_000,
+                threads_per_block: 256,
+                registers_per_thread: 16,
+                shared_per_block: 0,
+            },
+        );
+        let c = Counts {
+            warps: n / 32.0,
+            requests: 2.0 * n / 32.0,
+            sectors: 2.0 * n / 8.0,
+            ideal_sectors: 2.0 * n / 8.0,
+            l2_sectors: 2.0 * n / 8.0,
+            dram_bytes: 2e9,
+            flops32: n,
+            ..Counts::default()
+        };
+        let e = estimate(h200, &occ, &c);
+        assert_eq!(e.bound, "DRAM");
+        assert!((e.seconds - 2e9 / 4.8e12).abs() < 1e-5, "{e:?}");
+    }
+}

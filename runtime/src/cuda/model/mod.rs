@@ -1,0 +1,582 @@
+//! The GPU performance model (`--backend cuda-model`): the CUDA backend's kernels and launch
+//! plans run as on the emulator, at the modelled GPU's real launch configuration (blocks of 256
+//! threads, grids sized by its SM count), with every load and store instrumented. From the
+//! sampled warps' accesses it counts, per launch: global requests and their 32-byte sectors
+//! against the coalesced ideal (`warps.rs`), what reaches L2 and DRAM through the sampled
+//! warps' shares of L1 and L2 (`caches.rs`), the latency of each load request (the level that
+//! served its slowest sector), shared-memory wavefronts and bank
+//! conflicts, and every thread's float operations; occupancy comes from ptxas's register report
+//! (`ptxas.rs`); the time from a roofline with latency terms (`estimate.rs`), on a GPU of the
+//! table (`gpus.rs`, `OGHAM_GPU_MODEL`). Host-device copies and allocations, which the executor
+//! makes around each launch, are counted and timed too.
+//!
+//! Invariants: every block of every launch runs, sampled or not, so the outputs are exactly the
+//! emulator's (and every other backend's); sampling (`OGHAM_MODEL_WARPS`, default 64 warps per
+//! launch spread evenly over the grid; `all` for every warp) only scales the memory counts.
+//! Float counts are exact. Host steps the executor evaluates itself are not modelled.
+//!
+//! With `OGHAM_PROFILE`, each kernel prints `ogham-profile: kernel NAME (LEVEL) modeled MS ms`
+//! and its counts, and the run ends with `ogham-profile: modeled total MS ms on DEVICE`.
+
+mod caches;
+pub mod estimate;
+pub mod gpus;
+mod ptxas;
+mod region;
+pub mod warps;
+
+use super::emulator::{self, Build, open_library, symbol_error, trampolines};
+use super::{Device, Res, machine_error};
+use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE};
+use caches::SectorCache;
+use estimate::{Counts, Estimate, Occupancy, Shape};
+use gpus::Gpu;
+use ogham_compiler::back::cuda::Counting;
+use ptxas::Resources;
+use region::Region;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use warps::Rec;
+
+const INSTRUMENTATION: &str = include_str!("model.hpp");
+
+/// The instrumented build: g++ calls a hook for every load and store (`model.hpp`).
+const INSTRUMENTED: Build = Build {
+    cache: "cuda-model",
+    options: &[
+        "-O1",
+        "-DOG_MODEL",
+        "-fsanitize=kernel-address",
+        "--param",
+        "asan-instrumentation-with-call-threshold=0",
+        "--param",
+        "asan-stack=0",
+        "--param",
+        "asan-globals=0",
+    ],
+};
+
+/// Threads per block, as on a GPU (`driver.rs`).
+const BLOCK: i64 = 256;
+/// Warps sampled per launch unless `OGHAM_MODEL_WARPS` says otherwise.
+const DEFAULT_SAMPLED_WARPS: i64 = 64;
+/// Address space reserved for device memory (only touched pages take memory).
+const REGION: u64 = 1 << 40;
+
+type SinkFn = unsafe extern "C" fn(*mut std::ffi::c_void, u32, *const *const Rec, *const u64);
+type ModelRun = unsafe extern "C" fn(
+    u64,
+    u32,
+    u32,
+    *const u64,
+    *const u32,
+    SinkFn,
+    *mut std::ffi::c_void,
+    u64,
+    u64,
+    *mut u64,
+    u32,
+);
+
+/// One launch, modelled.
+#[derive(Debug, Clone)]
+pub struct LaunchReport {
+    pub kernel: String,
+    pub blocks: i64,
+    pub resources: Resources,
+    pub occupancy: Occupancy,
+    pub counts: Counts,
+    pub sampled_warps: i64,
+    /// The sampled warps' global accesses by site in the code, in order of first execution.
+    pub sites: Vec<Site>,
+    pub estimate: Estimate,
+}
+
+/// The global requests of one site of a kernel's code, in the sampled warps (not scaled).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Site {
+    pub store: bool,
+    /// Bytes per lane.
+    pub size: u64,
+    pub requests: u64,
+    pub sectors: u64,
+    pub ideal_sectors: u64,
+}
+
+/// One kernel of the program (a statement: its launches and the copies and allocations around
+/// them).
+#[derive(Debug, Clone, Default)]
+pub struct KernelReport {
+    pub name: String,
+    pub level: String,
+    pub launches: Vec<LaunchReport>,
+    pub copies: u64,
+    pub copied_bytes: u64,
+    pub allocations: u64,
+    pub seconds: f64,
+}
+
+/// A whole run, modelled.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub device: String,
+    pub kernels: Vec<KernelReport>,
+    /// Why registers were assumed rather than read from ptxas, if they were.
+    pub assumed_registers: Option<String>,
+}
+
+impl Report {
+    pub fn total_seconds(&self) -> f64 {
+        self.kernels.iter().map(|k| k.seconds).sum()
+    }
+}
+
+pub struct Model {
+    gpu: &'static Gpu,
+    sampled_warps: Option<i64>,
+    region: Region,
+    run: Option<ModelRun>,
+    library: Option<libloading::Library>,
+    names: HashMap<u64, String>,
+    resources: HashMap<String, Resources>,
+    profile: bool,
+    /// The kernel being run and the finished ones.
+    current: Mutex<KernelReport>,
+    report: Arc<Mutex<Report>>,
+}
+
+/// Why the model cannot run here (no `g++`), or `None`.
+pub fn unavailable() -> Option<String> {
+    emulator::unavailable().map(|why| why.replace("the CUDA emulator", "the GPU model"))
+}
+
+/// How many warps each launch samples: `OGHAM_MODEL_WARPS` (a count, or `all`).
+pub fn sampled_warps_from_env() -> Result<Option<i64>, String> {
+    match std::env::var("OGHAM_MODEL_WARPS") {
+        Err(_) => Ok(Some(DEFAULT_SAMPLED_WARPS)),
+        Ok(v) if v.trim() == "all" => Ok(None),
+        Ok(v) => match v.trim().parse::<i64>() {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(format!(
+                "OGHAM_MODEL_WARPS: `{v}` is neither a positive number of warps nor `all`"
+            )),
+        },
+    }
+}
+
+impl Model {
+    pub fn new(
+        gpu: &'static Gpu,
+        sampled_warps: Option<i64>,
+        report: Arc<Mutex<Report>>,
+    ) -> Res<Model> {
+        if let Some(why) = unavailable() {
+            return Err(machine_error(R_CUDA_UNAVAILABLE, why));
+        }
+        report.lock().expect("no panics while locked").device = gpu.name.to_string();
+        Ok(Model {
+            gpu,
+            sampled_warps,
+            region: Region::reserve(REGION).map_err(|e| machine_error(R_CUDA, e))?,
+            run: None,
+            library: None,
+            names: HashMap::new(),
+            resources: HashMap::new(),
+            profile: std::env::var_os("OGHAM_PROFILE").is_some(),
+            current: Mutex::new(KernelReport::default()),
+            report,
+        })
+    }
+
+    /// Models one launch of `function` (`grid` blocks, `shared` bytes of dynamic shared memory).
+    fn model_launch(&self, function: u64, grid: u32, shared: u32, params: &[u64]) -> Res<()> {
+        let run = self
+            .run
+            .ok_or_else(|| machine_error(R_CUDA, "the model has no program loaded".into()))?;
+        let kernel = self.names.get(&function).cloned().unwrap_or_default();
+        let resources = self.resources.get(&kernel).copied().unwrap_or(Resources {
+            registers: ptxas::ASSUMED_REGISTERS,
+            shared: 0,
+        });
+        let blocks = i64::from(grid);
+        let occupancy = estimate::occupancy(
+            self.gpu,
+            &Shape {
+                blocks,
+                threads_per_block: BLOCK,
+                registers_per_thread: resources.registers,
+                shared_per_block: i64::from(shared) + resources.shared,
+            },
+        );
+        let warps_per_block = BLOCK / 32;
+        let warps = blocks * warps_per_block;
+        let sampled = self.sampled_warps.map_or(warps, |n| n.min(warps));
+        let mut masks = vec![0u32; grid as usize];
+        for i in 0..sampled {
+            let w = i * warps / sampled;
+            masks[(w / warps_per_block) as usize] |= 1 << (w % warps_per_block);
+        }
+        let mut sampler = Sampler::new(self.gpu, &occupancy, i64::from(shared), sampled);
+        let (lo, hi) = self.region.bounds();
+        let mut flops = [0u64; 4];
+        // SAFETY: `function` is a trampoline of the loaded library; `params` are the kernel's
+        // parameters (device addresses inside the region, live for the call); `masks` has one
+        // word per block; the sink receives `sampler`, which outlives the call.
+        unsafe {
+            run(
+                function,
+                grid,
+                BLOCK as u32,
+                params.as_ptr(),
+                masks.as_ptr(),
+                sink,
+                (&mut sampler as *mut Sampler).cast(),
+                lo,
+                hi,
+                flops.as_mut_ptr(),
+                workers(),
+            )
+        };
+        let sites = std::mem::take(&mut sampler.sites_counts);
+        let counts = sampler.finish(warps as f64 / sampled as f64, warps as f64, flops);
+        let estimate = estimate::estimate(self.gpu, &occupancy, &counts);
+        let mut current = self.current.lock().expect("no panics while locked");
+        current.seconds += estimate.seconds;
+        current.launches.push(LaunchReport {
+            kernel,
+            blocks,
+            resources,
+            occupancy,
+            counts,
+            sampled_warps: sampled,
+            sites: sites.into_iter().flatten().collect(),
+            estimate,
+        });
+        Ok(())
+    }
+
+    /// Counts a host-device copy of `bytes` bytes.
+    fn copied(&self, bytes: usize) {
+        let mut current = self.current.lock().expect("no panics while locked");
+        current.copies += 1;
+        current.copied_bytes += bytes as u64;
+        current.seconds += self.gpu.copy_latency + bytes as f64 / self.gpu.pcie_bandwidth;
+    }
+}
+
+/// OS threads that run blocks at once: the machine's cores.
+fn workers() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+}
+
+/// The counts of one launch's sampled warps.
+struct Sampler {
+    sites: HashMap<u32, u32>,
+    /// Global requests by dense site number (`None`: a shared-memory site).
+    sites_counts: Vec<Option<Site>>,
+    /// The L1 share of the sampled warps (their resident warps' share of an SM's L1 each),
+    /// and their L2 share (their share of the warps resident on the device).
+    l1: SectorCache,
+    l2: SectorCache,
+    latencies: [f64; 3],
+    counts: Counts,
+    dram_sectors: f64,
+}
+
+impl Sampler {
+    fn new(gpu: &Gpu, occ: &Occupancy, shared: i64, sampled: i64) -> Sampler {
+        let l1 = (gpu.l1_bytes - (occ.blocks_per_sm * shared) as f64).max(16.0 * 1024.0);
+        let l1_share = (sampled as f64 / occ.warps_per_sm.max(1) as f64).min(1.0);
+        let l2_share = (sampled as f64 / occ.warps_on_device.max(1) as f64).min(1.0);
+        Sampler {
+            sites: HashMap::new(),
+            sites_counts: Vec::new(),
+            l1: SectorCache::new(l1 * l1_share),
+            l2: SectorCache::new(gpu.l2_bytes * l2_share),
+            latencies: [gpu.l1_latency, gpu.l2_latency, gpu.dram_latency],
+            counts: Counts::default(),
+            dram_sectors: 0.0,
+        }
+    }
+
+    fn warp(&mut self, lanes: &[&[Rec]]) {
+        for (site, r) in warps::requests(lanes, &mut self.sites) {
+            if r.shared {
+                let (w, ideal) = warps::wavefronts(&r);
+                self.counts.shared_requests += 1.0;
+                self.counts.wavefronts += w as f64;
+                self.counts.ideal_wavefronts += ideal as f64;
+                continue;
+            }
+            let (sectors, ideal) = warps::sectors(&r);
+            if self.sites_counts.len() <= site {
+                self.sites_counts.resize(site + 1, None);
+            }
+            let at = self.sites_counts[site].get_or_insert(Site {
+                store: r.store,
+                size: r.size,
+                ..Site::default()
+            });
+            at.requests += 1;
+            at.sectors += sectors.len() as u64;
+            at.ideal_sectors += ideal;
+            self.counts.requests += 1.0;
+            self.counts.sectors += sectors.len() as f64;
+            self.counts.ideal_sectors += ideal as f64;
+            // The level that served the request's slowest sector (0: L1, 1: L2, 2: DRAM).
+            let mut level = 0;
+            for s in sectors {
+                level = level.max(self.sector(s, r.store));
+            }
+            if !r.store {
+                self.counts.load_latency += self.latencies[level];
+            }
+        }
+    }
+
+    /// Sends one sector through the caches; the level that served it.
+    fn sector(&mut self, s: u64, store: bool) -> usize {
+        let c = &mut self.counts;
+        // L1 keeps loads only (stores write through to L2).
+        if !store && self.l1.access(s, false).hit {
+            c.l1_hits += 1.0;
+            return 0;
+        }
+        c.l2_sectors += 1.0;
+        let o = self.l2.access(s, store);
+        if o.wrote_back {
+            self.dram_sectors += 1.0;
+        }
+        if o.hit {
+            c.l2_hits += 1.0;
+            1
+        } else {
+            // A store fills its sector in L2 without reading DRAM.
+            if !store {
+                self.dram_sectors += 1.0;
+            }
+            2
+        }
+    }
+
+    /// The counts scaled by `scale` (warps per sampled warp), with the float counts.
+    fn finish(mut self, scale: f64, warps: f64, flops: [u64; 4]) -> Counts {
+        self.dram_sectors += self.l2.dirty() as f64;
+        let c = self.counts;
+        Counts {
+            warps,
+            requests: c.requests * scale,
+            sectors: c.sectors * scale,
+            ideal_sectors: c.ideal_sectors * scale,
+            l2_sectors: c.l2_sectors * scale,
+            l2_hits: c.l2_hits * scale,
+            l1_hits: c.l1_hits * scale,
+            load_latency: c.load_latency * scale,
+            dram_bytes: self.dram_sectors * 32.0 * scale,
+            shared_requests: c.shared_requests * scale,
+            wavefronts: c.wavefronts * scale,
+            ideal_wavefronts: c.ideal_wavefronts * scale,
+            flops32: flops[0] as f64,
+            flops64: flops[1] as f64,
+            special: (flops[2] + flops[3]) as f64,
+        }
+    }
+}
+
+/// Receives a sampled warp's traces from the instrumented library.
+///
+/// # Safety
+/// `cx` is the launch's `Sampler`; `traces` and `lengths` hold `lanes` entries, each trace
+/// `lengths[l]` records long, alive for the call.
+unsafe extern "C" fn sink(
+    cx: *mut std::ffi::c_void,
+    lanes: u32,
+    traces: *const *const Rec,
+    lengths: *const u64,
+) {
+    // SAFETY: as the function's contract says.
+    let (sampler, lanes) = unsafe {
+        let traces = std::slice::from_raw_parts(traces, lanes as usize);
+        let lengths = std::slice::from_raw_parts(lengths, lanes as usize);
+        let lanes: Vec<&[Rec]> = traces
+            .iter()
+            .zip(lengths)
+            .map(|(&t, &n)| {
+                if n == 0 {
+                    &[][..]
+                } else {
+                    std::slice::from_raw_parts(t, n as usize)
+                }
+            })
+            .collect();
+        (&mut *cx.cast::<Sampler>(), lanes)
+    };
+    sampler.warp(&lanes);
+}
+
+impl Device for Model {
+    fn name(&self) -> &'static str {
+        "cuda-model"
+    }
+
+    fn counting(&self) -> Counting {
+        Counting::Counted
+    }
+
+    fn bind(&self) -> Res<()> {
+        Ok(())
+    }
+
+    fn block_size(&self) -> i64 {
+        BLOCK
+    }
+
+    fn multiprocessors(&self) -> i64 {
+        self.gpu.sms
+    }
+
+    fn load(&mut self, source: &str, names: &[String]) -> Res<HashMap<String, u64>> {
+        match ptxas::report(source, self.gpu.arch) {
+            Ok(resources) => self.resources = resources,
+            Err(why) => {
+                self.report
+                    .lock()
+                    .expect("no panics while locked")
+                    .assumed_registers = Some(format!(
+                    "{why}: {} registers per thread assumed",
+                    ptxas::ASSUMED_REGISTERS
+                ))
+            }
+        }
+        let library = open_library(
+            &emulator::unit(source, &format!("{INSTRUMENTATION}\n"), names),
+            &INSTRUMENTED,
+        )?;
+        // SAFETY: the symbol has the type `model.hpp` declares.
+        let run: libloading::Symbol<ModelRun> =
+            unsafe { library.get(b"og_model_run") }.map_err(symbol_error)?;
+        self.run = Some(*run);
+        let functions = trampolines(&library, names)?;
+        self.names = functions.iter().map(|(n, &f)| (f, n.clone())).collect();
+        self.library = Some(library);
+        Ok(functions)
+    }
+
+    fn alloc(&self, bytes: usize) -> Res<u64> {
+        let ptr = self.region.alloc(bytes).ok_or_else(|| {
+            machine_error(
+                crate::error::R_OUT_OF_MEMORY,
+                format!("out of memory: cannot allocate {bytes} bytes"),
+            )
+        })?;
+        let mut current = self.current.lock().expect("no panics while locked");
+        current.allocations += 1;
+        current.seconds += self.gpu.alloc_latency;
+        Ok(ptr)
+    }
+
+    fn free(&self, ptr: u64) {
+        self.region.free(ptr);
+    }
+
+    fn upload(&self, dst: u64, src: &[u8]) -> Res<()> {
+        // SAFETY: `dst` is a piece of at least `src.len()` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
+        self.copied(src.len());
+        Ok(())
+    }
+
+    fn download(&self, dst: &mut [u8], src: u64) -> Res<()> {
+        // SAFETY: `src` is a piece of at least `dst.len()` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst.as_mut_ptr(), dst.len()) };
+        self.copied(dst.len());
+        Ok(())
+    }
+
+    fn zero(&self, ptr: u64, bytes: usize) -> Res<()> {
+        // SAFETY: `ptr` is a piece of at least `bytes` bytes.
+        unsafe { std::ptr::write_bytes(ptr as *mut u8, 0, bytes) };
+        self.copied(bytes);
+        Ok(())
+    }
+
+    fn free_memory(&self) -> Res<usize> {
+        Ok(self.gpu.memory)
+    }
+
+    fn launch(&self, function: u64, grid: u32, shared: u32, params: &mut [u64]) -> Res<()> {
+        self.model_launch(function, grid, shared, params)
+    }
+
+    fn finish_kernel(&self, name: &str, level: &str) -> bool {
+        let mut kernel = std::mem::take(&mut *self.current.lock().expect("no panics while locked"));
+        kernel.name = name.to_string();
+        kernel.level = level.to_string();
+        if self.profile {
+            for line in profile_lines(&kernel) {
+                eprintln!("ogham-profile: {line}");
+            }
+        }
+        self.report
+            .lock()
+            .expect("no panics while locked")
+            .kernels
+            .push(kernel);
+        true
+    }
+}
+
+/// `OGHAM_PROFILE`'s lines for one kernel.
+fn profile_lines(k: &KernelReport) -> Vec<String> {
+    let mut lines = vec![format!(
+        "kernel {} ({}) modeled {:.3} ms: {} launch(es), {} copies of {:.1} MB, {} allocations",
+        k.name,
+        k.level,
+        k.seconds * 1e3,
+        k.launches.len(),
+        k.copies,
+        k.copied_bytes as f64 / 1e6,
+        k.allocations
+    )];
+    for l in &k.launches {
+        let c = &l.counts;
+        lines.push(format!(
+            "  {}: {} blocks, {} registers, {} warps/SM ({}-limited), {} wave(s); {:.3} ms, bound by {}",
+            l.kernel,
+            l.blocks,
+            l.resources.registers,
+            l.occupancy.warps_per_sm,
+            l.occupancy.limit,
+            l.occupancy.waves,
+            l.estimate.seconds * 1e3,
+            l.estimate.bound
+        ));
+        lines.push(format!(
+            "  sectors {:.0} (ideal {:.0}: coalescing {:.2}), DRAM {:.1} MB, L2 {:.1} MB, \
+             shared wavefronts {:.0} (ideal {:.0}), flops {:.3e} f32 {:.3e} f64 {:.3e} special; \
+             {} of {:.0} warps sampled",
+            c.sectors,
+            c.ideal_sectors,
+            c.ideal_sectors / c.sectors.max(1.0),
+            c.dram_bytes / 1e6,
+            c.l2_sectors * 32.0 / 1e6,
+            c.wavefronts,
+            c.ideal_wavefronts,
+            c.flops32,
+            c.flops64,
+            c.special,
+            l.sampled_warps,
+            c.warps
+        ));
+    }
+    lines
+}
+
+/// `OGHAM_PROFILE`'s last line.
+pub fn total_line(report: &Report) -> String {
+    format!(
+        "modeled total {:.3} ms on {}",
+        report.total_seconds() * 1e3,
+        report.device
+    )
+}

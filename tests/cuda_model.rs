@@ -1,0 +1,134 @@
+//! The GPU performance model (`--backend cuda-model`) on access patterns whose counts are known:
+//! a coalesced f32 map takes 4 sectors per warp load and store, a row walked by each thread 32
+//! per load; the outputs equal the interpreter's, sampled or not; and the model's estimate
+//! responds to the modelled GPU as it should (a memory-bound map takes longer on the slower
+//! memory, and moves each byte once). Bank conflicts of strided shared-memory accesses are counted exactly by
+//! `ogham_runtime::cuda::model::warps` (its unit tests); this file runs whole programs.
+//!
+//! Needs `g++` (as the emulator); without it the tests report themselves skipped, except under
+//! CI, where that is a failure.
+
+use ogham::{Backend, Frontend};
+use ogham_compiler::pipeline::Options;
+use ogham_runtime::cuda::model::{Report, Site, gpus};
+use ogham_runtime::cuda::run_model;
+use ogham_runtime::ireval::Thresholds;
+use ogham_runtime::value::{Array, Value};
+
+const PROGRAM: &str = "
+entry scale (xs: []f32) : []f32 = map (\\x -> x * 2f32 + 1f32) xs
+entry walk [n][m] (rows: [n][m]f32) : [n]f32 =
+  map (\\r -> loop acc = 0f32 for i < m do acc + r[i]) rows
+";
+
+fn available() -> bool {
+    match ogham::Backend::CudaModel.unavailable() {
+        None => true,
+        Some(why) => {
+            assert!(std::env::var_os("CI").is_none(), "under CI: {why}");
+            eprintln!("skipped: {why}");
+            false
+        }
+    }
+}
+
+/// Runs `entry` on the model of `gpu` (every warp recorded when `sampled` is `None`); checks
+/// the outputs against the interpreter's; returns the report.
+fn model(entry: &str, args: Vec<Value>, gpu: &str, sampled: Option<i64>) -> Report {
+    let fe =
+        Frontend::load_source("model.og", PROGRAM).unwrap_or_else(|e| panic!("{}", e.render()));
+    let ir = fe.compile_kernel(Options::KERNEL).expect("compiles");
+    let gpu = gpus::by_key(gpu).expect("a known GPU");
+    let (outputs, report) = run_model(
+        &ir,
+        entry,
+        args.clone(),
+        &Thresholds::default(),
+        gpu,
+        sampled,
+    )
+    .unwrap_or_else(|e| panic!("{}", e.message));
+    let expected = Backend::Interp
+        .run(&fe, entry, args, None)
+        .unwrap_or_else(|e| panic!("{}", e.message));
+    assert_eq!(outputs, expected, "{entry}: the model's outputs");
+    report
+}
+
+/// The sites of 4-byte loads (`store` false) or stores of the report's only launch.
+fn sites(report: &Report, store: bool) -> Vec<Site> {
+    let launches: Vec<_> = report.kernels.iter().flat_map(|k| &k.launches).collect();
+    assert_eq!(launches.len(), 1, "{report:#?}");
+    launches[0]
+        .sites
+        .iter()
+        .filter(|s| s.store == store && s.size == 4)
+        .copied()
+        .collect()
+}
+
+fn floats(n: usize) -> Value {
+    Value::Array(Array::from_f32(vec![n], (0..n).map(|i| i as f32).collect()).expect("shape"))
+}
+
+#[test]
+fn a_coalesced_f32_map_takes_4_sectors_per_warp_access() {
+    if !available() {
+        return;
+    }
+    let report = model("scale", vec![floats(1 << 14)], "h100", Some(16));
+    for store in [false, true] {
+        let s = sites(&report, store);
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!(s[0].requests, 16, "one request per sampled warp");
+        assert_eq!(s[0].sectors, 4 * 16, "{s:?}");
+        assert_eq!(s[0].ideal_sectors, 4 * 16);
+    }
+}
+
+#[test]
+fn a_row_walked_by_each_thread_takes_32_sectors_per_warp_load() {
+    if !available() {
+        return;
+    }
+    let (n, m) = (2048, 64);
+    let rows = Array::from_f32(vec![n, m], vec![0.5; n * m]).expect("shape");
+    let report = model("walk", vec![Value::Array(rows)], "h100", Some(8));
+    let loads = sites(&report, false);
+    assert_eq!(loads.len(), 1, "{loads:?}");
+    // Each of 8 warps loads its 32 rows' element i, for i < 64: 32 sectors each time, 4 ideal.
+    assert_eq!(
+        (loads[0].requests, loads[0].sectors, loads[0].ideal_sectors),
+        (8 * 64, 8 * 64 * 32, 8 * 64 * 4)
+    );
+}
+
+#[test]
+fn sampling_changes_no_output_and_slower_memory_takes_longer() {
+    if !available() {
+        return;
+    }
+    let all = model("scale", vec![floats(1 << 13)], "h100", None);
+    let sampled = model("scale", vec![floats(1 << 13)], "h100", Some(4));
+    let kernel_seconds = |r: &Report| -> f64 {
+        r.kernels
+            .iter()
+            .flat_map(|k| &k.launches)
+            .map(|l| l.estimate.seconds)
+            .sum()
+    };
+    // Every warp of the map does the same: sampling scales the counts exactly.
+    let counts = |r: &Report| r.kernels[0].launches[0].counts;
+    assert_eq!(counts(&all).sectors, counts(&sampled).sectors);
+    let big = || vec![floats(1 << 22)];
+    let h200 = model("scale", big(), "h200", Some(32));
+    let turing = model("scale", big(), "rtx2080ti", Some(32));
+    // A stream: every byte read and written crosses DRAM once.
+    let dram = counts(&h200).dram_bytes / (32 << 20) as f64;
+    assert!(
+        (0.98..1.05).contains(&dram),
+        "DRAM bytes / bytes streamed: {dram}"
+    );
+    assert!(kernel_seconds(&turing) > 4.0 * kernel_seconds(&h200));
+    assert!(kernel_seconds(&all) > 0.0);
+}
