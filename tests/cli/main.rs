@@ -3,9 +3,11 @@
 //! 1 user error). `reliability` tests that outputs are atomic and the memory limit; `memory` that
 //! a failed allocation is an error; `untrusted` that hand-edited libraries are refused;
 //! `cache_trust` that the disk cache trusts nothing it did not make; `npy_blocks` test blocks
-//! with `.npy` files; `trace` tests tracing, `run --pixel` and `repl`.
+//! with `.npy` files; `trace` tests tracing, `run --pixel` and `repl`; `doc` tests `ogham doc`
+//! (it builds the standard library's reference).
 
 mod cache_trust;
+mod doc;
 mod library;
 mod memory;
 mod npy_blocks;
