@@ -48,7 +48,10 @@ fn check_links(pages: &BTreeMap<String, String>) -> Vec<(String, String)> {
                 .unwrap_or_else(|| panic!("{name}: link to a missing page: {target}"));
             if !anchor.is_empty() {
                 let id = format!("id=\"{}\"", anchor.replace('\'', "&#39;"));
-                assert!(page.contains(&id), "{name}: link to a missing anchor: {target}");
+                assert!(
+                    page.contains(&id),
+                    "{name}: link to a missing anchor: {target}"
+                );
             }
             links.push((name.clone(), target.clone()));
         }
@@ -62,7 +65,12 @@ fn the_standard_library_reference() {
     let out = dir.join("ref");
     let run = ogham(&["doc", "-o", out.to_str().unwrap()]);
     assert_eq!(code(&run), 0, "stderr: {}", stderr(&run));
-    assert!(stdout(&run).contains("ok: 12 modules documented"), "{}", stdout(&run));
+    let modules = ogham::compiler::stdlib::MODULES.len();
+    assert!(
+        stdout(&run).contains(&format!("ok: {modules} modules documented")),
+        "{}",
+        stdout(&run)
+    );
     let pages = read_pages(&out);
     for (module, _) in ogham::compiler::stdlib::MODULES {
         let page = format!("{}.html", module.trim_start_matches("lib/"));
@@ -84,8 +92,10 @@ fn the_standard_library_reference() {
     // Links resolve; the stats module links into the module it imports (its doc text names
     // `filter_nan_with_keys`, defined in lib/segmented).
     let links = check_links(&pages);
-    assert!(links.iter().any(|(page, href)| page == "stats.html"
-        && href == "segmented.html#def-filter_nan_with_keys"));
+    assert!(
+        links.iter().any(|(page, href)| page == "stats.html"
+            && href == "segmented.html#def-filter_nan_with_keys")
+    );
     // A type alias in a signature links to its definition.
     assert!(
         pages["bfast.html"].contains("href=\"bfast.html#type-bfast_pixel\""),
@@ -94,7 +104,10 @@ fn the_standard_library_reference() {
 
     // The same bytes again.
     let again = dir.join("again");
-    assert_eq!(code(&ogham(&["doc", "--stdlib", "-o", again.to_str().unwrap()])), 0);
+    assert_eq!(
+        code(&ogham(&["doc", "--stdlib", "-o", again.to_str().unwrap()])),
+        0
+    );
     assert_eq!(pages, read_pages(&again));
 }
 
@@ -151,7 +164,10 @@ fn errors_are_check_s_diagnostics_or_name_the_path() {
     assert_eq!(code(&doc), 1);
     assert!(stderr(&doc).contains("error[E0301]"), "{}", stderr(&doc));
     assert_eq!(stderr(&doc), stderr(&check));
-    assert!(!out.exists(), "pages written for a library that does not check");
+    assert!(
+        !out.exists(),
+        "pages written for a library that does not check"
+    );
 
     let good = write(&dir, "good.og", "def g (x: f32) = x\n");
     let file = write(&dir, "file", "not a directory\n");

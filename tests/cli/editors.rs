@@ -72,7 +72,9 @@ fn rules<'a>(grammar: &'a Value, patterns: &'a Value, out: &mut Vec<&'a Value>) 
     for rule in patterns.as_array().expect("`patterns` is a list") {
         match rule.get("include").and_then(Value::as_str) {
             Some(include) => {
-                let name = include.strip_prefix('#').expect("includes name the repository");
+                let name = include
+                    .strip_prefix('#')
+                    .expect("includes name the repository");
                 let entry = &grammar["repository"][name];
                 assert!(entry.is_object(), "include of a missing rule: {include}");
                 match entry.get("patterns") {
@@ -147,7 +149,11 @@ fn the_textmate_grammar_follows_the_lexer() {
     }
     let (keywords, types) = lexer_words();
     for word in &keywords {
-        assert_scope(&grammar, word, &["keyword.", "storage.type", "constant.language"]);
+        assert_scope(
+            &grammar,
+            word,
+            &["keyword.", "storage.type", "constant.language"],
+        );
     }
     for ty in &types {
         assert_scope(&grammar, ty, &["support.type"]);
