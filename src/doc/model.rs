@@ -297,14 +297,16 @@ fn source_name(title: &str, embedded: bool) -> String {
     }
 }
 
-/// The doc comment at the top of a file that belongs to no declaration (a blank line, or the
-/// end of the file, follows it).
+/// The doc comment at the top of a file that belongs to no declaration: before the first
+/// token, and followed by a blank line, an `import` or the end of the file.
 fn module_comment(text: &str, file: ogham_ir::source::FileId) -> Option<String> {
     let lexed = lexer::tokenize(file, text);
     let (end, doc) = lexed.docs.into_iter().next()?;
-    let next = lexed.tokens.first().map_or(text.len(), |t| t.0);
-    let gap = text.get(end..next)?;
-    (next == text.len() || gap.matches('\n').count() >= 2).then_some(doc)
+    let Some((next, token, _)) = lexed.tokens.first() else {
+        return Some(doc);
+    };
+    let gap = text.get(end..*next)?;
+    (*token == lexer::Tok::Import || gap.matches('\n').count() >= 2).then_some(doc)
 }
 
 fn def_item(def: &Def, ty: Option<&Type>, anchor: &str, location: String) -> Item {

@@ -125,7 +125,7 @@ fn a_library_directory_links_across_its_modules() {
     write(
         &lib,
         "moves.og",
-        "import \"shapes\"\n\n-- | Moves `p` by `d`; see `origin` and <script>alert(1)</script>.\n\
+        "-- | Moving **shapes**.\nimport \"shapes\"\n\n-- | Moves `p` by `d`; see `origin` and <script>alert(1)</script>.\n\
          def shift (p: point) (d: f32) = {x = p.x + d, y = p.y}\n",
     );
     let out = dir.join("ref");
@@ -145,6 +145,9 @@ fn a_library_directory_links_across_its_modules() {
     assert!(moves.contains("<a href=\"shapes.html#type-point\">point</a>"));
     assert!(moves.contains("<a href=\"shapes.html#def-origin\">origin</a>"));
     assert!(moves.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    // The module's comment (right above an import) heads its page and the index.
+    assert!(moves.contains("<p>Moving <strong>shapes</strong>.</p>"));
+    assert!(pages["index.html"].contains("Moving <strong>shapes</strong>."));
     assert!(!moves.contains("<script>"));
     assert!(pages["shapes.html"].contains("A point: &lt;x, y&gt; &amp; more."));
     check_links(&pages);

@@ -3,7 +3,7 @@
 //! primitive type of the lexer (read from `compiler/src/syntax/lexer.rs`, so a new keyword
 //! fails here until the editors know it) gets a keyword/type scope, and literals, comments,
 //! attributes and operators get theirs; the Vim syntax file and the Emacs mode list exactly the
-//! lexer's keywords and types.
+//! lexer's keywords and types, and the Pygments lexer of the Python package names them all.
 //!
 //! The grammar's regular expressions are compiled with the `regex` crate: the grammar keeps to
 //! the syntax Oniguruma (VS Code's engine) and `regex` share (no look-around, no
@@ -226,4 +226,21 @@ fn vim_and_emacs_know_the_lexer_s_keywords() {
         })
         .collect();
     assert_eq!(emacs_words, expected, "editors/emacs/ogham-mode.el");
+
+    // The Pygments lexer of the Python package names them in its rules' strings.
+    let pygments = read("python/ogham/lexer.py");
+    let strings = Regex::new(r#""([^"\n]*)""#).unwrap();
+    let words: BTreeSet<&str> = strings
+        .captures_iter(&pygments)
+        .flat_map(|c| {
+            let s = c.get(1).unwrap().as_str();
+            s.split(|c: char| !c.is_ascii_alphanumeric())
+        })
+        .collect();
+    for word in &expected {
+        assert!(
+            words.contains(word.as_str()),
+            "python/ogham/lexer.py lacks `{word}`"
+        );
+    }
 }
