@@ -1,5 +1,5 @@
 //! The editor support in `editors/` against the compiler's lexer: the VS Code extension's
-//! TextMate grammar parses, every regular expression in it compiles, every keyword and
+//! manifest names its files, its TextMate grammar parses, every regular expression in it compiles, every keyword and
 //! primitive type of the lexer (read from `compiler/src/syntax/lexer.rs`, so a new keyword
 //! fails here until the editors know it) gets a keyword/type scope, and literals, comments,
 //! attributes and operators get theirs; the Vim syntax file and the Emacs mode list exactly the
@@ -196,6 +196,31 @@ fn the_textmate_grammar_follows_the_lexer() {
             assert_scope(&grammar, text, &[expected]);
         }
     }
+}
+
+/// The extension's manifest names files that exist: the grammar (with its scope name) and the
+/// language configuration (`--` comments); it has no code (no `main`: no language server).
+#[test]
+fn the_vscode_extension_is_complete() {
+    let manifest: Value = serde_json::from_str(&read("editors/vscode/package.json")).unwrap();
+    assert!(manifest.get("main").is_none() && manifest.get("activationEvents").is_none());
+    let language = &manifest["contributes"]["languages"][0];
+    assert_eq!(language["id"], "ogham");
+    assert_eq!(language["extensions"][0], ".og");
+    let config = language["configuration"].as_str().unwrap();
+    let config: Value =
+        serde_json::from_str(&read(&format!("editors/vscode/{config}"))).expect("JSON");
+    assert_eq!(config["comments"]["lineComment"], "--");
+    let contributed = &manifest["contributes"]["grammars"][0];
+    assert_eq!(contributed["language"], "ogham");
+    assert_eq!(contributed["scopeName"], grammar()["scopeName"]);
+    let path = contributed["path"].as_str().unwrap();
+    assert!(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("editors/vscode")
+            .join(path)
+            .is_file()
+    );
 }
 
 #[test]
