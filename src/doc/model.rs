@@ -310,21 +310,18 @@ fn module_comment(text: &str, file: ogham_ir::source::FileId) -> Option<String> 
 }
 
 fn def_item(def: &Def, ty: Option<&Type>, anchor: &str, location: String) -> Item {
-    let mut locals = BTreeSet::new();
-    let mut declared_sizes = BTreeSet::new();
+    // Written type parameters; written sizes and the value parameters (`(n: i64)` can be a
+    // size).
+    let mut types = BTreeSet::new();
+    let mut sizes = BTreeSet::new();
     for tp in &def.type_params {
         match tp {
-            TypeParam::Size(n) => {
-                declared_sizes.insert(n.name.clone());
-                locals.insert(n.name.clone());
-            }
-            TypeParam::Type(t) | TypeParam::Constrained(t, _) => {
-                locals.insert(t.name.clone());
-            }
-        }
+            TypeParam::Size(n) => sizes.insert(n.name.clone()),
+            TypeParam::Type(t) | TypeParam::Constrained(t, _) => types.insert(t.name.clone()),
+        };
     }
     for p in &def.params {
-        pattern_names(p, &mut locals);
+        pattern_names(p, &mut sizes);
     }
     // The parameters' types and the result's, as the checker has them.
     let mut inferred: Vec<Option<&Type>> = Vec::new();
@@ -362,15 +359,20 @@ fn def_item(def: &Def, ty: Option<&Type>, anchor: &str, location: String) -> Ite
         }
         (None, None) => String::new(),
     };
+    // Type and size parameters that only inference introduced, after the written ones.
     let mut type_params = print::type_param_list(&def.type_params);
-    for name in used.params.difference(&locals.clone()) {
+    for name in used.params.difference(&types) {
         type_params.push_str(&format!(" '{name}"));
-        locals.insert(name.clone());
     }
-    for name in used.sizes.difference(&locals.clone()) {
+    for name in used.sizes.difference(&sizes) {
         type_params.push_str(&format!(" [{name}]"));
-        locals.insert(name.clone());
     }
+    let locals = types
+        .into_iter()
+        .chain(sizes)
+        .chain(used.params)
+        .chain(used.sizes)
+        .collect();
     Item {
         kind: if def.entry {
             ItemKind::Entry

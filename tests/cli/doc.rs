@@ -126,7 +126,9 @@ fn a_library_directory_links_across_its_modules() {
         &lib,
         "moves.og",
         "-- | Moving **shapes**.\nimport \"shapes\"\n\n-- | Moves `p` by `d`; see `origin` and <script>alert(1)</script>.\n\
-         def shift (p: point) (d: f32) = {x = p.x + d, y = p.y}\n",
+         def shift (p: point) (d: f32) = {x = p.x + d, y = p.y}\n\n\
+         -- | Swaps `a` and `b`, which are not `shift`.\n\
+         def swap (a, b) = (b, a)\n",
     );
     let out = dir.join("ref");
     let run = ogham(&["doc", lib.to_str().unwrap(), "-o", out.to_str().unwrap()]);
@@ -143,6 +145,15 @@ fn a_library_directory_links_across_its_modules() {
         "{moves}"
     );
     assert!(moves.contains("<a href=\"shapes.html#type-point\">point</a>"));
+    // Type parameters that inference introduced; the parameters are never links.
+    assert!(
+        text(moves).contains("def swap 'a 'b ((a, b): (a, b)) : (b, a)"),
+        "{moves}"
+    );
+    assert!(moves.contains(
+        "Swaps <code>a</code> and <code>b</code>, which are not \
+         <code><a href=\"moves.html#def-shift\">shift</a></code>."
+    ));
     assert!(moves.contains("<a href=\"shapes.html#def-origin\">origin</a>"));
     assert!(moves.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     // The module's comment (right above an import) heads its page and the index.
