@@ -209,3 +209,41 @@ pub fn index_page(title: &str, modules: &[ModuleDoc]) -> String {
     body.push_str("</table>\n");
     page(title, &body)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_free_names_become_links() {
+        let mut links = Links::default();
+        links
+            .defs
+            .insert("sum".into(), "prelude.html#def-sum".into());
+        links.defs.insert("xs".into(), "a.html#def-xs".into());
+        links
+            .types
+            .insert("point".into(), "a.html#type-point".into());
+        links.modules.insert("lib/a".into(), "a.html".into());
+        let locals = BTreeSet::from(["xs".to_string()]);
+        let sum = "<a href=\"prelude.html#def-sum\">sum</a>";
+        assert_eq!(
+            code(
+                "sum xs f32.sum r.sum 'sum 1sum sum'",
+                &links,
+                &locals,
+                Lookup::DefsThenTypes
+            ),
+            format!("{sum} xs f32.sum r.sum &#39;sum 1sum sum&#39;")
+        );
+        // Signatures link types only; a code span naming a module links to its page.
+        assert_eq!(
+            code("(p: point) : sum", &links, &locals, Lookup::Types),
+            "(p: <a href=\"a.html#type-point\">point</a>) : sum"
+        );
+        assert_eq!(
+            code("lib/a", &links, &locals, Lookup::Types),
+            "<a href=\"a.html\">lib/a</a>"
+        );
+    }
+}

@@ -36,8 +36,7 @@ pub struct ModuleDoc {
     pub title: String,
     /// The page's file name without `.html`.
     pub page: String,
-    /// The doc comment at the top of the file, before the first declaration (separated from it
-    /// by a blank line).
+    /// The doc comment at the top of the file that documents no declaration.
     pub doc: Option<String>,
     pub items: Vec<Item>,
     pub links: Links,
@@ -112,10 +111,22 @@ fn module_title(fe: &Frontend, m: usize) -> String {
     }
 }
 
-/// The page name of a module: its file name without directory and extension.
+/// The page name of a module: its file name without directory and extension, with characters
+/// other than ASCII letters, digits, `_`, `-` and `.` replaced by `_` (so that it is a plain
+/// relative URL).
 fn page_name(title: &str) -> String {
     let base = title.rsplit(['/', '\\']).next().unwrap_or(title);
-    base.strip_suffix(".og").unwrap_or(base).to_string()
+    base.strip_suffix(".og")
+        .unwrap_or(base)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// The documented modules of `units`, sorted by title; an error if two need the same page.
@@ -455,5 +466,27 @@ impl Names {
                 self.params.insert(p.clone());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_names_are_plain_file_names() {
+        assert_eq!(page_name("lib/stats"), "stats");
+        assert_eq!(page_name("my lib/a#b?.og"), "a_b_");
+        assert_eq!(page_name("x.y.og"), "x.y");
+    }
+
+    #[test]
+    fn repeated_names_get_distinct_anchors() {
+        let mut sources = ogham_ir::source::SourceMap::new();
+        let text = "def f = 1\ntype t = i64\ndef f = 2\ndef g = 3\n";
+        let program =
+            ogham_compiler::loader::load_source(&mut sources, "x.og", text).expect("parses");
+        let anchors: Vec<String> = anchors(&program.root().decls).into_values().collect();
+        assert_eq!(anchors, ["def-f", "type-t", "def-f-2", "def-g"]);
     }
 }
