@@ -9,6 +9,7 @@ pub mod atomic;
 pub mod autotune;
 pub mod cache;
 pub mod demo;
+pub mod doc;
 pub mod pixel;
 pub mod repl;
 pub mod testing;

@@ -1,4 +1,4 @@
-//! The `ogham` command-line tool: `check`, `run`, `test` and `dev` (compiler stages).
+//! The `ogham` command-line tool: `check`, `run`, `test`, `doc` and `dev` (compiler stages).
 //!
 //! Exit codes: 0 success; 1 user error (a program that does not compile, bad arguments or data,
 //! a run-time error, failing tests, bad command-line usage); 2 internal error: a panic, reported
@@ -156,6 +156,19 @@ enum Command {
         /// Where to write the pictures and the report.
         #[arg(long, default_value = "demo-out")]
         out: PathBuf,
+    },
+    /// Write an HTML reference of a library from its `-- |` doc comments: a page per module
+    /// (`NAME.html`) and `index.html`. Without paths (or with `--stdlib`): the standard library.
+    Doc {
+        /// `.og` files, or directories whose `.og` files are documented (not recursively).
+        paths: Vec<PathBuf>,
+        /// Document the built-in standard library (`lib/`).
+        #[arg(long, conflicts_with = "paths")]
+        stdlib: bool,
+        /// The directory to write the pages into (created if needed; existing pages of the
+        /// same names are replaced).
+        #[arg(short = 'o', long = "output", value_name = "DIR")]
+        output: PathBuf,
     },
     /// Show what the compiler makes of a program: the IR after a pass, or a whole stage.
     Dev {
@@ -343,6 +356,11 @@ fn run_command(command: Command) -> Result<(), Failure> {
             out,
             progress: true,
         }),
+        Command::Doc {
+            paths,
+            stdlib,
+            output,
+        } => doc(paths, stdlib, &output),
         Command::Dev {
             file,
             dump_after,
@@ -462,6 +480,32 @@ fn check(file: &Path) -> Result<(), Failure> {
         outln!("  {}", signature(e));
     }
     Ok(())
+}
+
+/// `ogham doc`: the reference of the files, directories or standard library.
+fn doc(paths: Vec<PathBuf>, stdlib: bool, output: &Path) -> Result<(), Failure> {
+    let input = if stdlib || paths.is_empty() {
+        ogham::doc::Input::Stdlib
+    } else {
+        ogham::doc::Input::Paths(paths)
+    };
+    match ogham::doc::generate(&input, output) {
+        Ok(modules) => {
+            let plural = if modules == 1 { "" } else { "s" };
+            outln!(
+                "ok: {modules} module{plural} documented in {}",
+                output.join("index.html").display()
+            );
+            Ok(())
+        }
+        Err(ogham::doc::DocError::Diagnostics(failed)) => {
+            for f in &failed {
+                emit_to_stderr(&f.sources, &f.diagnostics);
+            }
+            Err(Failure::Reported)
+        }
+        Err(ogham::doc::DocError::Message(m)) => Err(Failure::Message(m)),
+    }
 }
 
 /// How `ogham run` runs a program.

@@ -3,9 +3,13 @@
 //! 1 user error). `reliability` tests that outputs are atomic and the memory limit; `memory` that
 //! a failed allocation is an error; `untrusted` that hand-edited libraries are refused;
 //! `cache_trust` that the disk cache trusts nothing it did not make; `npy_blocks` test blocks
-//! with `.npy` files; `trace` tests tracing, `run --pixel` and `repl`.
+//! with `.npy` files; `trace` tests tracing, `run --pixel` and `repl`; `doc` tests `ogham doc`
+//! (it builds the standard library's reference); `editors` checks the editor support in
+//! `editors/` against the lexer.
 
 mod cache_trust;
+mod doc;
+mod editors;
 mod library;
 mod memory;
 mod npy_blocks;

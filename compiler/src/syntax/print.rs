@@ -39,6 +39,13 @@ pub fn pattern(p: &Pattern) -> String {
     out
 }
 
+/// The type and size parameters of a definition or alias, each after a space: ` [n] ('t: num)`.
+pub fn type_param_list(params: &[TypeParam]) -> String {
+    let mut out = String::new();
+    type_params(&mut out, params);
+    out
+}
+
 fn doc_comment(out: &mut String, doc: &Option<String>) {
     if let Some(doc) = doc {
         for (i, line) in doc.lines().enumerate() {

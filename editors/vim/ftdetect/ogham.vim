@@ -1,0 +1,2 @@
+" Ogham source files.
+autocmd BufRead,BufNewFile *.og setfiletype ogham
