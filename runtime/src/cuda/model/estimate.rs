@@ -1,21 +1,37 @@
 //! A launch's modelled time, from its counts: occupancy from the block size, the kernel's
 //! registers and shared memory; then a roofline over the throughput limits the counts imply
-//! (DRAM, L2, L1, shared memory, FP32/FP64/special-function units, instruction issue) and a
+//! (DRAM, L2, L1 line lookups, shared memory, FP32/FP64/special-function units, instruction
+//! issue, slower when a scheduler has fewer warps than `DEPENDENT_LATENCY` cycles to hide) and a
 //! latency term for launches with too little parallelism to hide memory latency. The time is
-//! the largest of them plus the launch's own cost; the largest names the bound.
+//! the largest of them, plus the part of the latency path and the throughput limits that does
+//! not overlap when a scheduler has fewer than `HIDING_WARPS` warps, plus the launch's own cost;
+//! the largest names the bound.
 //!
-//! The latency term: a warp's load requests are served one after another, `MEMORY_PARALLELISM`
-//! in flight at once (independent loads the compiler issues ahead), each at the latency of the
-//! level that served it (L1, L2 or DRAM, as the caches gave); stores do not wait. The SM
+//! The latency term, a warp's critical path: its load requests served one after another,
+//! `MEMORY_PARALLELISM` in flight at once (independent loads the compiler issues ahead), each at
+//! the latency of the level that served its slowest sector (L1, L2 or DRAM, as the caches gave)
+//! plus a clock per 128-byte line the L1 looked up for it; stores do not wait; and its
+//! instructions at `LONE_WARP_CPI`. The SM
 //! overlaps all its resident warps, so each wave of resident blocks takes one warp's path.
 
 use super::gpus::Gpu;
 
 /// Independent memory requests a warp has in flight (calibrated: `docs/cuda.md`).
-pub const MEMORY_PARALLELISM: f64 = 2.0;
+pub const MEMORY_PARALLELISM: f64 = 1.0;
 /// Warp instructions besides the loads, stores and float operations, per counted one (index
 /// arithmetic, compares, branches), for the issue limit (calibrated: `docs/cuda.md`).
 pub const OTHER_INSTRUCTIONS: f64 = 3.0;
+
+/// Cycles between dependent arithmetic instructions of one warp (Volta and later: 4–6).
+pub const DEPENDENT_LATENCY: f64 = 4.0;
+
+/// Clocks per instruction of a warp that waits for its own results (dependent arithmetic takes
+/// about 4, independent instructions issue every clock).
+pub const LONE_WARP_CPI: f64 = 2.0;
+
+/// Warps per scheduler from which the latency path hides wholly under the throughput limits
+/// (and they under it).
+pub const HIDING_WARPS: f64 = 8.0;
 
 /// What a launch asks of the device: its shape and resources.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -88,6 +104,8 @@ pub struct Counts {
     /// Global loads and stores, as warp requests.
     pub requests: f64,
     pub sectors: f64,
+    /// The 128-byte lines the requests touch (the L1 looks up one a clock).
+    pub lines: f64,
     pub ideal_sectors: f64,
     /// Sectors that reached L2 (L1 misses and stores), L2's hits, DRAM bytes.
     pub l2_sectors: f64,
@@ -110,6 +128,9 @@ pub struct Counts {
 pub struct Estimate {
     pub seconds: f64,
     pub bound: &'static str,
+    /// Every limit's time (seconds), in a fixed order: DRAM, L2, L1, shared memory, compute,
+    /// issue, latency.
+    pub terms: [(f64, &'static str); 7],
 }
 
 pub fn estimate(gpu: &Gpu, occ: &Occupancy, c: &Counts) -> Estimate {
@@ -118,12 +139,16 @@ pub fn estimate(gpu: &Gpu, occ: &Occupancy, c: &Counts) -> Estimate {
     let warp_instructions =
         (c.requests + c.shared_requests + (c.flops32 + c.flops64 + c.special) / 32.0)
             * (1.0 + OTHER_INSTRUCTIONS);
-    let path = c.load_latency / c.warps.max(1.0) / MEMORY_PARALLELISM;
+    let per_scheduler = occ.warps_per_sm as f64 / 4.0;
+    let issue_rate = (per_scheduler / DEPENDENT_LATENCY).min(1.0);
+    // One warp's critical path, cycles: its loads' latencies, its L1 line lookups, and its
+    // instructions at the rate of a warp that waits for its own results.
+    let path = (c.load_latency / MEMORY_PARALLELISM + c.lines + warp_instructions * LONE_WARP_CPI)
+        / c.warps.max(1.0);
     let terms = [
         (c.dram_bytes / gpu.dram_bandwidth, "DRAM"),
         (c.l2_sectors * 32.0 / (gpu.l2_bandwidth * share), "L2"),
-        // The L1 delivers 4 sectors a clock.
-        (c.sectors / per_clock(4.0), "L1"),
+        (c.lines / per_clock(1.0), "L1"),
         (c.wavefronts / per_clock(1.0), "shared memory"),
         (
             c.flops32 / (gpu.fp32 * share)
@@ -131,8 +156,9 @@ pub fn estimate(gpu: &Gpu, occ: &Occupancy, c: &Counts) -> Estimate {
                 + c.special / per_clock(gpu.special_per_sm_clock),
             "compute",
         ),
-        // Four schedulers, one warp instruction a clock each.
-        (warp_instructions / per_clock(4.0), "issue"),
+        // Four schedulers, one warp instruction a clock each at best; a scheduler with fewer
+        // warps than the latency of dependent instructions waits between them.
+        (warp_instructions / per_clock(4.0 * issue_rate), "issue"),
         (occ.waves as f64 * path / gpu.clock, "latency"),
     ];
     let (seconds, bound) =
@@ -140,9 +166,15 @@ pub fn estimate(gpu: &Gpu, occ: &Occupancy, c: &Counts) -> Estimate {
             (0.0, "launch"),
             |best, t| if t.0 > best.0 { t } else { best },
         );
+    // What the largest limit does not hide: with fewer than `HIDING_WARPS` warps per scheduler,
+    // the latency path and the throughput limits overlap only in proportion.
+    let latency = terms[6].0;
+    let throughput = terms[..6].iter().map(|t| t.0).fold(0.0, f64::max);
+    let exposed = (1.0 - per_scheduler / HIDING_WARPS).max(0.0) * latency.min(throughput);
     Estimate {
-        seconds: seconds + gpu.launch_latency,
+        seconds: seconds + exposed + gpu.launch_latency,
         bound,
+        terms,
     }
 }
 

@@ -39,15 +39,24 @@ pub struct Gpu {
     pub dram_latency: f64,
     /// Device memory, bytes.
     pub memory: usize,
-    /// Host-device copies: bandwidth (bytes/s) and the fixed cost of one synchronous copy (s).
-    pub pcie_bandwidth: f64,
+    /// Host-device copies from and to pageable memory (the executor's arrays): bandwidth
+    /// (bytes/s) and the fixed cost of one synchronous copy (s). Pageable copies are staged by
+    /// the driver and, downloading into fresh host arrays, bound by the host's page faults
+    /// rather than by PCIe: [`PAGEABLE_COPIES`], calibrated on the recorded H200 runs.
+    pub copy_bandwidth: f64,
     pub copy_latency: f64,
-    /// A launch and the wait for it (s); an allocation and its free (s).
+    /// A launch and the wait for it (s); an allocation and its free: a fixed cost (s) and a
+    /// cost per byte (s/B: mapping and unmapping the pages of large arenas).
     pub launch_latency: f64,
     pub alloc_latency: f64,
+    pub alloc_per_byte: f64,
 }
 
 const GB: f64 = 1e9;
+/// Bytes a second of a synchronous copy between pageable host memory and the GPU, fitted to the
+/// three BFAST runs recorded on an H200 (`docs/cuda.md`, "Calibration"); the same on every GPU
+/// of the table, as the host bounds it.
+pub const PAGEABLE_COPIES: f64 = 4.3 * GB;
 const TB: f64 = 1e12;
 const MIB: f64 = (1 << 20) as f64;
 const KIB: f64 = 1024.0;
@@ -74,10 +83,11 @@ const H100: Gpu = Gpu {
     l2_latency: 260.0,
     dram_latency: 650.0,
     memory: 80 << 30,
-    pcie_bandwidth: 50.0 * GB,
+    copy_bandwidth: PAGEABLE_COPIES,
     copy_latency: 12e-6,
     launch_latency: 6e-6,
     alloc_latency: 40e-6,
+    alloc_per_byte: 0.0,
 };
 
 /// The devices of the table, the default first.
@@ -111,10 +121,11 @@ pub const GPUS: [Gpu; 4] = [
         l2_latency: 200.0,
         dram_latency: 560.0,
         memory: 80 << 30,
-        pcie_bandwidth: 25.0 * GB,
+        copy_bandwidth: PAGEABLE_COPIES,
         copy_latency: 12e-6,
         launch_latency: 6e-6,
         alloc_latency: 40e-6,
+        alloc_per_byte: 0.0,
     },
     Gpu {
         key: "rtx2080ti",
@@ -137,10 +148,11 @@ pub const GPUS: [Gpu; 4] = [
         l2_latency: 190.0,
         dram_latency: 500.0,
         memory: 11 << 30,
-        pcie_bandwidth: 12.0 * GB,
+        copy_bandwidth: PAGEABLE_COPIES,
         copy_latency: 12e-6,
         launch_latency: 6e-6,
         alloc_latency: 40e-6,
+        alloc_per_byte: 0.0,
     },
 ];
 

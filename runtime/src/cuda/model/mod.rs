@@ -113,6 +113,7 @@ pub struct KernelReport {
     pub copies: u64,
     pub copied_bytes: u64,
     pub allocations: u64,
+    pub allocated_bytes: u64,
     pub seconds: f64,
 }
 
@@ -260,7 +261,7 @@ impl Model {
         let mut current = self.current.lock().expect("no panics while locked");
         current.copies += 1;
         current.copied_bytes += bytes as u64;
-        current.seconds += self.gpu.copy_latency + bytes as f64 / self.gpu.pcie_bandwidth;
+        current.seconds += self.gpu.copy_latency + bytes as f64 / self.gpu.copy_bandwidth;
     }
 }
 
@@ -322,14 +323,19 @@ impl Sampler {
             at.ideal_sectors += ideal;
             self.counts.requests += 1.0;
             self.counts.sectors += sectors.len() as f64;
+            // The L1 looks up one 128-byte line a clock (4 sectors).
+            let mut lines: Vec<u64> = sectors.iter().map(|s| s >> 2).collect();
+            lines.dedup();
+            self.counts.lines += lines.len() as f64;
             self.counts.ideal_sectors += ideal as f64;
             // The level that served the request's slowest sector (0: L1, 1: L2, 2: DRAM).
             let mut level = 0;
             for s in sectors {
                 level = level.max(self.sector(s, r.store));
             }
+            // A load waits for its slowest sector, after the L1 has looked up every line.
             if !r.store {
-                self.counts.load_latency += self.latencies[level];
+                self.counts.load_latency += self.latencies[level] + lines.len() as f64 - 1.0;
             }
         }
     }
@@ -367,6 +373,7 @@ impl Sampler {
             warps,
             requests: c.requests * scale,
             sectors: c.sectors * scale,
+            lines: c.lines * scale,
             ideal_sectors: c.ideal_sectors * scale,
             l2_sectors: c.l2_sectors * scale,
             l2_hits: c.l2_hits * scale,
@@ -471,7 +478,8 @@ impl Device for Model {
         })?;
         let mut current = self.current.lock().expect("no panics while locked");
         current.allocations += 1;
-        current.seconds += self.gpu.alloc_latency;
+        current.allocated_bytes += bytes as u64;
+        current.seconds += self.gpu.alloc_latency + bytes as f64 * self.gpu.alloc_per_byte;
         Ok(ptr)
     }
 
@@ -529,14 +537,15 @@ impl Device for Model {
 /// `OGHAM_PROFILE`'s lines for one kernel.
 fn profile_lines(k: &KernelReport) -> Vec<String> {
     let mut lines = vec![format!(
-        "kernel {} ({}) modeled {:.3} ms: {} launch(es), {} copies of {:.1} MB, {} allocations",
+        "kernel {} ({}) modeled {:.3} ms: {} launch(es), {} copies of {:.1} MB, {} allocations of {:.1} MB",
         k.name,
         k.level,
         k.seconds * 1e3,
         k.launches.len(),
         k.copies,
         k.copied_bytes as f64 / 1e6,
-        k.allocations
+        k.allocations,
+        k.allocated_bytes as f64 / 1e6
     )];
     for l in &k.launches {
         let c = &l.counts;
@@ -551,13 +560,22 @@ fn profile_lines(k: &KernelReport) -> Vec<String> {
             l.estimate.seconds * 1e3,
             l.estimate.bound
         ));
+        let terms: Vec<String> = l
+            .estimate
+            .terms
+            .iter()
+            .map(|(t, name)| format!("{name} {:.3}", t * 1e3))
+            .collect();
+        lines.push(format!("  limits (ms): {}", terms.join(", ")));
         lines.push(format!(
-            "  sectors {:.0} (ideal {:.0}: coalescing {:.2}), DRAM {:.1} MB, L2 {:.1} MB, \
+            "  requests {:.0}, sectors {:.0} (ideal {:.0}: coalescing {:.2}), L1 hits {:.0}, DRAM {:.1} MB, L2 {:.1} MB, \
              shared wavefronts {:.0} (ideal {:.0}), flops {:.3e} f32 {:.3e} f64 {:.3e} special; \
              {} of {:.0} warps sampled",
+            c.requests,
             c.sectors,
             c.ideal_sectors,
             c.ideal_sectors / c.sectors.max(1.0),
+            c.l1_hits,
             c.dram_bytes / 1e6,
             c.l2_sectors * 32.0 / 1e6,
             c.wavefronts,

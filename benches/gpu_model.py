@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""The GPU performance model (`--backend cuda-model`, docs/cuda.md) on the bundled programs'
+benchmark shapes, for each modelled GPU: the modelled time of every kernel (launches, copies and
+allocations, as `OGHAM_PROFILE` on a GPU counts them), the kernels alone, the spec GFLOP/s over
+the kernels alone, and the measured time where a GPU run is recorded (BENCHMARKS.md).
+
+    python3 benches/gpu_model.py [--gpus h200,rtx2080ti] [--only calibration,bfast,daily,stl]
+                                 [--scale 1.0] [--warps 64] [--ogham target/release/ogham]
+
+`calibration` models the two recorded H200 runs' work (BFAST D2, D5, Peru; STL 20,000 x 828,
+non-robust) and prints the modelled / measured ratio; `bfast` the spec's sets D1-D6 and Peru;
+`daily` BFAST on a daily axis; `stl` HaSTL's C1 and C3 shapes (186,624 series of 828 and of
+4,000 ... scaled by `--scale`, since every series is emulated on this machine's cores). Data
+are generated into a temporary folder by the oracles' generators. Needs NumPy, g++, and (for
+ptxas's register report) NVRTC on LD_LIBRARY_PATH, as `.ci/run` installs it.
+"""
+import argparse, os, re, subprocess, sys, tempfile, time
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "oracles"))
+sys.path.insert(0, os.path.join(ROOT, "benches"))
+import bfast_reference as bref  # noqa: E402
+from run import BFAST_SETS, BFAST_F, BFAST_K, BFAST_H, DAILY_SEED, DAILY_HISTORY, DAILY_F, \
+    spec_flops  # noqa: E402
+
+# The recorded H200 run (BENCHMARKS.md, "CUDA backend on a GPU, second run", `452eef1`):
+# the sum of `OGHAM_PROFILE` kernel times, copies and allocations included, milliseconds.
+MEASURED_H200 = {"BFAST D2": 14.2, "BFAST D5": 25.2, "BFAST Peru": 42.2, "STL 20000x828": 1867.0}
+# STL, non-robust (one outer pass), jumps 1, as `scripts/gpu-check` runs it.
+STL_ARGS = "23i64 7i64 0i64 1i64 45i64 1i64 5i64 25i64 1i64 3i64 2i64 1i64 true".split()
+
+LAUNCH = re.compile(r"^ogham-profile:   \S+: .*; ([0-9.]+) ms, bound by (.*)$")
+KERNEL = re.compile(r"^ogham-profile: kernel (\S+) \((\w+)\) modeled ([0-9.]+) ms")
+
+
+def model(ogham, gpu, warps, prog, entry, args, out):
+    """Runs the model; (total ms, kernels-only ms, the three slowest kernels, seconds taken)."""
+    env = dict(os.environ, OGHAM_PROFILE="1", OGHAM_GPU_MODEL=gpu, OGHAM_MODEL_WARPS=str(warps))
+    t0 = time.time()
+    p = subprocess.run([ogham, "run", "--backend", "cuda-model", "--entry", entry, "-o", out,
+                        prog] + args, env=env, capture_output=True, text=True)
+    took = time.time() - t0
+    if p.returncode != 0:
+        sys.exit(f"{prog} {entry} on {gpu}: exit {p.returncode}\n{p.stderr[-3000:]}")
+    total, kernels_only, per_kernel, name = 0.0, 0.0, [], None
+    for line in p.stderr.splitlines():
+        if m := KERNEL.match(line):
+            name = m.group(1)
+            per_kernel.append([float(m.group(3)), name, ""])
+            total += float(m.group(3))
+        elif (m := LAUNCH.match(line)) and name:
+            kernels_only += float(m.group(1))
+            per_kernel[-1][2] = m.group(2)
+    top = sorted(per_kernel, reverse=True)[:3]
+    return total, kernels_only, top, took
+
+
+def bfast_args(path, n, f=BFAST_F, k=BFAST_K):
+    return [path, f"{n}i64", f"{f}f64", "2000f64", f"{k}i64", "true", f"{BFAST_H}f64",
+            "10i64", "0.05f64", "f64.nan"]
+
+
+def works(only, scale, tmp):
+    """(label, program, entry, args, spec flops or None) of each selected work."""
+    out = []
+    sets = {s[0]: (i, s) for i, s in enumerate(BFAST_SETS)}
+
+    def bfast(name, scaled=True, seed=None):
+        i, (_, M0, N, n) = sets[name]
+        M = max(256, int(M0 * scale)) if scaled else M0
+        seed = 10 + i if seed is None else seed
+        path = os.path.join(tmp, f"bfast_{name}_{M}_{seed}.npy")
+        if not os.path.exists(path):
+            np.save(path, bref.cloudy_set(seed, M, N, n, BFAST_F)[0])
+        return (f"BFAST {name}", "programs/bfast.og", "main", bfast_args(path, n),
+                spec_flops(M, N, n))
+
+    def stl(label, series, length, scaled=True):
+        S = max(64, int(series * scale)) if scaled else series
+        gen = os.path.join(tmp, f"stl_{S}_{length}")
+        if not os.path.exists(os.path.join(gen, "out0.npy")):
+            subprocess.run([OGHAM, "run", "--backend", "cpu", "--entry", "stl", "-o", gen,
+                            "benches/cache/gen.og", f"{S}i64", f"{length}i64"], check=True)
+        return (f"{label} {S}x{length}", "programs/stl.og", "main_f64",
+                [os.path.join(gen, "out0.npy")] + STL_ARGS, None)
+
+    if "calibration" in only:
+        # The recorded runs' work, whatever `--scale` says (`scripts/gpu-check`'s seeds).
+        out += [bfast(name, scaled=False, seed=10 + k)
+                for k, name in enumerate(["D2", "D5", "Peru"])]
+        out.append(stl("STL", 20000, 828, scaled=False))
+    if "bfast" in only:
+        out += [bfast(s[0]) for s in BFAST_SETS]
+    if "daily" in only:
+        M = max(256, int(4096 * scale))
+        path = os.path.join(tmp, f"bfast_daily_{M}.npy")
+        if not os.path.exists(path):
+            np.save(path, bref.daily_set(DAILY_SEED, M)[0])
+        out.append((f"BFAST daily {M}x3650", "programs/bfast.og", "main",
+                    bfast_args(path, DAILY_HISTORY, DAILY_F), None))
+    if "stl" in only:
+        out += [stl("STL C1", 186624, 828), stl("STL C3", 186624, 414)]
+    return out
+
+
+OGHAM = os.path.join(ROOT, "target", "release", "ogham")
+
+
+def main():
+    global OGHAM
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gpus", default="h200,rtx2080ti")
+    ap.add_argument("--only", default="calibration")
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--warps", type=int, default=64)
+    ap.add_argument("--ogham", default=OGHAM)
+    a = ap.parse_args()
+    OGHAM = os.path.abspath(a.ogham)
+    os.chdir(ROOT)
+    tmp = tempfile.mkdtemp(prefix="ogham-gpu-model-")
+    rows = []
+    for label, prog, entry, args, flops in works(a.only.split(","), a.scale, tmp):
+        for gpu in a.gpus.split(","):
+            total, kern, top, took = model(OGHAM, gpu, a.warps, prog, entry, args,
+                                           os.path.join(tmp, "out"))
+            measured = MEASURED_H200.get(label) if gpu == "h200" else None
+            rows.append([label, gpu, f"{total:.1f}", f"{kern:.1f}",
+                         f"{flops / kern / 1e6:.0f}" if flops and kern else "—",
+                         f"{measured:.1f}" if measured else "—",
+                         f"{total / measured:.2f}" if measured else "—",
+                         "; ".join(f"{n} {t:.1f} ({b})" for t, n, b in top), f"{took:.0f}"])
+            print(" | ".join(rows[-1]), flush=True)
+    print("\n| work | GPU | modelled ms | kernels only ms | GFLOP/s^Sp | measured ms | "
+          "modelled / measured | slowest kernels (ms, bound) | model's run s |")
+    print("|" + "---|" * 9)
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+
+
+if __name__ == "__main__":
+    main()
