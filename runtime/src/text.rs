@@ -1,4 +1,5 @@
-//! Futhark's textual value syntax: the parser (the printer is [`Value`](crate::value::Value)'s `Display`).
+//! Futhark's textual value syntax: the parser (the printer is
+//! [`Value`](crate::value::Value)'s `Display`).
 //!
 //! Syntax: scalars with suffixes (`1i32`, `2.5f32`, `1f64`, `0xffu8`, `true`, `f32.nan`,
 //! `-f64.inf`), unsuffixed numbers (`1`, `-2.5`, `1e-3`, `nan`, `inf`), array literals
@@ -6,9 +7,10 @@
 //! (`(1, [2])`, `()`); several values are separated by whitespace.
 //!
 //! Parsing gives [`TextValue`]s, which keep unsuffixed numbers *untyped* until they are coerced
-//! to an expected [`BoundaryType`](crate::boundary::BoundaryType) ([`TextValue::coerce`]): an untyped integer becomes any
-//! integer or float type it fits, an untyped float any float type. Without an expected type,
-//! [`TextValue::to_value`] defaults them to `i32` and `f64` like the language does. Every error
+//! to an expected [`BoundaryType`](crate::boundary::BoundaryType) ([`TextValue::coerce`]): an
+//! untyped integer becomes any integer or float type it fits, an untyped float any float type.
+//! Without an expected type, [`TextValue::to_value`] defaults them to `i32` and `f64` like the
+//! language does. Every error
 //! names the line and column of the offending text.
 
 use crate::value::Scalar;

@@ -2,8 +2,9 @@
 //! first order (`E0602`); its parameters' and results' types become an [`EntryPoint`], with the
 //! field order of the records it returns as written in its result type.
 //!
-//! Invariants: runs on the definition's scheme once its body is checked; type aliases are followed a
-//! bounded number of times, so an alias cycle (a checker error elsewhere) cannot loop.
+//! Invariants: runs on the definition's scheme once its body is checked; type aliases are
+//! followed a bounded number of times, so an alias cycle (a checker error elsewhere) cannot
+//! loop.
 
 use super::unify::Ty;
 use super::{Checker, EntryPoint, Scheme, contains_fun};
