@@ -288,14 +288,7 @@ impl<F: Form> Printer<'_, F> {
                 let _ = write!(out, "{ty}.{}({})", op.name(), self.subexps(args));
             }
             Exp::Convert(to, a) => {
-                let from = match a {
-                    SubExp::Const(c) => c.prim_type().name(),
-                    SubExp::Var(v) => self
-                        .f
-                        .vars
-                        .get(v.index())
-                        .map_or("?", |i| i.ty.elem().name()),
-                };
+                let from = self.source_type_name(*a);
                 let _ = write!(out, "{to}.{from}({})", self.subexp(*a));
             }
             Exp::Index(v, idx) => {
@@ -357,27 +350,7 @@ impl<F: Form> Printer<'_, F> {
                 out.push_str(" else ");
                 self.block(out, else_body, indent);
             }
-            Exp::Loop { params, form, body } => {
-                let params: Vec<String> = params
-                    .iter()
-                    .map(|&(v, init)| format!("{} = {}", self.binder(v), self.subexp(init)))
-                    .collect();
-                let _ = write!(out, "loop ({}) ", params.join(", "));
-                match form {
-                    LoopForm::For { index, bound } => {
-                        let _ = write!(
-                            out,
-                            "for {} < {} do ",
-                            self.var(*index),
-                            self.subexp(*bound)
-                        );
-                    }
-                    LoopForm::While { cond } => {
-                        let _ = write!(out, "while {} do ", self.var(*cond));
-                    }
-                }
-                self.block(out, body, indent);
-            }
+            Exp::Loop { params, form, body } => self.loop_(out, params, form, body, indent),
             Exp::Soac(soac) => self.soac(out, soac, indent),
             Exp::Host(host) => match host.host() {
                 HostOp::Seg(seg) => self.seg(out, seg, indent),
@@ -386,6 +359,48 @@ impl<F: Form> Printer<'_, F> {
                 }
             },
         }
+    }
+
+    /// The name of the type of a conversion's operand (`?` for a variable out of the arena).
+    fn source_type_name(&self, a: SubExp) -> &'static str {
+        match a {
+            SubExp::Const(c) => c.prim_type().name(),
+            SubExp::Var(v) => self
+                .f
+                .vars
+                .get(v.index())
+                .map_or("?", |i| i.ty.elem().name()),
+        }
+    }
+
+    /// `loop (x_1 = init, ...) for i_2 < n do { ... }` (or `while c do`).
+    fn loop_<H: Form>(
+        &self,
+        out: &mut String,
+        params: &[(VarId, SubExp)],
+        form: &LoopForm,
+        body: &Body<H>,
+        indent: usize,
+    ) {
+        let params: Vec<String> = params
+            .iter()
+            .map(|&(v, init)| format!("{} = {}", self.binder(v), self.subexp(init)))
+            .collect();
+        let _ = write!(out, "loop ({}) ", params.join(", "));
+        match form {
+            LoopForm::For { index, bound } => {
+                let _ = write!(
+                    out,
+                    "for {} < {} do ",
+                    self.var(*index),
+                    self.subexp(*bound)
+                );
+            }
+            LoopForm::While { cond } => {
+                let _ = write!(out, "while {} do ", self.var(*cond));
+            }
+        }
+        self.block(out, body, indent);
     }
 
     /// `\(x_1: f32, y_2: f32) : f32 -> { ... }`; a body without statements stays on one line.

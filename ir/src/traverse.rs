@@ -13,9 +13,10 @@
 //! expression's form (`if`, `loop`: [`Nested::Host`]) or is core IR (lambdas, kernels:
 //! [`Nested::Core`]); [`Visitor`] sees the statements of both.
 
-use crate::kir::{HostOp, SegKind};
+use crate::kir::{HostOp, SegKind, SegOp};
 use crate::{
-    Body, Core, DimIndex, Exp, Form, Function, Lambda, LoopForm, Soac, Stmt, SubExp, Type, VarId,
+    Body, Core, DimIndex, Exp, Form, Function, HistOp, Lambda, LoopForm, Soac, Stmt, SubExp, Type,
+    VarId,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -141,153 +142,163 @@ pub fn for_each_operand<H: Form>(exp: &Exp<H>, f: &mut impl FnMut(SubExp)) {
 /// must hold a variable (an indexed array, a SOAC input, a `while` condition) keep their
 /// variable when `f` returns a constant.
 pub fn map_operands<H: Form>(exp: &mut Exp<H>, f: &mut impl FnMut(SubExp) -> SubExp) {
-    fn var(v: &mut VarId, f: &mut dyn FnMut(SubExp) -> SubExp) {
-        if let SubExp::Var(w) = f(SubExp::Var(*v)) {
-            *v = w;
-        }
-    }
-    fn ty(t: &mut Type, f: &mut dyn FnMut(SubExp) -> SubExp) {
-        if let Type::Array { shape, .. } = t {
-            shape.iter_mut().for_each(|d| *d = f(*d));
-        }
-    }
-    fn ses(xs: &mut [SubExp], f: &mut dyn FnMut(SubExp) -> SubExp) {
-        xs.iter_mut().for_each(|x| *x = f(*x));
-    }
-    fn dims(idx: &mut [DimIndex], f: &mut dyn FnMut(SubExp) -> SubExp) {
-        for d in idx {
-            match d {
-                DimIndex::Fix(i) => *i = f(*i),
-                DimIndex::Slice { start, len, stride } => {
-                    *start = f(*start);
-                    *len = f(*len);
-                    *stride = f(*stride);
-                }
-            }
-        }
-    }
-    fn lambda_ret(l: &mut Lambda, f: &mut dyn FnMut(SubExp) -> SubExp) {
-        l.ret.iter_mut().for_each(|t| ty(t, f));
-    }
     match exp {
         Exp::SubExp(a) | Exp::UnOp(_, a) | Exp::Convert(_, a) | Exp::Iota(a) => *a = f(*a),
         Exp::BinOp(_, a, b) | Exp::Replicate(a, b) => {
             *a = f(*a);
             *b = f(*b);
         }
-        Exp::Math(_, _, args) => ses(args, f),
+        Exp::Math(_, _, args) => rewrite_subexps(args, f),
         Exp::Index(v, idx) => {
-            var(v, f);
-            dims(idx, f);
+            rewrite_var(v, f);
+            rewrite_dims(idx, f);
         }
         Exp::Update(v, idx, value) => {
-            var(v, f);
-            dims(idx, f);
+            rewrite_var(v, f);
+            rewrite_dims(idx, f);
             *value = f(*value);
         }
         Exp::ArrayLit(elems, elem_ty) => {
-            ses(elems, f);
-            ty(elem_ty, f);
+            rewrite_subexps(elems, f);
+            rewrite_type(elem_ty, f);
         }
-        Exp::Rearrange(v, _) | Exp::Copy(v) => var(v, f),
+        Exp::Rearrange(v, _) | Exp::Copy(v) => rewrite_var(v, f),
         Exp::Reshape(v, shape) => {
-            var(v, f);
-            ses(shape, f);
+            rewrite_var(v, f);
+            rewrite_subexps(shape, f);
         }
-        Exp::Concat(vs) => vs.iter_mut().for_each(|v| var(v, f)),
+        Exp::Concat(vs) => vs.iter_mut().for_each(|v| rewrite_var(v, f)),
         Exp::Assert { cond, .. } => *cond = f(*cond),
         Exp::Trace { value, .. } => *value = f(*value),
         Exp::If { cond, ret, .. } => {
             *cond = f(*cond);
-            ret.iter_mut().for_each(|t| ty(t, f));
+            ret.iter_mut().for_each(|t| rewrite_type(t, f));
         }
         Exp::Loop { params, form, .. } => {
             params.iter_mut().for_each(|(_, init)| *init = f(*init));
             match form {
                 LoopForm::For { bound, .. } => *bound = f(*bound),
-                LoopForm::While { cond } => var(cond, f),
+                LoopForm::While { cond } => rewrite_var(cond, f),
             }
         }
-        Exp::Soac(soac) => match soac {
-            Soac::Screma {
-                width,
-                inputs,
-                map,
-                scans,
-                reds,
-            } => {
-                *width = f(*width);
-                inputs.iter_mut().for_each(|v| var(v, f));
-                lambda_ret(map, f);
-                for op in scans {
-                    ses(&mut op.neutral, f);
-                    lambda_ret(&mut op.lambda, f);
-                }
-                for op in reds {
-                    ses(&mut op.neutral, f);
-                    lambda_ret(&mut op.lambda, f);
-                }
-            }
-            Soac::Scatter {
-                width,
-                inputs,
-                map,
-                dests,
-            } => {
-                *width = f(*width);
-                inputs.iter_mut().for_each(|v| var(v, f));
-                lambda_ret(map, f);
-                dests.iter_mut().for_each(|v| var(v, f));
-            }
-            Soac::Hist {
-                width,
-                inputs,
-                map,
-                hists,
-            } => {
-                *width = f(*width);
-                inputs.iter_mut().for_each(|v| var(v, f));
-                lambda_ret(map, f);
-                for op in hists {
-                    op.num_bins = f(op.num_bins);
-                    op.dests.iter_mut().for_each(|v| var(v, f));
-                    ses(&mut op.neutral, f);
-                    lambda_ret(&mut op.op, f);
-                }
-            }
-        },
+        Exp::Soac(soac) => rewrite_soac(soac, f),
         Exp::Host(host) => match host.host_mut() {
-            HostOp::Seg(seg) => {
-                seg.space
-                    .iter_mut()
-                    .for_each(|(_, extent)| *extent = f(*extent));
-                seg.ret.iter_mut().for_each(|t| ty(t, f));
-                match &mut seg.kind {
-                    SegKind::Map => {}
-                    SegKind::Red(reds) => {
-                        for op in reds {
-                            ses(&mut op.neutral, f);
-                            lambda_ret(&mut op.lambda, f);
-                        }
-                    }
-                    SegKind::Scan(scans) => {
-                        for op in scans {
-                            ses(&mut op.neutral, f);
-                            lambda_ret(&mut op.lambda, f);
-                        }
-                    }
-                    SegKind::Hist(hists) => {
-                        for op in hists {
-                            op.num_bins = f(op.num_bins);
-                            op.dests.iter_mut().for_each(|v| var(v, f));
-                            ses(&mut op.neutral, f);
-                            lambda_ret(&mut op.op, f);
-                        }
-                    }
-                }
-            }
+            HostOp::Seg(seg) => rewrite_seg(seg, f),
             HostOp::Threshold { size, .. } => *size = f(*size),
         },
+    }
+}
+
+// The operand positions of [`map_operands`], by kind of node.
+
+fn rewrite_var(v: &mut VarId, f: &mut dyn FnMut(SubExp) -> SubExp) {
+    if let SubExp::Var(w) = f(SubExp::Var(*v)) {
+        *v = w;
+    }
+}
+
+fn rewrite_type(t: &mut Type, f: &mut dyn FnMut(SubExp) -> SubExp) {
+    if let Type::Array { shape, .. } = t {
+        shape.iter_mut().for_each(|d| *d = f(*d));
+    }
+}
+
+fn rewrite_subexps(xs: &mut [SubExp], f: &mut dyn FnMut(SubExp) -> SubExp) {
+    xs.iter_mut().for_each(|x| *x = f(*x));
+}
+
+fn rewrite_dims(idx: &mut [DimIndex], f: &mut dyn FnMut(SubExp) -> SubExp) {
+    for d in idx {
+        match d {
+            DimIndex::Fix(i) => *i = f(*i),
+            DimIndex::Slice { start, len, stride } => {
+                *start = f(*start);
+                *len = f(*len);
+                *stride = f(*stride);
+            }
+        }
+    }
+}
+
+fn rewrite_lambda_ret(l: &mut Lambda, f: &mut dyn FnMut(SubExp) -> SubExp) {
+    l.ret.iter_mut().for_each(|t| rewrite_type(t, f));
+}
+
+fn rewrite_hist_ops(hists: &mut [HistOp], f: &mut dyn FnMut(SubExp) -> SubExp) {
+    for op in hists {
+        op.num_bins = f(op.num_bins);
+        op.dests.iter_mut().for_each(|v| rewrite_var(v, f));
+        rewrite_subexps(&mut op.neutral, f);
+        rewrite_lambda_ret(&mut op.op, f);
+    }
+}
+
+fn rewrite_soac(soac: &mut Soac, f: &mut dyn FnMut(SubExp) -> SubExp) {
+    match soac {
+        Soac::Screma {
+            width,
+            inputs,
+            map,
+            scans,
+            reds,
+        } => {
+            *width = f(*width);
+            inputs.iter_mut().for_each(|v| rewrite_var(v, f));
+            rewrite_lambda_ret(map, f);
+            for op in scans {
+                rewrite_subexps(&mut op.neutral, f);
+                rewrite_lambda_ret(&mut op.lambda, f);
+            }
+            for op in reds {
+                rewrite_subexps(&mut op.neutral, f);
+                rewrite_lambda_ret(&mut op.lambda, f);
+            }
+        }
+        Soac::Scatter {
+            width,
+            inputs,
+            map,
+            dests,
+        } => {
+            *width = f(*width);
+            inputs.iter_mut().for_each(|v| rewrite_var(v, f));
+            rewrite_lambda_ret(map, f);
+            dests.iter_mut().for_each(|v| rewrite_var(v, f));
+        }
+        Soac::Hist {
+            width,
+            inputs,
+            map,
+            hists,
+        } => {
+            *width = f(*width);
+            inputs.iter_mut().for_each(|v| rewrite_var(v, f));
+            rewrite_lambda_ret(map, f);
+            rewrite_hist_ops(hists, f);
+        }
+    }
+}
+
+fn rewrite_seg(seg: &mut SegOp, f: &mut dyn FnMut(SubExp) -> SubExp) {
+    seg.space
+        .iter_mut()
+        .for_each(|(_, extent)| *extent = f(*extent));
+    seg.ret.iter_mut().for_each(|t| rewrite_type(t, f));
+    match &mut seg.kind {
+        SegKind::Map => {}
+        SegKind::Red(reds) => {
+            for op in reds {
+                rewrite_subexps(&mut op.neutral, f);
+                rewrite_lambda_ret(&mut op.lambda, f);
+            }
+        }
+        SegKind::Scan(scans) => {
+            for op in scans {
+                rewrite_subexps(&mut op.neutral, f);
+                rewrite_lambda_ret(&mut op.lambda, f);
+            }
+        }
+        SegKind::Hist(hists) => rewrite_hist_ops(hists, f),
     }
 }
 

@@ -1,4 +1,5 @@
-//! Futhark's textual value syntax: the parser (the printer is [`Value`]'s `Display`).
+//! Futhark's textual value syntax: the parser (the printer is
+//! [`Value`](crate::value::Value)'s `Display`).
 //!
 //! Syntax: scalars with suffixes (`1i32`, `2.5f32`, `1f64`, `0xffu8`, `true`, `f32.nan`,
 //! `-f64.inf`), unsuffixed numbers (`1`, `-2.5`, `1e-3`, `nan`, `inf`), array literals
@@ -6,15 +7,20 @@
 //! (`(1, [2])`, `()`); several values are separated by whitespace.
 //!
 //! Parsing gives [`TextValue`]s, which keep unsuffixed numbers *untyped* until they are coerced
-//! to an expected [`BoundaryType`] ([`TextValue::coerce`]): an untyped integer becomes any
-//! integer or float type it fits, an untyped float any float type. Without an expected type,
-//! [`TextValue::to_value`] defaults them to `i32` and `f64` like the language does. Every error
+//! to an expected [`BoundaryType`](crate::boundary::BoundaryType) ([`TextValue::coerce`]): an
+//! untyped integer becomes any integer or float type it fits, an untyped float any float type.
+//! Without an expected type, [`TextValue::to_value`] defaults them to `i32` and `f64` like the
+//! language does. Every error
 //! names the line and column of the offending text.
 
-use crate::boundary::BoundaryType;
-use crate::value::{Array, ArrayData, Scalar, Value};
-use ogham_ir::types::{PrimType, Size};
+use crate::value::Scalar;
+use ogham_ir::types::PrimType;
 use std::fmt;
+
+mod lex;
+mod typing;
+
+use lex::{Tok, lex};
 
 /// A 1-based line and column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,160 +96,7 @@ pub fn parse_from(src: &str, start: Pos) -> Result<Vec<TextValue>, TextError> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Lexer
-
-#[derive(Clone, Debug, PartialEq)]
-enum Tok {
-    Punct(char),
-    /// A number: sign, digits (no underscores), whether it has a fraction or exponent, radix
-    /// and suffix.
-    Number {
-        negative: bool,
-        digits: String,
-        radix: u32,
-        is_float: bool,
-        suffix: String,
-    },
-    /// A word (`true`, `nan`, `empty`, `f32`) or qualified name (`f32.nan`), possibly negated.
-    Word {
-        negative: bool,
-        word: String,
-    },
-}
-
-struct Cursor<'a> {
-    chars: std::iter::Peekable<std::str::Chars<'a>>,
-    pos: Pos,
-}
-
-impl Cursor<'_> {
-    fn peek(&mut self) -> Option<char> {
-        self.chars.peek().copied()
-    }
-
-    fn bump(&mut self) -> Option<char> {
-        let c = self.chars.next()?;
-        if c == '\n' {
-            self.pos.line += 1;
-            self.pos.col = 1;
-        } else {
-            self.pos.col += 1;
-        }
-        Some(c)
-    }
-
-    fn take_while(&mut self, pred: impl Fn(char) -> bool) -> String {
-        let mut s = String::new();
-        while let Some(c) = self.peek().filter(|&c| pred(c)) {
-            s.push(c);
-            self.bump();
-        }
-        s
-    }
-}
-
-fn is_word_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_'
-}
-
-fn lex(src: &str, start: Pos) -> Result<Vec<(Pos, Tok)>, TextError> {
-    let mut cur = Cursor {
-        chars: src.chars().peekable(),
-        pos: start,
-    };
-    let mut tokens = Vec::new();
-    while let Some(c) = cur.peek() {
-        let pos = cur.pos;
-        if c.is_whitespace() {
-            cur.bump();
-            continue;
-        }
-        if "[](),".contains(c) {
-            cur.bump();
-            tokens.push((pos, Tok::Punct(c)));
-            continue;
-        }
-        let negative = c == '-';
-        if negative {
-            cur.bump();
-        }
-        let tok = match cur.peek() {
-            Some(d) if d.is_ascii_digit() => lex_number(&mut cur, negative),
-            Some(a) if a.is_ascii_alphabetic() => {
-                let mut word = cur.take_while(is_word_char);
-                if cur.peek() == Some('.') {
-                    cur.bump();
-                    word.push('.');
-                    word.push_str(&cur.take_while(is_word_char));
-                }
-                Tok::Word { negative, word }
-            }
-            Some(other) if !negative => {
-                return error(pos, format!("unexpected character `{other}`"));
-            }
-            _ => return error(pos, "`-` must be followed by a number"),
-        };
-        if let Some(c) = cur
-            .peek()
-            .filter(|c| !c.is_whitespace() && !"[](),".contains(*c))
-        {
-            return error(cur.pos, format!("unexpected character `{c}` after a value"));
-        }
-        tokens.push((pos, tok));
-    }
-    Ok(tokens)
-}
-
-fn lex_number(cur: &mut Cursor, negative: bool) -> Tok {
-    let mut radix = 10;
-    let mut digits = cur.take_while(|c| c.is_ascii_digit() || c == '_');
-    if digits == "0" && matches!(cur.peek(), Some('x' | 'X' | 'b' | 'B')) {
-        radix = if matches!(cur.bump(), Some('x' | 'X')) {
-            16
-        } else {
-            2
-        };
-        digits = cur.take_while(|c| c.is_digit(radix) || c == '_');
-    }
-    let mut is_float = false;
-    if radix == 10 {
-        // A fraction needs a digit after the point; an exponent a digit after `e`/`e-`/`e+`.
-        let mut ahead = cur.chars.clone();
-        if ahead.next() == Some('.') && ahead.next().is_some_and(|c| c.is_ascii_digit()) {
-            cur.bump();
-            digits.push('.');
-            digits.push_str(&cur.take_while(|c| c.is_ascii_digit() || c == '_'));
-            is_float = true;
-        }
-        let mut ahead = cur.chars.clone();
-        if matches!(ahead.next(), Some('e' | 'E')) {
-            let mut sign = ahead.next();
-            if matches!(sign, Some('+' | '-')) {
-                sign = ahead.next();
-            }
-            if sign.is_some_and(|c| c.is_ascii_digit()) {
-                digits.push(cur.bump().unwrap_or('e'));
-                if let Some(s) = cur.peek().filter(|c| matches!(c, '+' | '-')) {
-                    digits.push(s);
-                    cur.bump();
-                }
-                digits.push_str(&cur.take_while(|c| c.is_ascii_digit()));
-                is_float = true;
-            }
-        }
-    }
-    let suffix = cur.take_while(is_word_char);
-    Tok::Number {
-        negative,
-        digits: digits.replace('_', ""),
-        radix,
-        is_float,
-        suffix,
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Parser
+// Parser (the lexer is in `lex`, typing in `typing`)
 
 struct Parser {
     tokens: Vec<(Pos, Tok)>,
@@ -495,201 +348,12 @@ fn int_scalar(p: PrimType, n: i128) -> Result<Scalar, ()> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Typing
-
-impl TextValue {
-    /// The value at type `t`: untyped numbers take `t`'s element type; suffixed ones must
-    /// already have it. Shapes must be regular; sizes are not checked against `t` (the
-    /// backends check argument sizes).
-    pub fn coerce(&self, t: &BoundaryType) -> Result<Value, TextError> {
-        match t {
-            BoundaryType::Scalar(p) => Ok(Value::Scalar(self.scalar(*p)?)),
-            BoundaryType::Array { elem, dims } => {
-                let mut levels = vec![None; dims.len()];
-                let mut data = ArrayData::with_capacity(*elem, 0);
-                self.fill(*elem, 0, &mut levels, &mut data)?;
-                let shape = levels.into_iter().map(|l| l.unwrap_or(0)).collect();
-                Array::new(shape, data)
-                    .map(Value::Array)
-                    .ok_or_else(|| TextError {
-                        pos: self.pos,
-                        message: "array shape does not match its elements".to_string(),
-                    })
-            }
-            BoundaryType::Tuple(ts) => match &self.kind {
-                Kind::Tuple(vs) if vs.len() == ts.len() => Ok(Value::Tuple(
-                    vs.iter()
-                        .zip(ts)
-                        .map(|(v, t)| v.coerce(t))
-                        .collect::<Result<_, _>>()?,
-                )),
-                _ => error(
-                    self.pos,
-                    format!("expected a value of type {t}, found {}", self.describe()),
-                ),
-            },
-        }
-    }
-
-    /// The value with unsuffixed integers as `i32` and unsuffixed floats as `f64` (an array's
-    /// element type is that of its first suffixed element, if any).
-    pub fn to_value(&self) -> Result<Value, TextError> {
-        self.coerce(&self.default_type()?)
-    }
-
-    fn default_type(&self) -> Result<BoundaryType, TextError> {
-        match &self.kind {
-            Kind::Typed(s) => Ok(BoundaryType::Scalar(s.prim_type())),
-            Kind::Int(_) => Ok(BoundaryType::Scalar(PrimType::I32)),
-            Kind::Float(_) => Ok(BoundaryType::Scalar(PrimType::F64)),
-            Kind::Tuple(vs) => Ok(BoundaryType::Tuple(
-                vs.iter()
-                    .map(TextValue::default_type)
-                    .collect::<Result<_, _>>()?,
-            )),
-            Kind::Empty { dims, elem } => Ok(BoundaryType::Array {
-                elem: *elem,
-                dims: vec![Size::Unknown(0); dims.len()],
-            }),
-            Kind::Array(_) => {
-                let rank = self.rank();
-                let elem = self.leaf_type().ok_or_else(|| TextError {
-                    pos: self.pos,
-                    message: "cannot tell the element type of an empty array: write it as `empty([0]i32)`"
-                        .to_string(),
-                })?;
-                Ok(BoundaryType::Array {
-                    elem,
-                    dims: vec![Size::Unknown(0); rank],
-                })
-            }
-        }
-    }
-
-    /// Rank along the first elements.
-    fn rank(&self) -> usize {
-        match &self.kind {
-            Kind::Array(vs) => 1 + vs.first().map_or(0, TextValue::rank),
-            Kind::Empty { dims, .. } => dims.len(),
-            _ => 0,
-        }
-    }
-
-    /// The element type of the first suffixed scalar, else `f64` if any float, else `i32`
-    /// (`None` if there is no scalar at all).
-    fn leaf_type(&self) -> Option<PrimType> {
-        fn walk(v: &TextValue, typed: &mut Option<PrimType>, float: &mut bool, any: &mut bool) {
-            match &v.kind {
-                Kind::Typed(s) => {
-                    typed.get_or_insert(s.prim_type());
-                    *any = true;
-                }
-                Kind::Empty { elem, .. } => {
-                    typed.get_or_insert(*elem);
-                    *any = true;
-                }
-                Kind::Float(_) => (*float, *any) = (true, true),
-                Kind::Int(_) => *any = true,
-                Kind::Array(vs) | Kind::Tuple(vs) => {
-                    vs.iter().for_each(|v| walk(v, typed, float, any))
-                }
-            }
-        }
-        let (mut typed, mut float, mut any) = (None, false, false);
-        walk(self, &mut typed, &mut float, &mut any);
-        typed.or(any.then_some(if float { PrimType::F64 } else { PrimType::I32 }))
-    }
-
-    /// Appends the elements of this array (at nesting depth `depth`) to `data`, recording each
-    /// level's length in `levels` and checking that the shape is regular.
-    fn fill(
-        &self,
-        elem: PrimType,
-        depth: usize,
-        levels: &mut [Option<usize>],
-        data: &mut ArrayData,
-    ) -> Result<(), TextError> {
-        let rank = levels.len();
-        let mut record = |level: usize, len: usize| match levels[level] {
-            None => {
-                levels[level] = Some(len);
-                Ok(())
-            }
-            Some(l) if l == len => Ok(()),
-            Some(l) => error(
-                self.pos,
-                format!(
-                    "irregular array: this has {len} elements, but an earlier one at the same depth has {l}"
-                ),
-            ),
-        };
-        match &self.kind {
-            _ if depth == rank => {
-                data.push(self.scalar(elem)?);
-                Ok(())
-            }
-            Kind::Array(vs) => {
-                record(depth, vs.len())?;
-                vs.iter()
-                    .try_for_each(|v| v.fill(elem, depth + 1, levels, data))
-            }
-            Kind::Empty { dims, elem: e } if *e == elem && dims.len() == rank - depth => dims
-                .iter()
-                .enumerate()
-                .try_for_each(|(i, &d)| record(depth + i, d)),
-            _ => error(
-                self.pos,
-                format!(
-                    "expected an array of type {}, found {}",
-                    array_type(elem, rank - depth),
-                    self.describe()
-                ),
-            ),
-        }
-    }
-
-    /// This value as a scalar of type `p`.
-    fn scalar(&self, p: PrimType) -> Result<Scalar, TextError> {
-        let converted = match &self.kind {
-            Kind::Typed(s) if s.prim_type() == p => Some(*s),
-            Kind::Int(n) => int_scalar(p, *n).ok(),
-            Kind::Float(text) => float_scalar(p, text),
-            _ => None,
-        };
-        match converted {
-            Some(s) => Ok(s),
-            None => match &self.kind {
-                Kind::Int(n) if p.is_int() => error(self.pos, format!("{n} does not fit in {p}")),
-                _ => error(
-                    self.pos,
-                    format!("expected a value of type {p}, found {}", self.describe()),
-                ),
-            },
-        }
-    }
-
-    /// What the value looks like, for error messages: `1.5 (a float)`, `an array`, `2i64`.
-    fn describe(&self) -> String {
-        match &self.kind {
-            Kind::Typed(s) => format!("`{s}`"),
-            Kind::Int(n) => format!("`{n}` (an integer)"),
-            Kind::Float(f) => format!("`{f}` (a float)"),
-            Kind::Array(_) => "an array".to_string(),
-            Kind::Empty { dims, elem } => {
-                format!("an empty array of type {}", array_type(*elem, dims.len()))
-            }
-            Kind::Tuple(vs) => format!("a tuple of {} values", vs.len()),
-        }
-    }
-}
-
-fn array_type(elem: PrimType, rank: usize) -> String {
-    format!("{}{elem}", "[]".repeat(rank))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::boundary::BoundaryType;
+    use crate::value::{Array, ArrayData, Value};
+    use ogham_ir::types::Size;
     use ogham_ir::types::Type;
     use proptest::prelude::*;
 

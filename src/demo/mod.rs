@@ -428,6 +428,72 @@ fn write_pictures(
     plots: &str,
     out: &Path,
 ) -> Result<Vec<String>, String> {
+    let monitor = (
+        scene.dates[scene.history],
+        scene.dates[scene.dates.len() - 1],
+    );
+    let maps = result_maps(scene, r);
+    // The map files carry a title above the map and, for continuous values, their colour bar
+    // (low → high, left to right, numbered: values from, to, decimals) under it.
+    type Bar<'c> = (&'c picture::ColourMap, f64, f64, usize);
+    let labels: [(&str, &str, Option<Bar>); 8] = [
+        (
+            "truth_clearcuts.png",
+            "True clear-cut dates",
+            Some((&SEQUENTIAL, monitor.0, monitor.1, 1)),
+        ),
+        (
+            "bfast_break_date.png",
+            "BFAST break dates",
+            Some((&SEQUENTIAL, monitor.0, monitor.1, 1)),
+        ),
+        (
+            "bfast_magnitude.png",
+            "BFAST magnitude",
+            Some((&DIVERGING, -MAGNITUDE_RANGE, MAGNITUDE_RANGE, 1)),
+        ),
+        ("truth_landcover.png", "True land cover", None),
+        ("twdtw_landcover.png", "TWDTW land cover", None),
+        (
+            "stl_trend.png",
+            "STL trend magnitude",
+            Some((&DIVERGING, -TREND_RANGE, TREND_RANGE, 1)),
+        ),
+        ("truth_ps.png", "True scatterers", None),
+        (
+            "ptsel_rank.png",
+            "PtSel rank",
+            Some((&SEQUENTIAL, 0.0, 1.0, 1)),
+        ),
+    ];
+    let mut files = Vec::new();
+    let mut rendered = Vec::new();
+    for (name, raster) in &maps {
+        let (_, title, bar) = labels
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .ok_or_else(|| format!("no title for {name}"))?;
+        let with_bar =
+            bar.map(|(cmap, lo, hi, digits)| raster.with_colour_bar(cmap, lo, hi, digits));
+        let map = with_bar.as_ref().unwrap_or(raster).titled(title);
+        map.write_png(&out.join(name))?;
+        files.push(name.to_string());
+        rendered.push((*name, map));
+    }
+    overview(&rendered)?.write_png(&out.join("overview.png"))?;
+    files.push("overview.png".to_string());
+    std::fs::write(out.join("pixels.svg"), plots)
+        .map_err(|e| format!("cannot write pixels.svg: {e}"))?;
+    files.push("pixels.svg".to_string());
+    std::fs::write(out.join("stl.svg"), stl::plot(scene, &r.stl_pixel))
+        .map_err(|e| format!("cannot write stl.svg: {e}"))?;
+    files.push("stl.svg".to_string());
+    Ok(files)
+}
+
+/// The maps of the demo's pictures, by file name, each scaled up to about 256 pixels wide: the
+/// truths and what each program found.
+fn result_maps(scene: &Scene, r: &Results) -> Vec<(&'static str, Raster)> {
     let size = scene.size;
     let monitor = (
         scene.dates[scene.history],
@@ -489,7 +555,7 @@ fn write_pictures(
             .map(|p| if *p { [255, 255, 255] } else { [20, 20, 20] }),
     );
     let scale = (256 / size).max(1);
-    let maps: Vec<(&str, Raster)> = vec![
+    vec![
         ("truth_clearcuts.png", truth_map.scaled(scale)),
         ("bfast_break_date.png", break_map.scaled(scale)),
         ("bfast_magnitude.png", magnitude_map.scaled(scale)),
@@ -498,63 +564,7 @@ fn write_pictures(
         ("stl_trend.png", trend_map.scaled(scale)),
         ("truth_ps.png", ps_map.scaled((256 / n).max(1))),
         ("ptsel_rank.png", rank_map.scaled((256 / n).max(1))),
-    ];
-    // The map files carry a title above the map and, for continuous values, their colour bar
-    // (low → high, left to right, numbered: values from, to, decimals) under it.
-    type Bar<'c> = (&'c picture::ColourMap, f64, f64, usize);
-    let labels: [(&str, &str, Option<Bar>); 8] = [
-        (
-            "truth_clearcuts.png",
-            "True clear-cut dates",
-            Some((&SEQUENTIAL, monitor.0, monitor.1, 1)),
-        ),
-        (
-            "bfast_break_date.png",
-            "BFAST break dates",
-            Some((&SEQUENTIAL, monitor.0, monitor.1, 1)),
-        ),
-        (
-            "bfast_magnitude.png",
-            "BFAST magnitude",
-            Some((&DIVERGING, -MAGNITUDE_RANGE, MAGNITUDE_RANGE, 1)),
-        ),
-        ("truth_landcover.png", "True land cover", None),
-        ("twdtw_landcover.png", "TWDTW land cover", None),
-        (
-            "stl_trend.png",
-            "STL trend magnitude",
-            Some((&DIVERGING, -TREND_RANGE, TREND_RANGE, 1)),
-        ),
-        ("truth_ps.png", "True scatterers", None),
-        (
-            "ptsel_rank.png",
-            "PtSel rank",
-            Some((&SEQUENTIAL, 0.0, 1.0, 1)),
-        ),
-    ];
-    let mut files = Vec::new();
-    let mut rendered = Vec::new();
-    for (name, raster) in &maps {
-        let (_, title, bar) = labels
-            .iter()
-            .find(|(n, _, _)| n == name)
-            .ok_or_else(|| format!("no title for {name}"))?;
-        let with_bar =
-            bar.map(|(cmap, lo, hi, digits)| raster.with_colour_bar(cmap, lo, hi, digits));
-        let map = with_bar.as_ref().unwrap_or(raster).titled(title);
-        map.write_png(&out.join(name))?;
-        files.push(name.to_string());
-        rendered.push((*name, map));
-    }
-    overview(&rendered)?.write_png(&out.join("overview.png"))?;
-    files.push("overview.png".to_string());
-    std::fs::write(out.join("pixels.svg"), plots)
-        .map_err(|e| format!("cannot write pixels.svg: {e}"))?;
-    files.push("pixels.svg".to_string());
-    std::fs::write(out.join("stl.svg"), stl::plot(scene, &r.stl_pixel))
-        .map_err(|e| format!("cannot write stl.svg: {e}"))?;
-    files.push("stl.svg".to_string());
-    Ok(files)
+    ]
 }
 
 /// The overview (the README's picture): true and detected clear-cuts, land cover, trends and

@@ -83,32 +83,16 @@ fn swatches() -> String {
     out
 }
 
-pub fn write(scene: &Scene, options: &Options, summary: &Summary) -> Result<(), String> {
-    let monitor = (
-        scene.dates[scene.history],
-        scene.dates[scene.dates.len() - 1],
-    );
-    let missing = scene.ndmi.iter().filter(|x| x.is_nan()).count() as f64 / scene.ndmi.len() as f64;
-    let setting = format!(
-        "{0}×{0} pixels, {1} years at 16-day steps ({2} dates, {3:.0} % cloudy), monitoring from {4:.2}; \
-         interferograms {5}×{5}, K = {6}; backend `{7}`, seed {8}",
-        scene.size,
-        scene.years,
-        scene.dates.len(),
-        100.0 * missing,
-        monitor.0,
-        scene.insar.rows,
-        scene.insar.k,
-        options.backend.name(),
-        options.seed
-    );
+/// The report's figures: file, caption and legend of each map (`monitor`: the monitoring
+/// period, the range of the date colours).
+fn figures(monitor: (f64, f64)) -> [(&'static str, &'static str, String); 8] {
     let dates = legend_bar(
         &SEQUENTIAL.css_gradient(),
         &format!("{:.1}", monitor.0),
         &format!("{:.1}", monitor.1),
         "clear-cut date; pale blue: other break, light grey: none, dark grey: too few observations",
     );
-    let maps: [(&str, &str, String); 8] = [
+    [
         ("truth_clearcuts.png", "True clear-cut dates", dates.clone()),
         (
             "bfast_break_date.png",
@@ -157,7 +141,29 @@ pub fn write(scene: &Scene, options: &Options, summary: &Summary) -> Result<(), 
                 &format!("selected: rank ≥ {PS_THRESHOLD}"),
             ),
         ),
-    ];
+    ]
+}
+
+pub fn write(scene: &Scene, options: &Options, summary: &Summary) -> Result<(), String> {
+    let monitor = (
+        scene.dates[scene.history],
+        scene.dates[scene.dates.len() - 1],
+    );
+    let missing = scene.ndmi.iter().filter(|x| x.is_nan()).count() as f64 / scene.ndmi.len() as f64;
+    let setting = format!(
+        "{0}×{0} pixels, {1} years at 16-day steps ({2} dates, {3:.0} % cloudy), monitoring from {4:.2}; \
+         interferograms {5}×{5}, K = {6}; backend `{7}`, seed {8}",
+        scene.size,
+        scene.years,
+        scene.dates.len(),
+        100.0 * missing,
+        monitor.0,
+        scene.insar.rows,
+        scene.insar.k,
+        options.backend.name(),
+        options.seed
+    );
+    let maps = figures(monitor);
     let mut html = String::new();
     let _ = writeln!(
         html,

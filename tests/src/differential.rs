@@ -199,16 +199,19 @@ pub enum Verdict {
 /// time, so a loaded machine skips a few more draws.
 pub const WIDE_BUDGET: std::time::Duration = std::time::Duration::from_millis(20);
 
-/// Runs entry `main` of `source` on every backend (the CUDA emulator when `emulate_cuda` and
-/// `g++` is there), once per draw of random inputs in `draws` (a seed and how to draw); `Err`
-/// describes the first disagreement, panic or internal error (`R0708`, or a compiler failure).
-pub fn check_program(
-    source: &str,
-    draws: &[(u64, Inputs)],
-    emulate_cuda: bool,
-) -> Result<Vec<Verdict>, String> {
-    let fe = Frontend::load_source("prop.og", source).map_err(|e| e.render())?;
-    let entry = fe.entry("main")?.clone();
+/// A compiled variant of the program: its name, options, IR, the backend that runs it and the
+/// threshold settings to run it under.
+type Variant = (
+    &'static str,
+    Options,
+    ogham_ir::Ir,
+    ogham::Backend,
+    Vec<ireval::Thresholds>,
+);
+
+/// The program compiled for every backend [`check_program`] compares with the interpreter
+/// (the CUDA emulator only when `emulate_cuda` and `g++` is there).
+fn compile_variants(fe: &Frontend, emulate_cuda: bool) -> Result<Vec<Variant>, String> {
     let variants = [
         (
             "core, unoptimised",
@@ -273,6 +276,20 @@ pub fn check_program(
         };
         compiled.push((name, options, ir, backend, settings));
     }
+    Ok(compiled)
+}
+
+/// Runs entry `main` of `source` on every backend (the CUDA emulator when `emulate_cuda` and
+/// `g++` is there), once per draw of random inputs in `draws` (a seed and how to draw); `Err`
+/// describes the first disagreement, panic or internal error (`R0708`, or a compiler failure).
+pub fn check_program(
+    source: &str,
+    draws: &[(u64, Inputs)],
+    emulate_cuda: bool,
+) -> Result<Vec<Verdict>, String> {
+    let fe = Frontend::load_source("prop.og", source).map_err(|e| e.render())?;
+    let entry = fe.entry("main")?.clone();
+    let compiled = compile_variants(&fe, emulate_cuda)?;
     // The variants compiled without fusion, when a difference in errors needs them.
     let mut unfused = HashMap::new();
     let mut verdicts = Vec::new();

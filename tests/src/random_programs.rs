@@ -157,174 +157,214 @@ impl Gen<'_> {
             _ => {}
         }
         match t {
-            Ty::F32 => match self.pick(9) {
-                0 | 1 => {
-                    let op = ["+", "-", "*", "/"][self.pick(4)];
-                    format!("({} {op} {})", self.expr(Ty::F32, d), self.expr(Ty::F32, d))
-                }
-                2 => format!("(f32.i32 {})", self.expr(Ty::I32, d)),
-                3 => format!("(reduce (+) 0f32 {})", self.array_f(d)),
-                4 => format!("(reduce f32.max (-f32.inf) {})", self.array_f(d)),
-                5 => format!("({})[{}]", self.array_f(d), self.expr(Ty::I64, d)),
-                6 => format!("(f32.sqrt {})", self.expr(Ty::F32, d)),
-                7 => {
-                    let acc = self.name("s");
-                    let j = self.name("j");
-                    let init = self.expr(Ty::F32, d);
-                    let bound = self.small_i64(d);
-                    let step = self.with_var(&acc, Ty::F32, |g| {
-                        let jv = j.clone();
-                        g.with_var(&jv, Ty::I64, |g| g.expr(Ty::F32, d))
-                    });
-                    format!("(loop {acc} = {init} for {j} < {bound} do {step})")
-                }
-                _ => format!(
-                    "{}[{}, {}]",
-                    "a",
-                    self.expr(Ty::I64, d),
-                    self.expr(Ty::I64, d)
-                ),
-            },
-            Ty::I32 => match self.pick(7) {
-                0 | 1 => {
-                    let op = ["+", "-", "*", "/", "%", "&"][self.pick(6)];
-                    format!("({} {op} {})", self.expr(Ty::I32, d), self.expr(Ty::I32, d))
-                }
-                2 => format!("(i32.f32 {})", self.expr(Ty::F32, d)),
-                3 => format!("(reduce (+) 0i32 {})", self.expr(Ty::VecI, d)),
-                4 => format!("({})[{}]", self.expr(Ty::VecI, d), self.expr(Ty::I64, d)),
-                5 => format!("(i32.i64 {})", self.expr(Ty::I64, d)),
-                _ => format!("(reduce i32.min i32.highest {})", self.expr(Ty::VecI, d)),
-            },
-            Ty::I64 => match self.pick(6) {
-                0 => format!("(length {})", self.array_f(d)),
-                1 => {
-                    let op = ["+", "-", "*", "/"][self.pick(4)];
-                    format!("({} {op} {})", self.expr(Ty::I64, d), self.expr(Ty::I64, d))
-                }
-                2 => format!("(i64.i32 {})", self.expr(Ty::I32, d)),
-                3 => "k".to_string(),
-                4 => format!("(length (iota {}))", self.expr(Ty::I64, d)),
-                _ => format!("(reduce (+) 0i64 (map i64.i32 {}))", self.expr(Ty::VecI, d)),
-            },
-            Ty::Bool => match self.pick(5) {
-                0 => format!("({} < {})", self.expr(Ty::F32, d), self.expr(Ty::F32, d)),
-                1 => format!("({} == {})", self.expr(Ty::I32, d), self.expr(Ty::I32, d)),
-                2 => format!("(f32.isnan {})", self.expr(Ty::F32, d)),
-                3 => format!("({} && {})", self.expr(Ty::Bool, d), self.expr(Ty::Bool, d)),
-                _ => format!("({} <= {})", self.expr(Ty::I64, d), self.expr(Ty::I64, d)),
-            },
-            Ty::VecF => match self.pick(9) {
-                0 | 1 => {
-                    let f = self.lambda(Ty::F32, Ty::F32, d);
-                    format!("(map {f} {})", self.expr(Ty::VecF, d))
-                }
-                2 => {
-                    let (p, q) = (self.name("p"), self.name("q"));
-                    let body = self.with_var(&p, Ty::F32, |g| {
-                        let q = q.clone();
-                        g.with_var(&q, Ty::I32, |g| g.expr(Ty::F32, d))
-                    });
-                    let (u, w) = (self.expr(Ty::VecF, d), self.expr(Ty::VecI, d));
-                    format!("(map2 (\\{p} {q} -> {body}) {u} {w})")
-                }
-                3 => format!("(scan (+) 0f32 {})", self.expr(Ty::VecF, d)),
-                4 => format!("(reverse {})", self.expr(Ty::VecF, d)),
-                5 => format!("({})[{}]", self.expr(Ty::Mat, d), self.expr(Ty::I64, d)),
-                6 => {
-                    let r = self.name("r");
-                    format!(
-                        "(map (\\{r} -> reduce (+) 0f32 {r}) (transpose {}))",
-                        self.expr(Ty::Mat, d)
-                    )
-                }
-                7 => {
-                    let t = self.name("t");
-                    format!(
-                        "(let {t} = copy {} in {t} with [{}] = {})",
-                        self.expr(Ty::VecF, d),
-                        self.expr(Ty::I64, d),
-                        self.expr(Ty::F32, d)
-                    )
-                }
-                _ => format!(
-                    "(scatter (copy {}) (map i64.i32 {}) {})",
+            Ty::F32 => self.f32_expr(d),
+            Ty::I32 => self.i32_expr(d),
+            Ty::I64 => self.i64_expr(d),
+            Ty::Bool => self.bool_expr(d),
+            Ty::VecF => self.vec_f_expr(d),
+            Ty::VecI => self.vec_i_expr(d),
+            Ty::AnyF => self.any_f_expr(d),
+            Ty::Mat => self.mat_expr(d),
+        }
+    }
+
+    /// An `f32` expression (`d`: the depth left).
+    fn f32_expr(&mut self, d: usize) -> String {
+        match self.pick(9) {
+            0 | 1 => {
+                let op = ["+", "-", "*", "/"][self.pick(4)];
+                format!("({} {op} {})", self.expr(Ty::F32, d), self.expr(Ty::F32, d))
+            }
+            2 => format!("(f32.i32 {})", self.expr(Ty::I32, d)),
+            3 => format!("(reduce (+) 0f32 {})", self.array_f(d)),
+            4 => format!("(reduce f32.max (-f32.inf) {})", self.array_f(d)),
+            5 => format!("({})[{}]", self.array_f(d), self.expr(Ty::I64, d)),
+            6 => format!("(f32.sqrt {})", self.expr(Ty::F32, d)),
+            7 => {
+                let acc = self.name("s");
+                let j = self.name("j");
+                let init = self.expr(Ty::F32, d);
+                let bound = self.small_i64(d);
+                let step = self.with_var(&acc, Ty::F32, |g| {
+                    let jv = j.clone();
+                    g.with_var(&jv, Ty::I64, |g| g.expr(Ty::F32, d))
+                });
+                format!("(loop {acc} = {init} for {j} < {bound} do {step})")
+            }
+            _ => format!(
+                "{}[{}, {}]",
+                "a",
+                self.expr(Ty::I64, d),
+                self.expr(Ty::I64, d)
+            ),
+        }
+    }
+
+    /// An `i32` expression (`d`: the depth left).
+    fn i32_expr(&mut self, d: usize) -> String {
+        match self.pick(7) {
+            0 | 1 => {
+                let op = ["+", "-", "*", "/", "%", "&"][self.pick(6)];
+                format!("({} {op} {})", self.expr(Ty::I32, d), self.expr(Ty::I32, d))
+            }
+            2 => format!("(i32.f32 {})", self.expr(Ty::F32, d)),
+            3 => format!("(reduce (+) 0i32 {})", self.expr(Ty::VecI, d)),
+            4 => format!("({})[{}]", self.expr(Ty::VecI, d), self.expr(Ty::I64, d)),
+            5 => format!("(i32.i64 {})", self.expr(Ty::I64, d)),
+            _ => format!("(reduce i32.min i32.highest {})", self.expr(Ty::VecI, d)),
+        }
+    }
+
+    /// An `i64` expression (`d`: the depth left).
+    fn i64_expr(&mut self, d: usize) -> String {
+        match self.pick(6) {
+            0 => format!("(length {})", self.array_f(d)),
+            1 => {
+                let op = ["+", "-", "*", "/"][self.pick(4)];
+                format!("({} {op} {})", self.expr(Ty::I64, d), self.expr(Ty::I64, d))
+            }
+            2 => format!("(i64.i32 {})", self.expr(Ty::I32, d)),
+            3 => "k".to_string(),
+            4 => format!("(length (iota {}))", self.expr(Ty::I64, d)),
+            _ => format!("(reduce (+) 0i64 (map i64.i32 {}))", self.expr(Ty::VecI, d)),
+        }
+    }
+
+    /// A `bool` expression (`d`: the depth left).
+    fn bool_expr(&mut self, d: usize) -> String {
+        match self.pick(5) {
+            0 => format!("({} < {})", self.expr(Ty::F32, d), self.expr(Ty::F32, d)),
+            1 => format!("({} == {})", self.expr(Ty::I32, d), self.expr(Ty::I32, d)),
+            2 => format!("(f32.isnan {})", self.expr(Ty::F32, d)),
+            3 => format!("({} && {})", self.expr(Ty::Bool, d), self.expr(Ty::Bool, d)),
+            _ => format!("({} <= {})", self.expr(Ty::I64, d), self.expr(Ty::I64, d)),
+        }
+    }
+
+    /// An `[n]f32` expression (`d`: the depth left).
+    fn vec_f_expr(&mut self, d: usize) -> String {
+        match self.pick(9) {
+            0 | 1 => {
+                let f = self.lambda(Ty::F32, Ty::F32, d);
+                format!("(map {f} {})", self.expr(Ty::VecF, d))
+            }
+            2 => {
+                let (p, q) = (self.name("p"), self.name("q"));
+                let body = self.with_var(&p, Ty::F32, |g| {
+                    let q = q.clone();
+                    g.with_var(&q, Ty::I32, |g| g.expr(Ty::F32, d))
+                });
+                let (u, w) = (self.expr(Ty::VecF, d), self.expr(Ty::VecI, d));
+                format!("(map2 (\\{p} {q} -> {body}) {u} {w})")
+            }
+            3 => format!("(scan (+) 0f32 {})", self.expr(Ty::VecF, d)),
+            4 => format!("(reverse {})", self.expr(Ty::VecF, d)),
+            5 => format!("({})[{}]", self.expr(Ty::Mat, d), self.expr(Ty::I64, d)),
+            6 => {
+                let r = self.name("r");
+                format!(
+                    "(map (\\{r} -> reduce (+) 0f32 {r}) (transpose {}))",
+                    self.expr(Ty::Mat, d)
+                )
+            }
+            7 => {
+                let t = self.name("t");
+                format!(
+                    "(let {t} = copy {} in {t} with [{}] = {})",
                     self.expr(Ty::VecF, d),
-                    self.expr(Ty::VecI, d),
-                    self.expr(Ty::VecF, d)
-                ),
-            },
-            Ty::VecI => match self.pick(5) {
-                0 | 1 => {
-                    let f = self.lambda(Ty::F32, Ty::I32, d);
-                    format!("(map {f} {})", self.expr(Ty::VecF, d))
-                }
-                2 => format!("(scan (+) 0i32 {})", self.expr(Ty::VecI, d)),
-                3 => {
-                    let f = self.lambda(Ty::I32, Ty::I32, d);
-                    format!("(map {f} {})", self.expr(Ty::VecI, d))
-                }
-                _ => format!("(map (\\z -> z * 2i32) {})", self.expr(Ty::VecI, d)),
-            },
-            Ty::AnyF => match self.pick(8) {
-                0 => {
-                    let f = self.lambda(Ty::F32, Ty::Bool, d);
-                    format!("(filter {f} {})", self.array_f(d))
-                }
-                1 => format!(
-                    "({})[{}:{}]",
-                    self.array_f(d),
-                    self.expr(Ty::I64, d),
-                    self.expr(Ty::I64, d)
-                ),
-                2 => format!("(concat {} {})", self.array_f(d), self.array_f(d)),
-                3 => format!("(map f32.i64 (iota {}))", self.expr(Ty::I64, d)),
-                4 => format!(
-                    "(replicate {} {})",
                     self.expr(Ty::I64, d),
                     self.expr(Ty::F32, d)
-                ),
-                5 => format!(
-                    "(hist (+) 0f32 {} (map i64.i32 {}) {})",
-                    self.small_i64(d),
-                    self.expr(Ty::VecI, d),
-                    self.expr(Ty::VecF, d)
-                ),
-                6 => format!(
-                    "({})[{}:{}:{}]",
-                    self.array_f(d),
-                    self.expr(Ty::I64, d),
-                    self.expr(Ty::I64, d),
-                    self.expr(Ty::I64, d)
-                ),
-                _ => {
-                    let f = self.lambda(Ty::F32, Ty::F32, d);
-                    format!("(map {f} {})", self.array_f(d))
-                }
-            },
-            Ty::Mat => match self.pick(5) {
-                0 | 1 => {
-                    let f = self.lambda(Ty::F32, Ty::F32, d);
-                    let r = self.name("r");
-                    format!("(map (\\{r} -> map {f} {r}) {})", self.expr(Ty::Mat, d))
-                }
-                2 => format!("(replicate m {})", self.expr(Ty::VecF, d)),
-                3 => {
-                    let r = self.name("r");
-                    format!(
-                        "(map (\\{r} -> scan (+) 0f32 {r}) {})",
-                        self.expr(Ty::Mat, d)
-                    )
-                }
-                _ => {
-                    let r = self.name("r");
-                    let v = self.expr(Ty::VecF, d);
-                    format!(
-                        "(map (\\{r} -> map2 (+) {r} {v}) {})",
-                        self.expr(Ty::Mat, d)
-                    )
-                }
-            },
+                )
+            }
+            _ => format!(
+                "(scatter (copy {}) (map i64.i32 {}) {})",
+                self.expr(Ty::VecF, d),
+                self.expr(Ty::VecI, d),
+                self.expr(Ty::VecF, d)
+            ),
+        }
+    }
+
+    /// An `[n]i32` expression (`d`: the depth left).
+    fn vec_i_expr(&mut self, d: usize) -> String {
+        match self.pick(5) {
+            0 | 1 => {
+                let f = self.lambda(Ty::F32, Ty::I32, d);
+                format!("(map {f} {})", self.expr(Ty::VecF, d))
+            }
+            2 => format!("(scan (+) 0i32 {})", self.expr(Ty::VecI, d)),
+            3 => {
+                let f = self.lambda(Ty::I32, Ty::I32, d);
+                format!("(map {f} {})", self.expr(Ty::VecI, d))
+            }
+            _ => format!("(map (\\z -> z * 2i32) {})", self.expr(Ty::VecI, d)),
+        }
+    }
+
+    /// An `f32` array of a size known only at run time (`d`: the depth left).
+    fn any_f_expr(&mut self, d: usize) -> String {
+        match self.pick(8) {
+            0 => {
+                let f = self.lambda(Ty::F32, Ty::Bool, d);
+                format!("(filter {f} {})", self.array_f(d))
+            }
+            1 => format!(
+                "({})[{}:{}]",
+                self.array_f(d),
+                self.expr(Ty::I64, d),
+                self.expr(Ty::I64, d)
+            ),
+            2 => format!("(concat {} {})", self.array_f(d), self.array_f(d)),
+            3 => format!("(map f32.i64 (iota {}))", self.expr(Ty::I64, d)),
+            4 => format!(
+                "(replicate {} {})",
+                self.expr(Ty::I64, d),
+                self.expr(Ty::F32, d)
+            ),
+            5 => format!(
+                "(hist (+) 0f32 {} (map i64.i32 {}) {})",
+                self.small_i64(d),
+                self.expr(Ty::VecI, d),
+                self.expr(Ty::VecF, d)
+            ),
+            6 => format!(
+                "({})[{}:{}:{}]",
+                self.array_f(d),
+                self.expr(Ty::I64, d),
+                self.expr(Ty::I64, d),
+                self.expr(Ty::I64, d)
+            ),
+            _ => {
+                let f = self.lambda(Ty::F32, Ty::F32, d);
+                format!("(map {f} {})", self.array_f(d))
+            }
+        }
+    }
+
+    /// An `[n][m]f32` expression (`d`: the depth left).
+    fn mat_expr(&mut self, d: usize) -> String {
+        match self.pick(5) {
+            0 | 1 => {
+                let f = self.lambda(Ty::F32, Ty::F32, d);
+                let r = self.name("r");
+                format!("(map (\\{r} -> map {f} {r}) {})", self.expr(Ty::Mat, d))
+            }
+            2 => format!("(replicate m {})", self.expr(Ty::VecF, d)),
+            3 => {
+                let r = self.name("r");
+                format!(
+                    "(map (\\{r} -> scan (+) 0f32 {r}) {})",
+                    self.expr(Ty::Mat, d)
+                )
+            }
+            _ => {
+                let r = self.name("r");
+                let v = self.expr(Ty::VecF, d);
+                format!(
+                    "(map (\\{r} -> map2 (+) {r} {v}) {})",
+                    self.expr(Ty::Mat, d)
+                )
+            }
         }
     }
 

@@ -12,6 +12,8 @@ use ogham_ir::{
     AssertKind, Const, DimIndex, Exp, HistOp, Lambda, RedOp, ScanOp, Soac, SubExp, Type, VarId,
 };
 
+mod shape;
+
 const I64: Type = Type::Prim(PrimType::I64);
 
 impl<'p> Lowerer<'p> {
@@ -142,40 +144,7 @@ impl<'p> Lowerer<'p> {
             }
             ArrayFn::Reduce | ArrayFn::ReduceComm | ArrayFn::Scan => {
                 let (op, ne, xs) = (next()?, next()?, next()?);
-                let inputs = self.arrays(&xs)?;
-                let width = self.outer_size(&inputs)?;
-                let types = self.row_types(&inputs);
-                let lambda = self.operator_lambda(&op, width, &ne, &types)?;
-                let neutral = self.neutral(&ne)?;
-                let params: Vec<VarId> =
-                    types.iter().map(|t| self.new_var("x", t.clone())).collect();
-                let map = Lambda {
-                    body: Self::identity(&params),
-                    params,
-                    ret: types.clone(),
-                };
-                let (scans, reds, result_types) = if f == ArrayFn::Scan {
-                    let arrays = types.iter().map(|t| t.array_of(width)).collect();
-                    (vec![ScanOp { lambda, neutral }], vec![], arrays)
-                } else {
-                    let red = RedOp {
-                        lambda,
-                        neutral,
-                        commutative: f == ArrayFn::ReduceComm,
-                    };
-                    (vec![], vec![red], types.clone())
-                };
-                let results = self.emit_soac(
-                    result_types,
-                    Soac::Screma {
-                        width,
-                        inputs,
-                        map,
-                        scans,
-                        reds,
-                    },
-                );
-                Ok(Self::rebuild(&ne, &mut results.into_iter()))
+                self.reduce_or_scan(f, &op, &ne, &xs)
             }
             ArrayFn::Scatter => {
                 let (dest, is, vs) = (next()?, next()?, next()?);
@@ -184,15 +153,7 @@ impl<'p> Lowerer<'p> {
             }
             ArrayFn::Hist => {
                 let (op, ne, k, is, vs) = (next()?, next()?, next()?, next()?, next()?);
-                let LVal::Leaf(k) = k else {
-                    return Err(self.internal("histogram size is not a scalar"));
-                };
-                let k = self.as_i64(k);
-                let dest = self.map_leaves(&ne, &mut |this, se| {
-                    let ty = this.ty(se).array_of(k);
-                    Ok(this.bind("hist", ty, Exp::Replicate(k, se)))
-                })?;
-                self.reduce_by_index(dest, &op, &ne, &is, &vs)
+                self.hist(&op, &ne, k, &is, &vs)
             }
             ArrayFn::ReduceByIndex => {
                 let (dest, op, ne, is, vs) = (next()?, next()?, next()?, next()?, next()?);
@@ -228,108 +189,20 @@ impl<'p> Lowerer<'p> {
             }
             ArrayFn::Zip(k) => {
                 let xss: Vec<LVal<'p>> = (0..k).map(|_| next()).collect::<Res<_>>()?;
-                let first = self.arrays(&xss[0])?;
-                let n = self.outer_size(&first)?;
-                let refs: Vec<&LVal<'p>> = xss.iter().collect();
-                self.same_lengths(
-                    &format!("zip{}", if k == 2 { String::new() } else { k.to_string() }),
-                    n,
-                    &refs,
-                )?;
-                Ok(LVal::Tuple(xss))
+                self.zip(k, xss)
             }
             ArrayFn::Unzip(_) => next(),
-            ArrayFn::Transpose => {
-                let xs = next()?;
-                self.map_leaves(&xs, &mut |this, se| {
-                    let v = se
-                        .as_var()
-                        .ok_or_else(|| this.internal("transpose of a constant"))?;
-                    let ty = this.function.ty(v).clone();
-                    let rank = ty.rank();
-                    let mut perm: Vec<usize> = (0..rank).collect();
-                    perm.swap(0, 1);
-                    let shape = perm.iter().map(|&d| ty.shape()[d]).collect();
-                    Ok(this.bind(
-                        "tr",
-                        Type::with_shape(ty.elem(), shape),
-                        Exp::Rearrange(v, perm),
-                    ))
-                })
-            }
-            ArrayFn::Flatten => {
-                let xs = next()?;
-                self.map_leaves(&xs, &mut |this, se| {
-                    let v = se
-                        .as_var()
-                        .ok_or_else(|| this.internal("flatten of a constant"))?;
-                    let ty = this.function.ty(v).clone();
-                    let n = this.binop(BinOp::Mul, ty.shape()[0], ty.shape()[1]);
-                    let mut shape = vec![n];
-                    shape.extend_from_slice(&ty.shape()[2..]);
-                    Ok(this.bind(
-                        "flat",
-                        Type::with_shape(ty.elem(), shape.clone()),
-                        Exp::Reshape(v, shape),
-                    ))
-                })
-            }
+            ArrayFn::Transpose => self.transpose(&next()?),
+            ArrayFn::Flatten => self.flatten(&next()?),
             ArrayFn::Unflatten => {
                 let (n, m, xs) = (next()?, next()?, next()?);
-                let (LVal::Leaf(n), LVal::Leaf(m)) = (n, m) else {
-                    return Err(self.internal("unflatten sizes are not scalars"));
-                };
-                let (n, m) = (self.as_i64(n), self.as_i64(m));
-                self.map_leaves(&xs, &mut |this, se| {
-                    let v = se
-                        .as_var()
-                        .ok_or_else(|| this.internal("unflatten of a constant"))?;
-                    let ty = this.function.ty(v).clone();
-                    let mut shape = vec![n, m];
-                    shape.extend_from_slice(&ty.shape()[1..]);
-                    Ok(this.bind(
-                        "unflat",
-                        Type::with_shape(ty.elem(), shape.clone()),
-                        Exp::Reshape(v, shape),
-                    ))
-                })
+                self.unflatten(n, m, &xs)
             }
             ArrayFn::Concat => {
                 let (xs, ys) = (next()?, next()?);
-                let (a, b) = (self.arrays(&xs)?, self.arrays(&ys)?);
-                let mut out = Vec::new();
-                for (x, y) in a.into_iter().zip(b) {
-                    let (tx, ty) = (self.function.ty(x).clone(), self.function.ty(y).clone());
-                    let n = self.binop(BinOp::Add, tx.shape()[0], ty.shape()[0]);
-                    let mut shape = vec![n];
-                    shape.extend_from_slice(&tx.shape()[1..]);
-                    out.push(self.bind(
-                        "cat",
-                        Type::with_shape(tx.elem(), shape),
-                        Exp::Concat(vec![x, y]),
-                    ));
-                }
-                Ok(Self::rebuild(&xs, &mut out.into_iter()))
+                self.concat(&xs, &ys)
             }
-            ArrayFn::Reverse => {
-                let xs = next()?;
-                self.map_leaves(&xs, &mut |this, se| {
-                    let v = se
-                        .as_var()
-                        .ok_or_else(|| this.internal("reverse of a constant"))?;
-                    let ty = this.function.ty(v).clone();
-                    let n = ty.shape()[0];
-                    let last = this.binop(BinOp::Sub, n, SubExp::i64(1));
-                    let idx = vec![DimIndex::Slice {
-                        start: last,
-                        len: n,
-                        stride: SubExp::i64(-1),
-                    }];
-                    let view = this.bind("rev", ty.clone(), Exp::Index(v, idx));
-                    let view = view.as_var().expect("a fresh variable");
-                    Ok(this.bind("rev", ty, Exp::Copy(view)))
-                })
-            }
+            ArrayFn::Reverse => self.reverse(&next()?),
             ArrayFn::Rotate => {
                 let (r, xs) = (next()?, next()?);
                 let LVal::Leaf(r) = r else {
@@ -354,6 +227,83 @@ impl<'p> Lowerer<'p> {
                 })
             }
         }
+    }
+
+    /// `reduce`, `reduce_comm` and `scan` as a `Screma` with one operator.
+    fn reduce_or_scan(
+        &mut self,
+        f: ArrayFn,
+        op: &LVal<'p>,
+        ne: &LVal<'p>,
+        xs: &LVal<'p>,
+    ) -> Res<LVal<'p>> {
+        let inputs = self.arrays(xs)?;
+        let width = self.outer_size(&inputs)?;
+        let types = self.row_types(&inputs);
+        let lambda = self.operator_lambda(op, width, ne, &types)?;
+        let neutral = self.neutral(ne)?;
+        let params: Vec<VarId> = types.iter().map(|t| self.new_var("x", t.clone())).collect();
+        let map = Lambda {
+            body: Self::identity(&params),
+            params,
+            ret: types.clone(),
+        };
+        let (scans, reds, result_types) = if f == ArrayFn::Scan {
+            let arrays = types.iter().map(|t| t.array_of(width)).collect();
+            (vec![ScanOp { lambda, neutral }], vec![], arrays)
+        } else {
+            let red = RedOp {
+                lambda,
+                neutral,
+                commutative: f == ArrayFn::ReduceComm,
+            };
+            (vec![], vec![red], types.clone())
+        };
+        let results = self.emit_soac(
+            result_types,
+            Soac::Screma {
+                width,
+                inputs,
+                map,
+                scans,
+                reds,
+            },
+        );
+        Ok(Self::rebuild(ne, &mut results.into_iter()))
+    }
+
+    /// `hist op ne k is vs`: `reduce_by_index` into `k` copies of `ne`.
+    fn hist(
+        &mut self,
+        op: &LVal<'p>,
+        ne: &LVal<'p>,
+        k: LVal<'p>,
+        is: &LVal<'p>,
+        vs: &LVal<'p>,
+    ) -> Res<LVal<'p>> {
+        let LVal::Leaf(k) = k else {
+            return Err(self.internal("histogram size is not a scalar"));
+        };
+        let k = self.as_i64(k);
+        let dest = self.map_leaves(ne, &mut |this, se| {
+            let ty = this.ty(se).array_of(k);
+            Ok(this.bind("hist", ty, Exp::Replicate(k, se)))
+        })?;
+        self.reduce_by_index(dest, op, ne, is, vs)
+    }
+
+    /// `zip` and `zipK`: the arrays themselves (an array of tuples is a tuple of arrays), once
+    /// their lengths are checked equal.
+    fn zip(&mut self, k: u8, xss: Vec<LVal<'p>>) -> Res<LVal<'p>> {
+        let first = self.arrays(&xss[0])?;
+        let n = self.outer_size(&first)?;
+        let refs: Vec<&LVal<'p>> = xss.iter().collect();
+        self.same_lengths(
+            &format!("zip{}", if k == 2 { String::new() } else { k.to_string() }),
+            n,
+            &refs,
+        )?;
+        Ok(LVal::Tuple(xss))
     }
 
     fn map(&mut self, func: &LVal<'p>, xss: &[LVal<'p>], fname: &str) -> Res<LVal<'p>> {
@@ -634,87 +584,6 @@ impl<'p> Lowerer<'p> {
             },
             ret: vec![I64],
         }
-    }
-
-    /// `rotate r xs`: `xs[s:] ++ xs[:s]` with `s = r mod n` (`xs` itself when empty).
-    fn rotate(&mut self, r: SubExp, se: SubExp) -> Res<SubExp> {
-        let v = se
-            .as_var()
-            .ok_or_else(|| self.internal("rotate of a constant"))?;
-        let ty = self.function.ty(v).clone();
-        let n = ty.shape()[0];
-        let empty = self.binop(BinOp::Eq, n, SubExp::i64(0));
-        let safe_n = self.bind(
-            "n",
-            I64,
-            Exp::If {
-                cond: empty,
-                then_body: ogham_ir::Body {
-                    stmts: vec![],
-                    result: vec![SubExp::i64(1)],
-                },
-                else_body: ogham_ir::Body {
-                    stmts: vec![],
-                    result: vec![n],
-                },
-                ret: vec![I64],
-            },
-        );
-        let s = self.binop(BinOp::Mod, r, safe_n);
-        let rest = self.binop(BinOp::Sub, n, s);
-        let mut tail_ty = ty.clone();
-        if let Type::Array { shape, .. } = &mut tail_ty {
-            shape[0] = rest;
-        }
-        let tail = self.bind(
-            "tail",
-            tail_ty,
-            Exp::Index(
-                v,
-                vec![DimIndex::Slice {
-                    start: s,
-                    len: rest,
-                    stride: SubExp::i64(1),
-                }],
-            ),
-        );
-        let mut head_ty = ty.clone();
-        if let Type::Array { shape, .. } = &mut head_ty {
-            shape[0] = s;
-        }
-        let head = self.bind(
-            "head",
-            head_ty,
-            Exp::Index(
-                v,
-                vec![DimIndex::Slice {
-                    start: SubExp::i64(0),
-                    len: s,
-                    stride: SubExp::i64(1),
-                }],
-            ),
-        );
-        let total = self.binop(BinOp::Add, rest, s);
-        let mut out_ty = ty;
-        if let Type::Array { shape, .. } = &mut out_ty {
-            shape[0] = total;
-        }
-        let rotated = self.bind(
-            "rot",
-            out_ty,
-            Exp::Concat(vec![
-                tail.as_var().expect("var"),
-                head.as_var().expect("var"),
-            ]),
-        );
-        // The result has the input's size.
-        let rv = rotated.as_var().expect("var");
-        let final_ty = self.function.ty(v).clone();
-        Ok(self.bind(
-            "rot",
-            final_ty.clone(),
-            Exp::Reshape(rv, final_ty.shape().to_vec()),
-        ))
     }
 }
 

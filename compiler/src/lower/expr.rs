@@ -2,12 +2,15 @@
 //! in `apply` and `builtins`).
 
 use super::{Callee, Closure, LVal, Lowerer, Res, prim_of};
-use crate::syntax::ast::{self, Expr, ExprKind, IndexArg};
+use crate::syntax::ast::{self, Expr, ExprKind};
 use crate::typeck::Resolution;
 use ogham_ir::op::BinOp;
 use ogham_ir::types::{self, PrimType};
-use ogham_ir::{Const, DimIndex, Exp, LoopForm, SubExp, Type, VarId, scalar};
+use ogham_ir::{Const, DimIndex, Exp, SubExp, Type, VarId, scalar};
 use std::rc::Rc;
+
+mod index;
+mod loops;
 
 impl<'p> Lowerer<'p> {
     pub(super) fn expr(&mut self, e: &'p Expr) -> Res<LVal<'p>> {
@@ -32,27 +35,12 @@ impl<'p> Lowerer<'p> {
 
     fn expr_kind(&mut self, e: &'p Expr) -> Res<LVal<'p>> {
         match &e.kind {
-            ExprKind::Lit(lit) => {
-                let ty = prim_of(&self.source_type(e))
-                    .ok_or_else(|| self.unsupported("a literal of a polymorphic type"))?;
-                let c = super::surface::literal(lit.value, ty)
-                    .ok_or_else(|| self.internal("bad literal"))?;
-                Ok(LVal::Leaf(SubExp::Const(c)))
-            }
+            ExprKind::Lit(lit) => self.lit(e, lit),
             ExprKind::Var(name) => self.variable(e, name),
             ExprKind::Tuple(es) => Ok(LVal::Tuple(
                 es.iter().map(|e| self.expr(e)).collect::<Res<_>>()?,
             )),
-            ExprKind::Record(fields) => {
-                let mut sorted: Vec<&(ast::Ident, Expr)> = fields.iter().collect();
-                sorted.sort_by(|a, b| a.0.name.cmp(&b.0.name));
-                Ok(LVal::Tuple(
-                    sorted
-                        .into_iter()
-                        .map(|(_, e)| self.expr(e))
-                        .collect::<Res<_>>()?,
-                ))
-            }
+            ExprKind::Record(fields) => self.record(fields),
             ExprKind::ArrayLit(es) => self.array_literal(e, es),
             ExprKind::Field(..)
                 if let Some(Resolution::Builtin(b)) =
@@ -68,17 +56,7 @@ impl<'p> Lowerer<'p> {
                     _ => Err(self.internal("field of a non-record")),
                 }
             }
-            ExprKind::Index(array, args) => {
-                let a = self.expr(array)?;
-                let idx = self.index_args(&a, args)?;
-                self.map_leaves(&a, &mut |this, se| {
-                    let v = se
-                        .as_var()
-                        .ok_or_else(|| this.internal("index of a constant"))?;
-                    let ty = index_type(this.function.ty(v), &idx);
-                    Ok(this.bind("x", ty, Exp::Index(v, idx.clone())))
-                })
-            }
+            ExprKind::Index(array, args) => self.index(array, args),
             ExprKind::Apply(f, args) => {
                 let f = self.expr(f)?;
                 let args = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
@@ -95,27 +73,7 @@ impl<'p> Lowerer<'p> {
                 self.apply(f, vec![x])
             }
             ExprKind::BinOp(op @ (ast::BinOp::And | ast::BinOp::Or), a, b) => {
-                let a = self.scalar(a)?;
-                let (_, then_body) = self.body_of(|this| this.expr(b))?;
-                let constant = super::Body {
-                    stmts: Vec::new(),
-                    result: vec![SubExp::Const(Const::Bool(*op == ast::BinOp::Or))],
-                };
-                let (then_body, else_body) = if *op == ast::BinOp::And {
-                    (then_body, constant)
-                } else {
-                    (constant, then_body)
-                };
-                Ok(LVal::Leaf(self.bind(
-                    "b",
-                    Type::Prim(PrimType::Bool),
-                    Exp::If {
-                        cond: a,
-                        then_body,
-                        else_body,
-                        ret: vec![Type::Prim(PrimType::Bool)],
-                    },
-                )))
+                self.short_circuit(*op, a, b)
             }
             ExprKind::BinOp(op, a, b) => {
                 let op = super::surface::binop(*op)
@@ -123,18 +81,7 @@ impl<'p> Lowerer<'p> {
                 let (a, b) = (self.scalar(a)?, self.scalar(b)?);
                 Ok(LVal::Leaf(self.binop(op, a, b)))
             }
-            ExprKind::UnOp(op, a) => {
-                let op = super::surface::unop(*op);
-                let a = self.scalar(a)?;
-                // Negative literals are constants (slice strides rely on it).
-                if let SubExp::Const(c) = a
-                    && let Ok(folded) = scalar::unop(op, c)
-                {
-                    return Ok(LVal::Leaf(SubExp::Const(folded)));
-                }
-                let ty = self.ty(a);
-                Ok(LVal::Leaf(self.bind("x", ty, Exp::UnOp(op, a))))
-            }
+            ExprKind::UnOp(op, a) => self.unop(*op, a),
             ExprKind::OpSection(op) => Ok(self.closure(Callee::Op(*op, None, None, e.span))),
             ExprKind::LeftSection(op, x) => {
                 let x = self.expr(x)?;
@@ -164,19 +111,7 @@ impl<'p> Lowerer<'p> {
                 self.env = env;
                 result
             }
-            ExprKind::LetWith(name, args, value, body) => {
-                let array = self
-                    .env
-                    .get(&name.name)
-                    .cloned()
-                    .ok_or_else(|| self.internal(format!("`{}` is not in scope", name.name)))?;
-                let updated = self.update(array, args, value)?;
-                let env = self.env.clone();
-                Rc::make_mut(&mut self.env).insert(name.name.clone(), updated);
-                let result = self.expr(body);
-                self.env = env;
-                result
-            }
+            ExprKind::LetWith(name, args, value, body) => self.let_with(name, args, value, body),
             ExprKind::If(c, t, f) => {
                 let cond = self.scalar(c)?;
                 let (then_value, then_body) = self.body_of(|this| this.expr(t))?;
@@ -200,34 +135,100 @@ impl<'p> Lowerer<'p> {
                 self.record_update(record, r, path, v)
             }
             ExprKind::Ascribe(inner, _) => self.expr(inner),
-            ExprKind::Assert(cond, message, inner) => {
-                let c = self.scalar(cond)?;
-                self.emit(
-                    vec![],
-                    Exp::Assert {
-                        cond: c,
-                        message: message.clone(),
-                        kind: ogham_ir::AssertKind::User,
-                    },
-                );
-                self.expr(inner)
-            }
-            ExprKind::Trace(label, inner) => {
-                let value = self.scalar(inner)?;
-                self.emit(
-                    vec![],
-                    Exp::Trace {
-                        label: label.clone(),
-                        value,
-                    },
-                );
-                Ok(LVal::Leaf(value))
-            }
+            ExprKind::Assert(cond, message, inner) => self.assert(cond, message, inner),
+            ExprKind::Trace(label, inner) => self.trace(label, inner),
             ExprKind::Coerce(inner, _) => {
                 let v = self.expr(inner)?;
                 self.coerce(&self.source_type(e), v)
             }
         }
+    }
+
+    /// A literal at the type the checker gave it.
+    fn lit(&mut self, e: &Expr, lit: &ast::Literal) -> Res<LVal<'p>> {
+        let ty = prim_of(&self.source_type(e))
+            .ok_or_else(|| self.unsupported("a literal of a polymorphic type"))?;
+        let c =
+            super::surface::literal(lit.value, ty).ok_or_else(|| self.internal("bad literal"))?;
+        Ok(LVal::Leaf(SubExp::Const(c)))
+    }
+
+    /// A record: a tuple of its fields in name order.
+    fn record(&mut self, fields: &'p [(ast::Ident, Expr)]) -> Res<LVal<'p>> {
+        let mut sorted: Vec<&(ast::Ident, Expr)> = fields.iter().collect();
+        sorted.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+        Ok(LVal::Tuple(
+            sorted
+                .into_iter()
+                .map(|(_, e)| self.expr(e))
+                .collect::<Res<_>>()?,
+        ))
+    }
+
+    /// `a && b` and `a || b`: `b` is evaluated only when needed (an `if`).
+    fn short_circuit(&mut self, op: ast::BinOp, a: &'p Expr, b: &'p Expr) -> Res<LVal<'p>> {
+        let a = self.scalar(a)?;
+        let (_, then_body) = self.body_of(|this| this.expr(b))?;
+        let constant = super::Body {
+            stmts: Vec::new(),
+            result: vec![SubExp::Const(Const::Bool(op == ast::BinOp::Or))],
+        };
+        let (then_body, else_body) = if op == ast::BinOp::And {
+            (then_body, constant)
+        } else {
+            (constant, then_body)
+        };
+        Ok(LVal::Leaf(self.bind(
+            "b",
+            Type::Prim(PrimType::Bool),
+            Exp::If {
+                cond: a,
+                then_body,
+                else_body,
+                ret: vec![Type::Prim(PrimType::Bool)],
+            },
+        )))
+    }
+
+    /// `-a` and `!a`, folded when `a` is a constant.
+    fn unop(&mut self, op: ast::UnOp, a: &'p Expr) -> Res<LVal<'p>> {
+        let op = super::surface::unop(op);
+        let a = self.scalar(a)?;
+        // Negative literals are constants (slice strides rely on it).
+        if let SubExp::Const(c) = a
+            && let Ok(folded) = scalar::unop(op, c)
+        {
+            return Ok(LVal::Leaf(SubExp::Const(folded)));
+        }
+        let ty = self.ty(a);
+        Ok(LVal::Leaf(self.bind("x", ty, Exp::UnOp(op, a))))
+    }
+
+    /// `assert cond inner`: an `Assert` statement, then `inner`.
+    fn assert(&mut self, cond: &'p Expr, message: &str, inner: &'p Expr) -> Res<LVal<'p>> {
+        let c = self.scalar(cond)?;
+        self.emit(
+            vec![],
+            Exp::Assert {
+                cond: c,
+                message: message.to_string(),
+                kind: ogham_ir::AssertKind::User,
+            },
+        );
+        self.expr(inner)
+    }
+
+    /// `#[trace]`: a `Trace` statement of the scalar `inner`.
+    fn trace(&mut self, label: &str, inner: &'p Expr) -> Res<LVal<'p>> {
+        let value = self.scalar(inner)?;
+        self.emit(
+            vec![],
+            Exp::Trace {
+                label: label.to_string(),
+                value,
+            },
+        );
+        Ok(LVal::Leaf(value))
     }
 
     pub(super) fn closure(&self, callee: Callee<'p>) -> LVal<'p> {
@@ -393,52 +394,6 @@ impl<'p> Lowerer<'p> {
         }
     }
 
-    /// The position of `field` (a tuple index or a record field name) among the components of
-    /// `record`'s value.
-    fn field_position(&self, record: &Expr, field: &str) -> Res<usize> {
-        if let Ok(i) = field.parse::<usize>() {
-            return Ok(i);
-        }
-        let ty = self.source_type(record);
-        let mut t = &*ty;
-        while let types::Type::Array(inner, _) = t {
-            t = inner;
-        }
-        match t {
-            types::Type::Record(fields) => fields
-                .iter()
-                .position(|(name, _)| name == field)
-                .ok_or_else(|| self.internal(format!("no field `{field}`"))),
-            _ => Err(self.internal("field of a non-record")),
-        }
-    }
-
-    /// The IR index of `a[args]` (`a` gives the dimensions of the array indexed).
-    fn index_args(&mut self, a: &LVal<'p>, args: &'p [IndexArg]) -> Res<Vec<DimIndex>> {
-        let mut leaves = Vec::new();
-        self.leaves(a, &mut leaves)?;
-        let shape = leaves
-            .first()
-            .map(|l| self.ty(*l).shape().to_vec())
-            .unwrap_or_default();
-        let mut idx = Vec::new();
-        for (d, arg) in args.iter().enumerate() {
-            let n = *shape
-                .get(d)
-                .ok_or_else(|| self.internal("more indices than dimensions"))?;
-            idx.push(match arg {
-                IndexArg::Index(i) => {
-                    let i = self.scalar(i)?;
-                    DimIndex::Fix(self.as_i64(i))
-                }
-                IndexArg::Slice {
-                    start, end, stride, ..
-                } => self.slice(n, start.as_ref(), end.as_ref(), stride.as_ref())?,
-            });
-        }
-        Ok(idx)
-    }
-
     /// `i` as an `i64`.
     pub(super) fn as_i64(&mut self, i: SubExp) -> SubExp {
         match (self.ty(i), i) {
@@ -449,234 +404,6 @@ impl<'p> Lowerer<'p> {
                 Type::Prim(PrimType::I64),
                 Exp::Convert(PrimType::I64, i),
             ),
-        }
-    }
-
-    /// `for i in lo..hi` as a counted loop: its iteration count `hi - lo` (in `i64`; a negative
-    /// count runs no iteration), `lo` as `i64`, and the bounds' type (the counter's).
-    fn range_count(&mut self, lo: &'p Expr, hi: &'p Expr) -> Res<(SubExp, SubExp, PrimType)> {
-        let lo = self.scalar(lo)?;
-        let hi = self.scalar(hi)?;
-        let Type::Prim(ty) = self.ty(lo) else {
-            return Err(self.internal("a range bound of no scalar type"));
-        };
-        let (lo, hi) = (self.as_i64(lo), self.as_i64(hi));
-        Ok((self.binop(BinOp::Sub, hi, lo), lo, ty))
-    }
-
-    /// `for i in lo..hi` (counter `name`, loop parameters `pat` with value `param`) as the
-    /// counted loop `for k < hi - lo` with `i = lo + k`: its form and body.
-    fn range_loop(
-        &mut self,
-        name: &str,
-        (lo, hi): (&'p Expr, &'p Expr),
-        pat: &'p ast::Pattern,
-        param: &LVal<'p>,
-        body: &'p Expr,
-    ) -> Res<(LoopForm, super::Body)> {
-        let (bound, start, ty) = self.range_count(lo, hi)?;
-        let index = self.new_var("k", Type::Prim(PrimType::I64));
-        let (_, body_ir) = self.body_of(|this| {
-            let at = this.range_counter(start, index, ty);
-            Rc::make_mut(&mut this.env).insert(name.to_string(), LVal::Leaf(at));
-            this.bind_pattern(pat, param.clone())?;
-            this.expr(body)
-        })?;
-        Ok((LoopForm::For { index, bound }, body_ir))
-    }
-
-    /// The counter of a range loop from `start` (in `i64`) in iteration `k`, at type `ty`.
-    fn range_counter(&mut self, start: SubExp, k: VarId, ty: PrimType) -> SubExp {
-        let at = self.binop(BinOp::Add, start, SubExp::Var(k));
-        match ty {
-            PrimType::I64 => at,
-            _ => self.bind("i", Type::Prim(ty), Exp::Convert(ty, at)),
-        }
-    }
-
-    /// A slice `start:end:stride` of a dimension of size `n`, with the interpreter's defaults
-    /// (`0:n` for a positive stride, `n-1:-1` for a negative one). The bounds and the stride are
-    /// evaluated left to right, as the interpreter does (the first that fails is the error).
-    ///
-    /// The length is `ceil((end - start) / stride)`. Reversed bounds (`3:1`) get a negative
-    /// length, from which the evaluator's index check recovers an invalid slice and fails as the
-    /// interpreter does (with the exact bounds when the stride is 1 or -1).
-    fn slice(
-        &mut self,
-        n: SubExp,
-        start: Option<&'p Expr>,
-        end: Option<&'p Expr>,
-        stride: Option<&'p Expr>,
-    ) -> Res<DimIndex> {
-        let start = start.map(|e| self.index_operand(e)).transpose()?;
-        let end = end.map(|e| self.index_operand(e)).transpose()?;
-        let stride = match stride {
-            Some(s) => self.index_operand(s)?,
-            None => SubExp::i64(1),
-        };
-        let i64_ty = Type::Prim(PrimType::I64);
-        // The default bounds and the rounding term of the length depend on the stride's sign.
-        let (default_start, default_end, round) = match stride {
-            SubExp::Const(Const::I64(s)) if s < 0 => {
-                let last = self.binop(BinOp::Sub, n, SubExp::i64(1));
-                (last, SubExp::i64(-1), SubExp::i64(1))
-            }
-            SubExp::Const(_) => (SubExp::i64(0), n, SubExp::i64(-1)),
-            SubExp::Var(_) => {
-                let negative = self.binop(BinOp::Lt, stride, SubExp::i64(0));
-                let (last, stmts) =
-                    self.nested(|this| Ok(this.binop(BinOp::Sub, n, SubExp::i64(1))))?;
-                let defaults = self.branch_results(
-                    negative,
-                    super::Body {
-                        stmts,
-                        result: vec![last, SubExp::i64(-1), SubExp::i64(1)],
-                    },
-                    super::Body {
-                        stmts: Vec::new(),
-                        result: vec![SubExp::i64(0), n, SubExp::i64(-1)],
-                    },
-                )?;
-                (defaults[0], defaults[1], defaults[2])
-            }
-        };
-        let start = start.unwrap_or(default_start);
-        let end = end.unwrap_or(default_end);
-        let span = self.binop(BinOp::Sub, end, start);
-        let len = match stride {
-            SubExp::Const(Const::I64(0)) => SubExp::i64(0),
-            SubExp::Const(Const::I64(1)) => span,
-            SubExp::Const(Const::I64(-1)) => self.binop(BinOp::Sub, start, end),
-            _ => {
-                let divisor = match stride {
-                    SubExp::Const(_) => stride,
-                    // A zero stride is the index check's error; any divisor will do until then.
-                    SubExp::Var(_) => {
-                        let zero = self.binop(BinOp::Eq, stride, SubExp::i64(0));
-                        let results = self.branch_results(
-                            zero,
-                            super::Body {
-                                stmts: Vec::new(),
-                                result: vec![SubExp::i64(1)],
-                            },
-                            super::Body {
-                                stmts: Vec::new(),
-                                result: vec![stride],
-                            },
-                        )?;
-                        results[0]
-                    }
-                };
-                // `(span + round) / stride + 1` (rounding `span` toward zero first, so that
-                // nothing overflows even for a stride near `i64.max`) is the length when
-                // `span` is non-zero and has the stride's sign.
-                let rounded = self.binop(BinOp::Add, span, round);
-                let quot = self.binop(BinOp::Quot, rounded, divisor);
-                let count = self.binop(BinOp::Add, quot, SubExp::i64(1));
-                // Reversed bounds make it -1 (`count - reversed * (count + 1)`) so that the
-                // index check still sees them; an empty span makes it 0.
-                let span_negative = self.binop(BinOp::Lt, span, SubExp::i64(0));
-                let stride_negative = self.binop(BinOp::Lt, stride, SubExp::i64(0));
-                let nonempty = self.binop(BinOp::Ne, span, SubExp::i64(0));
-                let opposite = self.binop(BinOp::Ne, span_negative, stride_negative);
-                let reversed = self.binop(BinOp::BitAnd, nonempty, opposite);
-                let reversed =
-                    self.bind("rev", i64_ty.clone(), Exp::Convert(PrimType::I64, reversed));
-                let count_plus = self.binop(BinOp::Add, count, SubExp::i64(1));
-                let correction = self.binop(BinOp::Mul, reversed, count_plus);
-                let len = self.binop(BinOp::Sub, count, correction);
-                let nonempty = self.bind("ne", i64_ty, Exp::Convert(PrimType::I64, nonempty));
-                self.binop(BinOp::Mul, nonempty, len)
-            }
-        };
-        Ok(DimIndex::Slice { start, len, stride })
-    }
-
-    /// An index, slice bound or stride, as an `i64`.
-    fn index_operand(&mut self, e: &'p Expr) -> Res<SubExp> {
-        let v = self.scalar(e)?;
-        Ok(self.as_i64(v))
-    }
-
-    fn update(&mut self, array: LVal<'p>, args: &'p [IndexArg], value: &'p Expr) -> Res<LVal<'p>> {
-        let idx = self.index_args(&array, args)?;
-        let v = self.expr(value)?;
-        let mut arrays = Vec::new();
-        self.leaves(&array, &mut arrays)?;
-        let mut values = Vec::new();
-        self.leaves(&v, &mut values)?;
-        let mut updated = Vec::new();
-        for (a, v) in arrays.into_iter().zip(values) {
-            let var = a
-                .as_var()
-                .ok_or_else(|| self.internal("update of a constant"))?;
-            let ty = self.function.ty(var).clone();
-            updated.push(self.bind("upd", ty, Exp::Update(var, idx.clone(), v)));
-        }
-        Ok(Self::rebuild(&array, &mut updated.into_iter()))
-    }
-
-    fn record_update(
-        &mut self,
-        record: &'p Expr,
-        r: LVal<'p>,
-        path: &[ast::Ident],
-        v: LVal<'p>,
-    ) -> Res<LVal<'p>> {
-        let Some((field, rest)) = path.split_first() else {
-            return Ok(v);
-        };
-        let record_type = self.source_type(record);
-        let position = self.field_position_in(&record_type, &field.name)?;
-        let LVal::Tuple(mut vs) = r else {
-            return Err(self.internal("record update of a non-record"));
-        };
-        let inner_type = match &*record_type {
-            types::Type::Record(fs) => fs.get(position).map(|(_, t)| t.clone()),
-            types::Type::Tuple(ts) => ts.get(position).cloned(),
-            _ => None,
-        }
-        .ok_or_else(|| self.internal("record update of a missing field"))?;
-        let old = std::mem::replace(&mut vs[position], LVal::Tuple(Vec::new()));
-        vs[position] = self.record_update_typed(&inner_type, old, rest, v)?;
-        Ok(LVal::Tuple(vs))
-    }
-
-    fn record_update_typed(
-        &mut self,
-        ty: &types::Type,
-        r: LVal<'p>,
-        path: &[ast::Ident],
-        v: LVal<'p>,
-    ) -> Res<LVal<'p>> {
-        let Some((field, rest)) = path.split_first() else {
-            return Ok(v);
-        };
-        let position = self.field_position_in(ty, &field.name)?;
-        let inner = match ty {
-            types::Type::Record(fs) => fs.get(position).map(|(_, t)| t.clone()),
-            types::Type::Tuple(ts) => ts.get(position).cloned(),
-            _ => None,
-        }
-        .ok_or_else(|| self.internal("record update of a missing field"))?;
-        let LVal::Tuple(mut vs) = r else {
-            return Err(self.internal("record update of a non-record"));
-        };
-        let old = std::mem::replace(&mut vs[position], LVal::Tuple(Vec::new()));
-        vs[position] = self.record_update_typed(&inner, old, rest, v)?;
-        Ok(LVal::Tuple(vs))
-    }
-
-    fn field_position_in(&self, ty: &types::Type, field: &str) -> Res<usize> {
-        if let Ok(i) = field.parse::<usize>() {
-            return Ok(i);
-        }
-        match ty {
-            types::Type::Record(fields) => fields
-                .iter()
-                .position(|(name, _)| name == field)
-                .ok_or_else(|| self.internal(format!("no field `{field}`"))),
-            _ => Err(self.internal("field of a non-record")),
         }
     }
 
@@ -814,217 +541,7 @@ impl<'p> Lowerer<'p> {
         ogham_ir::traverse::for_each_stmt(body, &mut |s| found |= s.pat.contains(&v));
         found
     }
-
-    fn loop_expr(
-        &mut self,
-        pat: &'p ast::Pattern,
-        init: Option<&'p Expr>,
-        form: &'p ast::LoopForm,
-        body: &'p Expr,
-    ) -> Res<LVal<'p>> {
-        let init_value = match init {
-            Some(e) => self.expr(e)?,
-            None => self.pattern_value(pat)?,
-        };
-        let mut inits = Vec::new();
-        self.leaves(&init_value, &mut inits)?;
-        // First attempt: parameters keep the initial sizes; if the body changes a size, retry
-        // with that dimension as a size parameter of the loop. Every retry adds at least one
-        // dimension, so this ends after at most one attempt per dimension.
-        let mut variable_dims: LoopDims = Vec::new();
-        loop {
-            let checkpoint = self.stmts.len();
-            match self.try_loop(pat, &init_value, &inits, form, body, &variable_dims)? {
-                Ok(value) => return Ok(value),
-                Err(changed) => {
-                    self.stmts.truncate(checkpoint);
-                    variable_dims.extend(changed);
-                }
-            }
-        }
-    }
-
-    /// The current value of a pattern's variables (for `loop p for ...` without `= init`).
-    fn pattern_value(&self, pat: &ast::Pattern) -> Res<LVal<'p>> {
-        match pat {
-            ast::Pattern::Var(id) => self
-                .env
-                .get(&id.name)
-                .cloned()
-                .ok_or_else(|| self.internal(format!("`{}` is not in scope", id.name))),
-            ast::Pattern::Tuple(ps, _) if ps.len() == 1 => self.pattern_value(&ps[0]),
-            ast::Pattern::Tuple(ps, _) => Ok(LVal::Tuple(
-                ps.iter()
-                    .map(|p| self.pattern_value(p))
-                    .collect::<Res<_>>()?,
-            )),
-            ast::Pattern::Ascribed(p, _, _) => self.pattern_value(p),
-            _ => Err(self.unsupported("this loop pattern without an initial value")),
-        }
-    }
-
-    /// Emits the loop with the given variable dimensions `(parameter, dimension)`; returns
-    /// `Err(changed)` if the body changes other dimensions.
-    fn try_loop(
-        &mut self,
-        pat: &'p ast::Pattern,
-        init_value: &LVal<'p>,
-        inits: &[SubExp],
-        form: &'p ast::LoopForm,
-        body: &'p Expr,
-        variable_dims: &[(usize, usize)],
-    ) -> Res<Result<LVal<'p>, LoopDims>> {
-        let mut params: Vec<(VarId, SubExp)> = Vec::new();
-        let mut size_params: Vec<(usize, usize, VarId)> = Vec::new();
-        for &(p, d) in variable_dims {
-            let size = self.new_var("n", Type::Prim(PrimType::I64));
-            let init_dim = self.ty(inits[p]).shape()[d];
-            params.push((size, init_dim));
-            size_params.push((p, d, size));
-        }
-        let mut value_params = Vec::new();
-        for (p, init) in inits.iter().enumerate() {
-            let ty = self.ty(*init);
-            let mut shape = ty.shape().to_vec();
-            for &(sp, d, size) in &size_params {
-                if sp == p {
-                    shape[d] = SubExp::Var(size);
-                }
-            }
-            let v = self.new_var("acc", Type::with_shape(ty.elem(), shape));
-            value_params.push(v);
-            params.push((v, *init));
-        }
-        let param_value = Self::rebuild(
-            init_value,
-            &mut value_params.iter().map(|v| SubExp::Var(*v)),
-        );
-        let env = self.env.clone();
-        let (loop_form, result) = match form {
-            ast::LoopForm::For(i, bound) => {
-                let bound = self.scalar(bound)?;
-                let bound = self.as_i64(bound);
-                let index = self.new_var(&i.name, Type::Prim(PrimType::I64));
-                let (_, body_ir) = self.body_of(|this| {
-                    Rc::make_mut(&mut this.env)
-                        .insert(i.name.clone(), LVal::Leaf(SubExp::Var(index)));
-                    this.bind_pattern(pat, param_value.clone())?;
-                    this.expr(body)
-                })?;
-                (LoopForm::For { index, bound }, body_ir)
-            }
-            ast::LoopForm::Range(i, lo, hi) => {
-                self.range_loop(&i.name, (lo, hi), pat, &param_value, body)?
-            }
-            ast::LoopForm::ForIn(xpat, xs) => {
-                let xs = self.expr(xs)?;
-                let mut leaves = Vec::new();
-                self.leaves(&xs, &mut leaves)?;
-                let bound = leaves
-                    .first()
-                    .map(|l| self.ty(*l).shape()[0])
-                    .ok_or_else(|| self.unsupported("`for x in` over a value with no arrays"))?;
-                let index = self.new_var("i", Type::Prim(PrimType::I64));
-                let (_, body_ir) = self.body_of(|this| {
-                    let x = this.map_leaves(&xs, &mut |this, se| {
-                        let v = se
-                            .as_var()
-                            .ok_or_else(|| this.internal("for-in over a constant"))?;
-                        let ty = this.function.ty(v).row();
-                        Ok(this.bind(
-                            "x",
-                            ty,
-                            Exp::Index(v, vec![DimIndex::Fix(SubExp::Var(index))]),
-                        ))
-                    })?;
-                    this.bind_pattern(xpat, x)?;
-                    this.bind_pattern(pat, param_value.clone())?;
-                    this.expr(body)
-                })?;
-                (LoopForm::For { index, bound }, body_ir)
-            }
-            ast::LoopForm::While(cond) => {
-                // A `bool` parameter holds the condition, computed before the first iteration
-                // and at the end of each.
-                let first = self.nested(|this| {
-                    this.bind_pattern(pat, init_value.clone())?;
-                    this.scalar(cond)
-                })?;
-                self.stmts.extend(first.1);
-                let c = self.new_var("cond", Type::Prim(PrimType::Bool));
-                params.insert(0, (c, first.0));
-                let (_, mut body_ir) = self.body_of(|this| {
-                    this.bind_pattern(pat, param_value.clone())?;
-                    this.expr(body)
-                })?;
-                let (next, cond_stmts) = self.nested(|this| {
-                    let after = Self::rebuild(init_value, &mut body_ir.result.clone().into_iter());
-                    this.bind_pattern(pat, after)?;
-                    this.scalar(cond)
-                })?;
-                body_ir.stmts.extend(cond_stmts);
-                body_ir.result.insert(0, next);
-                (LoopForm::While { cond: c }, body_ir)
-            }
-        };
-        self.env = env;
-        let mut result = result;
-        // Check the sizes the body returns against the parameters'.
-        let offset = usize::from(matches!(loop_form, LoopForm::While { .. }));
-        let values = result.result[offset..].to_vec();
-        let mut changed = Vec::new();
-        for (p, (v, param)) in values.iter().zip(&value_params).enumerate() {
-            let got = self.ty(*v);
-            let want = self.function.ty(*param).clone();
-            for (d, (g, w)) in got.shape().iter().zip(want.shape()).enumerate() {
-                if g != w && !size_params.iter().any(|&(sp, sd, _)| sp == p && sd == d) {
-                    changed.push((p, d));
-                }
-            }
-        }
-        if !changed.is_empty() {
-            return Ok(Err(changed));
-        }
-        // Size parameters come first in the body's results, in `size_params` order.
-        for (k, &(p, d, _)) in size_params.iter().enumerate() {
-            let dim = self.ty(values[p]).shape()[d];
-            result.result.insert(offset + k, dim);
-        }
-        let outs: Vec<VarId> = params
-            .iter()
-            .map(|(v, _)| {
-                let info = self.function.var(*v).clone();
-                self.new_var(&info.name, info.ty)
-            })
-            .collect();
-        // Result types refer to the loop's own size parameters: rename them to the outputs.
-        let subst: ogham_ir::traverse::Subst = params
-            .iter()
-            .zip(&outs)
-            .map(|((p, _), o)| (*p, SubExp::Var(*o)))
-            .collect();
-        for o in &outs {
-            let ty = ogham_ir::traverse::substitute_type(self.function.ty(*o), &subst);
-            self.function.vars[o.index()].ty = ty;
-        }
-        self.emit(
-            outs.clone(),
-            Exp::Loop {
-                params,
-                form: loop_form,
-                body: result,
-            },
-        );
-        let skip = offset + size_params.len();
-        Ok(Ok(Self::rebuild(
-            init_value,
-            &mut outs[skip..].iter().map(|v| SubExp::Var(*v)),
-        )))
-    }
 }
-
-/// Dimensions of loop parameters, as (parameter, dimension) positions.
-type LoopDims = Vec<(usize, usize)>;
 
 /// The type of `a[idx]` for an array of type `ty`.
 pub(super) fn index_type(ty: &Type, idx: &[DimIndex]) -> Type {

@@ -327,6 +327,89 @@ fn atom(out: &mut String, e: &Expr) {
     }
 }
 
+/// `{a = x, b = y}`.
+fn record_into(out: &mut String, fs: &[(Ident, Expr)]) {
+    out.push('{');
+    for (i, (n, e)) in fs.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let _ = write!(out, "{} = ", n.name);
+        expr_into(out, e);
+    }
+    out.push('}');
+}
+
+/// `\p q : t -> body`.
+fn lambda_into(out: &mut String, params: &[Pattern], ret: Option<&TypeExp>, body: &Expr) {
+    out.push('\\');
+    for (i, p) in params.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        pattern_atom(out, p);
+    }
+    if let Some(t) = ret {
+        out.push_str(" : ");
+        type_app(out, t);
+    }
+    out.push_str(" -> ");
+    expr_into(out, body);
+}
+
+/// `a with [idx] = v`.
+fn update_into(out: &mut String, a: &Expr, idx: &[IndexArg], v: &Expr) {
+    atom(out, a);
+    out.push_str(" with ");
+    index_args(out, idx);
+    out.push_str(" = ");
+    expr_into(out, v);
+}
+
+/// `r with a.b = v`.
+fn record_update_into(out: &mut String, r: &Expr, path: &[Ident], v: &Expr) {
+    atom(out, r);
+    out.push_str(" with ");
+    let names: Vec<&str> = path.iter().map(|f| f.name.as_str()).collect();
+    out.push_str(&names.join("."));
+    out.push_str(" = ");
+    expr_into(out, v);
+}
+
+/// `loop pat = init for ... do body`.
+fn loop_into(out: &mut String, pat: &Pattern, init: Option<&Expr>, form: &LoopForm, body: &Expr) {
+    out.push_str("loop ");
+    pattern_into(out, pat);
+    if let Some(init) = init {
+        out.push_str(" = ");
+        expr_into(out, init);
+    }
+    match form {
+        LoopForm::For(i, n) => {
+            let _ = write!(out, " for {} < ", i.name);
+            expr_into(out, n);
+        }
+        LoopForm::ForIn(p, xs) => {
+            out.push_str(" for ");
+            pattern_into(out, p);
+            out.push_str(" in ");
+            expr_into(out, xs);
+        }
+        LoopForm::Range(i, lo, hi) => {
+            let _ = write!(out, " for {} in ", i.name);
+            expr_into(out, lo);
+            out.push_str("..");
+            expr_into(out, hi);
+        }
+        LoopForm::While(c) => {
+            out.push_str(" while ");
+            expr_into(out, c);
+        }
+    }
+    out.push_str(" do ");
+    expr_into(out, body);
+}
+
 /// The expression before `.x` or `[i]`: literals are parenthesised too (`(1).0`, not `1.0`).
 fn receiver(out: &mut String, e: &Expr) {
     if matches!(e.kind, ExprKind::Lit(_)) {
@@ -349,17 +432,7 @@ fn expr_into(out: &mut String, e: &Expr) {
             comma_exprs(out, es);
             out.push(')');
         }
-        ExprKind::Record(fs) => {
-            out.push('{');
-            for (i, (n, e)) in fs.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                let _ = write!(out, "{} = ", n.name);
-                expr_into(out, e);
-            }
-            out.push('}');
-        }
+        ExprKind::Record(fs) => record_into(out, fs),
         ExprKind::ArrayLit(es) => {
             out.push('[');
             comma_exprs(out, es);
@@ -405,21 +478,7 @@ fn expr_into(out: &mut String, e: &Expr) {
             atom(out, a);
             out.push(')');
         }
-        ExprKind::Lambda(params, ret, body) => {
-            out.push('\\');
-            for (i, p) in params.iter().enumerate() {
-                if i > 0 {
-                    out.push(' ');
-                }
-                pattern_atom(out, p);
-            }
-            if let Some(t) = ret {
-                out.push_str(" : ");
-                type_app(out, t);
-            }
-            out.push_str(" -> ");
-            expr_into(out, body);
-        }
+        ExprKind::Lambda(params, ret, body) => lambda_into(out, params, ret.as_ref(), body),
         ExprKind::Let(p, e, body) => {
             out.push_str("let ");
             pattern_into(out, p);
@@ -467,53 +526,9 @@ fn expr_into(out: &mut String, e: &Expr) {
             init,
             form,
             body,
-        } => {
-            out.push_str("loop ");
-            pattern_into(out, pat);
-            if let Some(init) = init {
-                out.push_str(" = ");
-                expr_into(out, init);
-            }
-            match form {
-                LoopForm::For(i, n) => {
-                    let _ = write!(out, " for {} < ", i.name);
-                    expr_into(out, n);
-                }
-                LoopForm::ForIn(p, xs) => {
-                    out.push_str(" for ");
-                    pattern_into(out, p);
-                    out.push_str(" in ");
-                    expr_into(out, xs);
-                }
-                LoopForm::Range(i, lo, hi) => {
-                    let _ = write!(out, " for {} in ", i.name);
-                    expr_into(out, lo);
-                    out.push_str("..");
-                    expr_into(out, hi);
-                }
-                LoopForm::While(c) => {
-                    out.push_str(" while ");
-                    expr_into(out, c);
-                }
-            }
-            out.push_str(" do ");
-            expr_into(out, body);
-        }
-        ExprKind::Update(a, idx, v) => {
-            atom(out, a);
-            out.push_str(" with ");
-            index_args(out, idx);
-            out.push_str(" = ");
-            expr_into(out, v);
-        }
-        ExprKind::RecordUpdate(r, path, v) => {
-            atom(out, r);
-            out.push_str(" with ");
-            let names: Vec<&str> = path.iter().map(|f| f.name.as_str()).collect();
-            out.push_str(&names.join("."));
-            out.push_str(" = ");
-            expr_into(out, v);
-        }
+        } => loop_into(out, pat, init.as_deref(), form, body),
+        ExprKind::Update(a, idx, v) => update_into(out, a, idx, v),
+        ExprKind::RecordUpdate(r, path, v) => record_update_into(out, r, path, v),
         ExprKind::Ascribe(e, t) => {
             atom(out, e);
             out.push_str(" : ");

@@ -25,7 +25,9 @@ use super::code::Entry;
 use super::jit;
 use super::{KernelInfo, Launchable, helpers};
 use cranelift_object::{ObjectBuilder, ObjectModule};
-use object::{Object, ObjectSection, ObjectSymbol, RelocationFlags, RelocationTarget};
+use object::{
+    Object, ObjectSection, ObjectSymbol, RelocationFlags, RelocationTarget, SectionIndex,
+};
 use ogham_compiler::back::cpu as back;
 use ogham_ir::kir::Program;
 use std::collections::HashMap;
@@ -152,6 +154,57 @@ fn page_size() -> usize {
 const SHF_WRITE: u64 = 1;
 const SHF_ALLOC: u64 = 2;
 
+/// Where the allocated sections of an object go in its mapping: every allocated section at its
+/// alignment, one after the other. `sizes` holds each placed section's size, which bounds every
+/// write and symbol inside it.
+struct Layout {
+    placed: HashMap<SectionIndex, usize>,
+    sizes: HashMap<SectionIndex, usize>,
+    len: usize,
+}
+
+impl Layout {
+    /// The layout of `file`'s allocated sections; a writable one is refused.
+    fn of(file: &object::File<'_>) -> Result<Layout, String> {
+        let mut placed = HashMap::new();
+        let mut sizes = HashMap::new();
+        let mut len = 0usize;
+        for section in file.sections() {
+            let object::SectionFlags::Elf { sh_flags } = section.flags() else {
+                return Err("not an ELF object".to_string());
+            };
+            if sh_flags & SHF_ALLOC == 0 {
+                continue;
+            }
+            if sh_flags & SHF_WRITE != 0 {
+                return Err(format!(
+                    "writable section {} in generated code",
+                    section.name().unwrap_or("?")
+                ));
+            }
+            let too_large = || "a section too large for this process".to_string();
+            let align = usize::try_from(section.align().max(1)).map_err(|_| too_large())?;
+            let start = len.checked_next_multiple_of(align).ok_or_else(too_large)?;
+            let size = usize::try_from(section.size()).map_err(|_| too_large())?;
+            placed.insert(section.index(), start);
+            sizes.insert(section.index(), size);
+            len = start.checked_add(size).ok_or_else(too_large)?;
+        }
+        Ok(Layout { placed, sizes, len })
+    }
+
+    /// The place of `width` bytes at `offset` in section `index` (a placed one), if they lie
+    /// inside it.
+    fn inside(&self, index: SectionIndex, offset: u64, width: usize) -> Result<usize, String> {
+        let (start, size) = (self.placed[&index], self.sizes[&index]);
+        usize::try_from(offset)
+            .ok()
+            .filter(|&o| o.checked_add(width).is_some_and(|end| end <= size))
+            .map(|o| start + o)
+            .ok_or_else(|| "a relocation or symbol outside its section".to_string())
+    }
+}
+
 /// Loads `code` (made by [`compile`]) into this process: the launchable code of the entry
 /// point's kernel statements and the pages holding it.
 pub(crate) fn load(code: &Native) -> Result<(Vec<Option<Launchable>>, Mapped), String> {
@@ -164,42 +217,10 @@ pub(crate) fn load(code: &Native) -> Result<(Vec<Option<Launchable>>, Mapped), S
     if file.architecture() != object::Architecture::X86_64 {
         return Err(format!("object file for {:?}", file.architecture()));
     }
-    // Layout: every allocated section at its alignment, one after the other; `sizes` holds
-    // each placed section's size, which bounds every write and symbol inside it.
-    let mut placed = HashMap::new();
-    let mut sizes = HashMap::new();
-    let mut len = 0usize;
-    for section in file.sections() {
-        let object::SectionFlags::Elf { sh_flags } = section.flags() else {
-            return Err("not an ELF object".to_string());
-        };
-        if sh_flags & SHF_ALLOC == 0 {
-            continue;
-        }
-        if sh_flags & SHF_WRITE != 0 {
-            return Err(format!(
-                "writable section {} in generated code",
-                section.name().unwrap_or("?")
-            ));
-        }
-        let too_large = || "a section too large for this process".to_string();
-        let align = usize::try_from(section.align().max(1)).map_err(|_| too_large())?;
-        let start = len.checked_next_multiple_of(align).ok_or_else(too_large)?;
-        let size = usize::try_from(section.size()).map_err(|_| too_large())?;
-        placed.insert(section.index(), start);
-        sizes.insert(section.index(), size);
-        len = start.checked_add(size).ok_or_else(too_large)?;
-    }
-    // The place of `width` bytes at `offset` in section `index`, if they lie inside it.
-    let inside = |index, offset: u64, width: usize| -> Result<usize, String> {
-        let (start, size) = (placed[&index], sizes[&index]);
-        usize::try_from(offset)
-            .ok()
-            .filter(|&o| o.checked_add(width).is_some_and(|end| end <= size))
-            .map(|o| start + o)
-            .ok_or_else(|| "a relocation or symbol outside its section".to_string())
-    };
-    let mapped = Mapped::new(len)?;
+    let layout = Layout::of(&file)?;
+    let (placed, sizes) = (&layout.placed, &layout.sizes);
+    let inside = |index, offset, width| layout.inside(index, offset, width);
+    let mapped = Mapped::new(layout.len)?;
     let at = |offset: usize| mapped.base.wrapping_add(offset);
     for section in file.sections() {
         let Some(&start) = placed.get(&section.index()) else {

@@ -111,247 +111,157 @@ impl<'a> Interp<'a> {
         args: Vec<Val<'a>>,
         span: Span,
     ) -> Res<Val<'a>> {
-        let mut args = args.into_iter();
-        let mut next = move || {
-            args.next()
-                .ok_or_else(|| error(R_INTERNAL, span, "missing argument"))
+        let mut args = Args {
+            args: args.into_iter(),
+            span,
         };
-        let arr = |v: Val<'a>| as_array(v, span);
-        Ok(match f {
-            ArrayFn::Map(k) => {
-                let g = next()?;
-                let arrays = (0..k).map(|_| arr(next()?)).collect::<Res<Vec<_>>>()?;
-                let n = same_lengths(&map_name(k), &arrays, span)?;
-                // The result has an element (of a byte or more) per row.
-                memory::reserve(n, 1, "the result of a map", span)?;
-                let mut out = Builder::new(n);
-                for i in 0..n {
-                    let row =
-                        self.apply(g.clone(), arrays.iter().map(|a| a.row(i)).collect(), span)?;
-                    self.push_row(&mut out, row, span)?;
-                }
-                Val::Array(out.finish(|| empty_array(result, env)))
-            }
-            ArrayFn::Reduce | ArrayFn::ReduceComm => {
-                let (op, mut acc, xs) = (next()?, next()?, arr(next()?)?);
-                self.check_laws("reduce", &op, &acc, &xs, span);
-                for i in 0..xs.len() {
-                    acc = self.apply(op.clone(), vec![acc, xs.row(i)], span)?;
-                }
-                acc
-            }
-            ArrayFn::Scan => {
-                let (op, mut acc, xs) = (next()?, next()?, arr(next()?)?);
-                self.check_laws("scan", &op, &acc, &xs, span);
-                let empty = empty_like(&acc);
-                let mut out = Builder::new(xs.len());
-                for i in 0..xs.len() {
-                    acc = self.apply(op.clone(), vec![acc, xs.row(i)], span)?;
-                    self.push_row(&mut out, acc.clone(), span)?;
-                }
-                Val::Array(out.finish(|| empty))
-            }
-            ArrayFn::Scatter => {
-                let (dest, is, vs) = (arr(next()?)?, arr(next()?)?, arr(next()?)?);
-                same_lengths("scatter", &[is.clone(), vs.clone()], span)?;
-                let mut dest = dest;
-                for j in 0..is.len() {
-                    let i = as_int(is.row(j), span)?;
-                    if let Ok(i) = usize::try_from(i)
-                        && i < dest.len()
-                    {
-                        write_row(&mut dest, i, vs.row(j), span)?;
-                    }
-                }
-                Val::Array(dest)
-            }
+        let args = &mut args;
+        match f {
+            ArrayFn::Map(k) => self.map(k, result, env, args),
+            ArrayFn::Reduce | ArrayFn::ReduceComm => self.reduce(args),
+            ArrayFn::Scan => self.scan(args),
+            ArrayFn::Scatter => scatter(args),
             ArrayFn::Hist => {
-                let (op, ne, k) = (next()?, next()?, as_int(next()?, span)?);
-                let (is, vs) = (arr(next()?)?, arr(next()?)?);
+                let (op, ne, k) = (args.next()?, args.next()?, args.int()?);
+                let (is, vs) = (args.array()?, args.array()?);
                 self.check_laws("hist", &op, &ne, &vs, span);
                 let dest = replicate(check_count(k, "hist", span)?, &ne, span)?;
-                self.reduce_by_index(dest, op, is, vs, span)?
+                self.reduce_by_index(dest, op, is, vs, span)
             }
             ArrayFn::ReduceByIndex => {
-                let (dest, op, ne) = (arr(next()?)?, next()?, next()?);
-                let (is, vs) = (arr(next()?)?, arr(next()?)?);
+                let (dest, op, ne) = (args.array()?, args.next()?, args.next()?);
+                let (is, vs) = (args.array()?, args.array()?);
                 self.check_laws("reduce_by_index", &op, &ne, &vs, span);
-                self.reduce_by_index(dest, op, is, vs, span)?
+                self.reduce_by_index(dest, op, is, vs, span)
             }
-            ArrayFn::Filter => {
-                let (p, xs) = (next()?, arr(next()?)?);
-                let mut out = Builder::new(0);
-                for i in 0..xs.len() {
-                    if self.test(&p, xs.row(i), span)? {
-                        self.push_row(&mut out, xs.row(i), span)?;
-                    }
-                }
-                Val::Array(out.finish(|| empty_rows(&xs)))
-            }
-            ArrayFn::Partition => {
-                let (p, xs) = (next()?, arr(next()?)?);
-                let (mut yes, mut no) = (Builder::new(0), Builder::new(0));
-                for i in 0..xs.len() {
-                    let side = if self.test(&p, xs.row(i), span)? {
-                        &mut yes
-                    } else {
-                        &mut no
-                    };
-                    self.push_row(side, xs.row(i), span)?;
-                }
-                Val::tuple(vec![
-                    Val::Array(yes.finish(|| empty_rows(&xs))),
-                    Val::Array(no.finish(|| empty_rows(&xs))),
-                ])
-            }
+            ArrayFn::Filter => self.filter(args),
+            ArrayFn::Partition => self.partition(args),
             ArrayFn::Iota => {
-                let n = check_count(as_int(next()?, span)?, "iota", span)?;
+                let n = check_count(args.int()?, "iota", span)?;
                 memory::reserve(n, 8, "iota", span)?;
-                Val::Array(Array::from_data(ArrayData::I64((0..n as i64).collect())))
+                Ok(Val::Array(Array::from_data(ArrayData::I64(
+                    (0..n as i64).collect(),
+                ))))
             }
             ArrayFn::Replicate => {
-                let n = as_int(next()?, span)?;
-                let x = next()?;
+                let n = args.int()?;
+                let x = args.next()?;
                 let n = check_count(n, "replicate", span)?;
-                Val::Array(replicate(n, &x, span)?)
+                Ok(Val::Array(replicate(n, &x, span)?))
             }
-            ArrayFn::Zip(k) => {
-                let arrays = (0..k).map(|_| arr(next()?)).collect::<Res<Vec<_>>>()?;
-                let n = same_lengths(&zip_name(k), &arrays, span)?;
-                let rows = (0..n)
-                    .map(|i| Val::tuple(arrays.iter().map(|a| a.row(i)).collect()))
-                    .collect();
-                Val::Array(Array::new(vec![n], Store::Boxed(rows)))
+            ArrayFn::Zip(k) => zip(k, args),
+            ArrayFn::Unzip(k) => self.unzip(k, result, env, args),
+            ArrayFn::Transpose => Ok(Val::Array(transpose(args.array()?))),
+            ArrayFn::Flatten => Ok(Val::Array(flatten(args.array()?))),
+            ArrayFn::Unflatten => unflatten(args),
+            ArrayFn::Concat => concat(args),
+            ArrayFn::Reverse => Ok(Val::Array(reverse(args.array()?))),
+            ArrayFn::Rotate => rotate(args),
+            ArrayFn::Length => Ok(Val::Prim(Scalar::I64(args.array()?.len() as i64))),
+            ArrayFn::Copy => args.next(),
+        }
+    }
+
+    /// `map` and `mapK`: `g` applied to the rows of `k` arrays of the same length.
+    fn map(&self, k: u8, result: &Type, env: &Env<'a>, args: &mut Args<'a>) -> Res<Val<'a>> {
+        let span = args.span;
+        let g = args.next()?;
+        let arrays = (0..k).map(|_| args.array()).collect::<Res<Vec<_>>>()?;
+        let n = same_lengths(&map_name(k), &arrays, span)?;
+        // The result has an element (of a byte or more) per row.
+        memory::reserve(n, 1, "the result of a map", span)?;
+        let mut out = Builder::new(n);
+        for i in 0..n {
+            let row = self.apply(g.clone(), arrays.iter().map(|a| a.row(i)).collect(), span)?;
+            self.push_row(&mut out, row, span)?;
+        }
+        Ok(Val::Array(out.finish(|| empty_array(result, env))))
+    }
+
+    /// `reduce` and `reduce_comm`: the operator applied left to right.
+    fn reduce(&self, args: &mut Args<'a>) -> Res<Val<'a>> {
+        let span = args.span;
+        let (op, mut acc, xs) = (args.next()?, args.next()?, args.array()?);
+        self.check_laws("reduce", &op, &acc, &xs, span);
+        for i in 0..xs.len() {
+            acc = self.apply(op.clone(), vec![acc, xs.row(i)], span)?;
+        }
+        Ok(acc)
+    }
+
+    /// `scan`: the inclusive prefixes, left to right.
+    fn scan(&self, args: &mut Args<'a>) -> Res<Val<'a>> {
+        let span = args.span;
+        let (op, mut acc, xs) = (args.next()?, args.next()?, args.array()?);
+        self.check_laws("scan", &op, &acc, &xs, span);
+        let empty = empty_like(&acc);
+        let mut out = Builder::new(xs.len());
+        for i in 0..xs.len() {
+            acc = self.apply(op.clone(), vec![acc, xs.row(i)], span)?;
+            self.push_row(&mut out, acc.clone(), span)?;
+        }
+        Ok(Val::Array(out.finish(|| empty)))
+    }
+
+    /// `filter`: the rows the predicate holds for, in order.
+    fn filter(&self, args: &mut Args<'a>) -> Res<Val<'a>> {
+        let span = args.span;
+        let (p, xs) = (args.next()?, args.array()?);
+        let mut out = Builder::new(0);
+        for i in 0..xs.len() {
+            if self.test(&p, xs.row(i), span)? {
+                self.push_row(&mut out, xs.row(i), span)?;
             }
-            ArrayFn::Unzip(k) => {
-                let xs = arr(next()?)?;
-                let mut outs: Vec<Builder<'a>> = (0..k).map(|_| Builder::new(xs.len())).collect();
-                for i in 0..xs.len() {
-                    let Val::Tuple(parts) = xs.row(i) else {
-                        return Err(error(R_INTERNAL, span, "unzip of an array of non-tuples"));
-                    };
-                    for (out, part) in outs.iter_mut().zip(parts.iter()) {
-                        self.push_row(out, part.clone(), span)?;
-                    }
-                }
-                let types: Vec<&Type> = match result {
-                    Type::Tuple(ts) => ts.iter().collect(),
-                    _ => Vec::new(),
-                };
-                Val::tuple(
-                    outs.into_iter()
-                        .enumerate()
-                        .map(|(c, out)| {
-                            Val::Array(out.finish(|| {
-                                empty_array(types.get(c).copied().unwrap_or(result), env)
-                            }))
-                        })
-                        .collect(),
-                )
+        }
+        Ok(Val::Array(out.finish(|| empty_rows(&xs))))
+    }
+
+    /// `partition`: the rows the predicate holds for, then the others, each in order.
+    fn partition(&self, args: &mut Args<'a>) -> Res<Val<'a>> {
+        let span = args.span;
+        let (p, xs) = (args.next()?, args.array()?);
+        let (mut yes, mut no) = (Builder::new(0), Builder::new(0));
+        for i in 0..xs.len() {
+            let side = if self.test(&p, xs.row(i), span)? {
+                &mut yes
+            } else {
+                &mut no
+            };
+            self.push_row(side, xs.row(i), span)?;
+        }
+        Ok(Val::tuple(vec![
+            Val::Array(yes.finish(|| empty_rows(&xs))),
+            Val::Array(no.finish(|| empty_rows(&xs))),
+        ]))
+    }
+
+    /// `unzip` and `unzipK`: an array of `k`-tuples as `k` arrays.
+    fn unzip(&self, k: u8, result: &Type, env: &Env<'a>, args: &mut Args<'a>) -> Res<Val<'a>> {
+        let span = args.span;
+        let xs = args.array()?;
+        let mut outs: Vec<Builder<'a>> = (0..k).map(|_| Builder::new(xs.len())).collect();
+        for i in 0..xs.len() {
+            let Val::Tuple(parts) = xs.row(i) else {
+                return Err(error(R_INTERNAL, span, "unzip of an array of non-tuples"));
+            };
+            for (out, part) in outs.iter_mut().zip(parts.iter()) {
+                self.push_row(out, part.clone(), span)?;
             }
-            ArrayFn::Transpose => {
-                let xs = arr(next()?)?;
-                if xs.rank() < 2 {
-                    return Ok(Val::Array(xs));
-                }
-                let (n, m) = (xs.shape()[0], xs.shape()[1]);
-                let block: usize = xs.shape()[2..].iter().product();
-                let mut store = xs.store().empty_like();
-                let start = xs.range().start;
-                for j in 0..m {
-                    for i in 0..n {
-                        let from = start + (i * m + j) * block;
-                        let _ = store.extend_from(xs.store(), from..from + block);
-                    }
-                }
-                let mut shape = xs.shape().to_vec();
-                shape.swap(0, 1);
-                Val::Array(Array::new(shape, store))
-            }
-            ArrayFn::Flatten => {
-                let xs = arr(next()?)?;
-                if xs.rank() < 2 {
-                    return Ok(Val::Array(xs));
-                }
-                let mut shape = vec![xs.shape()[0] * xs.shape()[1]];
-                shape.extend_from_slice(&xs.shape()[2..]);
-                Val::Array(xs.reshape(shape))
-            }
-            ArrayFn::Unflatten => {
-                let (n, m) = (as_int(next()?, span)?, as_int(next()?, span)?);
-                let xs = arr(next()?)?;
-                let (n, m) = (
-                    check_count(n, "unflatten", span)?,
-                    check_count(m, "unflatten", span)?,
-                );
-                if n.checked_mul(m) != Some(xs.len()) {
-                    return Err(error(
-                        R_SIZE,
-                        span,
-                        format!(
-                            "unflatten {n} {m}: the array has {} elements, not {n}×{m}",
-                            xs.len()
-                        ),
-                    ));
-                }
-                let mut shape = vec![n, m];
-                shape.extend_from_slice(&xs.shape()[1..]);
-                Val::Array(xs.reshape(shape))
-            }
-            ArrayFn::Concat => {
-                let (xs, ys) = (arr(next()?)?, arr(next()?)?);
-                if xs.len() == 0 {
-                    return Ok(Val::Array(ys));
-                }
-                if ys.len() == 0 {
-                    return Ok(Val::Array(xs));
-                }
-                if xs.shape()[1..] != ys.shape()[1..] {
-                    return Err(error(
-                        R_SIZE,
-                        span,
-                        format!(
-                            "concat: rows of different shapes ({} and {})",
-                            shape_text(&xs.shape()[1..]),
-                            shape_text(&ys.shape()[1..])
-                        ),
-                    ));
-                }
-                let mut store = xs.to_store();
-                store
-                    .extend_from(ys.store(), ys.range())
-                    .map_err(|()| error(R_INTERNAL, span, "concat of arrays of different types"))?;
-                let mut shape = xs.shape().to_vec();
-                shape[0] += ys.len();
-                Val::Array(Array::new(shape, store))
-            }
-            ArrayFn::Reverse => {
-                let xs = arr(next()?)?;
-                let rs = xs.row_size();
-                let mut store = xs.store().empty_like();
-                let start = xs.range().start;
-                for i in (0..xs.len()).rev() {
-                    let _ = store.extend_from(xs.store(), start + i * rs..start + (i + 1) * rs);
-                }
-                Val::Array(Array::new(xs.shape().to_vec(), store))
-            }
-            ArrayFn::Rotate => {
-                let r = as_int(next()?, span)?;
-                let xs = arr(next()?)?;
-                let n = xs.len();
-                if n == 0 {
-                    return Ok(Val::Array(xs));
-                }
-                let shift = r.rem_euclid(n as i64) as usize;
-                let (rs, start) = (xs.row_size(), xs.range().start);
-                let mut store = xs.store().empty_like();
-                let _ = store.extend_from(xs.store(), start + shift * rs..start + n * rs);
-                let _ = store.extend_from(xs.store(), start..start + shift * rs);
-                Val::Array(Array::new(xs.shape().to_vec(), store))
-            }
-            ArrayFn::Length => Val::Prim(Scalar::I64(arr(next()?)?.len() as i64)),
-            ArrayFn::Copy => next()?,
-        })
+        }
+        let types: Vec<&Type> = match result {
+            Type::Tuple(ts) => ts.iter().collect(),
+            _ => Vec::new(),
+        };
+        Ok(Val::tuple(
+            outs.into_iter()
+                .enumerate()
+                .map(|(c, out)| {
+                    Val::Array(
+                        out.finish(|| empty_array(types.get(c).copied().unwrap_or(result), env)),
+                    )
+                })
+                .collect(),
+        ))
     }
 
     fn test(&self, p: &Val<'a>, x: Val<'a>, span: Span) -> Res<bool> {
@@ -387,6 +297,166 @@ impl<'a> Interp<'a> {
         }
         Ok(Val::Array(dest))
     }
+}
+
+/// The arguments of a call to a built-in, taken in order.
+struct Args<'a> {
+    args: std::vec::IntoIter<Val<'a>>,
+    span: Span,
+}
+
+impl<'a> Args<'a> {
+    fn next(&mut self) -> Res<Val<'a>> {
+        self.args
+            .next()
+            .ok_or_else(|| error(R_INTERNAL, self.span, "missing argument"))
+    }
+
+    fn array(&mut self) -> Res<Array<'a>> {
+        as_array(self.next()?, self.span)
+    }
+
+    fn int(&mut self) -> Res<i64> {
+        as_int(self.next()?, self.span)
+    }
+}
+
+/// `scatter dest is vs`: in index order, out-of-bounds indices ignored.
+fn scatter<'a>(args: &mut Args<'a>) -> Res<Val<'a>> {
+    let span = args.span;
+    let (dest, is, vs) = (args.array()?, args.array()?, args.array()?);
+    same_lengths("scatter", &[is.clone(), vs.clone()], span)?;
+    let mut dest = dest;
+    for j in 0..is.len() {
+        let i = as_int(is.row(j), span)?;
+        if let Ok(i) = usize::try_from(i)
+            && i < dest.len()
+        {
+            write_row(&mut dest, i, vs.row(j), span)?;
+        }
+    }
+    Ok(Val::Array(dest))
+}
+
+/// `zip` and `zipK`: `k` arrays of the same length as an array of `k`-tuples.
+fn zip<'a>(k: u8, args: &mut Args<'a>) -> Res<Val<'a>> {
+    let arrays = (0..k).map(|_| args.array()).collect::<Res<Vec<_>>>()?;
+    let n = same_lengths(&zip_name(k), &arrays, args.span)?;
+    let rows = (0..n)
+        .map(|i| Val::tuple(arrays.iter().map(|a| a.row(i)).collect()))
+        .collect();
+    Ok(Val::Array(Array::new(vec![n], Store::Boxed(rows))))
+}
+
+/// The first two dimensions swapped (an array of rank below 2 unchanged).
+fn transpose(xs: Array<'_>) -> Array<'_> {
+    if xs.rank() < 2 {
+        return xs;
+    }
+    let (n, m) = (xs.shape()[0], xs.shape()[1]);
+    let block: usize = xs.shape()[2..].iter().product();
+    let mut store = xs.store().empty_like();
+    let start = xs.range().start;
+    for j in 0..m {
+        for i in 0..n {
+            let from = start + (i * m + j) * block;
+            let _ = store.extend_from(xs.store(), from..from + block);
+        }
+    }
+    let mut shape = xs.shape().to_vec();
+    shape.swap(0, 1);
+    Array::new(shape, store)
+}
+
+/// The first two dimensions merged (an array of rank below 2 unchanged).
+fn flatten(xs: Array<'_>) -> Array<'_> {
+    if xs.rank() < 2 {
+        return xs;
+    }
+    let mut shape = vec![xs.shape()[0] * xs.shape()[1]];
+    shape.extend_from_slice(&xs.shape()[2..]);
+    xs.reshape(shape)
+}
+
+/// `unflatten n m xs`: the outer dimension split into `n` by `m`.
+fn unflatten<'a>(args: &mut Args<'a>) -> Res<Val<'a>> {
+    let span = args.span;
+    let (n, m) = (args.int()?, args.int()?);
+    let xs = args.array()?;
+    let (n, m) = (
+        check_count(n, "unflatten", span)?,
+        check_count(m, "unflatten", span)?,
+    );
+    if n.checked_mul(m) != Some(xs.len()) {
+        return Err(error(
+            R_SIZE,
+            span,
+            format!(
+                "unflatten {n} {m}: the array has {} elements, not {n}×{m}",
+                xs.len()
+            ),
+        ));
+    }
+    let mut shape = vec![n, m];
+    shape.extend_from_slice(&xs.shape()[1..]);
+    Ok(Val::Array(xs.reshape(shape)))
+}
+
+/// `concat xs ys`: the rows of `xs`, then those of `ys` (of the same shape).
+fn concat<'a>(args: &mut Args<'a>) -> Res<Val<'a>> {
+    let span = args.span;
+    let (xs, ys) = (args.array()?, args.array()?);
+    if xs.len() == 0 {
+        return Ok(Val::Array(ys));
+    }
+    if ys.len() == 0 {
+        return Ok(Val::Array(xs));
+    }
+    if xs.shape()[1..] != ys.shape()[1..] {
+        return Err(error(
+            R_SIZE,
+            span,
+            format!(
+                "concat: rows of different shapes ({} and {})",
+                shape_text(&xs.shape()[1..]),
+                shape_text(&ys.shape()[1..])
+            ),
+        ));
+    }
+    let mut store = xs.to_store();
+    store
+        .extend_from(ys.store(), ys.range())
+        .map_err(|()| error(R_INTERNAL, span, "concat of arrays of different types"))?;
+    let mut shape = xs.shape().to_vec();
+    shape[0] += ys.len();
+    Ok(Val::Array(Array::new(shape, store)))
+}
+
+/// The rows in reverse order.
+fn reverse(xs: Array<'_>) -> Array<'_> {
+    let rs = xs.row_size();
+    let mut store = xs.store().empty_like();
+    let start = xs.range().start;
+    for i in (0..xs.len()).rev() {
+        let _ = store.extend_from(xs.store(), start + i * rs..start + (i + 1) * rs);
+    }
+    Array::new(xs.shape().to_vec(), store)
+}
+
+/// `rotate r xs`: row `i` of the result is row `(i + r) mod n` of `xs`.
+fn rotate<'a>(args: &mut Args<'a>) -> Res<Val<'a>> {
+    let r = args.int()?;
+    let xs = args.array()?;
+    let n = xs.len();
+    if n == 0 {
+        return Ok(Val::Array(xs));
+    }
+    let shift = r.rem_euclid(n as i64) as usize;
+    let (rs, start) = (xs.row_size(), xs.range().start);
+    let mut store = xs.store().empty_like();
+    let _ = store.extend_from(xs.store(), start + shift * rs..start + n * rs);
+    let _ = store.extend_from(xs.store(), start..start + shift * rs);
+    Ok(Val::Array(Array::new(xs.shape().to_vec(), store)))
 }
 
 /// `dest[i] = row` in place (copy on write).

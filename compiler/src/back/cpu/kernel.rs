@@ -24,7 +24,7 @@ use cranelift_codegen::ir::{
     AbiParam, Function, InstBuilder, MemFlagsData, Signature, UserFuncName, Value,
 };
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
-use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use ogham_ir::abi::{self, ArgSlots, ErrorSite};
 use ogham_ir::kir::{HostStmt, SegKind, SegOp};
 use ogham_ir::source::Span;
@@ -185,17 +185,7 @@ fn kernel_body(
         params[2], params[3], params[4], params[5], params[6], params[7],
     );
     load_inputs(g, args, slots, inputs);
-    let flags = MemFlagsData::trusted();
-    let mut outputs = Vec::new();
-    for (v, at) in pat.iter().zip(slots.outputs()) {
-        let ptr = g.b.ins().load(I64, flags, args, offset(at.ptr));
-        let row = g.b.ins().load(I64, flags, args, offset(at.row));
-        outputs.push(Output {
-            ptr,
-            row,
-            elem: g.f.ty(*v).elem(),
-        });
-    }
+    let outputs = load_outputs(g, args, slots, pat);
     let extents: Vec<Value> = seg
         .space
         .iter()
@@ -220,19 +210,7 @@ fn kernel_body(
         }
         let accs = lower::accumulators(g, &ops)?;
         if let SegKind::Scan(_) = seg.kind {
-            // A scan continuing an earlier task's part starts from that part's total.
-            let has_carry =
-                g.b.ins()
-                    .icmp_imm_s(cranelift_codegen::ir::condcodes::IntCC::NotEqual, carry, 0);
-            g.when(has_carry, &mut |g| {
-                for (c, var) in accs.iter().flatten().enumerate() {
-                    let current = g.b.use_var(*var);
-                    let ty = g.b.func.dfg.value_type(current);
-                    let v = g.b.ins().load(ty, flags, carry, 8 * c as i32);
-                    g.b.def_var(*var, v);
-                }
-                Ok(())
-            })?;
+            load_carry(g, carry, &accs)?;
         }
         // Four points at a time where the point's code allows it, the rest one by one.
         let first = match &vectorised {
@@ -250,20 +228,7 @@ fn kernel_body(
                 g.call(HelperId::ArenaReset, &[ctx]);
             }
             if let SegKind::Map = seg.kind {
-                // Arrays a top-level SOAC makes as this point's results go straight into the
-                // outputs.
-                g.result_slots.clear();
-                for (j, r) in seg.body.result.iter().enumerate() {
-                    let SubExp::Var(v) = r else { continue };
-                    if point_types[j].rank() == 0 || !made_by_soac(&seg.body, *v) {
-                        continue;
-                    }
-                    let size = elem_size(outputs[j].elem);
-                    let at = g.b.ins().imul(p, outputs[j].row);
-                    let bytes = g.b.ins().imul_imm_s(at, size);
-                    let addr = g.b.ins().iadd(outputs[j].ptr, bytes);
-                    g.result_slots.insert(*v, (addr, outputs[j].row));
-                }
+                map_result_slots(g, seg, &outputs, p);
             }
             let vals = lower::body(g, &seg.body)?;
             lower::point(
@@ -280,48 +245,107 @@ fn kernel_body(
         if matches!(seg.kind, SegKind::Map | SegKind::Hist(_)) {
             return Ok(());
         }
-        let values: Vec<Value> = accs.iter().flatten().map(|v| g.b.use_var(*v)).collect();
-        let to_partial = g.b.ins().icmp_imm_s(
-            cranelift_codegen::ir::condcodes::IntCC::NotEqual,
-            partial,
-            0,
-        );
-        match seg.kind {
-            SegKind::Red(_) => {
-                g.if_else(
-                    to_partial,
-                    &mut |g| {
-                        for (c, v) in values.iter().enumerate() {
-                            g.b.ins().store(flags, *v, partial, 8 * c as i32);
-                        }
-                        Ok(())
-                    },
-                    &mut |g| {
-                        for (c, v) in values.iter().enumerate() {
-                            outputs[c].write(
-                                g,
-                                s,
-                                &[*v],
-                                &ogham_ir::Type::Prim(outputs[c].elem),
-                            )?;
-                        }
-                        Ok(())
-                    },
-                )?;
-            }
-            // A scan's task returns its total: the runtime carries it into the next tasks.
-            SegKind::Scan(_) => {
-                g.when(to_partial, &mut |g| {
+        store_totals(g, &seg.kind, &accs, partial, &outputs, s)
+    })
+}
+
+/// The output pointers and row sizes of the kernel's results (bound to `pat`).
+fn load_outputs(g: &mut Gen, args: Value, slots: &ArgSlots, pat: &[VarId]) -> Vec<Output> {
+    let flags = MemFlagsData::trusted();
+    let mut outputs = Vec::new();
+    for (v, at) in pat.iter().zip(slots.outputs()) {
+        let ptr = g.b.ins().load(I64, flags, args, offset(at.ptr));
+        let row = g.b.ins().load(I64, flags, args, offset(at.row));
+        outputs.push(Output {
+            ptr,
+            row,
+            elem: g.f.ty(*v).elem(),
+        });
+    }
+    outputs
+}
+
+/// A scan continuing an earlier task's part starts from that part's total (at `carry`, when
+/// not null).
+fn load_carry(g: &mut Gen, carry: Value, accs: &[Vec<Variable>]) -> Res<()> {
+    let flags = MemFlagsData::trusted();
+    let has_carry =
+        g.b.ins()
+            .icmp_imm_s(cranelift_codegen::ir::condcodes::IntCC::NotEqual, carry, 0);
+    g.when(has_carry, &mut |g| {
+        for (c, var) in accs.iter().flatten().enumerate() {
+            let current = g.b.use_var(*var);
+            let ty = g.b.func.dfg.value_type(current);
+            let v = g.b.ins().load(ty, flags, carry, 8 * c as i32);
+            g.b.def_var(*var, v);
+        }
+        Ok(())
+    })
+}
+
+/// Arrays a top-level SOAC makes as point `p`'s results go straight into the outputs.
+fn map_result_slots(g: &mut Gen, seg: &SegOp, outputs: &[Output], p: Value) {
+    g.result_slots.clear();
+    for (j, r) in seg.body.result.iter().enumerate() {
+        let SubExp::Var(v) = r else { continue };
+        if seg.ret[j].rank() == 0 || !made_by_soac(&seg.body, *v) {
+            continue;
+        }
+        let size = elem_size(outputs[j].elem);
+        let at = g.b.ins().imul(p, outputs[j].row);
+        let bytes = g.b.ins().imul_imm_s(at, size);
+        let addr = g.b.ins().iadd(outputs[j].ptr, bytes);
+        g.result_slots.insert(*v, (addr, outputs[j].row));
+    }
+}
+
+/// The totals of a reduction or scan task: to `partial` when the runtime gives one, else (a
+/// reduction) into the outputs at segment `s`.
+fn store_totals(
+    g: &mut Gen,
+    kind: &SegKind,
+    accs: &[Vec<Variable>],
+    partial: Value,
+    outputs: &[Output],
+    s: Value,
+) -> Res<()> {
+    let flags = MemFlagsData::trusted();
+    let values: Vec<Value> = accs.iter().flatten().map(|v| g.b.use_var(*v)).collect();
+    let to_partial = g.b.ins().icmp_imm_s(
+        cranelift_codegen::ir::condcodes::IntCC::NotEqual,
+        partial,
+        0,
+    );
+    match kind {
+        SegKind::Red(_) => {
+            g.if_else(
+                to_partial,
+                &mut |g| {
                     for (c, v) in values.iter().enumerate() {
                         g.b.ins().store(flags, *v, partial, 8 * c as i32);
                     }
                     Ok(())
-                })?;
-            }
-            SegKind::Map | SegKind::Hist(_) => {}
+                },
+                &mut |g| {
+                    for (c, v) in values.iter().enumerate() {
+                        outputs[c].write(g, s, &[*v], &ogham_ir::Type::Prim(outputs[c].elem))?;
+                    }
+                    Ok(())
+                },
+            )?;
         }
-        Ok(())
-    })
+        // A scan's task returns its total: the runtime carries it into the next tasks.
+        SegKind::Scan(_) => {
+            g.when(to_partial, &mut |g| {
+                for (c, v) in values.iter().enumerate() {
+                    g.b.ins().store(flags, *v, partial, 8 * c as i32);
+                }
+                Ok(())
+            })?;
+        }
+        SegKind::Map | SegKind::Hist(_) => {}
+    }
+    Ok(())
 }
 
 /// `combine(ctx, args, acc, val)`: `acc = op(acc, val)` for every operator of a reduction or scan,

@@ -8,7 +8,7 @@
 use super::emit::{CView, Emit, Res, ctype, var};
 use crate::back::lower::{self, Lower};
 use ogham_ir::types::PrimType;
-use ogham_ir::{Soac, VarId};
+use ogham_ir::{Lambda, Soac, SubExp, VarId};
 
 /// A SOAC at block level, shared out across the block's threads.
 pub fn soac(e: &mut Emit, soac: &Soac, pat: &[VarId]) -> Res<()> {
@@ -16,18 +16,7 @@ pub fn soac(e: &mut Emit, soac: &Soac, pat: &[VarId]) -> Res<()> {
         map, scans, reds, ..
     } = soac
     else {
-        // Scatters and histograms apply their points in order: on one thread. They
-        // return their (updated) destinations.
-        e.single(&mut |e| lower::sequential(e, soac, &[]))?;
-        let dests: Vec<VarId> = match soac {
-            Soac::Scatter { dests, .. } => dests.clone(),
-            Soac::Hist { hists, .. } => hists.iter().flat_map(|h| h.dests.clone()).collect(),
-            Soac::Screma { .. } => unreachable!("handled below"),
-        };
-        for (v, d) in pat.iter().zip(dests) {
-            e.declare(*v, &var(d));
-        }
-        return Ok(());
+        return on_one_thread(e, soac, pat);
     };
     let (width, inputs) = lower::soac_inputs(e, soac)?;
     let n_scan: usize = scans.iter().map(|s| s.neutral.len()).sum();
@@ -96,71 +85,10 @@ pub fn soac(e: &mut Emit, soac: &Soac, pat: &[VarId]) -> Res<()> {
         e.line("__syncthreads();");
         let d = e.temp("d");
         if j < scans.len() {
-            // Inclusive Hillis–Steele scan of the totals, then each thread's carry-in.
-            e.open(format!("for (i64 {d} = 1; {d} < blockDim.x; {d} *= 2)"));
-            let news: Vec<String> = (0..m)
-                .map(|c| {
-                    let t = e.temp("x");
-                    e.line(format!(
-                        "{} {t} = {}[threadIdx.x];",
-                        ctype(types[base + c]),
-                        sh[c]
-                    ));
-                    t
-                })
-                .collect();
-            e.open(format!("if (threadIdx.x >= {d})"));
-            e.lambdas += 1;
-            let mut args: Vec<String> = sh
-                .iter()
-                .map(|s| format!("{s}[threadIdx.x - {d}]"))
-                .collect();
-            args.extend(news.iter().cloned());
-            let r = lower::apply(e, op, &args)?;
-            for (x, y) in news.iter().zip(r) {
-                e.line(format!("{x} = {y};"));
-            }
-            e.lambdas -= 1;
-            e.close();
-            e.line("__syncthreads();");
-            for (s, x) in sh.iter().zip(&news) {
-                e.line(format!("{s}[threadIdx.x] = {x};"));
-            }
-            e.line("__syncthreads();");
-            e.close();
-            let carry: Vec<String> = (0..m)
-                .map(|c| {
-                    let t = e.temp("carry");
-                    let n = Emit::operand(e, neutral[c]);
-                    e.line(format!(
-                        "const {} {t} = threadIdx.x == 0 ? {n} : {}[threadIdx.x - 1];",
-                        ctype(types[base + c]),
-                        sh[c]
-                    ));
-                    t
-                })
-                .collect();
+            let carry = scan_totals(e, op, sh, neutral, &types[base..base + m], &d)?;
             carries.push(carry);
         } else {
-            // Order-preserving tree: slot t takes slot t + d when t is a multiple of 2d.
-            e.open(format!("for (i64 {d} = 1; {d} < blockDim.x; {d} *= 2)"));
-            e.open(format!(
-                "if (threadIdx.x % (2 * {d}) == 0 && threadIdx.x + {d} < blockDim.x)"
-            ));
-            e.lambdas += 1;
-            let mut args: Vec<String> = sh.iter().map(|s| format!("{s}[threadIdx.x]")).collect();
-            args.extend(sh.iter().map(|s| format!("{s}[threadIdx.x + {d}]")));
-            let r = lower::apply(e, op, &args)?;
-            for (s, y) in sh.iter().zip(r) {
-                e.line(format!("{s}[threadIdx.x] = {y};"));
-            }
-            e.lambdas -= 1;
-            e.close();
-            e.line("__syncthreads();");
-            e.close();
-            for (c, s) in sh.iter().enumerate() {
-                e.line(format!("{} = {s}[0];", flat[base + c]));
-            }
+            reduce_totals(e, op, sh, &flat[base..base + m], &d)?;
         }
         e.line("__syncthreads();");
         base += m;
@@ -191,6 +119,100 @@ pub fn soac(e: &mut Emit, soac: &Soac, pat: &[VarId]) -> Res<()> {
     }
     let red_accs: Vec<String> = accs[scans.len()..].concat();
     bind(e, pat, &arrays, red_accs, n_scan);
+    Ok(())
+}
+
+/// A scatter or a histogram: its points applied in order, on one thread. It returns its
+/// (updated) destinations.
+fn on_one_thread(e: &mut Emit, soac: &Soac, pat: &[VarId]) -> Res<()> {
+    e.single(&mut |e| lower::sequential(e, soac, &[]))?;
+    let dests: Vec<VarId> = match soac {
+        Soac::Scatter { dests, .. } => dests.clone(),
+        Soac::Hist { hists, .. } => hists.iter().flat_map(|h| h.dests.clone()).collect(),
+        Soac::Screma { .. } => unreachable!("a Screma is shared out across the block"),
+    };
+    for (v, d) in pat.iter().zip(dests) {
+        e.declare(*v, &var(d));
+    }
+    Ok(())
+}
+
+/// The inclusive Hillis–Steele scan of the chunks' totals in the slots `sh` (of `types`), then
+/// each thread's carry-in (the neutral element for thread 0), returned.
+fn scan_totals(
+    e: &mut Emit,
+    op: &Lambda,
+    sh: &[String],
+    neutral: &[SubExp],
+    types: &[PrimType],
+    d: &str,
+) -> Res<Vec<String>> {
+    let m = sh.len();
+    // Inclusive Hillis–Steele scan of the totals, then each thread's carry-in.
+    e.open(format!("for (i64 {d} = 1; {d} < blockDim.x; {d} *= 2)"));
+    let news: Vec<String> = (0..m)
+        .map(|c| {
+            let t = e.temp("x");
+            e.line(format!("{} {t} = {}[threadIdx.x];", ctype(types[c]), sh[c]));
+            t
+        })
+        .collect();
+    e.open(format!("if (threadIdx.x >= {d})"));
+    e.lambdas += 1;
+    let mut args: Vec<String> = sh
+        .iter()
+        .map(|s| format!("{s}[threadIdx.x - {d}]"))
+        .collect();
+    args.extend(news.iter().cloned());
+    let r = lower::apply(e, op, &args)?;
+    for (x, y) in news.iter().zip(r) {
+        e.line(format!("{x} = {y};"));
+    }
+    e.lambdas -= 1;
+    e.close();
+    e.line("__syncthreads();");
+    for (s, x) in sh.iter().zip(&news) {
+        e.line(format!("{s}[threadIdx.x] = {x};"));
+    }
+    e.line("__syncthreads();");
+    e.close();
+    let carry: Vec<String> = (0..m)
+        .map(|c| {
+            let t = e.temp("carry");
+            let n = Emit::operand(e, neutral[c]);
+            e.line(format!(
+                "const {} {t} = threadIdx.x == 0 ? {n} : {}[threadIdx.x - 1];",
+                ctype(types[c]),
+                sh[c]
+            ));
+            t
+        })
+        .collect();
+    Ok(carry)
+}
+
+/// The order-preserving tree reduction of the chunks' totals in the slots `sh`: slot t takes
+/// slot t + d when t is a multiple of 2d; the result (slot 0) goes to the accumulators `flat`.
+fn reduce_totals(e: &mut Emit, op: &Lambda, sh: &[String], flat: &[String], d: &str) -> Res<()> {
+    // Order-preserving tree: slot t takes slot t + d when t is a multiple of 2d.
+    e.open(format!("for (i64 {d} = 1; {d} < blockDim.x; {d} *= 2)"));
+    e.open(format!(
+        "if (threadIdx.x % (2 * {d}) == 0 && threadIdx.x + {d} < blockDim.x)"
+    ));
+    e.lambdas += 1;
+    let mut args: Vec<String> = sh.iter().map(|s| format!("{s}[threadIdx.x]")).collect();
+    args.extend(sh.iter().map(|s| format!("{s}[threadIdx.x + {d}]")));
+    let r = lower::apply(e, op, &args)?;
+    for (s, y) in sh.iter().zip(r) {
+        e.line(format!("{s}[threadIdx.x] = {y};"));
+    }
+    e.lambdas -= 1;
+    e.close();
+    e.line("__syncthreads();");
+    e.close();
+    for (c, s) in sh.iter().enumerate() {
+        e.line(format!("{} = {s}[0];", flat[c]));
+    }
     Ok(())
 }
 

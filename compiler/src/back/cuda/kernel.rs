@@ -34,10 +34,10 @@
 use super::emit::{Emit, Res, ctype, var};
 use super::{Counting, Unsupported};
 use crate::back::lower;
-use ogham_ir::VarId;
 use ogham_ir::abi::{self, ArgSlots, ErrorSite};
 use ogham_ir::kir::{HostStmt, SegKind, SegLevel, SegOp};
 use ogham_ir::source::Span;
+use ogham_ir::{Lambda, SubExp, VarId};
 
 /// The text and layout of one kernel.
 pub struct Built {
@@ -194,28 +194,7 @@ fn thread_kernel(
     e.line(format!("og_at = og_s * {inner};"));
     decode(&mut e, seg, rank - 1, "og_s");
     // Accumulators: from the neutral elements, or a scan's carry-in.
-    let mut accs: Vec<Vec<String>> = Vec::new();
-    let mut k = 0;
-    for (_, neutral) in &ops {
-        let mut names = Vec::new();
-        for n in neutral.iter() {
-            let ty = f.subexp_type(*n);
-            if ty.rank() > 0 {
-                return Err(Unsupported(
-                    "a reduction or scan of arrays in a kernel".to_string(),
-                ));
-            }
-            let t = ctype(ty.elem());
-            let acc = format!("og_acc{k}");
-            let init = e.operand(*n);
-            e.line(format!(
-                "{t} {acc} = carry ? og_unbits<{t}>(carry[og_r * {width} + {k}]) : {init};"
-            ));
-            names.push(acc);
-            k += 1;
-        }
-        accs.push(names);
-    }
+    let accs = thread_accumulators(&mut e, f, &ops, width)?;
     let i = var(seg.space[rank - 1].0);
     if commutative {
         e.open(format!(
@@ -243,28 +222,7 @@ fn thread_kernel(
         &mut |e, j, val| write_output(e, j, "og_p", val, &seg.ret[j], false),
     )?;
     e.close();
-    let flat_accs = accs.concat();
-    match seg.kind {
-        SegKind::Red(_) => {
-            e.open("if (partial)");
-            for (c, a) in flat_accs.iter().enumerate() {
-                e.line(format!("partial[og_r * {width} + {c}] = og_bits({a});"));
-            }
-            e.else_branch();
-            for (c, a) in flat_accs.iter().enumerate() {
-                e.line(format!("og_out{c}[og_s] = {a};"));
-            }
-            e.close();
-        }
-        SegKind::Scan(_) => {
-            e.open("if (partial)");
-            for (c, a) in flat_accs.iter().enumerate() {
-                e.line(format!("partial[og_r * {width} + {c}] = og_bits({a});"));
-            }
-            e.close();
-        }
-        SegKind::Map | SegKind::Hist(_) => {}
-    }
+    store_totals(&mut e, &seg.kind, &accs.concat(), width);
     e.close();
     let emitted = e.finish();
     let mut sites = emitted.sites;
@@ -291,6 +249,65 @@ fn thread_kernel(
         shared_slots: 0,
         allocates: emitted.allocates,
     })
+}
+
+/// The accumulators of a thread kernel's operators (`og_acc0`, ...), each from its neutral
+/// element or, continuing a scan, from the carry-in.
+fn thread_accumulators(
+    e: &mut Emit,
+    f: &ogham_ir::kir::Function,
+    ops: &[(&Lambda, &[SubExp])],
+    width: usize,
+) -> Result<Vec<Vec<String>>, Unsupported> {
+    let mut accs: Vec<Vec<String>> = Vec::new();
+    let mut k = 0;
+    for (_, neutral) in ops {
+        let mut names = Vec::new();
+        for n in neutral.iter() {
+            let ty = f.subexp_type(*n);
+            if ty.rank() > 0 {
+                return Err(Unsupported(
+                    "a reduction or scan of arrays in a kernel".to_string(),
+                ));
+            }
+            let t = ctype(ty.elem());
+            let acc = format!("og_acc{k}");
+            let init = e.operand(*n);
+            e.line(format!(
+                "{t} {acc} = carry ? og_unbits<{t}>(carry[og_r * {width} + {k}]) : {init};"
+            ));
+            names.push(acc);
+            k += 1;
+        }
+        accs.push(names);
+    }
+    Ok(accs)
+}
+
+/// A reduction or scan task's totals: to `partial` when given, else (a reduction) into the
+/// outputs at the segment.
+fn store_totals(e: &mut Emit, kind: &SegKind, flat_accs: &[String], width: usize) {
+    match kind {
+        SegKind::Red(_) => {
+            e.open("if (partial)");
+            for (c, a) in flat_accs.iter().enumerate() {
+                e.line(format!("partial[og_r * {width} + {c}] = og_bits({a});"));
+            }
+            e.else_branch();
+            for (c, a) in flat_accs.iter().enumerate() {
+                e.line(format!("og_out{c}[og_s] = {a};"));
+            }
+            e.close();
+        }
+        SegKind::Scan(_) => {
+            e.open("if (partial)");
+            for (c, a) in flat_accs.iter().enumerate() {
+                e.line(format!("partial[og_r * {width} + {c}] = og_bits({a});"));
+            }
+            e.close();
+        }
+        SegKind::Map | SegKind::Hist(_) => {}
+    }
 }
 
 /// `NAME_combine(ctx, args, segments, chunks, partial)`: one thread per segment folds its

@@ -7,7 +7,7 @@ use super::{Lower, Place, Res};
 use crate::back::Unsupported;
 use ogham_ir::abi::Failure;
 use ogham_ir::types::PrimType;
-use ogham_ir::{Body, DimIndex, Exp, Lambda, Stmt, SubExp, VarId};
+use ogham_ir::{Body, DimIndex, Exp, Lambda, Stmt, SubExp, Type, VarId};
 
 pub fn body<L: Lower>(l: &mut L, body: &Body) -> Res<Vec<L::Val>> {
     for s in &body.stmts {
@@ -181,26 +181,7 @@ pub fn stmt<L: Lower>(l: &mut L, stmt: &Stmt) -> Res<()> {
             };
             l.bind(pat[0], val);
         }
-        Exp::Update(a, idx, v) => {
-            l.before_update();
-            let view = l.view(*a)?;
-            let val = l.operand(*v)?;
-            match index(l, *a, &view, idx, true)? {
-                Place::Element(e) => l.store(&e, &val),
-                Place::View(dst) => {
-                    let ty = l.f().subexp_type(*v);
-                    if ty.rank() == 0 {
-                        return Err(Unsupported("an update of a slice by a scalar".to_string()));
-                    }
-                    let src = l.as_view(&val, ty.elem(), ty.rank());
-                    let (actual, expected) = (l.dims(&src), l.dims(&dst));
-                    check_same_shape(l, &actual, &expected, "update")?;
-                    l.copy(&src, &dst)?;
-                }
-            }
-            let arr = l.values(&view);
-            l.bind(pat[0], arr);
-        }
+        Exp::Update(a, idx, v) => update(l, pat[0], *a, idx, *v)?,
         Exp::Iota(n) => {
             let n = l.scalar(*n)?;
             check_size(l, &n, "iota")?;
@@ -209,81 +190,11 @@ pub fn stmt<L: Lower>(l: &mut L, stmt: &Stmt) -> Res<()> {
             let out = l.values(&out);
             l.bind(pat[0], out);
         }
-        Exp::Replicate(n, v) => {
-            let n = l.scalar(*n)?;
-            check_size(l, &n, "replicate")?;
-            let val = l.operand(*v)?;
-            let elem = l.f().ty(pat[0]).elem();
-            let mut dims = vec![n.clone()];
-            let rank = l.f().subexp_type(*v).rank();
-            if rank > 0 {
-                dims.extend(l.dims(&l.as_view(&val, elem, rank)));
-            }
-            let out = l.alloc(elem, dims)?;
-            l.fill_rows(&out, &n, &val)?;
-            let out = l.values(&out);
-            l.bind(pat[0], out);
-        }
-        Exp::ArrayLit(elems, elem_ty) => {
-            let n = l.int(elems.len() as i64);
-            let mut dims = vec![n];
-            dims.extend(dims_of(l, elem_ty)?);
-            let out = l.alloc(elem_ty.elem(), dims)?;
-            l.single(&mut |l| {
-                for (k, e) in elems.iter().enumerate() {
-                    let val = l.operand(*e)?;
-                    let i = l.int(k as i64);
-                    super::write_row(l, &out, &i, &val)?;
-                }
-                Ok(())
-            })?;
-            let out = l.values(&out);
-            l.bind(pat[0], out);
-        }
+        Exp::Replicate(n, v) => replicate(l, pat[0], *n, *v)?,
+        Exp::ArrayLit(elems, elem_ty) => array_lit(l, pat[0], elems, elem_ty)?,
         Exp::Rearrange(a, perm) => l.rearrange(pat[0], *a, perm)?,
-        Exp::Reshape(a, dims) => {
-            let view = l.view(*a)?;
-            let have = l.dims(&view);
-            let target: Vec<L::S> = dims.iter().map(|d| l.scalar(*d)).collect::<Res<_>>()?;
-            // The same rank: extent by extent; otherwise the element counts.
-            let ok = if target.len() == have.len() {
-                let mut ok = l.conj();
-                for (x, y) in have.iter().zip(&target) {
-                    let eq = l.equal(x, y);
-                    l.conj_add(&mut ok, eq);
-                }
-                l.conj_end(ok)
-            } else {
-                l.same_count(&view, &target)
-            };
-            let mut details = have.clone();
-            details.extend(target.iter().cloned());
-            let failure = Failure::Reshape {
-                array: *a,
-                dims: dims.clone(),
-            };
-            l.check(ok, failure, &details)?;
-            let copy = l.alloc(L::elem(&view), have)?;
-            l.copy(&view, &copy)?;
-            let out = l.reshaped(&copy, &target);
-            l.bind(pat[0], out);
-        }
-        Exp::Concat(arrays) => {
-            let views: Vec<L::View> = arrays.iter().map(|a| l.view(*a)).collect::<Res<_>>()?;
-            let rows = l.dims(&views[0]).split_off(1);
-            let mut total = l.sum();
-            for v in &views {
-                let dims = l.dims(v);
-                check_same_shape(l, &dims[1..], &rows, "concatenation")?;
-                l.sum_add(&mut total, &dims[0]);
-            }
-            let mut dims = vec![l.sum_end(total)];
-            dims.extend(rows);
-            let out = l.alloc(L::elem(&views[0]), dims)?;
-            l.copy_parts(&out, &views)?;
-            let out = l.values(&out);
-            l.bind(pat[0], out);
-        }
+        Exp::Reshape(a, dims) => reshape(l, pat[0], *a, dims)?,
+        Exp::Concat(arrays) => concat(l, pat[0], arrays)?,
         Exp::Copy(a) => {
             let view = l.view(*a)?;
             let dims = l.dims(&view);
@@ -317,5 +228,114 @@ pub fn stmt<L: Lower>(l: &mut L, stmt: &Stmt) -> Res<()> {
         Exp::Soac(soac) => l.soac(soac, pat)?,
         Exp::Host(core) => match *core {},
     }
+    Ok(())
+}
+
+/// `a with [idx] = v` bound to `to`: an element store or a slice copy (shapes checked).
+fn update<L: Lower>(l: &mut L, to: VarId, a: VarId, idx: &[DimIndex], v: SubExp) -> Res<()> {
+    l.before_update();
+    let view = l.view(a)?;
+    let val = l.operand(v)?;
+    match index(l, a, &view, idx, true)? {
+        Place::Element(e) => l.store(&e, &val),
+        Place::View(dst) => {
+            let ty = l.f().subexp_type(v);
+            if ty.rank() == 0 {
+                return Err(Unsupported("an update of a slice by a scalar".to_string()));
+            }
+            let src = l.as_view(&val, ty.elem(), ty.rank());
+            let (actual, expected) = (l.dims(&src), l.dims(&dst));
+            check_same_shape(l, &actual, &expected, "update")?;
+            l.copy(&src, &dst)?;
+        }
+    }
+    let arr = l.values(&view);
+    l.bind(to, arr);
+    Ok(())
+}
+
+/// `replicate n v` bound to `to`: the count checked, then allocation, then the rows.
+fn replicate<L: Lower>(l: &mut L, to: VarId, n: SubExp, v: SubExp) -> Res<()> {
+    let n = l.scalar(n)?;
+    check_size(l, &n, "replicate")?;
+    let val = l.operand(v)?;
+    let elem = l.f().ty(to).elem();
+    let mut dims = vec![n.clone()];
+    let rank = l.f().subexp_type(v).rank();
+    if rank > 0 {
+        dims.extend(l.dims(&l.as_view(&val, elem, rank)));
+    }
+    let out = l.alloc(elem, dims)?;
+    l.fill_rows(&out, &n, &val)?;
+    let out = l.values(&out);
+    l.bind(to, out);
+    Ok(())
+}
+
+/// An array literal bound to `to`, written row by row.
+fn array_lit<L: Lower>(l: &mut L, to: VarId, elems: &[SubExp], elem_ty: &Type) -> Res<()> {
+    let n = l.int(elems.len() as i64);
+    let mut dims = vec![n];
+    dims.extend(dims_of(l, elem_ty)?);
+    let out = l.alloc(elem_ty.elem(), dims)?;
+    l.single(&mut |l| {
+        for (k, e) in elems.iter().enumerate() {
+            let val = l.operand(*e)?;
+            let i = l.int(k as i64);
+            super::write_row(l, &out, &i, &val)?;
+        }
+        Ok(())
+    })?;
+    let out = l.values(&out);
+    l.bind(to, out);
+    Ok(())
+}
+
+/// `reshape` bound to `to`: extents compared at the same rank, element counts otherwise.
+fn reshape<L: Lower>(l: &mut L, to: VarId, a: VarId, dims: &[SubExp]) -> Res<()> {
+    let view = l.view(a)?;
+    let have = l.dims(&view);
+    let target: Vec<L::S> = dims.iter().map(|d| l.scalar(*d)).collect::<Res<_>>()?;
+    // The same rank: extent by extent; otherwise the element counts.
+    let ok = if target.len() == have.len() {
+        let mut ok = l.conj();
+        for (x, y) in have.iter().zip(&target) {
+            let eq = l.equal(x, y);
+            l.conj_add(&mut ok, eq);
+        }
+        l.conj_end(ok)
+    } else {
+        l.same_count(&view, &target)
+    };
+    let mut details = have.clone();
+    details.extend(target.iter().cloned());
+    let failure = Failure::Reshape {
+        array: a,
+        dims: dims.to_vec(),
+    };
+    l.check(ok, failure, &details)?;
+    let copy = l.alloc(L::elem(&view), have)?;
+    l.copy(&view, &copy)?;
+    let out = l.reshaped(&copy, &target);
+    l.bind(to, out);
+    Ok(())
+}
+
+/// `concat` bound to `to`: the rows' shapes checked, then one copy per part.
+fn concat<L: Lower>(l: &mut L, to: VarId, arrays: &[VarId]) -> Res<()> {
+    let views: Vec<L::View> = arrays.iter().map(|a| l.view(*a)).collect::<Res<_>>()?;
+    let rows = l.dims(&views[0]).split_off(1);
+    let mut total = l.sum();
+    for v in &views {
+        let dims = l.dims(v);
+        check_same_shape(l, &dims[1..], &rows, "concatenation")?;
+        l.sum_add(&mut total, &dims[0]);
+    }
+    let mut dims = vec![l.sum_end(total)];
+    dims.extend(rows);
+    let out = l.alloc(L::elem(&views[0]), dims)?;
+    l.copy_parts(&out, &views)?;
+    let out = l.values(&out);
+    l.bind(to, out);
     Ok(())
 }

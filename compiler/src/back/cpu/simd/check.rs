@@ -234,28 +234,7 @@ impl<'a> Check<'a> {
         let (float, int) = (self.width.float(), self.width.int());
         match exp {
             Exp::SubExp(se) => self.operand(*se),
-            Exp::BinOp(op, a, b) => {
-                use BinOp as B;
-                let compare = matches!(op, B::Eq | B::Ne | B::Lt | B::Le | B::Gt | B::Ge);
-                let ok = match self.prim(*a) {
-                    Some(t) if t == float => {
-                        compare || matches!(op, B::Add | B::Sub | B::Mul | B::Div)
-                    }
-                    Some(t) if t == int => {
-                        compare
-                            || matches!(
-                                op,
-                                B::Add | B::Sub | B::Mul | B::BitAnd | B::BitOr | B::BitXor
-                            )
-                            || (matches!(op, B::Div | B::Mod) && power_of_two(*b).is_some())
-                    }
-                    Some(PrimType::Bool) => {
-                        matches!(op, B::BitAnd | B::BitOr | B::BitXor | B::Eq | B::Ne)
-                    }
-                    _ => false,
-                };
-                ok && self.operand(*a) && self.operand(*b)
-            }
+            Exp::BinOp(op, a, b) => self.lane_binop(*op, *a, *b),
             Exp::UnOp(op, a) => {
                 let t = self.prim(*a);
                 let ok = match op {
@@ -314,30 +293,7 @@ impl<'a> Check<'a> {
                 }
                 ok
             }
-            Exp::Loop { params, form, body } => {
-                self.checked += 1;
-                let lane_params = params.iter().all(|(p, init)| {
-                    matches!(self.f.ty(*p), ir::Type::Prim(t) if self.laned(*t))
-                        && self.operand(*init)
-                });
-                if !lane_params {
-                    return false;
-                }
-                self.defined.extend(params.iter().map(|(p, _)| *p));
-                let form_ok = match form {
-                    LoopForm::For { index, bound } if self.uniform(*bound) => {
-                        self.local.insert(*index);
-                        true
-                    }
-                    // A per-lane trip count: the counter is a lane value.
-                    LoopForm::For { index, bound } => {
-                        self.defined.insert(*index);
-                        self.prim(*bound) == Some(int) && self.operand(*bound)
-                    }
-                    LoopForm::While { cond } => params.iter().any(|(p, _)| p == cond),
-                };
-                form_ok && self.body(body)
-            }
+            Exp::Loop { params, form, body } => self.lane_loop(params, form, body),
             Exp::Soac(Soac::Screma {
                 width,
                 inputs,
@@ -350,6 +306,57 @@ impl<'a> Check<'a> {
             }
             _ => false,
         }
+    }
+
+    /// A binary operator on lanes: the float and integer operations with an instruction
+    /// (integer division only by a power of two), comparisons, and `bool` logic.
+    fn lane_binop(&mut self, op: BinOp, a: SubExp, b: SubExp) -> bool {
+        let (float, int) = (self.width.float(), self.width.int());
+        use BinOp as B;
+        let compare = matches!(op, B::Eq | B::Ne | B::Lt | B::Le | B::Gt | B::Ge);
+        let ok = match self.prim(a) {
+            Some(t) if t == float => compare || matches!(op, B::Add | B::Sub | B::Mul | B::Div),
+            Some(t) if t == int => {
+                compare
+                    || matches!(
+                        op,
+                        B::Add | B::Sub | B::Mul | B::BitAnd | B::BitOr | B::BitXor
+                    )
+                    || (matches!(op, B::Div | B::Mod) && power_of_two(b).is_some())
+            }
+            Some(PrimType::Bool) => {
+                matches!(op, B::BitAnd | B::BitOr | B::BitXor | B::Eq | B::Ne)
+            }
+            _ => false,
+        };
+        ok && self.operand(a) && self.operand(b)
+    }
+
+    /// A loop whose parameters are lane values, with a uniform or per-lane trip count (or a
+    /// `while` on one of its parameters).
+    fn lane_loop(&mut self, params: &[(VarId, SubExp)], form: &LoopForm, body: &Body) -> bool {
+        let int = self.width.int();
+        self.checked += 1;
+        let lane_params = params.iter().all(|(p, init)| {
+            matches!(self.f.ty(*p), ir::Type::Prim(t) if self.laned(*t)) && self.operand(*init)
+        });
+        if !lane_params {
+            return false;
+        }
+        self.defined.extend(params.iter().map(|(p, _)| *p));
+        let form_ok = match form {
+            LoopForm::For { index, bound } if self.uniform(*bound) => {
+                self.local.insert(*index);
+                true
+            }
+            // A per-lane trip count: the counter is a lane value.
+            LoopForm::For { index, bound } => {
+                self.defined.insert(*index);
+                self.prim(*bound) == Some(int) && self.operand(*bound)
+            }
+            LoopForm::While { cond } => params.iter().any(|(p, _)| p == cond),
+        };
+        form_ok && self.body(body)
     }
 
     /// A size of a reduction or an `iota`: uniform, or a lane value of the width's integer type.

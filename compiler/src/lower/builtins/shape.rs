@@ -1,0 +1,187 @@
+//! Lowering of the shape built-ins (`transpose`, `flatten`, `unflatten`, `concat`, `reverse`,
+//! `rotate`) to the IR's array operations, applied to each leaf array of a lowered value.
+//!
+//! Invariants: the arguments are lowered values whose leaves are array variables (a constant
+//! leaf is an internal error); every result is bound to a fresh variable of the exact type the
+//! operation produces.
+
+use super::I64;
+use crate::lower::{LVal, Lowerer, Res};
+use ogham_ir::op::BinOp;
+use ogham_ir::{DimIndex, Exp, SubExp, Type};
+
+impl<'p> Lowerer<'p> {
+    pub(super) fn transpose(&mut self, xs: &LVal<'p>) -> Res<LVal<'p>> {
+        self.map_leaves(xs, &mut |this, se| {
+            let v = se
+                .as_var()
+                .ok_or_else(|| this.internal("transpose of a constant"))?;
+            let ty = this.function.ty(v).clone();
+            let rank = ty.rank();
+            let mut perm: Vec<usize> = (0..rank).collect();
+            perm.swap(0, 1);
+            let shape = perm.iter().map(|&d| ty.shape()[d]).collect();
+            Ok(this.bind(
+                "tr",
+                Type::with_shape(ty.elem(), shape),
+                Exp::Rearrange(v, perm),
+            ))
+        })
+    }
+
+    pub(super) fn flatten(&mut self, xs: &LVal<'p>) -> Res<LVal<'p>> {
+        self.map_leaves(xs, &mut |this, se| {
+            let v = se
+                .as_var()
+                .ok_or_else(|| this.internal("flatten of a constant"))?;
+            let ty = this.function.ty(v).clone();
+            let n = this.binop(BinOp::Mul, ty.shape()[0], ty.shape()[1]);
+            let mut shape = vec![n];
+            shape.extend_from_slice(&ty.shape()[2..]);
+            Ok(this.bind(
+                "flat",
+                Type::with_shape(ty.elem(), shape.clone()),
+                Exp::Reshape(v, shape),
+            ))
+        })
+    }
+
+    /// `unflatten n m xs`.
+    pub(super) fn unflatten(&mut self, n: LVal<'p>, m: LVal<'p>, xs: &LVal<'p>) -> Res<LVal<'p>> {
+        let (LVal::Leaf(n), LVal::Leaf(m)) = (n, m) else {
+            return Err(self.internal("unflatten sizes are not scalars"));
+        };
+        let (n, m) = (self.as_i64(n), self.as_i64(m));
+        self.map_leaves(xs, &mut |this, se| {
+            let v = se
+                .as_var()
+                .ok_or_else(|| this.internal("unflatten of a constant"))?;
+            let ty = this.function.ty(v).clone();
+            let mut shape = vec![n, m];
+            shape.extend_from_slice(&ty.shape()[1..]);
+            Ok(this.bind(
+                "unflat",
+                Type::with_shape(ty.elem(), shape.clone()),
+                Exp::Reshape(v, shape),
+            ))
+        })
+    }
+
+    /// `concat xs ys`, leaf by leaf.
+    pub(super) fn concat(&mut self, xs: &LVal<'p>, ys: &LVal<'p>) -> Res<LVal<'p>> {
+        let (a, b) = (self.arrays(xs)?, self.arrays(ys)?);
+        let mut out = Vec::new();
+        for (x, y) in a.into_iter().zip(b) {
+            let (tx, ty) = (self.function.ty(x).clone(), self.function.ty(y).clone());
+            let n = self.binop(BinOp::Add, tx.shape()[0], ty.shape()[0]);
+            let mut shape = vec![n];
+            shape.extend_from_slice(&tx.shape()[1..]);
+            out.push(self.bind(
+                "cat",
+                Type::with_shape(tx.elem(), shape),
+                Exp::Concat(vec![x, y]),
+            ));
+        }
+        Ok(Self::rebuild(xs, &mut out.into_iter()))
+    }
+
+    /// `reverse xs`: a copy of the view with stride -1.
+    pub(super) fn reverse(&mut self, xs: &LVal<'p>) -> Res<LVal<'p>> {
+        self.map_leaves(xs, &mut |this, se| {
+            let v = se
+                .as_var()
+                .ok_or_else(|| this.internal("reverse of a constant"))?;
+            let ty = this.function.ty(v).clone();
+            let n = ty.shape()[0];
+            let last = this.binop(BinOp::Sub, n, SubExp::i64(1));
+            let idx = vec![DimIndex::Slice {
+                start: last,
+                len: n,
+                stride: SubExp::i64(-1),
+            }];
+            let view = this.bind("rev", ty.clone(), Exp::Index(v, idx));
+            let view = view.as_var().expect("a fresh variable");
+            Ok(this.bind("rev", ty, Exp::Copy(view)))
+        })
+    }
+    /// `rotate r xs`: `xs[s:] ++ xs[:s]` with `s = r mod n` (`xs` itself when empty).
+    pub(super) fn rotate(&mut self, r: SubExp, se: SubExp) -> Res<SubExp> {
+        let v = se
+            .as_var()
+            .ok_or_else(|| self.internal("rotate of a constant"))?;
+        let ty = self.function.ty(v).clone();
+        let n = ty.shape()[0];
+        let empty = self.binop(BinOp::Eq, n, SubExp::i64(0));
+        let safe_n = self.bind(
+            "n",
+            I64,
+            Exp::If {
+                cond: empty,
+                then_body: ogham_ir::Body {
+                    stmts: vec![],
+                    result: vec![SubExp::i64(1)],
+                },
+                else_body: ogham_ir::Body {
+                    stmts: vec![],
+                    result: vec![n],
+                },
+                ret: vec![I64],
+            },
+        );
+        let s = self.binop(BinOp::Mod, r, safe_n);
+        let rest = self.binop(BinOp::Sub, n, s);
+        let mut tail_ty = ty.clone();
+        if let Type::Array { shape, .. } = &mut tail_ty {
+            shape[0] = rest;
+        }
+        let tail = self.bind(
+            "tail",
+            tail_ty,
+            Exp::Index(
+                v,
+                vec![DimIndex::Slice {
+                    start: s,
+                    len: rest,
+                    stride: SubExp::i64(1),
+                }],
+            ),
+        );
+        let mut head_ty = ty.clone();
+        if let Type::Array { shape, .. } = &mut head_ty {
+            shape[0] = s;
+        }
+        let head = self.bind(
+            "head",
+            head_ty,
+            Exp::Index(
+                v,
+                vec![DimIndex::Slice {
+                    start: SubExp::i64(0),
+                    len: s,
+                    stride: SubExp::i64(1),
+                }],
+            ),
+        );
+        let total = self.binop(BinOp::Add, rest, s);
+        let mut out_ty = ty;
+        if let Type::Array { shape, .. } = &mut out_ty {
+            shape[0] = total;
+        }
+        let rotated = self.bind(
+            "rot",
+            out_ty,
+            Exp::Concat(vec![
+                tail.as_var().expect("var"),
+                head.as_var().expect("var"),
+            ]),
+        );
+        // The result has the input's size.
+        let rv = rotated.as_var().expect("var");
+        let final_ty = self.function.ty(v).clone();
+        Ok(self.bind(
+            "rot",
+            final_ty.clone(),
+            Exp::Reshape(rv, final_ty.shape().to_vec()),
+        ))
+    }
+}
