@@ -1,7 +1,7 @@
 //! The registers and static shared memory of each kernel, from ptxas's report: NVRTC compiles
 //! the unit for the modelled GPU's architecture with `--ptxas-options=-v` (no GPU needed). The
-//! parsed report is cached (`<cache>/cuda-model/`, keyed by the source, architecture and NVRTC
-//! version): NVRTC takes tens of seconds on a large unit. Without NVRTC every kernel is
+//! report is cached (`<cache>/cuda-model/`, keyed by the source, architecture and NVRTC
+//! version, with its MAC like every artefact there): NVRTC takes tens of seconds on a large unit. Without NVRTC every kernel is
 //! assumed to take [`ASSUMED_REGISTERS`], and the profile says so.
 
 use crate::cache_file::Store;
@@ -35,13 +35,13 @@ pub fn report(source: &str, arch: &str) -> Result<HashMap<String, Resources>, St
         crate::fnv1a(unit.as_bytes())
     );
     let store = Store::open("cuda-model");
-    if let Some(text) = store.as_ref().and_then(|s| s.read(&name)) {
+    if let Some(text) = store.as_ref().and_then(|s| s.load_artefact(&name)) {
         return Ok(parse(&String::from_utf8_lossy(&text)));
     }
     let compiled = nvrtc::compile(&unit, arch, true)?;
     if let Some(store) = store {
         // A cache that cannot be written only costs the next run the compilation.
-        let _ = store.write(&name, compiled.log.as_bytes());
+        let _ = store.store_artefact(&name, compiled.log.as_bytes());
     }
     Ok(parse(&compiled.log))
 }
