@@ -43,16 +43,17 @@ def model(ogham, gpu, warps, prog, entry, args, out):
     took = time.time() - t0
     if p.returncode != 0:
         sys.exit(f"{prog} {entry} on {gpu}: exit {p.returncode}\n{p.stderr[-3000:]}")
-    total, kernels_only, per_kernel, name = 0.0, 0.0, [], None
+    total, kernels_only, per_kernel, name = 0.0, 0.0, {}, None
     for line in p.stderr.splitlines():
         if m := KERNEL.match(line):
             name = m.group(1)
-            per_kernel.append([float(m.group(3)), name, ""])
+            per_kernel.setdefault(name, [0.0, name, ""])[0] += float(m.group(3))
             total += float(m.group(3))
         elif (m := LAUNCH.match(line)) and name:
             kernels_only += float(m.group(1))
-            per_kernel[-1][2] = m.group(2)
-    top = sorted(per_kernel, reverse=True)[:3]
+            per_kernel[name][2] = m.group(2)
+    # Each kernel's launches summed (a loop runs some several times); the bound of its last.
+    top = sorted(per_kernel.values(), reverse=True)[:3]
     return total, kernels_only, top, took
 
 
