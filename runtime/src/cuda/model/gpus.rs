@@ -90,7 +90,9 @@ const H100: Gpu = Gpu {
     alloc_per_byte: 0.0,
 };
 
-/// The devices of the table, the default first.
+/// The devices of the table, the default first. The others take from the H100 what does not
+/// differ: the special-function rate, the register file, the occupancy limits (A100), and the
+/// host-side costs.
 pub const GPUS: [Gpu; 4] = [
     H100,
     Gpu {
@@ -108,24 +110,16 @@ pub const GPUS: [Gpu; 4] = [
         clock: 1.41e9,
         fp32: 19.5 * TB,
         fp64: 9.7 * TB,
-        special_per_sm_clock: 16.0,
         dram_bandwidth: 2.039 * TB,
         l2_bandwidth: 5.0 * TB,
         l2_bytes: 40.0 * MIB,
         l1_bytes: 192.0 * KIB,
         shared_per_sm: 164 << 10,
-        registers_per_sm: 65536,
-        max_threads_per_sm: 2048,
-        max_blocks_per_sm: 32,
         l1_latency: 33.0,
         l2_latency: 200.0,
         dram_latency: 560.0,
         memory: 80 << 30,
-        copy_bandwidth: PAGEABLE_COPIES,
-        copy_latency: 12e-6,
-        launch_latency: 6e-6,
-        alloc_latency: 40e-6,
-        alloc_per_byte: 0.0,
+        ..H100
     },
     Gpu {
         key: "rtx2080ti",
@@ -135,24 +129,18 @@ pub const GPUS: [Gpu; 4] = [
         clock: 1.545e9,
         fp32: 13.4 * TB,
         fp64: 0.42 * TB,
-        special_per_sm_clock: 16.0,
         dram_bandwidth: 616.0 * GB,
         l2_bandwidth: 1.8 * TB,
         l2_bytes: 5.5 * MIB,
         l1_bytes: 96.0 * KIB,
         shared_per_sm: 64 << 10,
-        registers_per_sm: 65536,
         max_threads_per_sm: 1024,
         max_blocks_per_sm: 16,
         l1_latency: 32.0,
         l2_latency: 190.0,
         dram_latency: 500.0,
         memory: 11 << 30,
-        copy_bandwidth: PAGEABLE_COPIES,
-        copy_latency: 12e-6,
-        launch_latency: 6e-6,
-        alloc_latency: 40e-6,
-        alloc_per_byte: 0.0,
+        ..H100
     },
 ];
 
