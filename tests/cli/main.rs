@@ -606,6 +606,41 @@ fn the_cuda_backend_without_a_gpu_is_a_clear_error() {
     assert_user_error(&out, "error[R0711]");
 }
 
+/// On the CUDA executors, `OGHAM_PROFILE` gives each kernel's total and where it went: the
+/// kernel alone (CUDA events on a GPU; the call on the emulator), its copies with their bytes,
+/// its allocations.
+#[test]
+fn the_cuda_profile_separates_kernels_copies_and_allocations() {
+    if ogham::Backend::CudaEmu.unavailable().is_some() {
+        return; // No g++: no emulator.
+    }
+    let dir = scratch("cuda_profile");
+    let program = write(&dir, "double.og", "entry main (xs: []f32) = map (*2) xs\n");
+    let out = Command::new(env!("CARGO_BIN_EXE_ogham"))
+        .args(["run", "--backend", "cuda-emu", "--no-cache"])
+        .arg(&program)
+        .arg("[1f32, 2f32, 3f32]")
+        .env("OGHAM_PROFILE", "1")
+        .env("OGHAM_CACHE_DIR", dir.join("cache"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let line = stderr(&out)
+        .lines()
+        .find(|l| l.starts_with("ogham-profile: kernel main_k0 (cuda-emu) "))
+        .map(str::to_string)
+        .unwrap_or_else(|| panic!("no profile line:\n{}", stderr(&out)));
+    let pattern = regex::Regex::new(
+        r"\) [0-9.]+ ms: kernel alone [0-9.]+ ms \(1 launch\(es\)\), copies [0-9.]+ ms \((\d+), ([0-9.]+) MB\), allocations [0-9.]+ ms \((\d+) with frees\)$",
+    )
+    .unwrap();
+    let found = pattern.captures(&line).unwrap_or_else(|| panic!("{line}"));
+    // The operand and the result (12 bytes each), the argument slots, the failure record
+    // (cleared and read back): at least four copies and three allocations.
+    assert!(found[1].parse::<u32>().unwrap() >= 4, "{line}");
+    assert!(found[3].parse::<u32>().unwrap() >= 3, "{line}");
+}
+
 /// The CUDA emulator's cached shared library is verified before use: a damaged one (changed
 /// bytes, a missing checksum) is reported by name, compiled again and replaced; one that passes
 /// its checksum but does not load is reported and compiled again too.

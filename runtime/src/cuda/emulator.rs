@@ -264,14 +264,15 @@ impl Device for Emulator {
         Ok(MEMORY)
     }
 
-    fn launch(&self, function: u64, grid: u32, _shared: u32, params: &mut [u64]) -> Res<()> {
+    fn launch(&self, function: u64, grid: u32, _shared: u32, params: &mut [u64]) -> Res<f64> {
         let emulate = self
             .emulate
             .ok_or_else(|| machine_error(R_CUDA, "the emulator has no program loaded".into()))?;
+        let start = std::time::Instant::now();
         // SAFETY: `function` is a trampoline of the loaded library; `params` hold the kernel's
         // parameters (device addresses are host allocations that outlive the call).
         unsafe { emulate(function, grid, self.block_size() as u32, params.as_ptr()) };
-        Ok(())
+        Ok(start.elapsed().as_secs_f64())
     }
 }
 

@@ -24,6 +24,7 @@ mod driver;
 pub mod emulator;
 pub mod model;
 pub mod nvrtc;
+mod profile;
 
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, Res};
 use crate::ireval::eval::{Evaluator, Launcher, Val};
@@ -62,8 +63,10 @@ trait Device: Send + Sync {
     fn download(&self, dst: &mut [u8], src: u64) -> Res<()>;
     fn zero(&self, ptr: u64, bytes: usize) -> Res<()>;
     fn free_memory(&self) -> Res<usize>;
-    /// Launches `grid` blocks with `shared` bytes of dynamic shared memory and waits.
-    fn launch(&self, function: u64, grid: u32, shared: u32, params: &mut [u64]) -> Res<()>;
+    /// Launches `grid` blocks with `shared` bytes of dynamic shared memory and waits; the
+    /// seconds the launch ran, as the device measures them (CUDA events on a GPU, the call on
+    /// the emulator, the modelled time on the model).
+    fn launch(&self, function: u64, grid: u32, shared: u32, params: &mut [u64]) -> Res<f64>;
     /// Whether the kernels count their float operations (the performance model's do).
     fn counting(&self) -> Counting {
         Counting::Plain
@@ -186,7 +189,8 @@ fn run_on(
 ) -> Res<Vec<Value>> {
     let function = program.functions.iter().position(|f| f.name == entry);
     ireval::run_with(program, entry, args, thresholds, move || {
-        let mut dev = open()?;
+        let mut dev = profile::Timed::new(open()?);
+        let times = dev.times();
         let generated = back::generate_with(program, dev.counting());
         // Only this entry point's kernels: NVRTC's time grows with the unit (docs/cuda.md).
         let source = match function {
@@ -206,7 +210,8 @@ fn run_on(
         let functions = dev.load(&source, &names)?;
         let by_seg = kernel_index(segs.iter().map(|s| s.stmt));
         Ok(Some(Box::new(CudaLauncher {
-            dev: Arc::from(dev),
+            dev: Arc::new(dev),
+            times,
             profile: std::env::var_os("OGHAM_PROFILE").is_some(),
             segs,
             functions,
@@ -217,6 +222,8 @@ fn run_on(
 
 struct CudaLauncher<'p> {
     dev: Arc<dyn Device>,
+    /// Where the current kernel's time went (`OGHAM_PROFILE`).
+    times: Arc<std::sync::Mutex<profile::Breakdown>>,
     profile: bool,
     segs: Vec<GeneratedSeg<'p>>,
     functions: HashMap<String, u64>,
@@ -274,6 +281,7 @@ impl Launcher for CudaLauncher<'_> {
         let &i = self.by_seg.get(&(seg as *const SegOp))?;
         let kernel = self.segs[i].kernel.as_ref().ok()?;
         let start = std::time::Instant::now();
+        *self.times.lock().expect("no panics while locked") = profile::Breakdown::default();
         let result = self
             .dev
             .bind()
@@ -283,11 +291,14 @@ impl Launcher for CudaLauncher<'_> {
             SegLevel::Block => "block",
         };
         if !self.dev.finish_kernel(&kernel.name, level) && self.profile {
+            let times = self.times.lock().expect("no panics while locked");
             eprintln!(
-                "ogham-profile: kernel {} ({}) {:.3} ms",
-                kernel.name,
-                self.dev.name(),
-                start.elapsed().as_secs_f64() * 1e3
+                "ogham-profile: {}",
+                times.line(
+                    &kernel.name,
+                    self.dev.name(),
+                    start.elapsed().as_secs_f64()
+                )
             );
         }
         Some(result)

@@ -189,8 +189,9 @@ impl Model {
         })
     }
 
-    /// Models one launch of `function` (`grid` blocks, `shared` bytes of dynamic shared memory).
-    fn model_launch(&self, function: u64, grid: u32, shared: u32, params: &[u64]) -> Res<()> {
+    /// Models one launch of `function` (`grid` blocks, `shared` bytes of dynamic shared memory);
+    /// its modelled seconds.
+    fn model_launch(&self, function: u64, grid: u32, shared: u32, params: &[u64]) -> Res<f64> {
         let run = self
             .run
             .ok_or_else(|| machine_error(R_CUDA, "the model has no program loaded".into()))?;
@@ -253,7 +254,7 @@ impl Model {
             sites: sites.into_iter().flatten().collect(),
             estimate,
         });
-        Ok(())
+        Ok(estimate.seconds)
     }
 
     /// Counts a host-device copy of `bytes` bytes.
@@ -512,7 +513,7 @@ impl Device for Model {
         Ok(self.gpu.memory)
     }
 
-    fn launch(&self, function: u64, grid: u32, shared: u32, params: &mut [u64]) -> Res<()> {
+    fn launch(&self, function: u64, grid: u32, shared: u32, params: &mut [u64]) -> Res<f64> {
         self.model_launch(function, grid, shared, params)
     }
 
