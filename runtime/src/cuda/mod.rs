@@ -294,11 +294,7 @@ impl Launcher for CudaLauncher<'_> {
             let times = self.times.lock().expect("no panics while locked");
             eprintln!(
                 "ogham-profile: {}",
-                times.line(
-                    &kernel.name,
-                    self.dev.name(),
-                    start.elapsed().as_secs_f64()
-                )
+                times.line(&kernel.name, self.dev.name(), start.elapsed().as_secs_f64())
             );
         }
         Some(result)
