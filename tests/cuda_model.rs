@@ -130,5 +130,4 @@ fn sampling_changes_no_output_and_slower_memory_takes_longer() {
         "DRAM bytes / bytes streamed: {dram}"
     );
     assert!(kernel_seconds(&turing) > 4.0 * kernel_seconds(&h200));
-    assert!(kernel_seconds(&all) > 0.0);
 }

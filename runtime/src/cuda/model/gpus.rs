@@ -43,11 +43,9 @@ pub struct Gpu {
     /// (bytes/s, [`PAGEABLE_COPIES`]) and the fixed cost of one synchronous copy (s).
     pub copy_bandwidth: f64,
     pub copy_latency: f64,
-    /// A launch and the wait for it (s); an allocation and its free: a fixed cost (s) and a
-    /// cost per byte (s/B: mapping and unmapping the pages of large arenas).
+    /// A launch and the wait for it (s); an allocation and its free (s).
     pub launch_latency: f64,
     pub alloc_latency: f64,
-    pub alloc_per_byte: f64,
 }
 
 const GB: f64 = 1e9;
@@ -87,7 +85,6 @@ const H100: Gpu = Gpu {
     copy_latency: 12e-6,
     launch_latency: 6e-6,
     alloc_latency: 40e-6,
-    alloc_per_byte: 0.0,
 };
 
 /// The devices of the table, the default first. The others take from the H100 what does not
