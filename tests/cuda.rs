@@ -1,9 +1,11 @@
 //! The CUDA backend without a GPU: every generated CUDA program of the corpus (`tests/cases`)
-//! compiles with NVRTC for `sm_80`, and those of `programs/` for `sm_80` and `sm_90`, whose
-//! register / shared-memory report per kernel is printed (`cargo test --test cuda --
-//! --nocapture`). A source generated twice (a corpus case that runs a bundled program's entry)
-//! is compiled once. The generated C is the same for both architectures, so the corpus compiles
-//! for one of them: NVRTC takes most of the test's time (about 15 CPU-minutes for both).
+//! compiles with NVRTC for `sm_80` (the oldest architecture the project models), and every entry
+//! point of `programs/` — the translation unit the runtime compiles for it — for `sm_90` (the
+//! H100 and H200 the project measures on), with ptxas's register / shared-memory report per
+//! kernel printed (`cargo test --test cuda -- --nocapture`). A source generated twice (a corpus
+//! case that runs a bundled program's entry) is compiled once. The generated C is the same for
+//! every architecture, so each unit compiles for one of them: NVRTC takes most of the test's time
+//! (about 8 CPU-minutes, 4 of them STL's eight entry points of about 100 kernels each).
 //!
 //! (The generated code's behaviour is tested by the corpus and the property tests on the
 //! `cuda-emu` backend, which compiles it for the host.)
@@ -20,33 +22,55 @@ use ogham_runtime::cuda::nvrtc;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// The architectures of the bundled programs; the corpus compiles for the first.
-const ARCHS: [&str; 2] = ["sm_80", "sm_90"];
+/// The architecture of the corpus's programs.
+const CORPUS_ARCH: &str = "sm_80";
+/// The architecture of the bundled programs' entry points.
+const BUNDLED_ARCH: &str = "sm_90";
 
-/// A program with kernels: its path, CUDA source, and how many kernels were not generated.
+/// A translation unit: its program's path (and entry point, for a bundled program's), CUDA
+/// source, and how many kernels it has.
 struct Unit {
     path: PathBuf,
+    entry: Option<String>,
     source: String,
     kernels: usize,
-    not_generated: Vec<String>,
 }
 
 impl Unit {
-    /// Whether it is a bundled program (`programs/`): compiled for every architecture, with
+    /// Whether it is a bundled program's entry point: compiled for [`BUNDLED_ARCH`], with
     /// ptxas's report printed.
     fn bundled(&self) -> bool {
-        self.path.starts_with("programs")
+        self.entry.is_some()
+    }
+
+    fn arch(&self) -> &'static str {
+        if self.bundled() {
+            BUNDLED_ARCH
+        } else {
+            CORPUS_ARCH
+        }
+    }
+
+    fn label(&self) -> String {
+        match &self.entry {
+            Some(e) => format!("{} ({e})", self.path.display()),
+            None => self.path.display().to_string(),
+        }
     }
 }
 
-fn units(root: &Path) -> Vec<Unit> {
+/// The translation units to compile, and the kernels the backend did not generate.
+fn units(root: &Path) -> (Vec<Unit>, Vec<String>) {
     let mut files = Vec::new();
     for dir in ["tests/cases", "programs"] {
         collect_og_files(&root.join(dir), &mut files)
             .unwrap_or_else(|e| panic!("cannot list the programs: {e}"));
     }
     let mut out: Vec<Unit> = Vec::new();
-    // The bundled programs first, so that a corpus case generating the same source is dropped.
+    let mut not_generated = Vec::new();
+    // Whole-program sources seen: the bundled programs first, so that a corpus case generating
+    // the same source is dropped.
+    let mut seen: Vec<String> = Vec::new();
     files.sort_by_key(|p| !p.starts_with(root.join("programs")));
     for path in files {
         // Known bugs (`tags { disable }`, each explained in its file) are not compiled either.
@@ -63,27 +87,37 @@ fn units(root: &Path) -> Vec<Unit> {
         };
         let program = generate(&ir);
         let source = program.source();
-        if program.segs.is_empty() || out.iter().any(|u| u.source == source) {
+        if program.segs.is_empty() || seen.contains(&source) {
             continue;
         }
-        let not_generated = program
-            .segs
-            .iter()
-            .filter_map(|s| {
-                s.kernel
-                    .as_ref()
-                    .err()
-                    .map(|e| format!("{}: {}", s.name, e.0))
-            })
-            .collect();
-        out.push(Unit {
-            path: path.strip_prefix(root).unwrap_or(&path).to_path_buf(),
-            source,
-            kernels: program.segs.len(),
-            not_generated,
-        });
+        seen.push(source);
+        let path = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+        not_generated.extend(program.segs.iter().filter_map(|s| {
+            let reason = &s.kernel.as_ref().err()?.0;
+            Some(format!("{}: {}: {reason}", path.display(), s.name))
+        }));
+        if !path.starts_with("programs") {
+            out.push(Unit {
+                path,
+                entry: None,
+                source: program.source(),
+                kernels: program.segs.len(),
+            });
+            continue;
+        }
+        let mut functions: Vec<usize> = program.segs.iter().map(|s| s.function).collect();
+        functions.sort_unstable();
+        functions.dedup();
+        for f in functions {
+            out.push(Unit {
+                path: path.clone(),
+                entry: Some(ir.functions[f].name.clone()),
+                source: program.source_of(f),
+                kernels: program.segs.iter().filter(|s| s.function == f).count(),
+            });
+        }
     }
-    out
+    (out, not_generated)
 }
 
 /// One line per kernel from ptxas's report: registers, barriers, shared memory, stack, spills.
@@ -134,24 +168,11 @@ fn every_generated_kernel_compiles_with_nvrtc() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("tests/ is in the workspace");
-    let units = units(root);
+    let (units, not_generated) = units(root);
     let kernels: usize = units.iter().map(|u| u.kernels).sum();
-    let not_generated: Vec<String> = units
-        .iter()
-        .flat_map(|u| {
-            u.not_generated
-                .iter()
-                .map(move |k| format!("{}: {k}", u.path.display()))
-        })
-        .collect();
-    let jobs: Vec<(usize, &str)> = units
-        .iter()
-        .enumerate()
-        .flat_map(|(i, u)| {
-            let archs = if u.bundled() { &ARCHS[..] } else { &ARCHS[..1] };
-            archs.iter().map(move |a| (i, *a))
-        })
-        .collect();
+    // The largest units first, so that the workers finish together.
+    let mut jobs: Vec<usize> = (0..units.len()).collect();
+    jobs.sort_by_key(|&u| std::cmp::Reverse(units[u].source.len()));
     let next = Mutex::new(0usize);
     let failures = Mutex::new(Vec::new());
     let reports = Mutex::new(Vec::new());
@@ -165,20 +186,19 @@ fn every_generated_kernel_compiles_with_nvrtc() {
                         *n += 1;
                         jobs.get(*n - 1).copied()
                     };
-                    let Some((u, arch)) = job else { break };
+                    let Some(u) = job else { break };
                     let unit = &units[u];
-                    let bundled = unit.bundled();
+                    let (bundled, arch) = (unit.bundled(), unit.arch());
                     match nvrtc::compile(&unit.source, arch, bundled) {
                         Err(log) => failures.lock().expect("unpoisoned").push(format!(
                             "{} ({arch}):\n{}",
-                            unit.path.display(),
+                            unit.label(),
                             log.lines().take(40).collect::<Vec<_>>().join("\n")
                         )),
-                        Ok(compiled) if bundled => reports.lock().expect("unpoisoned").push((
-                            unit.path.clone(),
-                            arch,
-                            report(&compiled.log),
-                        )),
+                        Ok(compiled) if bundled => reports
+                            .lock()
+                            .expect("unpoisoned")
+                            .push((unit.label(), arch, report(&compiled.log))),
                         Ok(_) => {}
                     }
                 }
@@ -186,18 +206,17 @@ fn every_generated_kernel_compiles_with_nvrtc() {
         }
     });
     let mut reports = reports.into_inner().expect("unpoisoned");
-    reports.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
-    for (path, arch, lines) in &reports {
-        println!("== {} ({arch})", path.display());
+    reports.sort();
+    for (label, arch, lines) in &reports {
+        println!("== {label} ({arch})");
         for l in lines {
             println!("   {l}");
         }
     }
     println!(
-        "NVRTC {:?}: {} programs, {kernels} kernels, {} compilations; {} kernels not generated",
+        "NVRTC {:?}: {} translation units, {kernels} kernels; {} kernels not generated",
         nvrtc::version(),
         units.len(),
-        jobs.len(),
         not_generated.len()
     );
     for k in &not_generated {
