@@ -34,17 +34,19 @@ pub enum Pass {
     Fuse,
     Resimplify,
     Flatten,
+    Narrow,
     KirSimplify,
 }
 
 impl Pass {
     /// Every pass, in order.
-    pub const ALL: [Pass; 6] = [
+    pub const ALL: [Pass; 7] = [
         Pass::Lower,
         Pass::Simplify,
         Pass::Fuse,
         Pass::Resimplify,
         Pass::Flatten,
+        Pass::Narrow,
         Pass::KirSimplify,
     ];
 
@@ -56,6 +58,7 @@ impl Pass {
             Pass::Fuse => "fuse",
             Pass::Resimplify => "resimplify",
             Pass::Flatten => "flatten",
+            Pass::Narrow => "narrow",
             Pass::KirSimplify => "kir-simplify",
         }
     }
@@ -67,12 +70,12 @@ impl Pass {
 
     /// Whether the pass produces kernel IR (otherwise core IR).
     pub fn makes_kernel_ir(self) -> bool {
-        matches!(self, Pass::Flatten | Pass::KirSimplify)
+        matches!(self, Pass::Flatten | Pass::Narrow | Pass::KirSimplify)
     }
 
     /// Whether the pass reads kernel IR (`lower` reads the AST: core, as it makes core IR).
     pub fn reads_kernel_ir(self) -> bool {
-        self == Pass::KirSimplify
+        matches!(self, Pass::Narrow | Pass::KirSimplify)
     }
 
     /// Runs the pass on `ir` (filetests run one pass on parsed IR). `lower` starts from the
@@ -86,6 +89,10 @@ impl Pass {
             }
             (Pass::KirSimplify, Ir::Kernel(mut p)) => {
                 opt::simplify::simplify(&mut p);
+                Ir::Kernel(p)
+            }
+            (Pass::Narrow, Ir::Kernel(mut p)) => {
+                opt::narrow::narrow(&mut p);
                 Ir::Kernel(p)
             }
             (Pass::Fuse, Ir::Core(mut p)) => {

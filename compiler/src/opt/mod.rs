@@ -1,5 +1,7 @@
-//! Core IR -> core IR optimisations: `simplify` (fold, copy propagation, CSE, DCE, hoisting) and
-//! `fuse` (graph-based SOAC fusion).
+//! Optimisations: `simplify` (fold, copy propagation, CSE, DCE, hoisting; core and kernel IR),
+//! `fuse` (graph-based SOAC fusion, core IR) and `narrow` (guarded reductions over an index
+//! range iterate only the range, kernel IR).
 
 pub mod fuse;
+pub mod narrow;
 pub mod simplify;
