@@ -104,6 +104,7 @@ def main():
     if not os.path.exists(OGHAM):
         sys.exit(f"{OGHAM} is missing: run `cargo build --release` first (or set OGHAM_BIN)")
     work = args.work or tempfile.mkdtemp(prefix="ogham-methods-")
+    os.makedirs(work, exist_ok=True)
     rng = np.random.default_rng(11)
     print(f"cores: {os.cpu_count()}, numba {numba.__version__} "
           f"({numba.config.NUMBA_NUM_THREADS} threads), numpy {np.__version__}, ogham {OGHAM}")
