@@ -34,6 +34,7 @@ use ogham_compiler::back::cuda::print_cuda;
 use ogham_compiler::pipeline::Pass;
 use ogham_ir::Ir;
 use ogham_runtime::library::Library;
+use ogham_tests::filecheck::Checks;
 use ogham_tests::irtext::round_trip_every_pass;
 use ogham_tests::{cases_dir, workspace_root};
 use std::path::{Path, PathBuf};
@@ -182,6 +183,14 @@ fn run_filetest(step_name: &str, path: &Path) -> Result<(), Failed> {
         Some((input, expected)) => (format!("{input}\n"), Some(expected)),
         None => (text.clone(), None),
     };
+    let checks = Checks::parse(&input).map_err(|e| format!("{}:{e}", path.display()))?;
+    if !checks.is_empty() && expected.is_some() {
+        return Err(format!(
+            "{} has both `check:` directives and a `{EXPECTED}` section; keep one",
+            path.display()
+        )
+        .into());
+    }
     let kernel = step.reads_kernel_ir();
     let actual = match Ir::parse(&input, kernel) {
         Ok(program) => {
@@ -198,6 +207,11 @@ fn run_filetest(step_name: &str, path: &Path) -> Result<(), Failed> {
         Err(e) if matches!(step, Step::Verify { .. }) => format!("parse error: {e}\n"),
         Err(e) => return Err(format!("{}:{e}", path.display()).into()),
     };
+    if !checks.is_empty() {
+        return checks.check(&actual).map_err(|e| {
+            format!("{}:{e}", path.display()).into()
+        });
+    }
     if expected == Some(actual.as_str()) {
         return Ok(());
     }
