@@ -22,6 +22,9 @@
 //! -- structure core { map 1 } constructs of the optimised core IR (or `kir`) named in
 //!                             `ogham_ir::count::CONSTRUCTS`: each one listed must
 //!                             occur exactly that often (unlisted ones are unconstrained)
+//! -- filecheck clif           the stage's text (`core`, `kir`, `clif`, `cuda`) must pass the
+//! -- check: fmul.f32x4        `check:`/`nextln:`/`sameln:`/`not:`/`unordered:` lines that
+//!                             follow ([`filecheck`])
 //! ```
 //!
 //! Backends `core` and `kir` run the program through the middle end (verified after every
@@ -40,6 +43,7 @@
 //! for `f64`.
 
 mod data;
+pub mod filecheck;
 mod spec;
 
 pub use spec::{Case, Expected, Spec, SpecError, parse_spec};
@@ -152,6 +156,12 @@ impl TestFile {
                 kind: TrialKind::Structure(*stage),
             });
         }
+        for (i, (stage, _)) in spec.filechecks.iter().enumerate() {
+            trials.push(Trial {
+                name: format!("filecheck-{}::{}#{i}", stage.name(), self.name),
+                kind: TrialKind::FileCheck(i),
+            });
+        }
         trials
     }
 
@@ -178,23 +188,19 @@ impl TestFile {
                 None => Outcome::Skipped(format!("backend `{backend}` is not available yet")),
             },
             TrialKind::Snapshot(Stage::Diag) => Outcome::Snapshot(self.diagnostics(loaded)),
-            TrialKind::Snapshot(stage @ (Stage::Core | Stage::Kir | Stage::Clif | Stage::Cuda)) => {
-                match compile_stage(loaded, *stage) {
-                    Ok(Ir::Kernel(ir)) if *stage == Stage::Clif => {
-                        let clif = ogham_compiler::back::cpu::print_clif(&ir);
-                        match &self.spec.kernel {
-                            Some(k) => match select_kernel(&clif, k) {
-                                Ok(text) => Outcome::Snapshot(text),
-                                Err(why) => Outcome::Failed(why),
-                            },
-                            None => Outcome::Snapshot(clif),
-                        }
-                    }
-                    Ok(Ir::Kernel(ir)) if *stage == Stage::Cuda => {
-                        Outcome::Snapshot(ogham_compiler::back::cuda::print_cuda(&ir))
-                    }
-                    Ok(ir) => Outcome::Snapshot(ir.print()),
+            TrialKind::Snapshot(stage) => match (stage_text(loaded, *stage), &self.spec.kernel) {
+                (Ok(clif), Some(k)) if *stage == Stage::Clif => match select_kernel(&clif, k) {
+                    Ok(text) => Outcome::Snapshot(text),
                     Err(why) => Outcome::Failed(why),
+                },
+                (Ok(text), _) => Outcome::Snapshot(text),
+                (Err(why), _) => Outcome::Failed(why),
+            },
+            TrialKind::FileCheck(i) => {
+                let (stage, checks) = &self.spec.filechecks[*i];
+                match stage_text(loaded, *stage).and_then(|text| checks.check(&text)) {
+                    Ok(()) => Outcome::Passed,
+                    Err(why) => Outcome::Failed(format!("{}:{why}", self.path.display())),
                 }
             }
             TrialKind::Structure(stage @ (Stage::Core | Stage::Kir)) => {
@@ -321,6 +327,8 @@ pub enum TrialKind {
     },
     Snapshot(Stage),
     Structure(Stage),
+    /// The `filecheck` directive `index` of the spec.
+    FileCheck(usize),
 }
 
 /// The result of a trial.
@@ -368,6 +376,16 @@ fn compile_stage(loaded: &Result<Frontend, FrontendErrors>, stage: Stage) -> Res
     };
     fe.compile(options)
         .map_err(|d| format!("the compiler failed:\n{}", render(&fe.sources, &[*d])))
+}
+
+/// The text of `stage` (not `diag`): the printed core IR or kernel IR, the kernels' CLIF, or
+/// the CUDA translation unit.
+fn stage_text(loaded: &Result<Frontend, FrontendErrors>, stage: Stage) -> Result<String, String> {
+    Ok(match compile_stage(loaded, stage)? {
+        Ir::Kernel(ir) if stage == Stage::Clif => ogham_compiler::back::cpu::print_clif(&ir),
+        Ir::Kernel(ir) if stage == Stage::Cuda => ogham_compiler::back::cuda::print_cuda(&ir),
+        ir => ir.print(),
+    })
 }
 
 /// Compares `structure <stage> { name count ... }` with the constructs of `ir`: every construct

@@ -34,7 +34,7 @@ use ogham_compiler::back::cuda::print_cuda;
 use ogham_compiler::pipeline::Pass;
 use ogham_ir::Ir;
 use ogham_runtime::library::Library;
-use ogham_tests::filecheck::Checks;
+use ogham::testing::filecheck::Checks;
 use ogham_tests::irtext::round_trip_every_pass;
 use ogham_tests::{cases_dir, workspace_root};
 use std::path::{Path, PathBuf};

@@ -7,7 +7,6 @@
 
 pub mod badfiles;
 pub mod differential;
-pub mod filecheck;
 pub mod irtext;
 pub mod libmut;
 pub mod random_programs;

@@ -1,8 +1,9 @@
 //! A small FileCheck: `check:`-style directives that match a text (generated code) without
-//! pinning down all of it, so that a test survives renumbered values and blocks.
+//! pinning down all of it, so that a test survives renumbered values and blocks. The IR
+//! filetests (`tests/filetests.rs`) and the `filecheck STAGE` directive of test blocks use it.
 //!
-//! A directive is a line `-- KIND: PATTERN` of the test file (leading spaces allowed), with
-//! `KIND` one of:
+//! A directive is a line `KIND: PATTERN` (in a filetest `-- KIND: PATTERN`), with `KIND` one
+//! of:
 //!
 //! - `check`: the pattern matches after the previous match (on the same line, after it, or on
 //!   a later line);
@@ -83,38 +84,51 @@ pub struct Checks {
 }
 
 impl Checks {
-    /// The directives among the lines of `file` (`-- KIND: PATTERN`), or the first malformed
-    /// one's error (`line N: ...`).
+    /// The directives among the lines of `file` (`-- KIND: PATTERN`, as in IR filetests), or
+    /// the first malformed one's error (`line N: ...`).
     pub fn parse(file: &str) -> Result<Checks, String> {
-        let mut directives = Vec::new();
+        let mut checks = Checks::default();
         for (i, line) in file.lines().enumerate() {
             let Some(rest) = line.trim_start().strip_prefix("--") else {
                 continue;
             };
             let rest = rest.trim_start();
-            let Some((kind, pattern)) = Kind::ALL.iter().find_map(|(name, kind)| {
-                let after = rest.strip_prefix(name)?.strip_prefix(':')?;
-                Some((*kind, after.trim()))
-            }) else {
-                continue;
-            };
-            let line = i + 1;
-            let parts = parse_pattern(pattern).map_err(|e| format!("line {line}: {e}"))?;
-            if parts.is_empty() {
-                return Err(format!("line {line}: `{}:` has an empty pattern", kind.name()));
+            if let Some((kind, pattern)) = rest.split_once(':')
+                && Checks::is_kind(kind)
+            {
+                checks.push(i + 1, kind, pattern)?;
             }
-            let defines = parts.iter().any(|p| matches!(p, Part::Define(..)));
-            if kind == Kind::Not && defines {
-                return Err(format!("line {line}: a `not:` pattern cannot bind a variable"));
-            }
-            directives.push(Directive {
-                line,
-                kind,
-                text: pattern.to_string(),
-                parts,
-            });
         }
-        Ok(Checks { directives })
+        Ok(checks)
+    }
+
+    /// Whether `word` names a kind of directive (`check`, `nextln`, ...).
+    pub fn is_kind(word: &str) -> bool {
+        Kind::ALL.iter().any(|(name, _)| *name == word)
+    }
+
+    /// Appends the directive `KIND: PATTERN` of line `line` (1-based), or says what is wrong
+    /// with it (`line N: ...`).
+    pub fn push(&mut self, line: usize, kind: &str, pattern: &str) -> Result<(), String> {
+        let Some(&(_, kind)) = Kind::ALL.iter().find(|(name, _)| *name == kind) else {
+            return Err(format!("line {line}: `{kind}` is not a kind of check"));
+        };
+        let pattern = pattern.trim();
+        let parts = parse_pattern(pattern).map_err(|e| format!("line {line}: {e}"))?;
+        if parts.is_empty() {
+            return Err(format!("line {line}: `{}:` has an empty pattern", kind.name()));
+        }
+        let defines = parts.iter().any(|p| matches!(p, Part::Define(..)));
+        if kind == Kind::Not && defines {
+            return Err(format!("line {line}: a `not:` pattern cannot bind a variable"));
+        }
+        self.directives.push(Directive {
+            line,
+            kind,
+            text: pattern.to_string(),
+            parts,
+        });
+        Ok(())
     }
 
     /// Whether the file has no directives.
