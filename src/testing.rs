@@ -17,7 +17,8 @@
 //! -- snapshot { diag core kir clif cuda }  snapshot the rendered diagnostics, the printed
 //!                             optimised core IR, the printed kernel IR, the CPU backend's
 //!                             Cranelift IR, the CUDA backend's translation unit
-//! -- snapshot { clif kernel = main_k3 }  the `clif` snapshot holds only that kernel (names as
+//! -- snapshot { clif kernel = main_k3 }  the `clif` (or `cuda`) snapshot holds only that
+//!                             kernel (`kernel = ...` may repeat; names as
 //!                             in `ogham dev --print kir` and `OGHAM_PROFILE`)
 //! -- structure core { map 1 } constructs of the optimised core IR (or `kir`) named in
 //!                             `ogham_ir::count::CONSTRUCTS`: each one listed must
@@ -45,8 +46,10 @@
 mod data;
 pub mod filecheck;
 mod spec;
+mod stages;
 
 pub use spec::{Case, Expected, Spec, SpecError, parse_spec};
+use stages::{select_kernels, stage_text};
 
 use crate::args::{self, Arg, ArgValue};
 use crate::{Backend, Frontend, FrontendErrors, Tuning};
@@ -188,13 +191,13 @@ impl TestFile {
                 None => Outcome::Skipped(format!("backend `{backend}` is not available yet")),
             },
             TrialKind::Snapshot(Stage::Diag) => Outcome::Snapshot(self.diagnostics(loaded)),
-            TrialKind::Snapshot(stage) => match (stage_text(loaded, *stage), &self.spec.kernel) {
-                (Ok(clif), Some(k)) if *stage == Stage::Clif => match select_kernel(&clif, k) {
+            TrialKind::Snapshot(stage) => match stage_text(loaded, *stage) {
+                Ok(text) if self.spec.kernels.is_empty() => Outcome::Snapshot(text),
+                Ok(text) => match select_kernels(&text, *stage, &self.spec.kernels) {
                     Ok(text) => Outcome::Snapshot(text),
                     Err(why) => Outcome::Failed(why),
                 },
-                (Ok(text), _) => Outcome::Snapshot(text),
-                (Err(why), _) => Outcome::Failed(why),
+                Err(why) => Outcome::Failed(why),
             },
             TrialKind::FileCheck(i) => {
                 let (stage, checks) = &self.spec.filechecks[*i];
@@ -376,16 +379,6 @@ fn compile_stage(loaded: &Result<Frontend, FrontendErrors>, stage: Stage) -> Res
     };
     fe.compile(options)
         .map_err(|d| format!("the compiler failed:\n{}", render(&fe.sources, &[*d])))
-}
-
-/// The text of `stage` (not `diag`): the printed core IR or kernel IR, the kernels' CLIF, or
-/// the CUDA translation unit.
-fn stage_text(loaded: &Result<Frontend, FrontendErrors>, stage: Stage) -> Result<String, String> {
-    Ok(match compile_stage(loaded, stage)? {
-        Ir::Kernel(ir) if stage == Stage::Clif => ogham_compiler::back::cpu::print_clif(&ir),
-        Ir::Kernel(ir) if stage == Stage::Cuda => ogham_compiler::back::cuda::print_cuda(&ir),
-        ir => ir.print(),
-    })
 }
 
 /// Compares `structure <stage> { name count ... }` with the constructs of `ir`: every construct
@@ -722,28 +715,6 @@ pub fn judge_snapshot(file: &Path, stage: Stage, text: &str, accept: bool) -> Ou
         )),
         Err(e) => io("read", &path, e),
     }
-}
-
-/// The part of `print_clif`'s output for kernel `name` (from its `; kernel name` line to the
-/// next kernel's), or an error naming the kernels there are.
-fn select_kernel(clif: &str, name: &str) -> Result<String, String> {
-    let mut sections: Vec<(&str, String)> = Vec::new();
-    for line in clif.lines() {
-        if let Some(rest) = line.strip_prefix("; kernel ") {
-            let kernel = rest.split([':', ' ']).next().unwrap_or(rest);
-            sections.push((kernel, String::new()));
-        }
-        if let Some((_, text)) = sections.last_mut() {
-            text.push_str(line);
-            text.push('\n');
-        }
-    }
-    let names: Vec<&str> = sections.iter().map(|(k, _)| *k).collect();
-    sections
-        .into_iter()
-        .find(|(k, _)| *k == name)
-        .map(|(_, text)| text)
-        .ok_or_else(|| format!("no kernel `{name}`; the kernels are {}", names.join(" ")))
 }
 
 #[cfg(test)]

@@ -29,12 +29,12 @@
 use libtest_mimic::{Arguments, Failed, Trial};
 use ogham::Frontend;
 use ogham::testing::collect_og_files;
+use ogham::testing::filecheck::Checks;
 use ogham_compiler::back::cpu::print_clif;
 use ogham_compiler::back::cuda::print_cuda;
 use ogham_compiler::pipeline::Pass;
 use ogham_ir::Ir;
 use ogham_runtime::library::Library;
-use ogham::testing::filecheck::Checks;
 use ogham_tests::irtext::round_trip_every_pass;
 use ogham_tests::{cases_dir, workspace_root};
 use std::path::{Path, PathBuf};
@@ -208,9 +208,9 @@ fn run_filetest(step_name: &str, path: &Path) -> Result<(), Failed> {
         Err(e) => return Err(format!("{}:{e}", path.display()).into()),
     };
     if !checks.is_empty() {
-        return checks.check(&actual).map_err(|e| {
-            format!("{}:{e}", path.display()).into()
-        });
+        return checks
+            .check(&actual)
+            .map_err(|e| format!("{}:{e}", path.display()).into());
     }
     if expected == Some(actual.as_str()) {
         return Ok(());

@@ -52,7 +52,10 @@ impl Kind {
     ];
 
     fn name(self) -> &'static str {
-        Kind::ALL.iter().find(|(_, k)| *k == self).map_or("", |(n, _)| n)
+        Kind::ALL
+            .iter()
+            .find(|(_, k)| *k == self)
+            .map_or("", |(n, _)| n)
     }
 }
 
@@ -116,11 +119,16 @@ impl Checks {
         let pattern = pattern.trim();
         let parts = parse_pattern(pattern).map_err(|e| format!("line {line}: {e}"))?;
         if parts.is_empty() {
-            return Err(format!("line {line}: `{}:` has an empty pattern", kind.name()));
+            return Err(format!(
+                "line {line}: `{}:` has an empty pattern",
+                kind.name()
+            ));
         }
         let defines = parts.iter().any(|p| matches!(p, Part::Define(..)));
         if kind == Kind::Not && defines {
-            return Err(format!("line {line}: a `not:` pattern cannot bind a variable"));
+            return Err(format!(
+                "line {line}: a `not:` pattern cannot bind a variable"
+            ));
         }
         self.directives.push(Directive {
             line,
@@ -194,7 +202,9 @@ fn parse_pattern(pattern: &str) -> Result<Vec<Part>, String> {
                     .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                     .unwrap_or(rest.len());
                 let name = &rest[..len];
-                check_name(name).map_err(|_| format!("`$` at column {} names no variable (`$$` is a `$`)", i + 1))?;
+                check_name(name).map_err(|_| {
+                    format!("`$` at column {} names no variable (`$$` is a `$`)", i + 1)
+                })?;
                 for _ in 0..len {
                     chars.next();
                 }
@@ -325,7 +335,9 @@ impl<'t> Matcher<'t> {
     }
 
     fn line_of(&self, offset: usize) -> usize {
-        self.starts.partition_point(|&s| s <= offset).saturating_sub(1)
+        self.starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1)
     }
 
     /// Where searching resumes: after the last match (the start of the text at first).
@@ -411,7 +423,12 @@ impl<'t> Matcher<'t> {
     }
 
     /// The first match of `re` in lines `lines`, starting at byte `from` or later.
-    fn find(&self, re: &Regex, lines: std::ops::Range<usize>, from: usize) -> Option<(Match, regex::Captures<'t>)> {
+    fn find(
+        &self,
+        re: &Regex,
+        lines: std::ops::Range<usize>,
+        from: usize,
+    ) -> Option<(Match, regex::Captures<'t>)> {
         for l in lines {
             let (line, start) = self.line(l);
             let at = from.saturating_sub(start);
@@ -422,7 +439,10 @@ impl<'t> Matcher<'t> {
             while let Some(caps) = re.captures_at(line, at) {
                 let m = caps.get(0)?;
                 if !same_texts(re, &caps) {
-                    at = line[m.start()..].chars().next().map_or(line.len() + 1, |c| m.start() + c.len_utf8());
+                    at = line[m.start()..]
+                        .chars()
+                        .next()
+                        .map_or(line.len() + 1, |c| m.start() + c.len_utf8());
                     if at > line.len() {
                         break;
                     }
@@ -466,7 +486,11 @@ impl<'t> Matcher<'t> {
     }
 
     fn bind(&mut self, re: &Regex, caps: &regex::Captures<'_>) {
-        for name in re.capture_names().flatten().filter(|n| !n.starts_with(SAME)) {
+        for name in re
+            .capture_names()
+            .flatten()
+            .filter(|n| !n.starts_with(SAME))
+        {
             if let Some(v) = caps.name(name) {
                 self.vars.insert(name.to_string(), v.as_str().to_string());
             }
@@ -486,13 +510,21 @@ impl<'t> Matcher<'t> {
                 let Some((m, caps)) = self.find(&re, self.line_of(at)..self.lines(), at) else {
                     break None;
                 };
-                match found.iter().find(|f| f.start < m.end.max(m.start + 1) && m.start < f.end) {
+                match found
+                    .iter()
+                    .find(|f| f.start < m.end.max(m.start + 1) && m.start < f.end)
+                {
                     Some(f) => at = f.end.max(m.start + 1),
                     None => break Some((m, caps)),
                 }
             };
             let Some((m, caps)) = hit else {
-                return Err(self.failure(d, &re, lines, "has no match apart from the other `unordered:` directives'"));
+                return Err(self.failure(
+                    d,
+                    &re,
+                    lines,
+                    "has no match apart from the other `unordered:` directives'",
+                ));
             };
             self.bind(&re, &caps);
             found.push(m);
@@ -523,7 +555,13 @@ impl<'t> Matcher<'t> {
         Ok(())
     }
 
-    fn failure(&self, d: &Directive, re: &Regex, lines: std::ops::Range<usize>, what: &str) -> String {
+    fn failure(
+        &self,
+        d: &Directive,
+        re: &Regex,
+        lines: std::ops::Range<usize>,
+        what: &str,
+    ) -> String {
         format!(
             "line {}: `{}: {}` (regex `{}`) {what} in output lines {}-{}\n{}",
             d.line,
@@ -544,7 +582,10 @@ impl<'t> Matcher<'t> {
             out.push_str(&format!("{:>5} | {}\n", l + 1, self.line(l).0));
         }
         if lines.len() > SHOWN {
-            out.push_str(&format!("      ... and {} more lines\n", lines.len() - SHOWN));
+            out.push_str(&format!(
+                "      ... and {} more lines\n",
+                lines.len() - SHOWN
+            ));
         }
         out
     }

@@ -46,8 +46,9 @@ pub struct Spec {
     pub tolerance: Option<f64>,
     pub tags: Vec<String>,
     pub snapshots: Vec<Stage>,
-    /// `snapshot { clif kernel = NAME }`: the `clif` snapshot is that kernel's code only.
-    pub kernel: Option<String>,
+    /// `snapshot { clif kernel = NAME }` (`kernel = ...` may repeat): the `clif` and `cuda`
+    /// snapshots hold only these kernels' code.
+    pub kernels: Vec<String>,
     /// `structure <stage> { ... }`: the stage and the body's text.
     pub structures: Vec<(Stage, String)>,
     /// `filecheck <stage>` and the `check:`-style lines after it: the stage and its checks.
@@ -326,7 +327,7 @@ impl BlockParser<'_, '_> {
                         if name == "kernel" {
                             match (ws.next(), ws.next()) {
                                 (Some((_, "=")), Some((_, kernel))) => {
-                                    self.spec.kernel = Some(kernel.to_string());
+                                    self.spec.kernels.push(kernel.to_string());
                                     continue;
                                 }
                                 _ => return spec_error(pos, "expected `kernel = NAME`"),

@@ -38,7 +38,11 @@ fn only_directive_lines_are_directives() {
 
 #[test]
 fn check_matches_in_order() {
-    run(&["check: iconst.i32 0", "check: fadd", "check: return"], CLIF).unwrap();
+    run(
+        &["check: iconst.i32 0", "check: fadd", "check: return"],
+        CLIF,
+    )
+    .unwrap();
     let e = fails(&["check: fadd", "check: iconst"], CLIF);
     assert!(e.starts_with("line 2: `check: iconst`"), "{e}");
     assert!(e.contains("scanned:") && e.contains("v42 = iadd"), "{e}");
@@ -64,9 +68,21 @@ fn spaces_match_runs_of_blanks() {
 
 #[test]
 fn nextln_and_sameln() {
-    run(&["check: block0", "nextln: iconst", "sameln: 0", "nextln: fadd"], CLIF).unwrap();
+    run(
+        &[
+            "check: block0",
+            "nextln: iconst",
+            "sameln: 0",
+            "nextln: fadd",
+        ],
+        CLIF,
+    )
+    .unwrap();
     let e = fails(&["check: block0", "nextln: fadd"], CLIF);
-    assert!(e.contains("line 2: `nextln: fadd`") && e.contains("output lines 3-3"), "{e}");
+    assert!(
+        e.contains("line 2: `nextln: fadd`") && e.contains("output lines 3-3"),
+        "{e}"
+    );
     // `sameln` looks after the previous match only.
     fails(&["check: fadd", "sameln: v18"], CLIF);
     fails(&["check: return", "nextln: return"], CLIF);
@@ -77,7 +93,10 @@ fn nextln_and_sameln() {
 fn not_forbids_between_matches() {
     run(&["check: block0", "not: fsub", "check: return"], CLIF).unwrap();
     let e = fails(&["check: block0", "not: iadd", "check: return"], CLIF);
-    assert!(e.contains("line 2: `not: iadd`") && e.contains("output line 5"), "{e}");
+    assert!(
+        e.contains("line 2: `not: iadd`") && e.contains("output line 5"),
+        "{e}"
+    );
     // Only the region between the two matches counts.
     run(&["check: iadd", "not: iconst", "check: return"], CLIF).unwrap();
     // A trailing `not` runs to the end of the text, a leading one from its start.
@@ -88,13 +107,29 @@ fn not_forbids_between_matches() {
 
 #[test]
 fn unordered_matches_in_any_order_without_overlap() {
-    run(&["check: block0", "unordered: fadd", "unordered: iconst", "check: brif"], CLIF).unwrap();
+    run(
+        &[
+            "check: block0",
+            "unordered: fadd",
+            "unordered: iconst",
+            "check: brif",
+        ],
+        CLIF,
+    )
+    .unwrap();
     // Two directives cannot claim the same match.
     let e = fails(&["unordered: return v18", "unordered: return"], CLIF);
     assert!(e.contains("line 2: `unordered: return`"), "{e}");
-    run(&["unordered: v18", "unordered: v18", "unordered: v18"], CLIF).unwrap();
+    run(
+        &["unordered: v18", "unordered: v18", "unordered: v18"],
+        CLIF,
+    )
+    .unwrap();
     // After the run, matching continues after its last match.
-    fails(&["unordered: iadd", "unordered: iconst", "check: fadd"], CLIF);
+    fails(
+        &["unordered: iadd", "unordered: iconst", "check: fadd"],
+        CLIF,
+    );
 }
 
 #[test]
@@ -109,11 +144,25 @@ fn variables_survive_renumbering() {
     run(&checks, &renumbered).unwrap();
     // The bound value must recur: here `return` gives another value.
     let e = fails(&checks, &CLIF.replace("return v18", "return v17"));
-    assert!(e.contains("line 3") && e.contains("return[ \\t]+v18"), "{e}");
+    assert!(
+        e.contains("line 3") && e.contains("return[ \\t]+v18"),
+        "{e}"
+    );
     // `v$(n=...)` binds the number; `$(n)` separates a name from the text after it.
-    run(&["check: block$(b=\\d+):", "check: return", "check: brif v42, block$(b)"], CLIF)
-        .unwrap_err();
-    run(&["check: brif v42, block$(b=\\d+)", "check: block$(b):"], CLIF).unwrap();
+    run(
+        &[
+            "check: block$(b=\\d+):",
+            "check: return",
+            "check: brif v42, block$(b)",
+        ],
+        CLIF,
+    )
+    .unwrap_err();
+    run(
+        &["check: brif v42, block$(b=\\d+)", "check: block$(b):"],
+        CLIF,
+    )
+    .unwrap();
 }
 
 #[test]
@@ -134,7 +183,11 @@ fn anonymous_regexes_and_dollars() {
     fails(&["check: v$(=\\d) = iadd"], CLIF);
     run(&["check: cost $$5"], "a cost $5 here\n").unwrap();
     // Parentheses inside the regex nest.
-    run(&["check: $(x=(iconst|fadd)\\.?(i32)?) 0", "check: $x"], CLIF).unwrap_err();
+    run(
+        &["check: $(x=(iconst|fadd)\\.?(i32)?) 0", "check: $x"],
+        CLIF,
+    )
+    .unwrap_err();
     run(&["check: $(x=(iconst|fadd)(\\.i32)?) 0"], CLIF).unwrap();
 }
 
@@ -152,5 +205,8 @@ fn malformed_directives_are_errors() {
     assert!(e(&["not: $(x=\\d)"]).contains("cannot bind"));
     assert!(e(&["check: ok", "check:"]).starts_with("line 2:"));
     let unbound = run(&["check: $y"], CLIF).unwrap_err();
-    assert!(unbound.contains("which no earlier directive binds"), "{unbound}");
+    assert!(
+        unbound.contains("which no earlier directive binds"),
+        "{unbound}"
+    );
 }
