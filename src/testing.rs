@@ -203,7 +203,7 @@ impl TestFile {
                 let (stage, checks) = &self.spec.filechecks[*i];
                 match stage_text(loaded, *stage).and_then(|text| checks.check(&text)) {
                     Ok(()) => Outcome::Passed,
-                    Err(why) => Outcome::Failed(format!("{}:{why}", self.path.display())),
+                    Err(why) => Outcome::Failed(format!("{}: {why}", self.path.display())),
                 }
             }
             TrialKind::Structure(stage @ (Stage::Core | Stage::Kir)) => {
