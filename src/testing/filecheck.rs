@@ -288,6 +288,11 @@ fn same_texts(re: &Regex, caps: &regex::Captures<'_>) -> bool {
     })
 }
 
+/// The offset of the character after the one at `at` in `text` (past the end at its end).
+fn next_char(text: &str, at: usize) -> usize {
+    at + text[at..].chars().next().map_or(1, char::len_utf8)
+}
+
 fn is_word(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
@@ -364,7 +369,7 @@ impl<'t> Matcher<'t> {
             } else {
                 1
             };
-            let matches = if group > 1 || d.kind == Kind::Unordered {
+            let matches = if d.kind == Kind::Unordered {
                 self.unordered(&directives[i..i + group])?
             } else {
                 vec![self.positive(d)?]
@@ -431,21 +436,13 @@ impl<'t> Matcher<'t> {
     ) -> Option<(Match, regex::Captures<'t>)> {
         for l in lines {
             let (line, start) = self.line(l);
-            let at = from.saturating_sub(start);
-            if at > line.len() {
-                continue;
-            }
-            let mut at = at;
-            while let Some(caps) = re.captures_at(line, at) {
+            let mut at = from.saturating_sub(start);
+            while at <= line.len()
+                && let Some(caps) = re.captures_at(line, at)
+            {
                 let m = caps.get(0)?;
                 if !same_texts(re, &caps) {
-                    at = line[m.start()..]
-                        .chars()
-                        .next()
-                        .map_or(line.len() + 1, |c| m.start() + c.len_utf8());
-                    if at > line.len() {
-                        break;
-                    }
+                    at = next_char(line, m.start());
                     continue;
                 }
                 let found = Match {
@@ -514,7 +511,7 @@ impl<'t> Matcher<'t> {
                     .iter()
                     .find(|f| f.start < m.end.max(m.start + 1) && m.start < f.end)
                 {
-                    Some(f) => at = f.end.max(m.start + 1),
+                    Some(f) => at = f.end.max(next_char(self.text, m.start)),
                     None => break Some((m, caps)),
                 }
             };

@@ -178,6 +178,13 @@ fn a_variable_recurs_in_the_pattern_that_binds_it() {
 }
 
 #[test]
+fn non_ascii_text_is_stepped_by_characters() {
+    run(&["unordered: é", "unordered: é"], "é é\n").unwrap();
+    fails(&["unordered: é", "unordered: é"], "é xé\n");
+    run(&["check: $(a=\\w) $a"], "é ü ü\n").unwrap();
+}
+
+#[test]
 fn anonymous_regexes_and_dollars() {
     run(&["check: v$(=\\d+) = iadd"], CLIF).unwrap();
     fails(&["check: v$(=\\d) = iadd"], CLIF);
