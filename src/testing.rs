@@ -17,11 +17,15 @@
 //! -- snapshot { diag core kir clif cuda }  snapshot the rendered diagnostics, the printed
 //!                             optimised core IR, the printed kernel IR, the CPU backend's
 //!                             Cranelift IR, the CUDA backend's translation unit
-//! -- snapshot { clif kernel = main_k3 }  the `clif` snapshot holds only that kernel (names as
+//! -- snapshot { clif kernel = main_k3 }  the `clif` (or `cuda`) snapshot holds only that
+//!                             kernel (`kernel = ...` may repeat; names as
 //!                             in `ogham dev --print kir` and `OGHAM_PROFILE`)
 //! -- structure core { map 1 } constructs of the optimised core IR (or `kir`) named in
 //!                             `ogham_ir::count::CONSTRUCTS`: each one listed must
 //!                             occur exactly that often (unlisted ones are unconstrained)
+//! -- filecheck clif           the stage's text (`core`, `kir`, `clif`, `cuda`) must pass the
+//! -- check: fmul.f32x4        `check:`/`nextln:`/`sameln:`/`not:`/`unordered:` lines that
+//!                             follow ([`filecheck`])
 //! ```
 //!
 //! Backends `core` and `kir` run the program through the middle end (verified after every
@@ -40,9 +44,12 @@
 //! for `f64`.
 
 mod data;
+pub mod filecheck;
 mod spec;
+mod stages;
 
 pub use spec::{Case, Expected, Spec, SpecError, parse_spec};
+use stages::{select_kernels, stage_text};
 
 use crate::args::{self, Arg, ArgValue};
 use crate::{Backend, Frontend, FrontendErrors, Tuning};
@@ -152,6 +159,12 @@ impl TestFile {
                 kind: TrialKind::Structure(*stage),
             });
         }
+        for (i, (stage, _)) in spec.filechecks.iter().enumerate() {
+            trials.push(Trial {
+                name: format!("filecheck-{}::{}#{i}", stage.name(), self.name),
+                kind: TrialKind::FileCheck(i),
+            });
+        }
         trials
     }
 
@@ -178,23 +191,19 @@ impl TestFile {
                 None => Outcome::Skipped(format!("backend `{backend}` is not available yet")),
             },
             TrialKind::Snapshot(Stage::Diag) => Outcome::Snapshot(self.diagnostics(loaded)),
-            TrialKind::Snapshot(stage @ (Stage::Core | Stage::Kir | Stage::Clif | Stage::Cuda)) => {
-                match compile_stage(loaded, *stage) {
-                    Ok(Ir::Kernel(ir)) if *stage == Stage::Clif => {
-                        let clif = ogham_compiler::back::cpu::print_clif(&ir);
-                        match &self.spec.kernel {
-                            Some(k) => match select_kernel(&clif, k) {
-                                Ok(text) => Outcome::Snapshot(text),
-                                Err(why) => Outcome::Failed(why),
-                            },
-                            None => Outcome::Snapshot(clif),
-                        }
-                    }
-                    Ok(Ir::Kernel(ir)) if *stage == Stage::Cuda => {
-                        Outcome::Snapshot(ogham_compiler::back::cuda::print_cuda(&ir))
-                    }
-                    Ok(ir) => Outcome::Snapshot(ir.print()),
+            TrialKind::Snapshot(stage) => match stage_text(loaded, *stage) {
+                Ok(text) if self.spec.kernels.is_empty() => Outcome::Snapshot(text),
+                Ok(text) => match select_kernels(&text, *stage, &self.spec.kernels) {
+                    Ok(text) => Outcome::Snapshot(text),
                     Err(why) => Outcome::Failed(why),
+                },
+                Err(why) => Outcome::Failed(why),
+            },
+            TrialKind::FileCheck(i) => {
+                let (stage, checks) = &self.spec.filechecks[*i];
+                match stage_text(loaded, *stage).and_then(|text| checks.check(&text)) {
+                    Ok(()) => Outcome::Passed,
+                    Err(why) => Outcome::Failed(format!("{}: {why}", self.path.display())),
                 }
             }
             TrialKind::Structure(stage @ (Stage::Core | Stage::Kir)) => {
@@ -321,6 +330,8 @@ pub enum TrialKind {
     },
     Snapshot(Stage),
     Structure(Stage),
+    /// The `filecheck` directive `index` of the spec.
+    FileCheck(usize),
 }
 
 /// The result of a trial.
@@ -704,28 +715,6 @@ pub fn judge_snapshot(file: &Path, stage: Stage, text: &str, accept: bool) -> Ou
         )),
         Err(e) => io("read", &path, e),
     }
-}
-
-/// The part of `print_clif`'s output for kernel `name` (from its `; kernel name` line to the
-/// next kernel's), or an error naming the kernels there are.
-fn select_kernel(clif: &str, name: &str) -> Result<String, String> {
-    let mut sections: Vec<(&str, String)> = Vec::new();
-    for line in clif.lines() {
-        if let Some(rest) = line.strip_prefix("; kernel ") {
-            let kernel = rest.split([':', ' ']).next().unwrap_or(rest);
-            sections.push((kernel, String::new()));
-        }
-        if let Some((_, text)) = sections.last_mut() {
-            text.push_str(line);
-            text.push('\n');
-        }
-    }
-    let names: Vec<&str> = sections.iter().map(|(k, _)| *k).collect();
-    sections
-        .into_iter()
-        .find(|(k, _)| *k == name)
-        .map(|(_, text)| text)
-        .ok_or_else(|| format!("no kernel `{name}`; the kernels are {}", names.join(" ")))
 }
 
 #[cfg(test)]

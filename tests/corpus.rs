@@ -11,6 +11,8 @@
 //!   optimised core IR (`core`), the kernel IR (`kir`), the kernels' Cranelift IR (`clif`) or
 //!   their CUDA C (`cuda`), in `tests/snapshots/<case>.<stage>.snap`;
 //! - `structure-<stage>::<case>#<i>`: construct counts of the core IR or kernel IR;
+//! - `filecheck-<stage>::<case>#<i>`: the `check:`-style lines of a `filecheck <stage>`
+//!   directive against the stage's text (`ogham::testing::filecheck`);
 //! - `spec::<case>`: fails when the test block itself is malformed.
 //!
 //! With `CI=true` insta writes nothing and fails on a missing or different snapshot; locally,
@@ -62,7 +64,7 @@ fn main() {
                         Stage::Diag | Stage::Core | Stage::Kir | Stage::Clif | Stage::Cuda
                     ),
                     TrialKind::Structure(stage) => !matches!(stage, Stage::Core | Stage::Kir),
-                    TrialKind::Check => false,
+                    TrialKind::Check | TrialKind::FileCheck(_) => false,
                 };
             let file = Arc::clone(&file);
             let name = trial.name.clone();

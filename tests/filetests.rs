@@ -11,6 +11,10 @@
 //! - `filetest::clif/<name>`, `filetest::cuda/<name>`: the same for a backend: the input is
 //!   kernel IR and the expected section the code of its kernels (`ogham dev --print clif`,
 //!   the kernels of `--print cuda` without the prelude).
+//! - Any filetest may, instead of an expected section, carry `-- check:`-style directives
+//!   among its lines (`ogham::testing::filecheck`: `check:`, `nextln:`, `sameln:`, `not:`,
+//!   `unordered:`, with `$(name=regex)` variables); the output must match them. The backend
+//!   filetests do, so that renumbered values and blocks do not re-bless them.
 //! - `filetest::verify-core/<name>`, `filetest::verify-kernel/<name>`,
 //!   `filetest::verify-exact/<name>`: the input need not be valid; the expected section is what
 //!   the verifier says of it in that form (its messages, one a line, or `valid`; `verify-exact`
@@ -29,6 +33,7 @@
 use libtest_mimic::{Arguments, Failed, Trial};
 use ogham::Frontend;
 use ogham::testing::collect_og_files;
+use ogham::testing::filecheck::Checks;
 use ogham_compiler::back::cpu::print_clif;
 use ogham_compiler::back::cuda::print_cuda;
 use ogham_compiler::pipeline::Pass;
@@ -182,6 +187,14 @@ fn run_filetest(step_name: &str, path: &Path) -> Result<(), Failed> {
         Some((input, expected)) => (format!("{input}\n"), Some(expected)),
         None => (text.clone(), None),
     };
+    let checks = Checks::parse(&input).map_err(|e| format!("{}: {e}", path.display()))?;
+    if !checks.is_empty() && expected.is_some() {
+        return Err(format!(
+            "{} has both `check:` directives and a `{EXPECTED}` section; keep one",
+            path.display()
+        )
+        .into());
+    }
     let kernel = step.reads_kernel_ir();
     let actual = match Ir::parse(&input, kernel) {
         Ok(program) => {
@@ -198,6 +211,11 @@ fn run_filetest(step_name: &str, path: &Path) -> Result<(), Failed> {
         Err(e) if matches!(step, Step::Verify { .. }) => format!("parse error: {e}\n"),
         Err(e) => return Err(format!("{}:{e}", path.display()).into()),
     };
+    if !checks.is_empty() {
+        return checks
+            .check(&actual)
+            .map_err(|e| format!("{}: {e}", path.display()).into());
+    }
     if expected == Some(actual.as_str()) {
         return Ok(());
     }

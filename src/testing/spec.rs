@@ -9,6 +9,7 @@
 
 use super::Stage;
 use super::data;
+use super::filecheck::Checks;
 use crate::args::Arg;
 use ogham_runtime::text::{self, Pos, TextError};
 use regex::Regex;
@@ -45,10 +46,13 @@ pub struct Spec {
     pub tolerance: Option<f64>,
     pub tags: Vec<String>,
     pub snapshots: Vec<Stage>,
-    /// `snapshot { clif kernel = NAME }`: the `clif` snapshot is that kernel's code only.
-    pub kernel: Option<String>,
+    /// `snapshot { clif kernel = NAME }` (`kernel = ...` may repeat): the `clif` and `cuda`
+    /// snapshots hold only these kernels' code.
+    pub kernels: Vec<String>,
     /// `structure <stage> { ... }`: the stage and the body's text.
     pub structures: Vec<(Stage, String)>,
+    /// `filecheck <stage>` and the `check:`-style lines after it: the stage and its checks.
+    pub filechecks: Vec<(Stage, Checks)>,
 }
 
 impl Spec {
@@ -323,7 +327,7 @@ impl BlockParser<'_, '_> {
                         if name == "kernel" {
                             match (ws.next(), ws.next()) {
                                 (Some((_, "=")), Some((_, kernel))) => {
-                                    self.spec.kernel = Some(kernel.to_string());
+                                    self.spec.kernels.push(kernel.to_string());
                                     continue;
                                 }
                                 _ => return spec_error(pos, "expected `kernel = NAME`"),
@@ -345,12 +349,32 @@ impl BlockParser<'_, '_> {
                     let (body, _) = self.cur.braced("structure")?;
                     self.spec.structures.push((stage, body.trim().to_string()));
                 }
+                "filecheck" => {
+                    self.cur.skip_spaces();
+                    let name_pos = self.cur.pos;
+                    let stage = match stage(self.cur.word(), name_pos)? {
+                        Stage::Diag => return spec_error(name_pos, "`diag` has no filecheck"),
+                        s => s,
+                    };
+                    self.spec.filechecks.push((stage, Checks::default()));
+                }
+                kind if Checks::is_kind(kind) => {
+                    self.cur.expect(':', kind)?;
+                    let pattern = self.cur.rest_of_line();
+                    let Some((_, checks)) = self.spec.filechecks.last_mut() else {
+                        return spec_error(pos, format!("`{kind}:` before any `filecheck STAGE`"));
+                    };
+                    checks
+                        .push(pos.line as usize, kind, pattern)
+                        .map_err(|message| SpecError { pos, message })?;
+                }
                 other => {
                     return spec_error(
                         pos,
                         format!(
                             "unknown test directive `{other}` (known: input output error: entry: \
-                             tolerance: tags snapshot structure)"
+                             tolerance: tags snapshot structure filecheck check: nextln: \
+                             sameln: not: unordered:)"
                         ),
                     );
                 }
@@ -486,6 +510,23 @@ mod tests {
         let s = spec("-- ==\n-- entry: f\n-- input { 1 }\n\n-- ==\n-- input { 2 }\n");
         let entries: Vec<&str> = s.cases.iter().map(|c| c.entry.as_str()).collect();
         assert_eq!(entries, ["f", "main"]);
+    }
+
+    #[test]
+    fn filechecks_collect_the_lines_after_them() {
+        let s = spec(
+            "-- ==\n-- filecheck clif\n-- check: fadd $(a=v\\d+)\n-- not: fsub\n\
+             -- filecheck cuda\n-- nextln: x\n-- input { 1 }\n",
+        );
+        let stages: Vec<Stage> = s.filechecks.iter().map(|(st, _)| *st).collect();
+        assert_eq!(stages, [Stage::Clif, Stage::Cuda]);
+        assert!(s.filechecks[0].1.check("v1 = fadd v2\n").is_ok());
+        let e = s.filechecks[0].1.check("v1 = fadd v2\nfsub\n").unwrap_err();
+        assert!(e.starts_with("line 4: `not: fsub`"), "{e}");
+        assert_eq!(s.cases.len(), 1);
+        assert!(spec_err("-- ==\n-- check: x\n").starts_with("2:4: `check:` before any"));
+        assert!(spec_err("-- ==\n-- filecheck diag\n").contains("no filecheck"));
+        assert!(spec_err("-- ==\n-- filecheck clif\n-- check: $(x=\n").contains("not closed"));
     }
 
     #[test]
