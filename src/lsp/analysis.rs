@@ -134,32 +134,29 @@ fn starts_declaration(line: &str) -> bool {
 }
 
 /// Replaces the declaration around `offset` (from the start of its first line to the next
-/// declaration or the end) with spaces, keeping the newlines.
+/// declaration or the end) with spaces, keeping the newlines and the byte offsets. An error at
+/// the keyword that starts a declaration is the previous declaration's (it was not finished).
 fn blank_declaration(text: &mut String, offset: usize) {
     let offset = offset.min(text.len());
-    let mut line_starts: Vec<usize> = std::iter::once(0)
+    let starts: Vec<usize> = std::iter::once(0)
         .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .filter(|&s| starts_declaration(&text[s..]))
         .collect();
-    line_starts.retain(|&s| s <= text.len());
-    let is_decl = |s: usize| starts_declaration(&text[s..]);
-    let start = line_starts
-        .iter()
-        .copied()
-        .filter(|&s| s <= offset && is_decl(s))
-        .next_back()
-        .unwrap_or(0);
-    let end = line_starts
-        .iter()
-        .copied()
-        .find(|&s| s > offset && is_decl(s))
-        .unwrap_or(text.len());
+    let mut at = starts.partition_point(|&s| s <= offset);
+    let keyword = |s: usize| text[s..].find([' ', '[']).unwrap_or(0);
+    if at >= 2 && offset < starts[at - 1] + keyword(starts[at - 1]) {
+        at -= 1;
+    }
+    let start = at.checked_sub(1).map_or(0, |i| starts[i]);
+    let end = starts.get(at).copied().unwrap_or(text.len());
     let blank: String = text[start..end]
         .chars()
-        .map(|c| if c == '\n' { '\n' } else { ' ' })
+        .map(|c| match c {
+            '\n' => "\n".to_string(),
+            c => " ".repeat(c.len_utf8()),
+        })
         .collect();
-    // Multi-byte characters become one space each: pad to keep the byte offsets.
-    let pad = (end - start).saturating_sub(blank.len());
-    text.replace_range(start..end, &format!("{blank}{}", " ".repeat(pad)));
+    text.replace_range(start..end, &blank);
 }
 
 #[cfg(test)]

@@ -22,7 +22,10 @@ use std::collections::HashMap;
 
 /// The diagnostics of a document, for `textDocument/publishDiagnostics`.
 pub fn diagnostics(a: &Analysis, uri: &Uri) -> Vec<lsp_types::Diagnostic> {
-    a.diagnostics.iter().map(|d| diagnostic(a, uri, d)).collect()
+    a.diagnostics
+        .iter()
+        .map(|d| diagnostic(a, uri, d))
+        .collect()
 }
 
 fn diagnostic(a: &Analysis, uri: &Uri, d: &Diagnostic) -> lsp_types::Diagnostic {

@@ -14,9 +14,9 @@ use super::index::{BinderKind, Target};
 use super::text::{LineIndex, path_to_uri};
 use crate::doc::model::def_item;
 use lsp_types::{
-    CompletionItem, CompletionItemKind, Documentation, DocumentSymbol, Hover, HoverContents,
-    InlayHint, InlayHintKind, InlayHintLabel, Location, MarkupContent, MarkupKind, Position,
-    Range, SymbolKind, Uri,
+    CompletionItem, CompletionItemKind, DocumentSymbol, Documentation, Hover, HoverContents,
+    InlayHint, InlayHintKind, InlayHintLabel, Location, MarkupContent, MarkupKind, Position, Range,
+    SymbolKind, Uri,
 };
 use ogham_compiler::syntax::ast::{Decl, Def};
 use ogham_ir::types::Type;
@@ -29,13 +29,21 @@ fn decl(a: &Analysis, module: usize, decl: usize) -> Option<&Decl> {
 
 /// The signature line and doc comment of a top-level definition.
 fn def_signature(a: &Analysis, module: usize, def: &Def, decl: usize) -> (String, Option<String>) {
-    let ty = a.checked.as_ref().and_then(|c| c.def_types.get(&(module, decl)));
+    let ty = a
+        .checked
+        .as_ref()
+        .and_then(|c| c.def_types.get(&(module, decl)));
     let item = def_item(def, ty, "", String::new());
     let mut line = item.attrs.join(" ");
     if !line.is_empty() {
         line.push('\n');
     }
-    line.push_str(&format!("{} {}{}", item.kind.keyword(), item.name, item.signature));
+    line.push_str(&format!(
+        "{} {}{}",
+        item.kind.keyword(),
+        item.name,
+        item.signature
+    ));
     (line, item.doc)
 }
 
@@ -59,12 +67,16 @@ fn root_decls(a: &Analysis) -> (usize, &[Decl]) {
 
 /// The root module's definition whose name is at `offset`.
 fn def_named_at(a: &Analysis, offset: u32) -> Option<(usize, &Def)> {
-    root_decls(a).1.iter().enumerate().find_map(|(i, d)| match d {
-        Decl::Def(def) if def.name.span.start <= offset && offset <= def.name.span.end => {
-            Some((i, def))
-        }
-        _ => None,
-    })
+    root_decls(a)
+        .1
+        .iter()
+        .enumerate()
+        .find_map(|(i, d)| match d {
+            Decl::Def(def) if def.name.span.start <= offset && offset <= def.name.span.end => {
+                Some((i, def))
+            }
+            _ => None,
+        })
 }
 
 /// Hover: the type of the name or expression at `pos`, and a definition's signature and doc.
@@ -83,7 +95,10 @@ pub fn hover(a: &Analysis, pos: Position) -> Option<Hover> {
                 Some(Decl::Def(def)) => {
                     let (mut sig, doc) = def_signature(a, *module, def, *d);
                     // A polymorphic definition: its type at this use too.
-                    let generic = checked.def_types.get(&(*module, *d)).is_some_and(Type::has_params);
+                    let generic = checked
+                        .def_types
+                        .get(&(*module, *d))
+                        .is_some_and(Type::has_params);
                     if let Some(u) = at_use.filter(|_| generic) {
                         sig.push_str(&format!("\n-- here: {u}"));
                     }
@@ -188,11 +203,17 @@ pub fn completion(a: &Analysis, pos: Position) -> Vec<CompletionItem> {
     let offset = LineIndex::new(&a.text).offset(pos) as u32;
     let mut items: BTreeMap<String, CompletionItem> = BTreeMap::new();
     for name in ogham_compiler::builtins::plain_names() {
-        items.insert(name.to_string(), item(name, CompletionItemKind::FUNCTION, "built-in".into(), None));
+        items.insert(
+            name.to_string(),
+            item(name, CompletionItemKind::FUNCTION, "built-in".into(), None),
+        );
     }
     if let Some(program) = &a.program {
         let root = program.modules.len().saturating_sub(1);
-        let visible = program.modules.last().map_or(Vec::new(), |m| m.imports.clone());
+        let visible = program
+            .modules
+            .last()
+            .map_or(Vec::new(), |m| m.imports.clone());
         for module in visible.into_iter().chain([root]) {
             let decls = program.modules.get(module).map_or(&[][..], |m| &m.decls);
             for (i, d) in decls.iter().enumerate() {
@@ -201,9 +222,12 @@ pub fn completion(a: &Analysis, pos: Position) -> Vec<CompletionItem> {
                         let (sig, doc) = def_signature(a, module, def, i);
                         item(&def.name.name, CompletionItemKind::FUNCTION, sig, doc)
                     }
-                    Decl::TypeAlias(t) => {
-                        item(&t.name.name, CompletionItemKind::TYPE_PARAMETER, "type".into(), t.doc.clone())
-                    }
+                    Decl::TypeAlias(t) => item(
+                        &t.name.name,
+                        CompletionItemKind::TYPE_PARAMETER,
+                        "type".into(),
+                        t.doc.clone(),
+                    ),
                     Decl::Import(_) => continue,
                 };
                 items.insert(entry.label.clone(), entry);
@@ -212,12 +236,20 @@ pub fn completion(a: &Analysis, pos: Position) -> Vec<CompletionItem> {
     }
     for b in a.index.in_scope(offset) {
         let ty = b.ty.as_ref().map_or(String::new(), Type::to_string);
-        items.insert(b.name.clone(), item(&b.name, CompletionItemKind::VARIABLE, ty, None));
+        items.insert(
+            b.name.clone(),
+            item(&b.name, CompletionItemKind::VARIABLE, ty, None),
+        );
     }
     items.into_values().collect()
 }
 
-fn item(label: &str, kind: CompletionItemKind, detail: String, doc: Option<String>) -> CompletionItem {
+fn item(
+    label: &str,
+    kind: CompletionItemKind,
+    detail: String,
+    doc: Option<String>,
+) -> CompletionItem {
     CompletionItem {
         label: label.to_string(),
         kind: Some(kind),

@@ -46,7 +46,10 @@ pub struct Binder {
 pub enum Target {
     /// A binder (index into [`Index::binders`]).
     Local(usize),
-    Def { module: usize, decl: usize },
+    Def {
+        module: usize,
+        decl: usize,
+    },
     Builtin,
     Unresolved,
 }
@@ -83,7 +86,13 @@ impl Index {
             scope: Vec::new(),
         };
         let module = program.modules.len().saturating_sub(1);
-        for (decl, d) in program.modules.last().map_or(&[][..], |m| &m.decls).iter().enumerate() {
+        for (decl, d) in program
+            .modules
+            .last()
+            .map_or(&[][..], |m| &m.decls)
+            .iter()
+            .enumerate()
+        {
             let Decl::Def(def) = d else { continue };
             let mut ty = checked.def_types.get(&(module, decl));
             let body = def.body.span;
@@ -221,7 +230,9 @@ impl Walker<'_> {
 
     fn var(&mut self, e: &Expr, name: String) {
         let target = match self.checked.resolutions.get(e.id.0 as usize) {
-            Some(Some(Resolution::Local)) => self.lookup(&name).map_or(Target::Unresolved, Target::Local),
+            Some(Some(Resolution::Local)) => {
+                self.lookup(&name).map_or(Target::Unresolved, Target::Local)
+            }
             Some(Some(Resolution::Def { module, decl })) => Target::Def {
                 module: *module,
                 decl: *decl,
@@ -328,7 +339,9 @@ impl Walker<'_> {
             ExprKind::LetWith(name, args, value, body) => {
                 self.index_args(args);
                 self.scoped(value);
-                let ty = self.lookup(&name.name).and_then(|b| self.index.binders[b].ty.clone());
+                let ty = self
+                    .lookup(&name.name)
+                    .and_then(|b| self.index.binders[b].ty.clone());
                 self.bind_name(name, ty, BinderKind::Let, body.span, false);
                 self.expr(body);
             }

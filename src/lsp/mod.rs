@@ -28,7 +28,7 @@ use analysis::Analysis;
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
 use lsp_types::notification::{Notification as _, PublishDiagnostics};
 use lsp_types::{
-    CodeActionProviderCapability, CodeLens, CodeLensOptions, CompletionOptions, Command,
+    CodeActionProviderCapability, CodeLens, CodeLensOptions, Command, CompletionOptions,
     HoverProviderCapability, OneOf, PublishDiagnosticsParams, Range, ServerCapabilities,
     TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
 };
@@ -85,7 +85,10 @@ fn main_loop(connection: &Connection, server: &mut Server) -> Result<(), String>
     for message in &connection.receiver {
         let replies = match message {
             Message::Request(req) => {
-                if connection.handle_shutdown(&req).map_err(|e| e.to_string())? {
+                if connection
+                    .handle_shutdown(&req)
+                    .map_err(|e| e.to_string())?
+                {
                     return Ok(());
                 }
                 vec![Message::Response(server.answer(req))]
@@ -159,18 +162,24 @@ impl Server {
             "textDocument/completion" => with(params, |p: CompletionParams| {
                 let at = p.text_document_position;
                 let a = self.doc(&at.text_document.uri)?;
-                Some(CompletionResponse::Array(features::completion(a, at.position)))
+                Some(CompletionResponse::Array(features::completion(
+                    a,
+                    at.position,
+                )))
             }),
             "textDocument/inlayHint" => with(params, |p: InlayHintParams| {
-                Some(features::inlay_hints(self.doc(&p.text_document.uri)?, p.range))
+                Some(features::inlay_hints(
+                    self.doc(&p.text_document.uri)?,
+                    p.range,
+                ))
             }),
             "textDocument/codeAction" => with(params, |p: CodeActionParams| {
                 let uri = &p.text_document.uri;
                 Some(convert::code_actions(self.doc(uri)?, uri, p.range))
             }),
-            "textDocument/codeLens" => {
-                with(params, |p: CodeLensParams| self.lenses(&p.text_document.uri))
-            }
+            "textDocument/codeLens" => with(params, |p: CodeLensParams| {
+                self.lenses(&p.text_document.uri)
+            }),
             _ => Err(format!("unsupported request `{method}`")),
         }
     }
@@ -191,7 +200,10 @@ impl Server {
             "textDocument/didChange" => {
                 let p: DidChangeTextDocumentParams = serde_json::from_value(n.params).ok()?;
                 // Full synchronisation: the last change is the whole text.
-                (p.text_document.uri, p.content_changes.into_iter().last()?.text)
+                (
+                    p.text_document.uri,
+                    p.content_changes.into_iter().last()?.text,
+                )
             }
             "textDocument/didClose" => {
                 let p: DidCloseTextDocumentParams = serde_json::from_value(n.params).ok()?;
@@ -237,7 +249,9 @@ fn compute_lenses(a: &Analysis, worker: Option<&std::path::Path>) -> Vec<CodeLen
         return Vec::new();
     }
     let results = match worker {
-        Some(_) if !a.clean => vec!["not evaluated: the file has errors".to_string(); comments.len()],
+        Some(_) if !a.clean => {
+            vec!["not evaluated: the file has errors".to_string(); comments.len()]
+        }
         Some(w) => {
             let exprs = comments.iter().map(|(_, e)| e.clone()).collect();
             eval::evaluate(w, &a.path, &a.text, exprs)
@@ -262,7 +276,10 @@ fn compute_lenses(a: &Analysis, worker: Option<&std::path::Path>) -> Vec<CodeLen
 
 fn publish(uri: Uri, diagnostics: Vec<lsp_types::Diagnostic>) -> Message {
     let params = PublishDiagnosticsParams::new(uri, diagnostics, None);
-    Message::Notification(Notification::new(PublishDiagnostics::METHOD.to_string(), params))
+    Message::Notification(Notification::new(
+        PublishDiagnostics::METHOD.to_string(),
+        params,
+    ))
 }
 
 #[cfg(test)]

@@ -19,7 +19,9 @@ pub fn locate(module: &str) -> Option<PathBuf> {
     let text = ogham_compiler::stdlib::lookup(module)?;
     let relative = format!("{module}.og");
     let matches = |p: &Path| std::fs::read_to_string(p).is_ok_and(|t| t == text);
-    let import_dirs = ogham_compiler::loader::search_path().into_iter().map(|(d, _)| d);
+    let import_dirs = ogham_compiler::loader::search_path()
+        .into_iter()
+        .map(|(d, _)| d);
     let exe = std::env::current_exe().ok();
     let beside_binary = exe
         .iter()
@@ -71,7 +73,10 @@ mod tests {
     fn a_library_module_is_found_with_its_embedded_text() {
         let path = locate("lib/linalg").expect("a file for lib/linalg");
         let text = std::fs::read_to_string(&path).unwrap();
-        assert_eq!(Some(text.as_str()), ogham_compiler::stdlib::lookup("lib/linalg"));
+        assert_eq!(
+            Some(text.as_str()),
+            ogham_compiler::stdlib::lookup("lib/linalg")
+        );
         assert_eq!(locate("lib/no-such-module"), None);
     }
 }

@@ -85,7 +85,11 @@ pub fn uri_to_path(uri: &Uri) -> Option<PathBuf> {
     let mut i = 0;
     while i < bytes.len() {
         let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[i], bytes.get(i + 1).copied(), bytes.get(i + 2).copied()) {
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied(),
+            bytes.get(i + 2).copied(),
+        ) {
             (b'%', Some(h), Some(l)) if hex(h).is_some() && hex(l).is_some() => {
                 out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
                 i += 3;
