@@ -138,11 +138,12 @@ fn evaluate_one(path: &Path, text: &str, expr: &str) -> String {
     let (sink, _kept) = ogham_runtime::trace::collect();
     let outcome = ogham_runtime::trace::with_sink(Some(sink), || {
         ogham_runtime::interp::run_entry(&fe.sources, &fe.program, &fe.checked, ENTRY, Vec::new())
+            .map_err(Box::new)
     });
     match outcome {
         Ok(mut values) if values.len() == 1 => shown(&values.swap_remove(0)),
         Ok(values) => shown(&Value::Tuple(values)),
-        Err(d) => first_error(&[d]),
+        Err(d) => first_error(&[*d]),
     }
 }
 
