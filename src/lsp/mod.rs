@@ -5,8 +5,9 @@
 //! analysed at once ([`analysis`]: loaded with its imports, type-checked, indexed) and its
 //! diagnostics published. Requests are answered from the latest analysis: hover, definition,
 //! document symbols, completion, inlay hints, code actions (quick fixes from the diagnostics'
-//! help) and code lenses (the values of `-- >>> EXPR` comments, [`eval`], computed once per
-//! version of a document that checks).
+//! help) and code lenses (the values of `-- >>> EXPR` comments, computed once per version of
+//! a document that checks: [`eval`] in a child process, [`lenses`] on a thread when the client
+//! can be asked to refresh them).
 //!
 //! Adding a request is one arm in [`Server::request`] and, if clients must be told, one field
 //! in [`capabilities`] (formatting: `"textDocument/formatting"` answered from the document's
@@ -21,6 +22,7 @@ mod convert;
 pub mod eval;
 mod features;
 mod index;
+mod lenses;
 mod stdlib_files;
 mod text;
 
@@ -28,8 +30,8 @@ use analysis::Analysis;
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
 use lsp_types::notification::{Notification as _, PublishDiagnostics};
 use lsp_types::{
-    CodeActionProviderCapability, CodeLens, CodeLensOptions, Command, CompletionOptions,
-    HoverProviderCapability, OneOf, PublishDiagnosticsParams, Range, ServerCapabilities,
+    CodeActionProviderCapability, CodeLens, CodeLensOptions, CompletionOptions,
+    HoverProviderCapability, OneOf, PublishDiagnosticsParams, ServerCapabilities,
     TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
 };
 use serde::Serialize;
@@ -38,12 +40,14 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// An open document.
 struct Document {
     analysis: Analysis,
-    /// The code lenses of this version, once computed.
-    lenses: Option<Vec<CodeLens>>,
+    /// The values of this version's evaluation comments, once asked for.
+    lenses: Option<lenses::Pending>,
 }
 
 /// The server's state: the open documents, by URI.
@@ -51,6 +55,8 @@ pub struct Server {
     docs: HashMap<String, Document>,
     /// The binary that evaluates `-- >>>` comments (`ogham`), if known.
     worker: Option<PathBuf>,
+    /// How to ask the client to ask for code lenses again, if it can be asked.
+    refresh: Option<lenses::Refresh>,
 }
 
 /// What the server can do, for `initialize`.
@@ -74,9 +80,21 @@ pub fn capabilities() -> ServerCapabilities {
 pub fn serve_stdio() -> Result<(), String> {
     let (connection, io_threads) = Connection::stdio();
     let caps = serde_json::to_value(capabilities()).map_err(|e| e.to_string())?;
-    connection.initialize(caps).map_err(|e| e.to_string())?;
-    let mut server = Server::new(std::env::current_exe().ok());
+    let init = connection.initialize(caps).map_err(|e| e.to_string())?;
+    let can_refresh = init["capabilities"]["workspace"]["codeLens"]["refreshSupport"] == true;
+    let sender = connection.sender.clone();
+    let asked = AtomicU64::new(0);
+    let refresh: lenses::Refresh = Arc::new(move || {
+        let id = format!("ogham-refresh-{}", asked.fetch_add(1, Ordering::Relaxed));
+        let req = Request::new(id.into(), "workspace/codeLens/refresh".to_string(), ());
+        // A client that went away needs no refresh.
+        let _ = sender.send(Message::Request(req));
+    });
+    let worker = std::env::current_exe().ok();
+    let mut server = Server::new(worker, can_refresh.then_some(refresh));
     main_loop(&connection, &mut server)?;
+    // The writer thread ends when every sender is gone: the connection's and the refresh's.
+    drop(server);
     drop(connection);
     io_threads.join().map_err(|e| e.to_string())
 }
@@ -113,10 +131,11 @@ fn with<P: DeserializeOwned, R: Serialize>(
 }
 
 impl Server {
-    pub fn new(worker: Option<PathBuf>) -> Server {
+    pub fn new(worker: Option<PathBuf>, refresh: Option<lenses::Refresh>) -> Server {
         Server {
             docs: HashMap::new(),
             worker,
+            refresh,
         }
     }
 
@@ -130,11 +149,12 @@ impl Server {
                 error: None,
             },
             Ok(Err(message)) => Response::new_err(id, ErrorCode::InvalidParams as i32, message),
-            Err(_) => Response::new_err(
-                id,
-                ErrorCode::InternalError as i32,
-                format!("internal error while answering `{method}`"),
-            ),
+            Err(_) => {
+                // Standard error is the client's log of the server.
+                let message = format!("internal error while answering `{method}`");
+                eprintln!("ogham lsp: {message}");
+                Response::new_err(id, ErrorCode::InternalError as i32, message)
+            }
         }
     }
 
@@ -186,8 +206,14 @@ impl Server {
 
     /// Handles a notification: the diagnostics to publish, if it changed a document.
     pub fn notify(&mut self, n: Notification) -> Vec<Message> {
-        let result = catch_unwind(AssertUnwindSafe(|| self.notification(n)));
-        result.ok().flatten().map_or(Vec::new(), |m| vec![m])
+        let method = n.method.clone();
+        match catch_unwind(AssertUnwindSafe(|| self.notification(n))) {
+            Ok(reply) => reply.into_iter().collect(),
+            Err(_) => {
+                eprintln!("ogham lsp: internal error while handling `{method}`");
+                Vec::new()
+            }
+        }
     }
 
     fn notification(&mut self, n: Notification) -> Option<Message> {
@@ -233,45 +259,15 @@ impl Server {
 
     /// The code lenses of a document: the values of its evaluation comments.
     fn lenses(&mut self, uri: &Uri) -> Option<Vec<CodeLens>> {
-        let worker = self.worker.clone();
+        let (worker, refresh) = (self.worker.clone(), self.refresh.clone());
         let doc = self.docs.get_mut(uri.as_str())?;
-        if doc.lenses.is_none() {
-            doc.lenses = Some(compute_lenses(&doc.analysis, worker.as_deref()));
-        }
-        doc.lenses.clone()
+        Some(lenses::lenses(
+            &doc.analysis,
+            &mut doc.lenses,
+            worker,
+            refresh,
+        ))
     }
-}
-
-/// The code lenses of the evaluation comments of `a`.
-fn compute_lenses(a: &Analysis, worker: Option<&std::path::Path>) -> Vec<CodeLens> {
-    let comments = eval::comments(&a.text);
-    if comments.is_empty() {
-        return Vec::new();
-    }
-    let results = match worker {
-        Some(_) if !a.clean => {
-            vec!["not evaluated: the file has errors".to_string(); comments.len()]
-        }
-        Some(w) => {
-            let exprs = comments.iter().map(|(_, e)| e.clone()).collect();
-            eval::evaluate(w, &a.path, &a.text, exprs)
-        }
-        None => vec!["not evaluated: no evaluator".to_string(); comments.len()],
-    };
-    let idx = text::LineIndex::new(&a.text);
-    comments
-        .iter()
-        .zip(results)
-        .map(|((line, _), title)| {
-            let start = idx.line_start(*line);
-            let end = start + idx.line(*line).len();
-            CodeLens {
-                range: Range::new(idx.position(start), idx.position(end)),
-                command: Some(Command::new(title, String::new(), None)),
-                data: None,
-            }
-        })
-        .collect()
 }
 
 fn publish(uri: Uri, diagnostics: Vec<lsp_types::Diagnostic>) -> Message {

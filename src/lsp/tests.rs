@@ -112,31 +112,44 @@ fn mutate(text: &str, rng: &mut Rng) -> String {
     }
 }
 
+/// Opens `file` and queries it; with `mutations`, mutated versions of it too.
+fn serve_one(server: &mut Server, rng: &mut Rng, file: &Path, mutations: bool) {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let uri = text::path_to_uri(file).unwrap();
+    let lines = text.lines().count().max(1);
+    let positions: Vec<Position> = (0..3)
+        .map(|_| Position::new(rng.below(lines) as u32, rng.below(40) as u32))
+        .collect();
+    exercise(server, &uri, &text, &positions);
+    if mutations {
+        for _ in 0..4 {
+            let mutated = mutate(&text, rng);
+            exercise(server, &uri, &mutated, &positions);
+        }
+    }
+}
+
 #[test]
 fn every_repository_file_and_mutations_of_some_are_served_without_a_panic() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     og_files(root, &mut files);
     assert!(files.len() > 100, "found only {} .og files", files.len());
-    let mut server = Server::new(None);
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let start = Instant::now();
-    for (n, file) in files.iter().enumerate() {
-        let text = std::fs::read_to_string(file).unwrap_or_default();
-        let uri = text::path_to_uri(file).unwrap();
-        let lines = text.lines().count().max(1);
-        let positions: Vec<Position> = (0..3)
-            .map(|_| Position::new(rng.below(lines) as u32, rng.below(40) as u32))
-            .collect();
-        exercise(&mut server, &uri, &text, &positions);
-        // Mutations of every 32nd file keep the run short.
-        if n % 32 == 0 {
-            for _ in 0..4 {
-                let mutated = mutate(&text, &mut rng);
-                exercise(&mut server, &uri, &mutated, &positions);
-            }
+    // The files are shared out between threads, each with its own server and generator.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            let files = &files;
+            scope.spawn(move || {
+                let mut server = Server::new(None, None);
+                let mut rng = Rng(0x9E37_79B9_7F4A_7C15 + t as u64);
+                for (n, file) in files.iter().enumerate().skip(t).step_by(threads) {
+                    serve_one(&mut server, &mut rng, file, n % 32 == 0);
+                }
+            });
         }
-    }
+    });
     eprintln!("{} files in {:?}", files.len(), start.elapsed());
 }
 
@@ -144,7 +157,7 @@ fn every_repository_file_and_mutations_of_some_are_served_without_a_panic() {
 fn answers_on_a_small_program() {
     let text = "-- | Squares.\ndef sq (x: f32) = x * x\n\ndef g (xs: []f32) =\n  let ys = map (\\y -> sq y) xs\n  in lenght ys\n";
     let uri = Uri::from_str("file:///nonexistent/t.og").unwrap();
-    let mut server = Server::new(None);
+    let mut server = Server::new(None, None);
     let diags = server.open(uri.clone(), text);
     assert_eq!(diags.len(), 1, "{diags:?}");
     assert_eq!(

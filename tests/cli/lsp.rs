@@ -2,8 +2,8 @@
 //! binary over its standard input and output. It opens a file with an error (diagnostics with
 //! the code and the quick fix), fixes it, and asks for hover (a definition's signature and doc),
 //! definition (into another file and into the standard library), completion, inlay hints and
-//! code lenses (evaluation comments, one of which never ends and must time out), then shuts
-//! the server down.
+//! code lenses (evaluation comments, one of which never ends and must time out, computed while
+//! the server answers other requests), then shuts the server down.
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -98,19 +98,24 @@ impl Client {
         }
     }
 
-    /// The next diagnostics published (waiting for them if need be).
-    fn diagnostics(&mut self) -> Value {
+    /// The next message from the server with method `method` (waiting for it if need be).
+    fn wait_for(&mut self, method: &str) -> Value {
         loop {
             if let Some(i) = self
                 .notifications
                 .iter()
-                .position(|m| m["method"] == "textDocument/publishDiagnostics")
+                .position(|m| m["method"] == method)
             {
-                return self.notifications.remove(i)["params"]["diagnostics"].clone();
+                return self.notifications.remove(i);
             }
-            let m = self.messages.recv_timeout(PATIENCE).expect("diagnostics");
+            let m = self.messages.recv_timeout(PATIENCE).expect(method);
             self.notifications.push(m);
         }
+    }
+
+    /// The next diagnostics published.
+    fn diagnostics(&mut self) -> Value {
+        self.wait_for("textDocument/publishDiagnostics")["params"]["diagnostics"].clone()
     }
 }
 
@@ -127,7 +132,8 @@ fn a_client_gets_diagnostics_hovers_definitions_completions_hints_and_lenses() {
     let main = super::write(&dir, "main.og", BROKEN);
     let uri = format!("file://{}", main.canonicalize().unwrap().display());
     let mut c = Client::start(&dir.join("cache"));
-    let init = c.request("initialize", json!({ "capabilities": {} }));
+    let caps = json!({ "workspace": { "codeLens": { "refreshSupport": true } } });
+    let init = c.request("initialize", json!({ "capabilities": caps }));
     assert_eq!(init["capabilities"]["hoverProvider"], json!(true), "{init}");
     c.notify("initialized", json!({}));
     let doc = json!({ "uri": uri });
@@ -208,6 +214,16 @@ fn a_client_gets_diagnostics_hovers_definitions_completions_hints_and_lenses() {
         .collect();
     assert!(labels.contains(&": f32"), "{hints}");
 
+    // The values are computed on a thread of the server, which asks the client to ask again.
+    let lenses = c.request("textDocument/codeLens", json!({ "textDocument": doc }));
+    assert_eq!(lenses[0]["command"]["title"], "evaluating…", "{lenses}");
+    let symbols = c.request(
+        "textDocument/documentSymbol",
+        json!({ "textDocument": doc }),
+    );
+    assert_eq!(symbols[0]["name"], "g", "{symbols}");
+    let refresh = c.wait_for("workspace/codeLens/refresh");
+    c.send(json!({ "jsonrpc": "2.0", "id": refresh["id"], "result": null }));
     let lenses = c.request("textDocument/codeLens", json!({ "textDocument": doc }));
     let titles: Vec<&str> = lenses
         .as_array()
@@ -217,15 +233,20 @@ fn a_client_gets_diagnostics_hovers_definitions_completions_hints_and_lenses() {
         .collect();
     assert_eq!(titles[0], "= 12.0f32", "{lenses}");
     assert!(titles[1].starts_with("timed out"), "{lenses}");
-    // The server still answers after the evaluation that had to be stopped.
-    let symbols = c.request(
-        "textDocument/documentSymbol",
-        json!({ "textDocument": doc }),
-    );
-    assert_eq!(symbols[0]["name"], "g", "{symbols}");
 
     assert_eq!(c.request("shutdown", Value::Null), Value::Null);
     c.notify("exit", Value::Null);
-    let status = c.child.wait().unwrap();
+    // The server exits (within the patience: a server that hangs on exit fails the test).
+    let asked = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = c.child.try_wait().unwrap() {
+            break status;
+        }
+        if asked.elapsed() > PATIENCE {
+            let _ = c.child.kill();
+            panic!("the server did not exit");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert!(status.success(), "{status}");
 }
