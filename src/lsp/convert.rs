@@ -2,10 +2,11 @@
 //! and the notes as related information, and quick fixes from the help texts that name a
 //! replacement.
 //!
-//! The compiler's [`Diagnostic`] carries its help as text, without a machine-readable edit; a
-//! help of the form "... did you mean `X`? ..." is the one kind that names the text to put in
-//! place of the primary span (an unknown name's closest match, `r [i]` written for `r[i]`), and
-//! becomes a quick fix. A diagnostic about another file (an import that does not parse) is
+//! The compiler's [`Diagnostic`] carries its help as text, without a machine-readable edit. Two
+//! kinds of help name one and become quick fixes: "did you mean `X`?" where the primary span is
+//! the name to replace (unknown names, types and members: [`NAME_CODES`]) or differs from `X`
+//! only in spaces (`r [i]` for `r[i]`); and "add `import "M"`", which inserts the line after
+//! the last import (else before the first declaration and its doc comment). A diagnostic about another file (an import that does not parse) is
 //! shown at the start of the document, its message prefixed with its location.
 //!
 //! Invariants: every range is computed with [`LineIndex`] of the file the span is in, so it is
@@ -17,6 +18,7 @@ use lsp_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, DiagnosticRelatedInformation,
     DiagnosticSeverity, Location, NumberOrString, Range, TextEdit, Uri, WorkspaceEdit,
 };
+use ogham_compiler::syntax::ast::Decl;
 use ogham_ir::diag::{Diagnostic, Severity};
 use std::collections::HashMap;
 
@@ -109,29 +111,91 @@ pub fn location(a: &Analysis, uri: &Uri, span: ogham_ir::source::Span) -> Option
     ))
 }
 
-/// The replacement a help text names: the `X` of "did you mean `X`?".
-fn suggestion(help: &str) -> Option<&str> {
-    let rest = &help[help.find("did you mean `")? + "did you mean `".len()..];
-    let end = rest.find("`?")?;
-    Some(&rest[..end]).filter(|s| !s.is_empty())
+/// The text between `` `before `` and `` `after `` in `help`: the `X` of "did you mean `X`?".
+fn quoted<'a>(help: &'a str, before: &str, after: &str) -> Option<&'a str> {
+    let rest = &help[help.find(before)? + before.len()..];
+    Some(&rest[..rest.find(after)?]).filter(|s| !s.is_empty())
+}
+
+/// Codes whose primary span is exactly the name a "did you mean" suggestion replaces (unknown
+/// name, unknown type, unknown member of a numeric module).
+const NAME_CODES: [&str; 3] = ["E0204", "E0205", "E0208"];
+
+/// The fixes a diagnostic's help names: its title and its edit.
+fn fixes(a: &Analysis, d: &Diagnostic) -> Vec<(String, TextEdit)> {
+    let idx = LineIndex::new(&a.text);
+    let (Some(span), Some(help)) = (d.span().filter(|s| s.file == a.root), d.help.as_deref())
+    else {
+        return Vec::new();
+    };
+    let range = idx.range(span.start as usize, span.end as usize);
+    let written = a.text.get(span.range()).unwrap_or_default();
+    let mut out = Vec::new();
+    if let Some(x) = quoted(help, "did you mean `", "`?") {
+        // A name, or text that differs from the suggestion only in spaces (`r [i]` for `r[i]`).
+        let unspaced = |t: &str| t.split_whitespace().collect::<String>();
+        if NAME_CODES.contains(&d.code) || unspaced(written) == unspaced(x) {
+            out.push((
+                format!("Replace with `{x}`"),
+                TextEdit::new(range, x.to_string()),
+            ));
+        }
+    }
+    if let Some(module) = quoted(help, "add `import \"", "\"`") {
+        let at = idx.position(import_offset(a));
+        let line = format!("import \"{module}\"\n");
+        out.push((
+            format!("Add `import \"{module}\"`"),
+            TextEdit::new(Range::new(at, at), line),
+        ));
+    }
+    out
+}
+
+/// Where a new `import` line goes: after the last import, else before the first declaration
+/// and the comment lines right above it (its doc comment), else at the start.
+fn import_offset(a: &Analysis) -> usize {
+    let idx = LineIndex::new(&a.text);
+    let decls = a
+        .program
+        .as_ref()
+        .and_then(|p| p.modules.last())
+        .map_or(&[][..], |m| &m.decls);
+    let last_import = decls.iter().rev().find_map(|d| match d {
+        Decl::Import(i) => Some(i.span.end as usize),
+        _ => None,
+    });
+    if let Some(end) = last_import {
+        return idx.line_start(idx.position(end).line as usize + 1);
+    }
+    let first = decls.iter().map(|d| match d {
+        Decl::Def(def) => def.span.start,
+        Decl::TypeAlias(t) => t.span.start,
+        Decl::Import(i) => i.span.start,
+    });
+    let Some(first) = first.min() else {
+        return 0;
+    };
+    let mut line = idx.position(first as usize).line as usize;
+    while line > 0 && idx.line(line - 1).trim_start().starts_with("--") {
+        line -= 1;
+    }
+    idx.line_start(line)
 }
 
 /// The quick fixes of the document's diagnostics whose primary span overlaps `range`.
 pub fn code_actions(a: &Analysis, uri: &Uri, range: Range) -> Vec<CodeActionOrCommand> {
     let idx = LineIndex::new(&a.text);
     let (from, to) = (idx.offset(range.start), idx.offset(range.end));
-    a.diagnostics
-        .iter()
-        .filter_map(|d| {
-            let span = d.span().filter(|s| s.file == a.root)?;
-            let (start, end) = (span.start as usize, span.end as usize);
-            if end < from || start > to {
-                return None;
-            }
-            let new_text = suggestion(d.help.as_deref()?)?.to_string();
-            let edit = TextEdit::new(idx.range(start, end), new_text.clone());
-            Some(CodeActionOrCommand::CodeAction(CodeAction {
-                title: format!("Replace with `{new_text}`"),
+    let overlaps = |d: &&Diagnostic| {
+        d.span()
+            .is_some_and(|s| s.end as usize >= from && s.start as usize <= to)
+    };
+    let mut actions = Vec::new();
+    for d in a.diagnostics.iter().filter(overlaps) {
+        for (title, edit) in fixes(a, d) {
+            actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title,
                 kind: Some(CodeActionKind::QUICKFIX),
                 diagnostics: Some(vec![diagnostic(a, uri, d)]),
                 edit: Some(WorkspaceEdit {
@@ -140,9 +204,10 @@ pub fn code_actions(a: &Analysis, uri: &Uri, range: Range) -> Vec<CodeActionOrCo
                 }),
                 is_preferred: Some(true),
                 ..Default::default()
-            }))
-        })
-        .collect()
+            }));
+        }
+    }
+    actions
 }
 
 #[cfg(test)]
@@ -151,11 +216,26 @@ mod tests {
 
     #[test]
     fn suggestions_are_read_from_help_texts() {
-        assert_eq!(suggestion("did you mean `length`?"), Some("length"));
+        let mean = |h| quoted(h, "did you mean `", "`?");
+        assert_eq!(mean("did you mean `length`?"), Some("length"));
         assert_eq!(
-            suggestion("`r [i]` applies `r`: did you mean `r[i]`? indexing must"),
+            mean("`r [i]` applies `r`: did you mean `r[i]`? indexing"),
             Some("r[i]")
         );
-        assert_eq!(suggestion("convert with `f32.i64`"), None);
+        assert_eq!(mean("convert with `f32.i64`"), None);
+    }
+
+    #[test]
+    fn an_unknown_library_function_gets_its_import() {
+        let text = "-- | A module.\n\n-- | Doc.\ndef f (xs: []f32) = nanmedian xs\n";
+        let a = Analysis::new(std::path::Path::new("/nonexistent/m.og"), text);
+        let uri: Uri = "file:///nonexistent/m.og".parse().unwrap();
+        let all = Range::new(Default::default(), lsp_types::Position::new(9, 0));
+        let actions = serde_json::to_string(&code_actions(&a, &uri, all)).unwrap();
+        assert!(actions.contains("import \\\"lib/stats\\\"\\n"), "{actions}");
+        assert!(
+            actions.contains("\"start\":{\"line\":2,\"character\":0}"),
+            "{actions}"
+        );
     }
 }

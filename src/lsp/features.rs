@@ -12,7 +12,7 @@ use super::analysis::Analysis;
 use super::convert::location;
 use super::index::{BinderKind, Target};
 use super::text::{LineIndex, path_to_uri};
-use crate::doc::model::def_item;
+use crate::doc::model::{alias_item, def_item};
 use lsp_types::{
     CompletionItem, CompletionItemKind, DocumentSymbol, Documentation, Hover, HoverContents,
     InlayHint, InlayHintKind, InlayHintLabel, Location, MarkupContent, MarkupKind, Position, Range,
@@ -89,7 +89,10 @@ pub fn hover(a: &Analysis, pos: Position) -> Option<Hover> {
         let (sig, doc) = def_signature(a, root_decls(a).0, def, i);
         (markdown(&sig, doc.as_deref()), def.name.span)
     } else if let Some(r) = a.index.ref_at(offset) {
-        let at_use = type_at(r.expr).map(|t| format!("{} : {t}", r.name));
+        let at_use = r
+            .expr
+            .and_then(type_at)
+            .map(|t| format!("{} : {t}", r.name));
         let contents = match &r.target {
             Target::Def { module, decl: d } => match decl(a, *module, *d) {
                 Some(Decl::Def(def)) => {
@@ -103,6 +106,13 @@ pub fn hover(a: &Analysis, pos: Position) -> Option<Hover> {
                         sig.push_str(&format!("\n-- here: {u}"));
                     }
                     markdown(&sig, doc.as_deref())
+                }
+                Some(Decl::TypeAlias(t)) => {
+                    let item = alias_item(t, "", String::new());
+                    markdown(
+                        &format!("type {}{}", item.name, item.signature),
+                        item.doc.as_deref(),
+                    )
                 }
                 _ => markdown(at_use.as_deref()?, None),
             },

@@ -2,7 +2,8 @@
 //! name a pattern binds (with its type, where the checker has it, and the span of the code
 //! that sees it), and every variable reference with what it refers to.
 //!
-//! Locals are resolved here by scope, walking the AST as the type checker does (a `let` body,
+//! Type aliases named in written types are references too, resolved by name among the aliases
+//! of the root module and the modules it imports. Locals are resolved here by scope, walking the AST as the type checker does (a `let` body,
 //! a lambda body, a loop body and a definition's body see the names their patterns bind; a
 //! later binding of a name shadows an earlier one); top-level names and built-ins come from the
 //! checker's resolutions.
@@ -12,11 +13,12 @@
 //! none (a local function's parameters).
 
 use ogham_compiler::syntax::ast::{
-    Decl, Expr, ExprId, ExprKind, Ident, IndexArg, LoopForm, Pattern, Program,
+    Decl, Expr, ExprId, ExprKind, Ident, IndexArg, LoopForm, Pattern, Program, TypeArg, TypeExp,
 };
 use ogham_compiler::typeck::{Checked, Resolution};
 use ogham_ir::source::Span;
 use ogham_ir::types::Type;
+use std::collections::HashMap;
 
 /// What kind of binding a name is (inlay hints show `let`s and lambda parameters).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,11 +56,12 @@ pub enum Target {
     Unresolved,
 }
 
-/// A variable reference.
+/// A variable reference, or a type alias's name in a written type.
 #[derive(Clone, Debug)]
 pub struct Ref {
     pub span: Span,
-    pub expr: ExprId,
+    /// The variable's expression (`None` for a type name).
+    pub expr: Option<ExprId>,
     pub name: String,
     pub target: Target,
 }
@@ -76,16 +79,19 @@ struct Walker<'a> {
     checked: &'a Checked,
     index: Index,
     scope: Vec<usize>,
+    /// The type aliases the root module sees, by name: `(module, decl)`.
+    aliases: HashMap<&'a str, (usize, usize)>,
 }
 
 impl Index {
     pub fn build(program: &Program, checked: &Checked) -> Index {
+        let module = program.modules.len().saturating_sub(1);
         let mut w = Walker {
             checked,
             index: Index::default(),
             scope: Vec::new(),
+            aliases: visible_aliases(program, module),
         };
-        let module = program.modules.len().saturating_sub(1);
         for (decl, d) in program
             .modules
             .last()
@@ -96,6 +102,9 @@ impl Index {
             let Decl::Def(def) = d else { continue };
             let mut ty = checked.def_types.get(&(module, decl));
             let body = def.body.span;
+            if let Some(t) = &def.ret {
+                w.type_exp(t);
+            }
             for p in &def.params {
                 let (arg, rest) = split_fun(ty);
                 w.bind(p, arg, BinderKind::Param, body);
@@ -138,6 +147,22 @@ impl Index {
             .iter()
             .filter(move |b| b.scope.0 <= offset && offset <= b.scope.1)
     }
+}
+
+/// The type aliases module `module` sees: those of the modules it imports, then its own (a
+/// later one of a name shadows an earlier one).
+fn visible_aliases(program: &Program, module: usize) -> HashMap<&str, (usize, usize)> {
+    let imports = program.modules.get(module).map_or(&[][..], |m| &m.imports);
+    let mut aliases = HashMap::new();
+    for &m in imports.iter().chain([&module]) {
+        let decls = program.modules.get(m).map_or(&[][..], |m| &m.decls);
+        for (i, d) in decls.iter().enumerate() {
+            if let Decl::TypeAlias(t) = d {
+                aliases.insert(t.name.name.as_str(), (m, i));
+            }
+        }
+    }
+    aliases
 }
 
 /// The parameter and result types of a function type.
@@ -190,7 +215,39 @@ impl Walker<'_> {
                     self.bind_pattern(p, t, kind, scope, annotated);
                 }
             }
-            Pattern::Ascribed(p, _, _) => self.bind_pattern(p, ty, kind, scope, true),
+            Pattern::Ascribed(p, t, _) => {
+                self.type_exp(t);
+                self.bind_pattern(p, ty, kind, scope, true);
+            }
+        }
+    }
+
+    /// Records the type aliases named in a written type.
+    fn type_exp(&mut self, t: &TypeExp) {
+        match t {
+            TypeExp::Prim(..) => {}
+            TypeExp::Array(_, t, _) | TypeExp::Unique(t, _) => self.type_exp(t),
+            TypeExp::Tuple(ts, _) => ts.iter().for_each(|t| self.type_exp(t)),
+            TypeExp::Record(fs, _) => fs.iter().for_each(|(_, t)| self.type_exp(t)),
+            TypeExp::Arrow(a, b, _) => {
+                self.type_exp(a);
+                self.type_exp(b);
+            }
+            TypeExp::Name(name, args, _) => {
+                if let Some(&(module, decl)) = self.aliases.get(name.name.as_str()) {
+                    self.index.refs.push(Ref {
+                        span: name.span,
+                        expr: None,
+                        name: name.name.clone(),
+                        target: Target::Def { module, decl },
+                    });
+                }
+                for a in args {
+                    if let TypeArg::Type(t) = a {
+                        self.type_exp(t);
+                    }
+                }
+            }
         }
     }
 
@@ -242,7 +299,7 @@ impl Walker<'_> {
         };
         self.index.refs.push(Ref {
             span: e.span,
-            expr: e.id,
+            expr: Some(e.id),
             name,
             target,
         });
@@ -274,9 +331,11 @@ impl Walker<'_> {
             | ExprKind::UnOp(_, e)
             | ExprKind::LeftSection(_, e)
             | ExprKind::RightSection(_, e)
-            | ExprKind::Trace(_, e)
-            | ExprKind::Ascribe(e, _)
-            | ExprKind::Coerce(e, _) => self.expr(e),
+            | ExprKind::Trace(_, e) => self.expr(e),
+            ExprKind::Ascribe(e, t) | ExprKind::Coerce(e, t) => {
+                self.expr(e);
+                self.type_exp(t);
+            }
             ExprKind::Index(a, args) => {
                 self.expr(a);
                 self.index_args(args);
@@ -311,7 +370,10 @@ impl Walker<'_> {
     fn binding_expr(&mut self, e: &Expr) {
         let depth = self.scope.len();
         match &e.kind {
-            ExprKind::Lambda(ps, _, body) => {
+            ExprKind::Lambda(ps, ret, body) => {
+                if let Some(t) = ret {
+                    self.type_exp(t);
+                }
                 let mut ty = self.type_of(e).cloned();
                 for p in ps {
                     let (arg, rest) = split_fun(ty.as_ref());
@@ -328,6 +390,9 @@ impl Walker<'_> {
                 self.expr(body);
             }
             ExprKind::LetFun(f, body) => {
+                if let Some(t) = &f.ret {
+                    self.type_exp(t);
+                }
                 for p in &f.params {
                     self.bind(p, None, BinderKind::Param, f.body.span);
                 }

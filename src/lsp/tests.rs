@@ -203,3 +203,20 @@ fn answers_on_a_small_program() {
         "{actions}"
     );
 }
+
+#[test]
+fn type_aliases_in_written_types_have_hovers_and_definitions() {
+    let text = "-- | Observations.\ntype series = []f32\n\ndef first (s: series) : f32 = s[0]\n";
+    let uri = Uri::from_str("file:///nonexistent/a.og").unwrap();
+    let mut server = Server::new(None, None);
+    assert_eq!(server.open(uri.clone(), text), Vec::new());
+    let at = json!({ "textDocument": { "uri": uri.as_str() }, "position": { "line": 3, "character": 16 } });
+    let hover = ask(&mut server, "textDocument/hover", at.clone());
+    let shown = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(
+        shown.contains("type series = []f32") && shown.contains("Observations."),
+        "{hover}"
+    );
+    let def = ask(&mut server, "textDocument/definition", at);
+    assert_eq!(def["range"]["start"], json!({ "line": 1, "character": 5 }));
+}
