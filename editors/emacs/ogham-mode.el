@@ -84,7 +84,9 @@
 ;;;###autoload
 (add-to-list 'auto-mode-alist '("\\.og\\'" . ogham-mode))
 
-;; The language server: `M-x eglot' (Emacs 29) in an Ogham buffer starts `ogham lsp'.
+;; The language server: `M-x eglot' (built into Emacs 29, a package before) in an Ogham
+;; buffer starts `ogham lsp'.
+(defvar eglot-server-programs)
 ;;;###autoload
 (with-eval-after-load 'eglot
   (add-to-list 'eglot-server-programs '(ogham-mode "ogham" "lsp")))
