@@ -134,11 +134,12 @@ impl Checked {
 
 /// Checks a loaded program, reporting every error found (not only the first).
 pub fn check(sources: &SourceMap, program: &Program) -> Result<Checked, Vec<Diagnostic>> {
-    let mut checker = Checker::new(sources, program);
-    for module in 0..program.modules.len() {
-        checker.check_module(module);
+    let (checked, diags) = check_partial(sources, program);
+    if diags.is_empty() {
+        Ok(checked)
+    } else {
+        Err(diags)
     }
-    checker.finish()
 }
 
 /// [`check`] for tools that work on programs with errors (the language server): the side
@@ -453,15 +454,6 @@ impl<'a> Checker<'a> {
                 .map(|(p, t)| (p.clone(), self.subst.export(t)))
                 .collect();
             self.instantiations.insert(id, args);
-        }
-    }
-
-    fn finish(self) -> Result<Checked, Vec<Diagnostic>> {
-        let (checked, diags) = self.into_parts();
-        if diags.is_empty() {
-            Ok(checked)
-        } else {
-            Err(diags)
         }
     }
 
