@@ -154,7 +154,7 @@ fn fixes(a: &Analysis, d: &Diagnostic) -> Vec<(String, TextEdit)> {
 
 /// Where a new `import` line goes: after the last import, else before the first declaration
 /// and the comment lines right above it (its doc comment), else at the start.
-fn import_offset(a: &Analysis) -> usize {
+pub fn import_offset(a: &Analysis) -> usize {
     let idx = LineIndex::new(&a.text);
     let decls = a
         .program

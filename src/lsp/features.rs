@@ -16,7 +16,7 @@ use crate::doc::model::{alias_item, def_item};
 use lsp_types::{
     CompletionItem, CompletionItemKind, DocumentSymbol, Documentation, Hover, HoverContents,
     InlayHint, InlayHintKind, InlayHintLabel, Location, MarkupContent, MarkupKind, Position, Range,
-    SymbolKind, Uri,
+    SymbolKind, TextEdit, Uri,
 };
 use ogham_compiler::syntax::ast::{Decl, Def};
 use ogham_ir::types::Type;
@@ -208,7 +208,8 @@ pub fn symbols(a: &Analysis) -> Vec<DocumentSymbol> {
 }
 
 /// Completion: the names in scope at `pos` (locals with their types, the definitions of the
-/// document and of the modules it imports with their signatures and docs, the built-ins).
+/// document and of the modules it imports with their signatures and docs, the built-ins), and
+/// the definitions of the library modules it does not import (adding the import).
 pub fn completion(a: &Analysis, pos: Position) -> Vec<CompletionItem> {
     let offset = LineIndex::new(&a.text).offset(pos) as u32;
     let mut items: BTreeMap<String, CompletionItem> = BTreeMap::new();
@@ -218,6 +219,7 @@ pub fn completion(a: &Analysis, pos: Position) -> Vec<CompletionItem> {
             item(name, CompletionItemKind::FUNCTION, "built-in".into(), None),
         );
     }
+    library_completions(a, &mut items);
     if let Some(program) = &a.program {
         let root = program.modules.len().saturating_sub(1);
         let visible = program
@@ -252,6 +254,38 @@ pub fn completion(a: &Analysis, pos: Position) -> Vec<CompletionItem> {
         );
     }
     items.into_values().collect()
+}
+
+/// The definitions of the library modules the document does not import, each with the edit
+/// that adds the import.
+fn library_completions(a: &Analysis, items: &mut BTreeMap<String, CompletionItem>) {
+    let program = a.program.as_ref();
+    let imported = |module: &str| {
+        program.is_some_and(|p| {
+            let root = p.modules.last().map_or(&[][..], |m| &m.imports);
+            root.iter()
+                .any(|&i| p.modules.get(i).is_some_and(|m| m.name == module))
+        })
+    };
+    let idx = LineIndex::new(&a.text);
+    let at = idx.position(super::convert::import_offset(a));
+    for def in super::library::definitions() {
+        if imported(&def.module) {
+            continue;
+        }
+        let import = format!("import \"{}\"", def.module);
+        let mut entry = item(
+            &def.name,
+            CompletionItemKind::FUNCTION,
+            format!("{}  ({import})", def.signature),
+            def.doc.clone(),
+        );
+        entry.additional_text_edits = Some(vec![TextEdit::new(
+            Range::new(at, at),
+            format!("{import}\n"),
+        )]);
+        items.insert(def.name.clone(), entry);
+    }
 }
 
 fn item(

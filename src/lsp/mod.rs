@@ -23,6 +23,7 @@ pub mod eval;
 mod features;
 mod index;
 mod lenses;
+mod library;
 mod stdlib_files;
 mod text;
 

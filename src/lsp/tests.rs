@@ -220,3 +220,42 @@ fn type_aliases_in_written_types_have_hovers_and_definitions() {
     let def = ask(&mut server, "textDocument/definition", at);
     assert_eq!(def["range"]["start"], json!({ "line": 1, "character": 5 }));
 }
+
+#[test]
+fn library_functions_of_modules_not_imported_complete_with_their_import() {
+    let text = "import \"lib/linalg\"\n\ndef f (xs: []f64) =\n  nan\n";
+    let uri = Uri::from_str("file:///nonexistent/c.og").unwrap();
+    let mut server = Server::new(None, None);
+    server.open(uri.clone(), text);
+    let at = json!({ "textDocument": { "uri": uri.as_str() }, "position": { "line": 3, "character": 5 } });
+    let items = ask(&mut server, "textDocument/completion", at);
+    let find = |name: &str| {
+        items
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["label"] == name)
+            .cloned()
+    };
+    let median = find("nanmedian").expect("nanmedian offered");
+    assert!(
+        median["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("def nanmedian ('t: float) [n] (xs: [n]t) : t"),
+        "{median}"
+    );
+    let edit = &median["additionalTextEdits"][0];
+    assert_eq!(edit["newText"], "import \"lib/stats\"\n");
+    assert_eq!(edit["range"]["start"], json!({ "line": 1, "character": 0 }));
+    // A function of an imported module needs no import.
+    let imported = find("matmul")
+        .or_else(|| find("solve"))
+        .expect("a linalg or prelude function");
+    assert!(
+        imported
+            .get("additionalTextEdits")
+            .is_none_or(Value::is_null),
+        "{imported}"
+    );
+}
