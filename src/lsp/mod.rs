@@ -91,6 +91,9 @@ pub fn serve_stdio() -> Result<(), String> {
         // A client that went away needs no refresh.
         let _ = sender.send(Message::Request(req));
     });
+    // The library's definitions (for completion) are checked once: start now, not on the first
+    // completion.
+    std::thread::spawn(library::definitions);
     let worker = std::env::current_exe().ok();
     let mut server = Server::new(worker, can_refresh.then_some(refresh));
     main_loop(&connection, &mut server)?;
