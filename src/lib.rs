@@ -10,6 +10,7 @@ pub mod autotune;
 pub mod cache;
 pub mod demo;
 pub mod doc;
+pub mod lsp;
 pub mod pixel;
 pub mod repl;
 pub mod testing;

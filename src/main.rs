@@ -1,4 +1,5 @@
-//! The `ogham` command-line tool: `check`, `run`, `test`, `doc` and `dev` (compiler stages).
+//! The `ogham` command-line tool: `check`, `run`, `test`, `doc`, `lsp` (the language server) and
+//! `dev` (compiler stages).
 //!
 //! Exit codes: 0 success; 1 user error (a program that does not compile, bad arguments or data,
 //! a run-time error, failing tests, bad command-line usage); 2 internal error: a panic, reported
@@ -8,6 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use cli::build::build;
 use cli::dev::dev;
 use cli::doc::doc;
+use cli::lsp::lsp;
 use cli::run::{LAWS_ON_INTERP, RunOptions, autotune, check, check_laws_run, run};
 use cli::test::test;
 use ogham::{Backend, Frontend, FrontendErrors};
@@ -165,6 +167,14 @@ enum Command {
         /// same names are replaced).
         #[arg(short = 'o', long = "output", value_name = "DIR")]
         output: PathBuf,
+    },
+    /// Serve the Language Server Protocol on standard input and output (diagnostics, hover,
+    /// go to definition, symbols, completion, inlay hints, quick fixes, and the values of
+    /// `-- >>> EXPR` comments as code lenses), for editors: see docs/editors.md.
+    Lsp {
+        /// Evaluate `-- >>>` comments for a server (internal: the server runs itself so).
+        #[arg(long, hide = true)]
+        eval_worker: bool,
     },
     /// Show what the compiler makes of a program: the IR after a pass, or a whole stage.
     Dev {
@@ -357,6 +367,7 @@ fn run_command(command: Command) -> Result<(), Failure> {
             stdlib,
             output,
         } => doc(paths, stdlib, &output),
+        Command::Lsp { eval_worker } => lsp(eval_worker),
         Command::Dev {
             file,
             dump_after,
@@ -500,6 +511,7 @@ mod cli {
     pub(crate) mod build;
     pub(crate) mod dev;
     pub(crate) mod doc;
+    pub(crate) mod lsp;
     pub(crate) mod run;
     pub(crate) mod test;
 }

@@ -13,6 +13,7 @@
 ;; (compiler/src/syntax/lexer.rs); tests/cli/editors.rs checks them against it.
 ;;
 ;; Install: put this file on the `load-path' and add (require 'ogham-mode) to your init file.
+;; `M-x eglot' in an Ogham buffer starts the language server, `ogham lsp'.
 
 ;;; Code:
 
@@ -82,6 +83,13 @@
 
 ;;;###autoload
 (add-to-list 'auto-mode-alist '("\\.og\\'" . ogham-mode))
+
+;; The language server: `M-x eglot' (built into Emacs 29, a package before) in an Ogham
+;; buffer starts `ogham lsp'.
+(defvar eglot-server-programs)
+;;;###autoload
+(with-eval-after-load 'eglot
+  (add-to-list 'eglot-server-programs '(ogham-mode "ogham" "lsp")))
 
 (provide 'ogham-mode)
 

@@ -13,7 +13,7 @@
 
 mod html;
 mod markdown;
-mod model;
+pub(crate) mod model;
 
 use crate::{Frontend, FrontendErrors};
 use model::Unit;

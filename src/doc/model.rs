@@ -320,7 +320,7 @@ fn module_comment(text: &str, file: ogham_ir::source::FileId) -> Option<String> 
     (*token == lexer::Tok::Import || gap.matches('\n').count() >= 2).then_some(doc)
 }
 
-fn def_item(def: &Def, ty: Option<&Type>, anchor: &str, location: String) -> Item {
+pub(crate) fn def_item(def: &Def, ty: Option<&Type>, anchor: &str, location: String) -> Item {
     // Written type parameters; written sizes and the value parameters (`(n: i64)` can be a
     // size).
     let mut types = BTreeSet::new();
@@ -400,7 +400,7 @@ fn def_item(def: &Def, ty: Option<&Type>, anchor: &str, location: String) -> Ite
     }
 }
 
-fn alias_item(alias: &TypeAlias, anchor: &str, location: String) -> Item {
+pub(crate) fn alias_item(alias: &TypeAlias, anchor: &str, location: String) -> Item {
     let locals = alias
         .params
         .iter()

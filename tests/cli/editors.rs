@@ -1,5 +1,5 @@
 //! The editor support in `editors/` against the compiler's lexer: the VS Code extension's
-//! manifest names its files, its TextMate grammar parses, every regular expression in it compiles, every keyword and
+//! manifest names its files (and its code starts `ogham lsp`), its TextMate grammar parses, every regular expression in it compiles, every keyword and
 //! primitive type of the lexer (read from `compiler/src/syntax/lexer.rs`, so a new keyword
 //! fails here until the editors know it) gets a keyword/type scope, and literals, comments,
 //! attributes and operators get theirs; the Vim syntax file and the Emacs mode list exactly the
@@ -198,12 +198,22 @@ fn the_textmate_grammar_follows_the_lexer() {
     }
 }
 
-/// The extension's manifest names files that exist: the grammar (with its scope name) and the
-/// language configuration (`--` comments); it has no code (no `main`: no language server).
+/// The extension's manifest names files that exist: the grammar (with its scope name), the
+/// language configuration (`--` comments) and the code, which starts `ogham lsp` (the binary
+/// of the `ogham.server.path` setting) through the `vscode-languageclient` package it depends
+/// on, when an Ogham file opens.
 #[test]
 fn the_vscode_extension_is_complete() {
     let manifest: Value = serde_json::from_str(&read("editors/vscode/package.json")).unwrap();
-    assert!(manifest.get("main").is_none() && manifest.get("activationEvents").is_none());
+    let main = manifest["main"].as_str().expect("the extension's code");
+    let code = read(&format!("editors/vscode/{main}"));
+    assert!(code.contains("args: [\"lsp\"]"));
+    assert!(code.contains("get(\"server.path\", \"ogham\")"));
+    assert!(code.contains("require(\"vscode-languageclient/node\")"));
+    assert!(manifest["dependencies"]["vscode-languageclient"].is_string());
+    assert_eq!(manifest["activationEvents"][0], "onLanguage:ogham");
+    let setting = &manifest["contributes"]["configuration"]["properties"]["ogham.server.path"];
+    assert_eq!(setting["default"], "ogham");
     let language = &manifest["contributes"]["languages"][0];
     assert_eq!(language["id"], "ogham");
     assert_eq!(language["extensions"][0], ".og");

@@ -5,12 +5,13 @@
 //! `cache_trust` that the disk cache trusts nothing it did not make; `npy_blocks` test blocks
 //! with `.npy` files; `trace` tests tracing, `run --pixel` and `repl`; `doc` tests `ogham doc`
 //! (it builds the standard library's reference); `editors` checks the editor support in
-//! `editors/` against the lexer.
+//! `editors/` against the lexer; `lsp` talks to `ogham lsp` as an editor does.
 
 mod cache_trust;
 mod doc;
 mod editors;
 mod library;
+mod lsp;
 mod memory;
 mod npy_blocks;
 mod reliability;

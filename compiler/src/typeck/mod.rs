@@ -134,11 +134,24 @@ impl Checked {
 
 /// Checks a loaded program, reporting every error found (not only the first).
 pub fn check(sources: &SourceMap, program: &Program) -> Result<Checked, Vec<Diagnostic>> {
+    let (checked, diags) = check_partial(sources, program);
+    if diags.is_empty() {
+        Ok(checked)
+    } else {
+        Err(diags)
+    }
+}
+
+/// [`check`] for tools that work on programs with errors (the language server): the side
+/// tables as far as checking got, whatever the errors, with every diagnostic. An erroneous
+/// expression has whatever type inference left it (often a type variable); the tables must not
+/// be given to the later passes unless the diagnostics are empty.
+pub fn check_partial(sources: &SourceMap, program: &Program) -> (Checked, Vec<Diagnostic>) {
     let mut checker = Checker::new(sources, program);
     for module in 0..program.modules.len() {
         checker.check_module(module);
     }
-    checker.finish()
+    checker.into_parts()
 }
 
 /// A (possibly polymorphic) type of a definition or local function.
@@ -444,23 +457,22 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn finish(mut self) -> Result<Checked, Vec<Diagnostic>> {
-        if !self.diags.is_empty() {
-            return Err(self.diags);
-        }
+    /// The side tables and the diagnostics.
+    fn into_parts(mut self) -> (Checked, Vec<Diagnostic>) {
         // Every expression was visited; an unvisited one would be a checker bug, which the
         // unit type keeps from crashing later passes.
         let expr_types = std::mem::take(&mut self.expr_types)
             .into_iter()
             .map(|t| t.unwrap_or(Type::Tuple(Vec::new())))
             .collect();
-        Ok(Checked {
+        let checked = Checked {
             expr_types,
             resolutions: self.resolutions,
             entries: self.entries,
             def_types: self.def_types,
             instantiations: self.instantiations,
-        })
+        };
+        (checked, self.diags)
     }
 
     // ----- reporting -------------------------------------------------------------------------
