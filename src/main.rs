@@ -1,4 +1,4 @@
-//! The `ogham` command-line tool: `check`, `run`, `test`, `doc` and `dev` (compiler stages).
+//! The `ogham` command-line tool: `check`, `run`, `test`, `doc`, `fmt` (the formatter) and `dev` (compiler stages).
 //!
 //! Exit codes: 0 success; 1 user error (a program that does not compile, bad arguments or data,
 //! a run-time error, failing tests, bad command-line usage); 2 internal error: a panic, reported
@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use cli::build::build;
 use cli::dev::dev;
 use cli::doc::doc;
+use cli::fmt::fmt;
 use cli::run::{LAWS_ON_INTERP, RunOptions, autotune, check, check_laws_run, run};
 use cli::test::test;
 use ogham::{Backend, Frontend, FrontendErrors};
@@ -165,6 +166,17 @@ enum Command {
         /// same names are replaced).
         #[arg(short = 'o', long = "output", value_name = "DIR")]
         output: PathBuf,
+    },
+    /// Format `.og` files in place (the layout of docs/editors.md, "Formatting"); files with a
+    /// `-- ogham-fmt: off` line are left alone.
+    Fmt {
+        /// `.og` files or directories searched recursively; `-` formats standard input to
+        /// standard output.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Change nothing: list the files that are not formatted (exit status 1 if any).
+        #[arg(long)]
+        check: bool,
     },
     /// Show what the compiler makes of a program: the IR after a pass, or a whole stage.
     Dev {
@@ -357,6 +369,7 @@ fn run_command(command: Command) -> Result<(), Failure> {
             stdlib,
             output,
         } => doc(paths, stdlib, &output),
+        Command::Fmt { paths, check } => fmt(&paths, check),
         Command::Dev {
             file,
             dump_after,
@@ -500,6 +513,7 @@ mod cli {
     pub(crate) mod build;
     pub(crate) mod dev;
     pub(crate) mod doc;
+    pub(crate) mod fmt;
     pub(crate) mod run;
     pub(crate) mod test;
 }

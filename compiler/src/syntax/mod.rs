@@ -14,6 +14,7 @@
 //! range loop's counter that is not a name.
 
 pub mod ast;
+pub mod format;
 pub mod lexer;
 pub mod print;
 

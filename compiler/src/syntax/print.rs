@@ -39,6 +39,20 @@ pub fn pattern(p: &Pattern) -> String {
     out
 }
 
+/// A parameter of a function or lambda: a pattern atom (`x`, `(x: t)`, `(a, b)`).
+pub fn param(p: &Pattern) -> String {
+    let mut out = String::new();
+    pattern_atom(&mut out, p);
+    out
+}
+
+/// A type with `->` parenthesised (the return type of a lambda).
+pub fn type_operand(t: &TypeExp) -> String {
+    let mut out = String::new();
+    type_app(&mut out, t);
+    out
+}
+
 /// The type and size parameters of a definition or alias, each after a space: ` [n] ('t: num)`.
 pub fn type_param_list(params: &[TypeParam]) -> String {
     let mut out = String::new();
