@@ -2,7 +2,9 @@
 //! functions (shared by definitions and local functions).
 //!
 //! A `let` chain is one `let` a line and `in body` on the last one (the `in`s between
-//! `let`s are left out, as the grammar allows); blank lines between the `let`s are kept.
+//! `let`s are left out, as the grammar allows); blank lines between the `let`s are kept. A
+//! single `let` that the source wrote on one line with its body (`let y = f x in g y`) stays
+//! on one line when it fits (so formatting formatted text changes nothing).
 //! `if c then a else b` stays on one line when it fits, else `else` starts a line and
 //! `else if` chains stay flat. A loop's body goes on the next line, indented, when the loop
 //! does not fit on one.
@@ -19,15 +21,26 @@ impl Printer<'_> {
         let mut cur = e;
         loop {
             let (head, value, body) = match &cur.kind {
-                ExprKind::Let(p, v, body) => {
-                    (Doc::text(format!("let {}", print::pattern(p))), &**v, &**body)
-                }
+                ExprKind::Let(p, v, body) => (
+                    Doc::text(format!("let {}", print::pattern(p))),
+                    &**v,
+                    &**body,
+                ),
                 ExprKind::LetFun(f, body) => {
-                    let sig = signature(&f.name.name, &f.type_params, &f.params, f.ret.as_ref());
+                    let sig = signature(
+                        &f.name.name,
+                        &f.type_params,
+                        &f.params,
+                        f.ret.as_ref(),
+                        true,
+                    );
                     (Doc::concat(vec![Doc::text("let "), sig]), &f.body, &**body)
                 }
                 ExprKind::LetWith(name, idx, v, body) => {
-                    let head = Doc::concat(vec![Doc::text(format!("let {}", name.name)), self.index(idx)]);
+                    let head = Doc::concat(vec![
+                        Doc::text(format!("let {}", name.name)),
+                        self.index(idx),
+                    ]);
                     (head, &**v, &**body)
                 }
                 _ => break,
@@ -38,10 +51,14 @@ impl Printer<'_> {
             parts.push(self.rhs(head, value));
             cur = body;
         }
-        parts.push(self.comments.separator(cur.span.start as usize, Doc::Hard));
+        // One `let` written on one line with its body stays on one line if it fits.
+        let one_line = cur.id == first_body_id(e)
+            && !self.text[e.span.start as usize..cur.span.start as usize].contains('\n');
+        let line = if one_line { Doc::Line } else { Doc::Hard };
+        parts.push(self.comments.separator(cur.span.start as usize, line));
         parts.push(Doc::text("in "));
         parts.push(Doc::align(self.open(cur)));
-        Doc::concat(parts)
+        Doc::group(Doc::concat(parts))
     }
 
     /// `if c then a else b`, with `else if` chains kept flat.
@@ -61,7 +78,14 @@ impl Printer<'_> {
                     Doc::concat(vec![
                         self.comments.separator(t.span.start as usize, Doc::Line),
                         // `if a then (if b then x else y) else z`: no `else` that reads as b's.
-                        self.expr(t, if matches!(t.kind, ExprKind::If(..)) { OP_EXPR } else { OPEN }),
+                        self.expr(
+                            t,
+                            if matches!(t.kind, ExprKind::If(..)) {
+                                OP_EXPR
+                            } else {
+                                OPEN
+                            },
+                        ),
                     ]),
                 ),
             ])));
@@ -76,7 +100,13 @@ impl Printer<'_> {
     }
 
     /// `loop pat = init for ... do body`.
-    pub(super) fn loop_(&self, pat: &Pattern, init: Option<&Expr>, form: &LoopForm, body: &Expr) -> Doc {
+    pub(super) fn loop_(
+        &self,
+        pat: &Pattern,
+        init: Option<&Expr>,
+        form: &LoopForm,
+        body: &Expr,
+    ) -> Doc {
         let mut head = vec![Doc::text(format!("loop {}", print::pattern(pat)))];
         if let Some(init) = init {
             head.push(Doc::text(" = "));
@@ -105,25 +135,58 @@ impl Printer<'_> {
         head.push(Doc::text(" do"));
         head.push(Doc::nest(
             INDENT,
-            Doc::concat(vec![self.comments.separator(body.span.start as usize, Doc::Line), self.open(body)]),
+            Doc::concat(vec![
+                self.comments.separator(body.span.start as usize, Doc::Line),
+                self.open(body),
+            ]),
         ));
         Doc::group(Doc::concat(head))
     }
 }
 
-/// `name [n] 't (x: t) : r`: the parameters filled into lines, continued lines aligned after
-/// the name.
-pub(super) fn signature(name: &str, tps: &[TypeParam], params: &[Pattern], ret: Option<&TypeExp>) -> Doc {
-    let mut items: Vec<Doc> = Vec::new();
-    for tp in tps {
-        items.push(Doc::text(print::type_param_list(std::slice::from_ref(tp)).trim_start()));
+/// The body of the first `let` of a chain.
+fn first_body_id(e: &Expr) -> ExprId {
+    match &e.kind {
+        ExprKind::Let(_, _, body)
+        | ExprKind::LetFun(_, body)
+        | ExprKind::LetWith(_, _, _, body) => body.id,
+        _ => e.id,
     }
-    items.extend(params.iter().map(|p| Doc::text(print::param(p))));
+}
+
+/// `name [n][m] 't (x: t) : r`: the parameters filled into lines, continued lines aligned after
+/// the name. Size parameters are written together (`[n][m]`) unless `spaced` (a local
+/// function's must be spaced: `let f [n][m]` would index `f`).
+pub(super) fn signature(
+    name: &str,
+    tps: &[TypeParam],
+    params: &[Pattern],
+    ret: Option<&TypeExp>,
+    spaced: bool,
+) -> Doc {
+    let mut items: Vec<String> = Vec::new();
+    let mut prev_size = false;
+    for tp in tps {
+        let text = print::type_param_list(std::slice::from_ref(tp))
+            .trim_start()
+            .to_string();
+        let size = matches!(tp, TypeParam::Size(_));
+        match items.last_mut() {
+            Some(last) if size && prev_size && !spaced => last.push_str(&text),
+            _ => items.push(text),
+        }
+        prev_size = size;
+    }
+    items.extend(params.iter().map(print::param));
     if let Some(t) = ret {
-        items.push(Doc::text(format!(": {}", print::type_exp(t))));
+        items.push(format!(": {}", print::type_exp(t)));
     }
     if items.is_empty() {
         return Doc::text(name);
     }
-    Doc::concat(vec![Doc::text(format!("{name} ")), Doc::align(Doc::Fill(items))])
+    let items = items.into_iter().map(Doc::text).collect();
+    Doc::concat(vec![
+        Doc::text(format!("{name} ")),
+        Doc::align(Doc::Fill(items)),
+    ])
 }

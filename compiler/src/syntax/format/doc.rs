@@ -14,7 +14,8 @@
 //! line) is never flat (the flag is computed when the group is made); a `--` comment is
 //! always followed by a newline before any other text, because suffixes are written only at a
 //! newline or at the end and own-line comments end their line; lines never end with spaces
-//! (indentation is written lazily, before the first text of a line).
+//! (indentation is written lazily, before the first text of a line, and spaces before a
+//! newline are dropped).
 
 /// A document to lay out.
 #[derive(Clone, Debug)]
@@ -31,8 +32,8 @@ pub enum Doc {
     Align(Box<Doc>),
     /// The contents and whether they contain a hard break (then the group always breaks).
     Group(Box<Doc>, bool),
-    /// Items separated by spaces, each flat, a line broken before an item only when the item
-    /// does not fit on the current one.
+    /// Items separated by spaces, a line broken before an item when it does not fit flat on
+    /// the current one or the item before it took more than one line.
     Fill(Vec<Doc>),
     /// A comment on its own line, and whether a blank line comes before it.
     OwnLine(String, bool),
@@ -70,6 +71,18 @@ impl Doc {
             Doc::Group(_, hard) => *hard,
             Doc::Nest(_, d) | Doc::Align(d) => d.has_hard(),
             Doc::Concat(ds) | Doc::Fill(ds) => ds.iter().any(Doc::has_hard),
+        }
+    }
+
+    /// Whether the document is a plain [`Doc::Line`] (with nothing around it, such as comments).
+    pub fn is_line(&self) -> bool {
+        match self {
+            Doc::Line => true,
+            Doc::Concat(ds) => {
+                let mut rest = ds.iter().filter(|d| !d.is_empty());
+                rest.next().is_some_and(Doc::is_line) && rest.next().is_none()
+            }
+            _ => false,
         }
     }
 
@@ -146,20 +159,27 @@ impl Renderer {
                     self.newline(indent);
                 }
                 Doc::Suffix(text) => self.suffixes.push(text.clone()),
-                Doc::Fill(items) => {
-                    for (i, item) in items.iter().enumerate() {
-                        if i > 0 {
-                            let left = self.width.saturating_sub(self.col + 1);
-                            if mode == Mode::Flat || fits(left, item, &[]) {
-                                self.write(" ");
-                            } else {
-                                self.newline(indent);
-                            }
-                        }
-                        self.run(indent, Mode::Flat, item);
-                    }
+                Doc::Fill(items) => self.fill(indent, items),
+            }
+        }
+    }
+
+    /// The items of a [`Doc::Fill`]: each after a space if it fits flat there and the one
+    /// before took a single line, else on a new line.
+    fn fill(&mut self, indent: usize, items: &[Doc]) {
+        let mut multi_line = false;
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                let left = self.width.saturating_sub(self.col + 1);
+                if !multi_line && fits(left, item, &[]) {
+                    self.write(" ");
+                } else {
+                    self.newline(indent);
                 }
             }
+            let lines = self.out.matches('\n').count();
+            self.run(indent, Mode::Break, item);
+            multi_line = self.out.matches('\n').count() > lines;
         }
     }
 
@@ -182,11 +202,19 @@ impl Renderer {
         }
     }
 
+    /// Ends the current line; on a line without text yet (after an own-line comment, say) it
+    /// only sets the indentation: empty lines come from [`Doc::Blank`] alone.
     fn newline(&mut self, indent: usize) {
         self.flush_suffixes();
         if self.out.is_empty() {
             return;
         }
+        if self.pending_indent.is_some() {
+            self.pending_indent = Some(indent);
+            return;
+        }
+        let end = self.out.trim_end_matches(' ').len();
+        self.out.truncate(end);
         self.out.push('\n');
         self.pending_indent = Some(indent);
         self.col = indent;

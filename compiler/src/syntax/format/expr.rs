@@ -131,14 +131,20 @@ impl Printer<'_> {
             ExprKind::Tuple(es) => self.exprs("(", es, ")"),
             ExprKind::ArrayLit(es) => self.exprs("[", es, "]"),
             ExprKind::Record(fs) => self.record(fs),
-            ExprKind::Field(r, f) => Doc::concat(vec![self.receiver(r), text(format!(".{}", f.name))]),
+            ExprKind::Field(r, f) => {
+                Doc::concat(vec![self.receiver(r), text(format!(".{}", f.name))])
+            }
             ExprKind::Index(r, idx) => Doc::concat(vec![self.receiver(r), self.index(idx)]),
             ExprKind::Apply(f, args) => self.apply(f, args),
             ExprKind::BinOp(..) => self.binop_chain(e),
             ExprKind::UnOp(op, a) => {
                 let sign = if *op == UnOp::Neg { "-" } else { "!" };
                 // `- -x` must not become the comment `--x`.
-                let min = if matches!(a.kind, ExprKind::UnOp(UnOp::Neg, _)) { ATOM } else { UNARY };
+                let min = if matches!(a.kind, ExprKind::UnOp(UnOp::Neg, _)) {
+                    ATOM
+                } else {
+                    UNARY
+                };
                 Doc::concat(vec![text(sign), self.expr(a, min)])
             }
             ExprKind::OpSection(op) => text(format!("({})", op.symbol())),
@@ -148,7 +154,11 @@ impl Printer<'_> {
                     BinOp::PipeLeft => op_level(*op) + 1,
                     _ => op_level(*op),
                 };
-                Doc::concat(vec![text("("), self.expr(a, min), text(format!(" {})", op.symbol()))])
+                Doc::concat(vec![
+                    text("("),
+                    self.expr(a, min),
+                    text(format!(" {})", op.symbol())),
+                ])
             }
             ExprKind::RightSection(op, a) => Doc::concat(vec![
                 text(format!("({} ", op.symbol())),
@@ -158,19 +168,35 @@ impl Printer<'_> {
             ExprKind::Lambda(ps, ret, body) => self.lambda(ps, ret.as_ref(), body),
             ExprKind::Let(..) | ExprKind::LetFun(..) | ExprKind::LetWith(..) => self.let_chain(e),
             ExprKind::If(..) => self.if_chain(e),
-            ExprKind::Assert(c, message, body) => Doc::group(Doc::concat(vec![
-                text("assert "),
-                self.expr(c, POSTFIX),
-                text(format!(" \"{message}\"")),
-                self.comments.separator(body.span.start as usize, Doc::Line),
-                self.open(body),
-            ])),
-            ExprKind::Trace(label, a) => {
-                Doc::concat(vec![text(format!("trace \"{label}\" ")), self.expr(a, POSTFIX)])
+            ExprKind::Assert(c, message, body) => {
+                // `assert cond "message"`, the message under the condition if it does not fit.
+                let head = Doc::concat(vec![
+                    text("assert "),
+                    Doc::align(Doc::concat(vec![
+                        self.expr(c, POSTFIX),
+                        Doc::Line,
+                        text(format!("\"{message}\"")),
+                    ])),
+                ]);
+                Doc::group(Doc::concat(vec![
+                    Doc::group(head),
+                    self.comments.separator(body.span.start as usize, Doc::Line),
+                    self.open(body),
+                ]))
             }
-            ExprKind::Loop { pat, init, form, body } => self.loop_(pat, init.as_deref(), form, body),
+            ExprKind::Trace(label, a) => Doc::concat(vec![
+                text(format!("trace \"{label}\" ")),
+                self.expr(a, POSTFIX),
+            ]),
+            ExprKind::Loop {
+                pat,
+                init,
+                form,
+                body,
+            } => self.loop_(pat, init.as_deref(), form, body),
             ExprKind::Update(a, idx, v) => {
-                let head = Doc::concat(vec![self.expr(a, OP_EXPR), text(" with "), self.index(idx)]);
+                let head =
+                    Doc::concat(vec![self.expr(a, OP_EXPR), text(" with "), self.index(idx)]);
                 self.rhs(head, v)
             }
             ExprKind::RecordUpdate(r, path, v) => {
@@ -198,7 +224,8 @@ impl Printer<'_> {
             Doc::nest(
                 INDENT,
                 Doc::concat(vec![
-                    self.comments.separator(value.span.start as usize, Doc::Line),
+                    self.comments
+                        .separator(value.span.start as usize, Doc::Line),
                     self.open(value),
                 ]),
             ),
@@ -207,7 +234,11 @@ impl Printer<'_> {
 
     /// The expression before `.x` or `[i]`; a literal is parenthesised (`(1).0`, not `1.0`).
     fn receiver(&self, r: &Expr) -> Doc {
-        let min = if matches!(r.kind, ExprKind::Lit(_)) { ATOM + 1 } else { POSTFIX };
+        let min = if matches!(r.kind, ExprKind::Lit(_)) {
+            ATOM + 1
+        } else {
+            POSTFIX
+        };
         self.expr(r, min)
     }
 
@@ -229,7 +260,11 @@ impl Printer<'_> {
             }
             parts.push(item());
         }
-        Doc::group(Doc::concat(vec![text(open), Doc::align(Doc::concat(parts)), text(close)]))
+        Doc::group(Doc::concat(vec![
+            text(open),
+            Doc::align(Doc::concat(parts)),
+            text(close),
+        ]))
     }
 
     /// A tuple or an array; an array of numbers fills its lines.
@@ -246,7 +281,11 @@ impl Printer<'_> {
             let fill = Doc::Fill(items.collect());
             return Doc::concat(vec![text(open), Doc::align(fill), text(close)]);
         }
-        self.list(open, es.iter().map(|e| (e.span.start as usize, || self.open(e))), close)
+        self.list(
+            open,
+            es.iter().map(|e| (e.span.start as usize, || self.open(e))),
+            close,
+        )
     }
 
     /// `{x = a, y}`: a field whose value is the variable of its name is written alone.
@@ -267,7 +306,8 @@ impl Printer<'_> {
         match t {
             TypeExp::Record(fs, _) => {
                 let items = fs.iter().map(|(f, t)| {
-                    let field = move || Doc::concat(vec![text(format!("{}: ", f.name)), self.type_exp(t)]);
+                    let field =
+                        move || Doc::concat(vec![text(format!("{}: ", f.name)), self.type_exp(t)]);
                     (f.span.start as usize, field)
                 });
                 self.list("{", items, "}")
@@ -285,7 +325,9 @@ impl Printer<'_> {
             }
             match a {
                 IndexArg::Index(e) => parts.push(self.expr(e, OP_EXPR)),
-                IndexArg::Slice { start, end, stride, .. } => {
+                IndexArg::Slice {
+                    start, end, stride, ..
+                } => {
                     let part = |e: &Option<Expr>| match e {
                         Some(e) => self.expr(e, OP_EXPR),
                         None => Doc::concat(Vec::new()),
@@ -301,20 +343,31 @@ impl Printer<'_> {
         Doc::concat(parts)
     }
 
-    /// `f a b`: the arguments aligned under the first when they do not fit on the line.
+    /// `f a b`: the arguments fill the lines, aligned under the first; an argument that takes
+    /// several lines ends its line. (Comments between arguments: one argument a line.)
     fn apply(&self, f: &Expr, args: &[Expr]) -> Doc {
-        let mut parts = Vec::new();
+        let head = self.expr(f, POSTFIX);
+        let mut docs = Vec::new();
+        let mut seps = Vec::new();
         for (i, a) in args.iter().enumerate() {
             if i > 0 {
-                parts.push(self.comments.separator(a.span.start as usize, Doc::Line));
+                seps.push(self.comments.separator(a.span.start as usize, Doc::Line));
             }
-            parts.push(self.expr(a, POSTFIX));
+            docs.push(self.expr(a, POSTFIX));
         }
-        Doc::group(Doc::concat(vec![
-            self.expr(f, POSTFIX),
-            text(" "),
-            Doc::align(Doc::concat(parts)),
-        ]))
+        let args = if seps.iter().all(Doc::is_line) {
+            Doc::Fill(docs)
+        } else {
+            let mut parts = Vec::new();
+            for (d, sep) in docs
+                .into_iter()
+                .zip(std::iter::once(Doc::text("")).chain(seps))
+            {
+                parts.extend([sep, d]);
+            }
+            Doc::concat(parts)
+        };
+        Doc::group(Doc::concat(vec![head, text(" "), Doc::align(args)]))
     }
 
     /// A chain of operators of one level, `a + b - c`: broken before each operator, the
@@ -338,7 +391,11 @@ impl Printer<'_> {
         rights.reverse();
         let (first_op, _) = rights[0];
         let parens = |op, e, left| operand_needs_parens(op, e, left) || for_clarity(op, e);
-        let min_first = if parens(first_op, first, true) { ATOM } else { OPEN };
+        let min_first = if parens(first_op, first, true) {
+            ATOM
+        } else {
+            OPEN
+        };
         let mut parts = vec![self.expr(first, min_first)];
         for (op, b) in rights {
             let min = if parens(op, b, false) { ATOM } else { OPEN };

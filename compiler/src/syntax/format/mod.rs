@@ -105,15 +105,23 @@ fn decl(p: &Printer<'_>, d: &ast::Decl) -> Doc {
                 &def.type_params,
                 &def.params,
                 def.ret.as_ref(),
+                false,
             );
             parts.push(p.rhs(Doc::concat(vec![Doc::text(keyword), sig]), &def.body));
             Doc::concat(parts)
         }
         ast::Decl::TypeAlias(t) => {
-            let head = format!("type {}{} =", t.name.name, print::type_param_list(&t.params));
+            let head = format!(
+                "type {}{} =",
+                t.name.name,
+                print::type_param_list(&t.params)
+            );
             Doc::group(Doc::concat(vec![
                 Doc::text(head),
-                Doc::nest(expr::INDENT, Doc::concat(vec![Doc::Line, p.type_exp(&t.body)])),
+                Doc::nest(
+                    expr::INDENT,
+                    Doc::concat(vec![Doc::Line, p.type_exp(&t.body)]),
+                ),
             ]))
         }
         ast::Decl::Import(i) => Doc::text(format!("import \"{}\"", i.path)),
@@ -153,3 +161,6 @@ fn check(
         ]),
     }
 }
+
+#[cfg(test)]
+mod tests;
