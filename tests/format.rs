@@ -97,7 +97,7 @@ fn every_og_file_formats_faithfully() {
 
 #[test]
 fn generated_programs_format_faithfully() {
-    for seed in 1..=300u64 {
+    for seed in 1..=500u64 {
         let source =
             random_programs::program(&mut Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1));
         match check_faithful(&source) {

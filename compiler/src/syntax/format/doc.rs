@@ -33,7 +33,7 @@ pub enum Doc {
     /// The contents and whether they contain a hard break (then the group always breaks).
     Group(Box<Doc>, bool),
     /// Items separated by spaces, a line broken before an item when it does not fit flat on
-    /// the current one or the item before it took more than one line.
+    /// the current one (or cannot be flat) or the item before it took more than one line.
     Fill(Vec<Doc>),
     /// A comment on its own line, and whether a blank line comes before it.
     OwnLine(String, bool),
@@ -165,13 +165,15 @@ impl Renderer {
     }
 
     /// The items of a [`Doc::Fill`]: each after a space if it fits flat there and the one
-    /// before took a single line, else on a new line.
+    /// before took a single line, else on a new line (so is an item that cannot be flat).
     fn fill(&mut self, indent: usize, items: &[Doc]) {
         let mut multi_line = false;
         for (i, item) in items.iter().enumerate() {
             if i > 0 {
                 let left = self.width.saturating_sub(self.col + 1);
-                if !multi_line && fits(left, item, &[]) {
+                // An item with a hard break starts a line: whether it would fit after a space
+                // must not depend on where the source broke lines (formatting is idempotent).
+                if !multi_line && !item.has_hard() && fits(left, item, &[]) {
                     self.write(" ");
                 } else {
                     self.newline(indent);

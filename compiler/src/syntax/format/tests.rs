@@ -109,7 +109,7 @@ fn long_forms_break() {
         "y".repeat(50)
     );
     let expected = format!(
-        "def f xs =\n  map2 (\\x y -> x + y)\n       {}\n       {}\n",
+        "def f xs =\n  map2 (\\x y -> x + y) {}\n       {}\n",
         "x".repeat(50),
         "y".repeat(50)
     );
@@ -161,4 +161,15 @@ fn the_off_marker_is_a_comment_line() {
     assert!(!formatting_off(
         "def f = 1 -- ogham-fmt: off is a trailing comment\n"
     ));
+}
+
+/// A `let` written on one line that does not fit, as an argument: formatting it again must
+/// not move it (the source's line breaks decide whether such a `let` may stay on one line).
+#[test]
+fn a_broken_single_let_among_arguments_is_stable() {
+    let text = "entry main (xs: []f32) (ys: []i32) =\n  (filter (\\q -> q > 0f32) xs, \
+                reduce (+) 0f32 (let t1 = copy (reverse xs) in t1 with [reduce (+) 0i64 (map \
+                i64.i32 ys)] = reduce f32.max (-f32.inf) xs))\n";
+    let once = fmt(text);
+    assert_eq!(fmt(&once), once);
 }
