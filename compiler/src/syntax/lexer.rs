@@ -10,9 +10,10 @@
 //! - `(` followed by a type variable opens a constrained type parameter `('t: float)`
 //!   ([`Tok::ParamOpen`]): no other construct puts a type variable after `(`, and the distinct
 //!   token keeps `def f ('t: num) (x: t)` free of a conflict with parameter patterns.
-//! - Comments are dropped (their ranges are kept in [`Lexed::comments`]). A doc comment (`-- |` as the first thing on a line, continued by the
-//!   `--` lines right below it) is collected into [`Lexed::docs`] for the parser to attach to the
-//!   definition that follows it.
+//! - Comments are dropped (their ranges are kept in [`Lexed::comments`], for the formatter).
+//!   A doc comment (`-- |` as the first thing on a line, continued by the `--` lines right
+//!   below it) is collected into [`Lexed::docs`] for the parser to attach to the definition
+//!   that follows it.
 //! - Lexical errors become diagnostics (E0101–E0104) and a [`Tok::Error`] token, which the
 //!   grammar never accepts: the parser recovers there without reporting the same spot twice.
 //!

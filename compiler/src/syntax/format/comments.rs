@@ -62,6 +62,14 @@ impl<'a> Comments<'a> {
         self.take(pos, true)
     }
 
+    /// Whether a comment on a line of its own, not printed yet, starts before `pos`.
+    pub fn own_line_before(&self, pos: usize) -> bool {
+        self.list[self.next.get()..]
+            .iter()
+            .take_while(|c| c.start < pos)
+            .any(|c| !c.trailing)
+    }
+
     fn take(&self, pos: usize, only_trailing: bool) -> Doc {
         let mut docs = Vec::new();
         let mut i = self.next.get();

@@ -66,13 +66,12 @@ fn layout(text: &str, decls: &[ast::Decl], comments: &[(usize, usize)]) -> Strin
         if i == 0 {
             parts.push(p.comments.separator(start, Doc::text("")));
         } else {
-            let sep = p.comments.separator(start, Doc::Hard);
             // One blank line between declarations, unless comments come between (then as in
             // the source: a doc comment must stay right above its definition) or both are
             // imports (then as in the source too).
-            let between = !matches!(&sep, Doc::Concat(ds) if ds[2].is_empty());
-            parts.push(sep);
-            if !between && !(import && prev_import) {
+            let as_in_source = p.comments.own_line_before(start) || (import && prev_import);
+            parts.push(p.comments.separator(start, Doc::Hard));
+            if !as_in_source {
                 parts.push(Doc::Blank);
             }
         }
