@@ -22,7 +22,7 @@ impl Printer<'_> {
         loop {
             let (head, value, body) = match &cur.kind {
                 ExprKind::Let(p, v, body) => (
-                    Doc::text(format!("let {}", print::pattern(p))),
+                    Doc::text(format!("let {}", print::pattern_punned(p))),
                     &**v,
                     &**body,
                 ),
@@ -107,7 +107,7 @@ impl Printer<'_> {
         form: &LoopForm,
         body: &Expr,
     ) -> Doc {
-        let mut head = vec![Doc::text(format!("loop {}", print::pattern(pat)))];
+        let mut head = vec![Doc::text(format!("loop {}", print::pattern_punned(pat)))];
         if let Some(init) = init {
             head.push(Doc::text(" = "));
             head.push(self.open(init));
@@ -118,7 +118,7 @@ impl Printer<'_> {
                 head.push(self.open(n));
             }
             LoopForm::ForIn(p, xs) => {
-                head.push(Doc::text(format!(" for {} in ", print::pattern(p))));
+                head.push(Doc::text(format!(" for {} in ", print::pattern_punned(p))));
                 head.push(self.open(xs));
             }
             LoopForm::Range(i, lo, hi) => {
@@ -177,7 +177,7 @@ pub(super) fn signature(
         }
         prev_size = size;
     }
-    items.extend(params.iter().map(print::param));
+    items.extend(params.iter().map(print::param_punned));
     if let Some(t) = ret {
         items.push(format!(": {}", print::type_exp(t)));
     }

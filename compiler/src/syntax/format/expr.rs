@@ -407,7 +407,7 @@ impl Printer<'_> {
     }
 
     fn lambda(&self, ps: &[Pattern], ret: Option<&TypeExp>, body: &Expr) -> Doc {
-        let params: Vec<String> = ps.iter().map(print::param).collect();
+        let params: Vec<String> = ps.iter().map(print::param_punned).collect();
         let mut head = format!("\\{}", params.join(" "));
         if let Some(t) = ret {
             head.push_str(&format!(" : {}", print::type_operand(t)));

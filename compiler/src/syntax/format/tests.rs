@@ -173,3 +173,11 @@ fn a_broken_single_let_among_arguments_is_stable() {
     let once = fmt(text);
     assert_eq!(fmt(&once), once);
 }
+
+#[test]
+fn record_fields_are_punned_as_written() {
+    case(
+        "def area ({w, h = h}: {w: f32, h: f32}) = let {x, y = b} = {x = w, y = h} in x * b",
+        "def area ({w, h}: {w: f32, h: f32}) = let {x, y = b} = {x = w, y = h} in x * b\n",
+    );
+}
