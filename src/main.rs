@@ -1,5 +1,5 @@
-//! The `ogham` command-line tool: `check`, `run`, `test`, `doc`, `lsp` (the language server) and
-//! `dev` (compiler stages).
+//! The `ogham` command-line tool: `check`, `run`, `test`, `doc`, `fmt` (the formatter), `lsp`
+//! (the language server) and `dev` (compiler stages).
 //!
 //! Exit codes: 0 success; 1 user error (a program that does not compile, bad arguments or data,
 //! a run-time error, failing tests, bad command-line usage); 2 internal error: a panic, reported
@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use cli::build::build;
 use cli::dev::dev;
 use cli::doc::doc;
+use cli::fmt::fmt;
 use cli::lsp::lsp;
 use cli::run::{LAWS_ON_INTERP, RunOptions, autotune, check, check_laws_run, run};
 use cli::test::test;
@@ -175,6 +176,17 @@ enum Command {
         /// Evaluate `-- >>>` comments for a server (internal: the server runs itself so).
         #[arg(long, hide = true)]
         eval_worker: bool,
+    },
+    /// Format `.og` files in place (the layout of docs/editors.md, "Formatting"); files with a
+    /// `-- ogham-fmt: off` line are left alone.
+    Fmt {
+        /// `.og` files or directories searched recursively; `-` formats standard input to
+        /// standard output.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Change nothing: list the files that are not formatted (exit status 1 if any).
+        #[arg(long)]
+        check: bool,
     },
     /// Show what the compiler makes of a program: the IR after a pass, or a whole stage.
     Dev {
@@ -368,6 +380,7 @@ fn run_command(command: Command) -> Result<(), Failure> {
             output,
         } => doc(paths, stdlib, &output),
         Command::Lsp { eval_worker } => lsp(eval_worker),
+        Command::Fmt { paths, check } => fmt(&paths, check),
         Command::Dev {
             file,
             dump_after,
@@ -511,6 +524,7 @@ mod cli {
     pub(crate) mod build;
     pub(crate) mod dev;
     pub(crate) mod doc;
+    pub(crate) mod fmt;
     pub(crate) mod lsp;
     pub(crate) mod run;
     pub(crate) mod test;

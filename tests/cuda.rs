@@ -195,10 +195,11 @@ fn every_generated_kernel_compiles_with_nvrtc() {
                             unit.label(),
                             log.lines().take(40).collect::<Vec<_>>().join("\n")
                         )),
-                        Ok(compiled) if bundled => reports
-                            .lock()
-                            .expect("unpoisoned")
-                            .push((unit.label(), arch, report(&compiled.log))),
+                        Ok(compiled) if bundled => reports.lock().expect("unpoisoned").push((
+                            unit.label(),
+                            arch,
+                            report(&compiled.log),
+                        )),
                         Ok(_) => {}
                     }
                 }

@@ -1,5 +1,5 @@
 //! The answers to position queries on an analysed document: hover, go to definition, document
-//! symbols, completion and inlay hints.
+//! symbols, completion and inlay hints; and its formatting.
 //!
 //! Signatures are written as `ogham doc` writes them ([`crate::doc::model`]): the written
 //! annotations where there are some, else the checker's types, with the type and size
@@ -331,4 +331,25 @@ pub fn inlay_hints(a: &Analysis, range: Range) -> Vec<InlayHint> {
             })
         })
         .collect()
+}
+
+/// `ogham fmt`'s layout of the document: one edit replacing the whole text, or none when it is
+/// formatted already, has a `-- ogham-fmt: off` line or does not parse.
+pub fn formatting(a: &Analysis) -> Vec<TextEdit> {
+    use ogham_compiler::syntax::format::{format_source, formatting_off};
+    if formatting_off(&a.text) {
+        return Vec::new();
+    }
+    let mut sources = ogham_ir::source::SourceMap::new();
+    let file = sources.add(&a.path.display().to_string(), Some(a.path.clone()), &a.text);
+    match format_source(file, &a.text) {
+        Ok(formatted) if formatted != a.text => {
+            let lines = LineIndex::new(&a.text);
+            vec![TextEdit {
+                range: lines.range(0, a.text.len()),
+                new_text: formatted,
+            }]
+        }
+        _ => Vec::new(),
+    }
 }

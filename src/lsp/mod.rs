@@ -10,8 +10,9 @@
 //! can be asked to refresh them).
 //!
 //! Adding a request is one arm in [`Server::request`] and, if clients must be told, one field
-//! in [`capabilities`] (formatting: `"textDocument/formatting"` answered from the document's
-//! text, with `document_formatting_provider`).
+//! in [`capabilities`]. Formatting (`textDocument/formatting`) is `ogham fmt`'s
+//! (`ogham_compiler::syntax::format`): one edit replacing the whole text, none when the text is
+//! already formatted, has a `-- ogham-fmt: off` line or does not parse (its diagnostics say why).
 //!
 //! Invariants: the server never panics out of its loop: each message is handled under
 //! `catch_unwind`, a panicking request is answered with an error and the server goes on.
@@ -70,6 +71,7 @@ pub fn capabilities() -> ServerCapabilities {
         completion_provider: Some(CompletionOptions::default()),
         inlay_hint_provider: Some(OneOf::Left(true)),
         code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
+        document_formatting_provider: Some(OneOf::Left(true)),
         code_lens_provider: Some(CodeLensOptions {
             resolve_provider: Some(false),
         }),
@@ -203,6 +205,9 @@ impl Server {
             }),
             "textDocument/codeLens" => with(params, |p: CodeLensParams| {
                 self.lenses(&p.text_document.uri)
+            }),
+            "textDocument/formatting" => with(params, |p: DocumentFormattingParams| {
+                Some(features::formatting(self.doc(&p.text_document.uri)?))
             }),
             _ => Err(format!("unsupported request `{method}`")),
         }

@@ -3,7 +3,7 @@
 //! the code and the quick fix), fixes it, and asks for hover (a definition's signature and doc),
 //! definition (into another file and into the standard library), completion, inlay hints and
 //! code lenses (evaluation comments, one of which never ends and must time out, computed while
-//! the server answers other requests), then shuts the server down.
+//! the server answers other requests) and formatting, then shuts the server down.
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -233,6 +233,31 @@ fn a_client_gets_diagnostics_hovers_definitions_completions_hints_and_lenses() {
         .collect();
     assert_eq!(titles[0], "= 12.0f32", "{lenses}");
     assert!(titles[1].starts_with("timed out"), "{lenses}");
+
+    // Formatting: `ogham fmt`'s text as one edit, then nothing once it is applied.
+    let messy = "def  twice_plus (x: f32)  :  f32 =   x +   x\n";
+    let format = |c: &mut Client, version: i64, text: &str| {
+        c.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": [{ "text": text }] }),
+        );
+        c.diagnostics();
+        c.request(
+            "textDocument/formatting",
+            json!({ "textDocument": doc, "options": { "tabSize": 2, "insertSpaces": true } }),
+        )
+    };
+    let edits = format(&mut c, 3, messy);
+    assert_eq!(
+        edits[0]["newText"], "def twice_plus (x: f32) : f32 = x + x\n",
+        "{edits}"
+    );
+    assert_eq!(
+        edits[0]["range"]["start"],
+        json!({ "line": 0, "character": 0 })
+    );
+    let formatted = edits[0]["newText"].as_str().unwrap().to_string();
+    assert_eq!(format(&mut c, 4, &formatted), json!([]));
 
     assert_eq!(c.request("shutdown", Value::Null), Value::Null);
     c.notify("exit", Value::Null);

@@ -4,12 +4,13 @@
 //! a failed allocation is an error; `untrusted` that hand-edited libraries are refused;
 //! `cache_trust` that the disk cache trusts nothing it did not make; `npy_blocks` test blocks
 //! with `.npy` files; `trace` tests tracing, `run --pixel` and `repl`; `doc` tests `ogham doc`
-//! (it builds the standard library's reference); `editors` checks the editor support in
-//! `editors/` against the lexer; `lsp` talks to `ogham lsp` as an editor does.
+//! (it builds the standard library's reference); `fmt` tests `ogham fmt`; `editors` checks the
+//! editor support in `editors/` against the lexer; `lsp` talks to `ogham lsp` as an editor does.
 
 mod cache_trust;
 mod doc;
 mod editors;
+mod fmt;
 mod library;
 mod lsp;
 mod memory;

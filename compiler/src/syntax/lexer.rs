@@ -10,9 +10,10 @@
 //! - `(` followed by a type variable opens a constrained type parameter `('t: float)`
 //!   ([`Tok::ParamOpen`]): no other construct puts a type variable after `(`, and the distinct
 //!   token keeps `def f ('t: num) (x: t)` free of a conflict with parameter patterns.
-//! - Comments are dropped. A doc comment (`-- |` as the first thing on a line, continued by the
-//!   `--` lines right below it) is collected into [`Lexed::docs`] for the parser to attach to the
-//!   definition that follows it.
+//! - Comments are dropped (their ranges are kept in [`Lexed::comments`], for the formatter).
+//!   A doc comment (`-- |` as the first thing on a line, continued by the `--` lines right
+//!   below it) is collected into [`Lexed::docs`] for the parser to attach to the definition
+//!   that follows it.
 //! - Lexical errors become diagnostics (E0101–E0104) and a [`Tok::Error`] token, which the
 //!   grammar never accepts: the parser recovers there without reporting the same spot twice.
 //!
@@ -268,6 +269,8 @@ pub struct Lexed<'s> {
     /// Doc comments: the byte offset where the comment block ends and its text (the lines
     /// without the `-- |` / `--` markers, joined by newlines).
     pub docs: Vec<(usize, String)>,
+    /// The byte range of every comment (doc comments too), in order; for the formatter.
+    pub comments: Vec<(usize, usize)>,
     pub errors: Vec<Diagnostic>,
 }
 
@@ -302,6 +305,7 @@ pub fn tokenize(file: FileId, text: &str) -> Lexed<'_> {
         let span = Span::new(file, range.start, range.end);
         let tok = match result {
             Ok(Tok::Comment(comment)) => {
+                out.comments.push((range.start, range.end));
                 let line_start = text[..range.start].rfind('\n').map_or(0, |i| i + 1);
                 let own_line = text[line_start..range.start].trim().is_empty();
                 let continues = doc.as_ref().is_some_and(|(end, _)| {

@@ -5,15 +5,19 @@
 //! AST through a [`Builder`], which hands out [`ast::ExprId`]s and records syntax errors.
 //! The grammar recovers at declaration level: a broken definition is reported once and parsing
 //! goes on with the next `def`/`entry`/`type`/`import`, so one run reports every broken
-//! declaration without follow-on noise. [`print`] writes an AST back as source text.
+//! declaration without follow-on noise. [`print`] writes an AST back as source text (one line
+//! a declaration, grouping shown); [`format`] lays a file out again, comments and all
+//! (`ogham fmt`).
 //!
 //! Syntax error codes: E0101 unexpected character, E0102 invalid numeric literal, E0103
 //! unterminated string, E0104 detached field access, E0105 unexpected token (also a string
 //! literal as the argument of a function other than `trace`; a `..` outside `for i in a..b`
 //! gets a help), E0106 unexpected end of file, E0107 invalid size or field number, E0108 a
-//! range loop's counter that is not a name.
+//! range loop's counter that is not a name; E0109 (the formatter's) a file it cannot format
+//! faithfully.
 
 pub mod ast;
+pub mod format;
 pub mod lexer;
 pub mod print;
 

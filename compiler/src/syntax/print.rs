@@ -35,7 +35,30 @@ pub fn type_exp(t: &TypeExp) -> String {
 /// A pattern at top level.
 pub fn pattern(p: &Pattern) -> String {
     let mut out = String::new();
-    pattern_into(&mut out, p);
+    pattern_into(&mut out, p, false);
+    out
+}
+
+/// A pattern at top level as written by hand: a record field bound to its own name is written
+/// alone (`{x, y = b}`, not `{x = x, y = b}`; the same pattern to the parser).
+pub fn pattern_punned(p: &Pattern) -> String {
+    let mut out = String::new();
+    pattern_into(&mut out, p, true);
+    out
+}
+
+/// A parameter of a function or lambda: a pattern atom (`x`, `(x: t)`, `(a, b)`), record
+/// fields punned as by [`pattern_punned`].
+pub fn param_punned(p: &Pattern) -> String {
+    let mut out = String::new();
+    pattern_atom(&mut out, p, true);
+    out
+}
+
+/// A type with `->` parenthesised (the return type of a lambda).
+pub fn type_operand(t: &TypeExp) -> String {
+    let mut out = String::new();
+    type_app(&mut out, t);
     out
 }
 
@@ -101,7 +124,7 @@ fn signature(out: &mut String, tps: &[TypeParam], params: &[Pattern], ret: Optio
     type_params(out, tps);
     for p in params {
         out.push(' ');
-        pattern_atom(out, p);
+        pattern_atom(out, p, false);
     }
     if let Some(t) = ret {
         out.push_str(" : ");
@@ -196,18 +219,19 @@ fn type_atom(out: &mut String, t: &TypeExp) {
     }
 }
 
-fn pattern_into(out: &mut String, p: &Pattern) {
+/// `pun`: write a record field bound to its own name alone.
+fn pattern_into(out: &mut String, p: &Pattern, pun: bool) {
     match p {
         Pattern::Ascribed(p, t, _) => {
-            pattern_atom(out, p);
+            pattern_atom(out, p, pun);
             out.push_str(": ");
             type_into(out, t);
         }
-        p => pattern_atom(out, p),
+        p => pattern_atom(out, p, pun),
     }
 }
 
-fn pattern_atom(out: &mut String, p: &Pattern) {
+fn pattern_atom(out: &mut String, p: &Pattern, pun: bool) {
     match p {
         Pattern::Var(i) => out.push_str(&i.name),
         Pattern::Wildcard(_) => out.push('_'),
@@ -217,7 +241,7 @@ fn pattern_atom(out: &mut String, p: &Pattern) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                pattern_into(out, p);
+                pattern_into(out, p, pun);
             }
             out.push(')');
         }
@@ -227,14 +251,17 @@ fn pattern_atom(out: &mut String, p: &Pattern) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                let _ = write!(out, "{} = ", n.name);
-                pattern_into(out, p);
+                out.push_str(&n.name);
+                if !(pun && matches!(p, Pattern::Var(v) if v.name == n.name)) {
+                    out.push_str(" = ");
+                    pattern_into(out, p, pun);
+                }
             }
             out.push('}');
         }
         Pattern::Ascribed(..) => {
             out.push('(');
-            pattern_into(out, p);
+            pattern_into(out, p, pun);
             out.push(')');
         }
     }
@@ -347,7 +374,7 @@ fn lambda_into(out: &mut String, params: &[Pattern], ret: Option<&TypeExp>, body
         if i > 0 {
             out.push(' ');
         }
-        pattern_atom(out, p);
+        pattern_atom(out, p, false);
     }
     if let Some(t) = ret {
         out.push_str(" : ");
@@ -379,7 +406,7 @@ fn record_update_into(out: &mut String, r: &Expr, path: &[Ident], v: &Expr) {
 /// `loop pat = init for ... do body`.
 fn loop_into(out: &mut String, pat: &Pattern, init: Option<&Expr>, form: &LoopForm, body: &Expr) {
     out.push_str("loop ");
-    pattern_into(out, pat);
+    pattern_into(out, pat, false);
     if let Some(init) = init {
         out.push_str(" = ");
         expr_into(out, init);
@@ -391,7 +418,7 @@ fn loop_into(out: &mut String, pat: &Pattern, init: Option<&Expr>, form: &LoopFo
         }
         LoopForm::ForIn(p, xs) => {
             out.push_str(" for ");
-            pattern_into(out, p);
+            pattern_into(out, p, false);
             out.push_str(" in ");
             expr_into(out, xs);
         }
@@ -481,7 +508,7 @@ fn expr_into(out: &mut String, e: &Expr) {
         ExprKind::Lambda(params, ret, body) => lambda_into(out, params, ret.as_ref(), body),
         ExprKind::Let(p, e, body) => {
             out.push_str("let ");
-            pattern_into(out, p);
+            pattern_into(out, p, false);
             out.push_str(" = ");
             expr_into(out, e);
             out.push_str(" in ");
