@@ -341,7 +341,7 @@ pub fn formatting(a: &Analysis) -> Vec<TextEdit> {
         return Vec::new();
     }
     let mut sources = ogham_ir::source::SourceMap::new();
-    let file = sources.add(&a.path.display().to_string(), Some(a.path.clone()), &a.text);
+    let file = sources.add(a.path.display().to_string(), Some(a.path.clone()), &a.text);
     match format_source(file, &a.text) {
         Ok(formatted) if formatted != a.text => {
             let lines = LineIndex::new(&a.text);
