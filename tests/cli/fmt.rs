@@ -3,9 +3,7 @@
 //! `-- ogham-fmt: off` marker, and a file that does not parse (its diagnostics, with the
 //! location, and the file left as it was).
 
-use super::{assert_user_error, code, ogham, scratch, stderr, stdout, write};
-use std::io::Write;
-use std::process::{Command, Stdio};
+use super::{assert_user_error, code, ogham, ogham_with_stdin, scratch, stderr, stdout, write};
 
 const MESSY: &str = "def   f (x:i32) :i32=(x+1)*2\n";
 const TIDY: &str = "def f (x: i32) : i32 = (x + 1) * 2\n";
@@ -95,22 +93,7 @@ fn a_file_that_does_not_parse_is_reported_and_kept() {
 
 #[test]
 fn stdin_to_stdout() {
-    let run = |input: &str| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ogham"))
-            .args(["fmt", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
-    };
+    let run = |input: &str| ogham_with_stdin(&["fmt", "-"], input);
     let out = run(MESSY);
     assert_eq!(
         (code(&out), stdout(&out)),

@@ -47,6 +47,26 @@ fn ogham(args: &[&str]) -> Output {
     ogham_cached(args, &cache, &[])
 }
 
+/// Runs `ogham ARGS` with `input` on its standard input.
+fn ogham_with_stdin(args: &[&str], input: &str) -> Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ogham"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// Runs `ogham` with the cache of compiled programs in `cache` and the variables `env` set.
 fn ogham_cached(args: &[&str], cache: &Path, env: &[(&str, &str)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ogham"))

@@ -2,7 +2,7 @@
 //! `interp`, `core` and `kir`, in evaluation order, which fusion may change), the compiled
 //! backends' warning `W0730`, `ogham run --pixel` and `ogham repl`.
 
-use super::{ogham, scratch, write};
+use super::{ogham, ogham_with_stdin, scratch, write};
 
 fn stdout(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stdout).to_string()
@@ -165,7 +165,6 @@ fn pixel_runs_one_pixel_of_the_arguments_that_carry_it() {
 
 #[test]
 fn repl_evaluates_piped_lines_in_the_scope_of_a_file() {
-    use std::io::Write;
     let dir = scratch("trace_repl");
     let file = write(&dir, "px.og", PIXELS);
     let npy = dir.join("stack.npy");
@@ -175,20 +174,7 @@ fn repl_evaluates_piped_lines_in_the_scope_of_a_file() {
         ":load s {}\nlet w = [1f32, 3f32]\nmean s w 1f32\n:type mean\n:type mean s\nundefined_name\n:quit\n",
         npy.display()
     );
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ogham"))
-        .args(["repl", file.to_str().unwrap()])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = ogham_with_stdin(&["repl", file.to_str().unwrap()], &input);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         stdout(&o),
