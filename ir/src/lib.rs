@@ -637,6 +637,30 @@ impl<H: Form> Exp<H> {
     pub fn is_effect(&self) -> bool {
         matches!(self, Exp::Assert { .. } | Exp::Trace { .. })
     }
+
+    /// Whether evaluating this can never raise a run-time error: scalar arithmetic except
+    /// `/`, `%`, `//`, `%%` by a divisor that is not a non-zero constant (integer division by
+    /// zero fails; the type is not looked at, so a float division by a variable counts as
+    /// possibly failing), conversions, math functions, and `if`s of such statements.
+    pub fn cannot_fail(&self) -> bool {
+        match self {
+            Exp::SubExp(_) | Exp::UnOp(..) | Exp::Convert(..) | Exp::Math(..) => true,
+            Exp::BinOp(op, _, divisor) if op.is_division() => {
+                matches!(divisor, SubExp::Const(c) if c.bits() != 0)
+            }
+            Exp::BinOp(..) => true,
+            Exp::If {
+                then_body,
+                else_body,
+                ..
+            } => then_body
+                .stmts
+                .iter()
+                .chain(&else_body.stmts)
+                .all(|s| s.exp.cannot_fail()),
+            _ => false,
+        }
+    }
 }
 
 /// What a failed [`Exp::Assert`] reports.

@@ -6,7 +6,7 @@ use super::{Callee, Closure, LVal, Lowerer, Res};
 use crate::syntax::ast::{self, Decl, ExprKind};
 use ogham_ir::op::BinOp;
 use ogham_ir::types::TypeArgs;
-use ogham_ir::{Body, Exp, Lambda, SubExp, Type, VarId, traverse};
+use ogham_ir::{Body, Lambda, SubExp, Type, VarId, traverse};
 use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
@@ -244,7 +244,7 @@ impl<'p> Lowerer<'p> {
                 let stmts = || needed.iter().map(|&i| &lambda.body.stmts[i]);
                 if !independent {
                     continue;
-                } else if stmts().all(|s| cannot_fail(&s.exp)) {
+                } else if stmts().all(|s| s.exp.cannot_fail()) {
                     safe.extend(needed);
                 } else if stmts().all(|s| s.pat.iter().all(|v| self.function.ty(*v).rank() == 0)) {
                     guarded.extend(needed);
@@ -317,27 +317,5 @@ impl<'p> Lowerer<'p> {
             stmts: Vec::new(),
             result: params.iter().map(|v| SubExp::Var(*v)).collect(),
         }
-    }
-}
-
-/// Whether evaluating `exp` can never raise a run-time error (scalar arithmetic except integer
-/// division by a possibly zero divisor, conversions, math, and `if`s of such statements).
-fn cannot_fail(exp: &Exp) -> bool {
-    match exp {
-        Exp::SubExp(_) | Exp::UnOp(..) | Exp::Convert(..) | Exp::Math(..) => true,
-        Exp::BinOp(BinOp::Div | BinOp::Mod | BinOp::Quot | BinOp::Rem, _, divisor) => {
-            matches!(divisor, SubExp::Const(c) if c.bits() != 0)
-        }
-        Exp::BinOp(..) => true,
-        Exp::If {
-            then_body,
-            else_body,
-            ..
-        } => then_body
-            .stmts
-            .iter()
-            .chain(&else_body.stmts)
-            .all(|s| cannot_fail(&s.exp)),
-        _ => false,
     }
 }

@@ -24,9 +24,10 @@
 //!   is `-0.0` only when both operands are), and with a `-0.0` neutral `x + -0.0 = x` always.
 //!   Other operators are left alone.
 //! - No failure is skipped: the statements of the map's body outside the guarded `if` cannot
-//!   fail (no index, no integer division, no assertion), the leading conjuncts come first in the
-//!   chain (nothing else in it runs before them), and the `if`'s branches run only when the
-//!   guard holds, so the skipped elements did nothing but produce `ne`.
+//!   fail (`Exp::cannot_fail`: no index, no division by a variable, no assertion), the leading
+//!   conjuncts come first in the chain (nothing else in it runs before them), and the `if`'s
+//!   branches run only when the guard holds, so the skipped elements did nothing but produce
+//!   `ne`.
 //! - Order: a thread-level kernel runs the reduction sequentially in index order; removing
 //!   neutral elements keeps the order of the others.
 
@@ -131,7 +132,7 @@ impl Narrow<'_> {
         let k = inputs
             .iter()
             .position(|a| self.iotas.get(a) == Some(width))?;
-        let bounds = guard_bounds(map, map.params[k], ne, self.f)?;
+        let bounds = guard_bounds(map, map.params[k], ne)?;
         let types: Vec<(PrimType, Vec<SubExp>)> = inputs
             .iter()
             .map(|a| match self.f.ty(*a) {
@@ -225,12 +226,7 @@ fn exact_addition(red: &RedOp, ne: SubExp) -> bool {
 
 /// The leading index bounds of the map's guard, with the variables their conjuncts bind, if
 /// the map has the shape of the header.
-fn guard_bounds(
-    map: &Lambda,
-    index: VarId,
-    ne: SubExp,
-    f: &Function<HostOp>,
-) -> Option<Vec<(VarId, Bound)>> {
+fn guard_bounds(map: &Lambda, index: VarId, ne: SubExp) -> Option<Vec<(VarId, Bound)>> {
     let body = &map.body;
     let (last, before) = body.stmts.split_last()?;
     let Exp::If {
@@ -245,7 +241,7 @@ fn guard_bounds(
         && last.pat.len() == 1
         && else_body.stmts.is_empty()
         && else_body.result == [ne]
-        && before.iter().all(|s| cannot_fail(s, f));
+        && before.iter().all(|s| s.exp.cannot_fail());
     if !ok {
         return None;
     }
@@ -328,25 +324,6 @@ fn bound_vars(map: &Lambda) -> HashSet<VarId> {
     let mut inner: HashSet<VarId> = map.params.iter().copied().collect();
     ogham_ir::traverse::for_each_stmt(&map.body, &mut |s: &Stmt| inner.extend(&s.pat));
     inner
-}
-
-/// Whether evaluating `stmt` can neither fail nor have an effect: scalar operations without
-/// integer division or power, and `if`s of such statements.
-fn cannot_fail(stmt: &Stmt, f: &Function<HostOp>) -> bool {
-    match &stmt.exp {
-        Exp::SubExp(_) | Exp::UnOp(..) | Exp::Convert(..) | Exp::Math(..) => true,
-        Exp::BinOp(op, a, _) => {
-            f.subexp_type(*a).elem().is_float() || !(op.is_division() || *op == BinOp::Pow)
-        }
-        Exp::If {
-            then_body,
-            else_body,
-            ..
-        } => [then_body, else_body]
-            .iter()
-            .all(|b| b.stmts.iter().all(|s| cannot_fail(s, f))),
-        _ => false,
-    }
 }
 
 /// Rebinds the conjuncts `vars` (defined anywhere in `body`) to `true`.
