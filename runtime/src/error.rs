@@ -46,7 +46,6 @@ pub(crate) const R_OUT_OF_MEMORY: &str = "R0709";
 pub(crate) const R_ASSERT: &str = "R0710";
 /// Public: the Python package reports it when a backend cannot run (built without CUDA too).
 pub const R_CUDA_UNAVAILABLE: &str = "R0711";
-#[cfg(feature = "cuda")]
 pub(crate) const R_CUDA: &str = "R0712";
 /// Public: the C interface reports it for a `.ogl` file when built without the `jit` feature.
 pub const R_NO_JIT: &str = "R0713";

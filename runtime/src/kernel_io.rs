@@ -1,6 +1,6 @@
 //! What the compiled executors (CPU, CUDA) share around a kernel launch: the kernel's operands
-//! taken from the evaluator (scalars as 64-bit slots, arrays as contiguous host buffers with
-//! their shapes; histogram destinations consumed and made unique so that the kernel may update
+//! taken from the evaluator (scalars as 64-bit slots, arrays as views with their shapes, whose
+//! host addresses are taken only by an executor that needs them; histogram destinations consumed and made unique so that the kernel may update
 //! them in place), its result arrays allocated on the host, and the interpreter's error rebuilt
 //! from a failed check of generated code ([`ErrorSite`] plus the recorded details).
 
@@ -41,16 +41,25 @@ pub(crate) struct KernelFailure {
 pub(crate) enum Operand {
     /// A scalar's bits (zero-extended).
     Scalar(u64),
-    /// A contiguous row-major host array: its first element, size in bytes and extents.
-    /// `dest`: a histogram destination, updated in place. (`bytes` and `dest` are read by the
-    /// CUDA executor only.)
+    /// A contiguous row-major array: where its elements are, its size in bytes and extents.
+    /// (`bytes` is read by the CUDA executor only.)
     #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     Array {
-        ptr: u64,
+        elems: Elems,
         bytes: usize,
         shape: Vec<usize>,
-        dest: bool,
     },
+}
+
+/// Where an array operand's elements are.
+pub(crate) enum Elems {
+    /// A view of an array of scalars that the [`Io`] keeps alive (its host elements are read
+    /// only when an executor asks for their address: a remote buffer stays remote until then).
+    View(Array),
+    /// A histogram destination, made unique to this launch and updated in place: the address
+    /// of its first element on the host.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    Dest(u64),
 }
 
 impl Operand {
@@ -58,10 +67,23 @@ impl Operand {
     pub fn arg(&self) -> ArgValue<'_> {
         match self {
             Operand::Scalar(bits) => ArgValue::Scalar(*bits),
-            Operand::Array { ptr, shape, .. } => ArgValue::Array {
-                ptr: *ptr,
+            Operand::Array { elems, shape, .. } => ArgValue::Array {
+                ptr: elems.host_ptr(),
                 extents: shape,
             },
+        }
+    }
+}
+
+impl Elems {
+    /// The address of the first element on the host (reading a remote buffer's elements).
+    pub fn host_ptr(&self) -> u64 {
+        match self {
+            Elems::View(a) => {
+                let data = prim_data(a).expect("checked by `Io::prepare`");
+                data.as_ptr() as u64 + (a.range().start * data.prim_type_size()) as u64
+            }
+            Elems::Dest(ptr) => *ptr,
         }
     }
 }
@@ -80,17 +102,14 @@ pub(crate) struct Io {
     pub inner: i64,
     /// Reduced components (outputs with one value per segment).
     pub n_reduced: usize,
-    alive: Vec<Array>,
     consumed: HashMap<VarId, Array>,
     hist_dests: Vec<VarId>,
 }
 
-fn data_ptr(a: &Array) -> Res<u64> {
+/// The elements of an array of scalars (all of its store's).
+pub(crate) fn prim_data(a: &Array) -> Res<&ArrayData> {
     match a.store() {
-        Store::Prim(d) => {
-            let size = d.prim_type_size();
-            Ok(d.as_ptr() as u64 + (a.range().start * size) as u64)
-        }
+        Store::Prim(d) => Ok(d),
         Store::Boxed(_) => Err(error(
             R_INTERNAL,
             Default::default(),
@@ -158,7 +177,6 @@ impl Io {
         };
         // Operands stay alive (and unshared, for consumed destinations) during the launch.
         let mut operands = Vec::new();
-        let mut alive: Vec<Array> = Vec::new();
         let mut consumed: HashMap<VarId, Array> = HashMap::new();
         for v in inputs {
             if hist_dests.contains(v) {
@@ -169,10 +187,9 @@ impl Io {
                     Store::Boxed(_) => return Err(internal(ev, "a destination of boxed values")),
                 };
                 operands.push(Operand::Array {
-                    ptr,
+                    elems: Elems::Dest(ptr),
                     bytes,
                     shape: a.shape().to_vec(),
-                    dest: true,
                 });
                 consumed.insert(*v, a);
                 continue;
@@ -185,13 +202,12 @@ impl Io {
                 Val::Array(a) => a,
                 _ => return Err(internal(ev, "a kernel operand is neither scalar nor array")),
             };
+            prim_data(&array)?;
             operands.push(Operand::Array {
-                ptr: data_ptr(&array)?,
                 bytes: array_bytes(&array),
                 shape: array.shape().to_vec(),
-                dest: false,
+                elems: Elems::View(array),
             });
-            alive.push(array);
         }
         let extents: Vec<usize> = seg
             .space
@@ -226,7 +242,6 @@ impl Io {
             segments,
             inner,
             n_reduced,
-            alive,
             consumed,
             hist_dests,
         })
@@ -240,7 +255,8 @@ impl Io {
 
     /// The statement's values: the updated destinations of a histogram, else the results.
     pub fn finish(mut self) -> Vec<Val> {
-        drop(std::mem::take(&mut self.alive));
+        // The operands' views go first: the destinations are then unshared again.
+        drop(std::mem::take(&mut self.operands));
         if !self.hist_dests.is_empty() {
             return self
                 .hist_dests

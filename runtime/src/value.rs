@@ -5,9 +5,11 @@
 //! arrays (Futhark's convention), so a [`Value`] is a scalar, a flat array, or a tuple of values.
 
 pub use crate::buffer::Buffer;
+use crate::buffer::Mirror;
 use ogham_ir::Const;
 use ogham_ir::types::PrimType;
 use std::fmt;
+use std::sync::Arc;
 
 /// One scalar.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -137,6 +139,22 @@ impl fmt::Display for Scalar {
     }
 }
 
+/// Applies `$body` to the [`Buffer`] inside an [`ArrayData`], whatever its element type.
+macro_rules! with_buffer {
+    ($d:expr, $b:ident => $body:expr) => {
+        match $d {
+            ArrayData::Bool($b) => $body,
+            ArrayData::I8($b) => $body,
+            ArrayData::I16($b) => $body,
+            ArrayData::I32($b) => $body,
+            ArrayData::I64($b) => $body,
+            ArrayData::U8($b) => $body,
+            ArrayData::F32($b) => $body,
+            ArrayData::F64($b) => $body,
+        }
+    };
+}
+
 /// The flat, row-major element storage of an array: owned, or borrowed from the caller without
 /// a copy and copied on its first write ([`Buffer`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -165,17 +183,44 @@ impl ArrayData {
         }
     }
 
+    /// The number of elements (a remote buffer's without reading them).
     pub fn len(&self) -> usize {
-        match self {
-            ArrayData::Bool(v) => v.len(),
-            ArrayData::I8(v) => v.len(),
-            ArrayData::I16(v) => v.len(),
-            ArrayData::I32(v) => v.len(),
-            ArrayData::I64(v) => v.len(),
-            ArrayData::U8(v) => v.len(),
-            ArrayData::F32(v) => v.len(),
-            ArrayData::F64(v) => v.len(),
+        with_buffer!(self, b => b.count())
+    }
+
+    /// The elements' mirror in a device's memory, if any ([`crate::buffer`]).
+    pub fn mirror(&self) -> Option<&Arc<dyn Mirror>> {
+        with_buffer!(self, b => b.mirror())
+    }
+
+    /// Attaches `mirror`, a copy of exactly these elements; false when there is one already.
+    pub fn attach(&self, mirror: Arc<dyn Mirror>) -> bool {
+        with_buffer!(self, b => b.attach(mirror))
+    }
+
+    /// Whether the elements are only in their mirror so far.
+    pub fn is_remote(&self) -> bool {
+        with_buffer!(self, b => b.is_remote())
+    }
+
+    /// `n` elements of type `t` that only `mirror` holds (a kernel's result left on the
+    /// device): the first read on the host copies them back.
+    pub fn remote(t: PrimType, n: usize, mirror: Arc<dyn Mirror>) -> ArrayData {
+        match t {
+            PrimType::Bool => ArrayData::Bool(Buffer::remote(n, mirror)),
+            PrimType::I8 => ArrayData::I8(Buffer::remote(n, mirror)),
+            PrimType::I16 => ArrayData::I16(Buffer::remote(n, mirror)),
+            PrimType::I32 => ArrayData::I32(Buffer::remote(n, mirror)),
+            PrimType::I64 => ArrayData::I64(Buffer::remote(n, mirror)),
+            PrimType::U8 => ArrayData::U8(Buffer::remote(n, mirror)),
+            PrimType::F32 => ArrayData::F32(Buffer::remote(n, mirror)),
+            PrimType::F64 => ArrayData::F64(Buffer::remote(n, mirror)),
         }
+    }
+
+    /// Brings remote elements to the host and drops the mirror ([`Buffer::settle`]).
+    pub fn settle(&mut self) -> Result<(), String> {
+        with_buffer!(self, b => b.settle())
     }
 
     pub fn is_empty(&self) -> bool {
@@ -387,6 +432,16 @@ pub enum Value {
 }
 
 impl Value {
+    /// Brings every remote array of the value to the host and drops the mirrors (what the
+    /// executors do to the values they return; [`crate::buffer`]).
+    pub fn settle(&mut self) -> Result<(), String> {
+        match self {
+            Value::Scalar(_) => Ok(()),
+            Value::Array(a) => a.data.settle(),
+            Value::Tuple(vs) => vs.iter_mut().try_for_each(Value::settle),
+        }
+    }
+
     /// A short description of the value's type and shape, for error messages: `[3][4]f32`.
     pub fn describe(&self) -> String {
         match self {

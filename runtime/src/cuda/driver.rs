@@ -1,7 +1,7 @@
 //! The GPU: the CUDA driver through cudarc (context of device 0, raw allocations and copies,
 //! modules compiled by NVRTC and cached on disk (`<cache>/cuda/<key>.cubin`, verified by its
-//! checksum file before use, see [`crate::cache_file`]), synchronous launches on the null
-//! stream, each timed by two events around it).
+//! checksum file before use, see [`crate::cache_file`]), launches on the null stream, each one
+//! waited for timed by two events around it).
 
 use super::{Device, Res, driver_error, machine_error, nvrtc};
 use crate::cache_file::{self, Store};
@@ -176,12 +176,39 @@ impl Device for Driver {
             .map_err(|e| driver_error("memory info", e))
     }
 
-    /// Launches on the null stream between two events and waits; the time between the events.
-    fn launch(&self, function: u64, grid: u32, shared: u32, params: &mut [u64]) -> Res<f64> {
+    /// Launches on the null stream; when `wait`, between two events, waiting for it: the time
+    /// between the events.
+    fn launch(
+        &self,
+        function: u64,
+        grid: u32,
+        shared: u32,
+        params: &mut [u64],
+        wait: bool,
+    ) -> Res<f64> {
         let mut pointers: Vec<*mut c_void> = params
             .iter_mut()
             .map(|p| (p as *mut u64).cast::<c_void>())
             .collect();
+        let enqueue = |pointers: &mut Vec<*mut c_void>| {
+            // SAFETY: the parameters match the generated kernel's signature (64-bit values and
+            // device pointers to memory the executor keeps until a later copy or launch on the
+            // same (null) stream, which runs after this one).
+            unsafe {
+                result::launch_kernel(
+                    function as sys::CUfunction,
+                    (grid, 1, 1),
+                    (self.block_size() as u32, 1, 1),
+                    shared,
+                    std::ptr::null_mut(),
+                    pointers,
+                )
+            }
+            .map_err(|e| driver_error("kernel launch", e))
+        };
+        if !wait {
+            return enqueue(&mut pointers).map(|()| 0.0);
+        }
         let event = || {
             result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
                 .map_err(|e| driver_error("creating an event", e))
@@ -191,20 +218,12 @@ impl Device for Driver {
         // device pointers that stay alive until the synchronisation below); the events were
         // created above in the current context, recorded on the null stream, and destroyed
         // once, after the synchronisation.
+        // SAFETY: the events were created above in the current context, recorded on the null
+        // stream around the launch, and destroyed once, after the synchronisation.
         let timed = unsafe {
             result::event::record(start, std::ptr::null_mut())
                 .map_err(|e| driver_error("recording an event", e))
-                .and_then(|()| {
-                    result::launch_kernel(
-                        function as sys::CUfunction,
-                        (grid, 1, 1),
-                        (self.block_size() as u32, 1, 1),
-                        shared,
-                        std::ptr::null_mut(),
-                        &mut pointers,
-                    )
-                    .map_err(|e| driver_error("kernel launch", e))
-                })
+                .and_then(|()| enqueue(&mut pointers))
                 .and_then(|()| {
                     result::event::record(stop, std::ptr::null_mut())
                         .map_err(|e| driver_error("recording an event", e))

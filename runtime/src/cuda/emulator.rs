@@ -264,7 +264,15 @@ impl Device for Emulator {
         Ok(MEMORY)
     }
 
-    fn launch(&self, function: u64, grid: u32, _shared: u32, params: &mut [u64]) -> Res<f64> {
+    /// Synchronous whatever `wait` says (the host runs the kernel).
+    fn launch(
+        &self,
+        function: u64,
+        grid: u32,
+        _shared: u32,
+        params: &mut [u64],
+        _wait: bool,
+    ) -> Res<f64> {
         let emulate = self
             .emulate
             .ok_or_else(|| machine_error(R_CUDA, "the emulator has no program loaded".into()))?;

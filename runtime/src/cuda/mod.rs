@@ -4,10 +4,13 @@
 //! unit per entry point (CUBINs cached on disk, keyed by the source, the compiler options, the
 //! architecture and the NVRTC version) and launched through the CUDA driver (cudarc). Kernels the backend could not generate are evaluated on the host.
 //!
-//! Memory: a launch uploads its operands, allocates its results on the device, and copies the
-//! results back after it (histogram destinations are updated in place on the device and copied
-//! back into the host array). Values do not stay resident on the device between kernels yet:
-//! that is the first thing to change for speed (see `docs/cuda.md`).
+//! Memory (`resident.rs`, docs/cuda.md "Residency"): arrays stay on the device between
+//! kernels. A kernel's results are left there as remote arrays, copied to the host only when
+//! host code reads them (or when the run returns them); an array from the host is uploaded on
+//! the first launch that reads it and its device copy kept for later launches. Device memory
+//! comes from a pool that keeps freed pieces for reuse. Histogram destinations, updated in
+//! place, are uploaded and copied back around their launch. The host waits for a launch only
+//! when its kernel can fail (to read the failure record) or when it copies memory back.
 //!
 //! Launch plans (see `kernel.rs` of the backend for the conventions): thread-level kernels run
 //! 256 threads per block over their work items; reductions and scans with few segments cut each
@@ -25,11 +28,14 @@ pub mod emulator;
 pub mod model;
 pub mod nvrtc;
 mod profile;
+mod resident;
 
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, Res};
 use crate::ireval::eval::{Evaluator, Launcher, Val};
 use crate::ireval::{self, Thresholds};
-use crate::kernel_io::{Io, KernelFailure, Operand, failure_diagnostic, kernel_index};
+use crate::kernel_io::{
+    Elems, Io, KernelFailure, Operand, failure_diagnostic, kernel_index, prim_data,
+};
 use crate::value::Value;
 use cudarc::driver::{CudaContext, sys};
 use ogham_compiler::back::cuda::{self as back, Counting, CudaKernel, GeneratedSeg};
@@ -38,6 +44,7 @@ use ogham_ir::abi::{ArgSlots, ArgValue, Failure, MAX_DETAILS};
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::kir::Program;
 use ogham_ir::kir::{SegKind, SegLevel, SegOp};
+use resident::{DeviceMemory, Pool};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -63,10 +70,19 @@ trait Device: Send + Sync {
     fn download(&self, dst: &mut [u8], src: u64) -> Res<()>;
     fn zero(&self, ptr: u64, bytes: usize) -> Res<()>;
     fn free_memory(&self) -> Res<usize>;
-    /// Launches `grid` blocks with `shared` bytes of dynamic shared memory and waits; the
-    /// seconds the launch ran, as the device measures them (CUDA events on a GPU, the call on
-    /// the emulator, the modelled time on the model).
-    fn launch(&self, function: u64, grid: u32, shared: u32, params: &mut [u64]) -> Res<f64>;
+    /// Launches `grid` blocks with `shared` bytes of dynamic shared memory, in order after
+    /// every copy and launch before it; when `wait`, waits for it and returns the seconds it
+    /// ran, as the device measures them (CUDA events on a GPU, the call on the emulator, the
+    /// modelled time on the model). A launch not waited for may return 0: its errors show at
+    /// the next copy to the host.
+    fn launch(
+        &self,
+        function: u64,
+        grid: u32,
+        shared: u32,
+        params: &mut [u64],
+        wait: bool,
+    ) -> Res<f64>;
     /// Whether the kernels count their float operations (the performance model's do).
     fn counting(&self) -> Counting {
         Counting::Plain
@@ -209,8 +225,12 @@ fn run_on(
             .collect();
         let functions = dev.load(&source, &names)?;
         let by_seg = kernel_index(segs.iter().map(|s| s.stmt));
+        let pool = Pool::new(Arc::new(dev));
+        let ctx_record = pool.alloc(CTX_BYTES)?;
+        pool.device().zero(ctx_record.ptr, CTX_BYTES)?;
         Ok(Some(Box::new(CudaLauncher {
-            dev: Arc::new(dev),
+            ctx_record,
+            pool,
             times,
             profile: std::env::var_os("OGHAM_PROFILE").is_some(),
             segs,
@@ -221,55 +241,16 @@ fn run_on(
 }
 
 struct CudaLauncher<'p> {
-    dev: Arc<dyn Device>,
+    /// The device's memory (and the device).
+    pool: Arc<Pool>,
     /// Where the current kernel's time went (`OGHAM_PROFILE`).
     times: Arc<std::sync::Mutex<profile::Breakdown>>,
     profile: bool,
     segs: Vec<GeneratedSeg<'p>>,
     functions: HashMap<String, u64>,
     by_seg: HashMap<*const SegOp, usize>,
-}
-
-/// A device allocation, freed when dropped.
-struct Buffer {
-    ptr: u64,
-    dev: Arc<dyn Device>,
-}
-
-impl Buffer {
-    fn alloc(dev: &Arc<dyn Device>, bytes: usize) -> Res<Buffer> {
-        Ok(Buffer {
-            ptr: dev.alloc(bytes)?,
-            dev: Arc::clone(dev),
-        })
-    }
-
-    /// A device copy of `bytes` bytes at host address `ptr`.
-    fn upload(dev: &Arc<dyn Device>, ptr: u64, bytes: usize) -> Res<Buffer> {
-        let buf = Buffer::alloc(dev, bytes)?;
-        if bytes > 0 {
-            // SAFETY: `ptr` points to `bytes` readable bytes (a live host array).
-            let host = unsafe { std::slice::from_raw_parts(ptr as *const u8, bytes) };
-            dev.upload(buf.ptr, host)?;
-        }
-        Ok(buf)
-    }
-
-    /// Copies the buffer's first `bytes` bytes to host address `ptr`.
-    fn download(&self, ptr: u64, bytes: usize) -> Res<()> {
-        if bytes > 0 {
-            // SAFETY: `ptr` points to `bytes` writable bytes that nothing else uses now.
-            let host = unsafe { std::slice::from_raw_parts_mut(ptr as *mut u8, bytes) };
-            self.dev.download(host, self.ptr)?;
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Buffer {
-    fn drop(&mut self) {
-        self.dev.free(self.ptr);
-    }
+    /// The failure record every launch shares: zeroed before a launch whose kernel can fail.
+    ctx_record: DeviceMemory,
 }
 
 /// The failure record of generated code (`OgCtx`): the failed site plus one, the details, the
@@ -283,18 +264,22 @@ impl Launcher for CudaLauncher<'_> {
         let start = std::time::Instant::now();
         *self.times.lock().expect("no panics while locked") = profile::Breakdown::default();
         let result = self
-            .dev
+            .dev()
             .bind()
             .and_then(|()| self.launch_kernel(ev, seg, pat, kernel));
         let level = match kernel.level {
             SegLevel::Thread => "thread",
             SegLevel::Block => "block",
         };
-        if !self.dev.finish_kernel(&kernel.name, level) && self.profile {
+        if !self.dev().finish_kernel(&kernel.name, level) && self.profile {
             let times = self.times.lock().expect("no panics while locked");
             eprintln!(
                 "ogham-profile: {}",
-                times.line(&kernel.name, self.dev.name(), start.elapsed().as_secs_f64())
+                times.line(
+                    &kernel.name,
+                    self.dev().name(),
+                    start.elapsed().as_secs_f64()
+                )
             );
         }
         Some(result)
@@ -310,6 +295,13 @@ struct Launch {
 }
 
 impl CudaLauncher<'_> {
+    fn dev(&self) -> &Arc<dyn Device> {
+        self.pool.device()
+    }
+
+    /// One kernel statement: its operands from their device copies (uploaded on first use), its
+    /// results left on the device as remote arrays (`resident.rs`); only histogram
+    /// destinations, updated in place, are copied back at once.
     fn launch_kernel(
         &self,
         ev: &mut Evaluator,
@@ -319,48 +311,68 @@ impl CudaLauncher<'_> {
     ) -> Res<Vec<Val>> {
         let mut io = Io::prepare(ev, seg, pat, &kernel.inputs)?;
         let mut inputs = Vec::new();
+        // Device memory this launch alone uses: single-use copies and destinations.
         let mut keep = Vec::new();
         let mut dests = Vec::new();
         for operand in &io.operands {
-            match operand {
-                Operand::Scalar(_) => inputs.push(operand.arg()),
+            let (elems, bytes, shape) = match operand {
+                Operand::Scalar(_) => {
+                    inputs.push(operand.arg());
+                    continue;
+                }
                 Operand::Array {
-                    ptr,
+                    elems,
                     bytes,
                     shape,
-                    dest,
-                } => {
-                    // The array's device copy.
-                    let buf = Buffer::upload(&self.dev, *ptr, *bytes)?;
-                    inputs.push(ArgValue::Array {
-                        ptr: buf.ptr,
-                        extents: shape,
-                    });
-                    if *dest {
-                        dests.push((keep.len(), *ptr, *bytes));
+                } => (elems, *bytes, shape),
+            };
+            let ptr = match elems {
+                Elems::View(view) => {
+                    let data = prim_data(view)?;
+                    let offset = (view.range().start * data.prim_type_size()) as u64;
+                    match resident::resident(&self.pool, data)? {
+                        Some(base) => base + offset,
+                        None => {
+                            let copy = self.pool.upload(elems.host_ptr(), bytes)?;
+                            let ptr = copy.ptr;
+                            keep.push(copy);
+                            ptr
+                        }
                     }
-                    keep.push(buf);
                 }
-            }
+                Elems::Dest(host) => {
+                    let copy = self.pool.upload(*host, bytes)?;
+                    let ptr = copy.ptr;
+                    dests.push((keep.len(), *host, bytes));
+                    keep.push(copy);
+                    ptr
+                }
+            };
+            inputs.push(ArgValue::Array {
+                ptr,
+                extents: shape,
+            });
         }
-        let mut outputs = Vec::new();
+        let mut results = Vec::new();
         let mut output_slots = Vec::new();
         for (j, (_, data)) in io.outputs.iter().enumerate() {
-            let bytes = data.len() * data.prim_type_size();
-            let buf = Buffer::alloc(&self.dev, bytes)?;
-            output_slots.push((buf.ptr, io.rows[j]));
-            outputs.push((buf, bytes));
+            let memory = self.pool.alloc(data.len() * data.prim_type_size())?;
+            output_slots.push((memory.ptr, io.rows[j]));
+            results.push(memory);
         }
         let slots = ArgSlots::fill(&inputs, &output_slots);
-        let args = Buffer::upload(&self.dev, slots.as_ptr() as u64, 8 * slots.len())?;
-        if io.runs() {
-            self.execute(ev, seg, kernel, &args, io.segments, io.inner)?;
+        let args = self.pool.upload(slots.as_ptr() as u64, 8 * slots.len())?;
+        if !io.runs() {
+            // Nothing written: the host's (empty or zeroed) results stand.
+            return Ok(io.finish());
         }
-        for ((buf, bytes), (_, data)) in outputs.iter().zip(io.outputs.iter_mut()) {
-            buf.download(data.as_mut_ptr() as u64, *bytes)?;
+        self.execute(ev, seg, kernel, &args, io.segments, io.inner)?;
+        for (memory, (_, data)) in results.into_iter().zip(io.outputs.iter_mut()) {
+            let len = data.len();
+            *data = resident::remote(data, len, memory);
         }
-        for (k, ptr, bytes) in dests {
-            keep[k].download(ptr, bytes)?;
+        for (k, host, bytes) in dests {
+            keep[k].download(host, bytes)?;
         }
         Ok(io.finish())
     }
@@ -370,17 +382,16 @@ impl CudaLauncher<'_> {
         ev: &mut Evaluator,
         seg: &SegOp,
         kernel: &CudaKernel,
-        args: &Buffer,
+        args: &DeviceMemory,
         segments: i64,
         inner: i64,
     ) -> Res<()> {
-        let (block, sms) = (self.dev.block_size(), self.dev.multiprocessors());
-        let ctx_record = Buffer::alloc(&self.dev, CTX_BYTES)?;
+        let (block, sms) = (self.dev().block_size(), self.dev().multiprocessors());
         let function = self.functions[&kernel.name];
         // The parameters every kernel but a combine kernel starts with.
         let leading = |arena: u64, stride: i64, n_items: i64| {
             vec![
-                ctx_record.ptr,
+                self.ctx_record.ptr,
                 args.ptr,
                 arena,
                 stride as u64,
@@ -394,7 +405,6 @@ impl CudaLauncher<'_> {
             return self.run_with_arena(
                 ev,
                 kernel,
-                &ctx_record,
                 true,
                 blocks * (block + 1),
                 &mut |arena, stride, threads| Launch {
@@ -426,7 +436,6 @@ impl CudaLauncher<'_> {
             self.run_with_arena(
                 ev,
                 kernel,
-                &ctx_record,
                 relaunchable,
                 wanted,
                 &mut |arena, stride, threads| Launch {
@@ -444,21 +453,21 @@ impl CudaLauncher<'_> {
         if chunks == 1 || width == 0 {
             return pass(ev, 0, 0);
         }
-        let partial = Buffer::alloc(&self.dev, 8 * (n_items * width) as usize)?;
+        let partial = self.pool.alloc(8 * (n_items * width) as usize)?;
         pass(ev, partial.ptr, 0)?;
         let combine = Launch {
             function: self.functions[kernel.combine.as_ref().expect("reductions combine")],
             grid: ((segments + block - 1) / block).max(1),
             shared: 0,
             params: vec![
-                ctx_record.ptr,
+                self.ctx_record.ptr,
                 args.ptr,
                 segments as u64,
                 chunks as u64,
                 partial.ptr,
             ],
         };
-        self.run_launch(ev, kernel, &ctx_record, combine)?;
+        self.run_launch(ev, kernel, combine)?;
         if let SegKind::Scan(_) = seg.kind {
             // Second pass: every chunk from its carry-in.
             pass(ev, 0, partial.ptr)?;
@@ -473,20 +482,19 @@ impl CudaLauncher<'_> {
         &self,
         ev: &mut Evaluator,
         kernel: &CudaKernel,
-        ctx_record: &Buffer,
         relaunchable: bool,
         wanted: i64,
         make: &mut dyn FnMut(u64, i64, i64) -> Launch,
     ) -> Res<()> {
         if !kernel.allocates {
-            return self.run_launch(ev, kernel, ctx_record, make(0, 0, wanted));
+            return self.run_launch(ev, kernel, make(0, 0, wanted));
         }
-        let budget = (self.dev.free_memory()? / 2) as i64;
+        let budget = (self.dev().free_memory()? / 2) as i64;
         let mut stride = ARENA_PER_THREAD;
         for attempt in 0..3 {
             let threads = wanted.min(budget / stride).max(1);
-            let arena = Buffer::alloc(&self.dev, (threads * stride) as usize)?;
-            match self.try_launch(ctx_record, make(arena.ptr, stride, threads))? {
+            let arena = self.pool.alloc((threads * stride) as usize)?;
+            match self.try_launch(kernel, make(arena.ptr, stride, threads))? {
                 None => return Ok(()),
                 Some(f) => {
                     let oom = usize::try_from(f.site)
@@ -510,14 +518,8 @@ impl CudaLauncher<'_> {
     }
 
     /// One launch; a failed check becomes the interpreter's error.
-    fn run_launch(
-        &self,
-        ev: &mut Evaluator,
-        kernel: &CudaKernel,
-        ctx_record: &Buffer,
-        launch: Launch,
-    ) -> Res<()> {
-        match self.try_launch(ctx_record, launch)? {
+    fn run_launch(&self, ev: &mut Evaluator, kernel: &CudaKernel, launch: Launch) -> Res<()> {
+        match self.try_launch(kernel, launch)? {
             None => Ok(()),
             Some(f) => Err(failure_diagnostic(
                 ev,
@@ -529,23 +531,30 @@ impl CudaLauncher<'_> {
         }
     }
 
-    /// Launches, waits, and reads the failure record.
-    fn try_launch(&self, ctx_record: &Buffer, launch: Launch) -> Res<Option<KernelFailure>> {
+    /// Launches; for a kernel that can fail, waits and reads the failure record (zeroed when the
+    /// launcher starts and after each failure). A kernel without checks is not waited for
+    /// (unless profiled): the host waits only where it reads (`docs/cuda.md`, "Residency").
+    fn try_launch(&self, kernel: &CudaKernel, launch: Launch) -> Res<Option<KernelFailure>> {
+        let can_fail = !kernel.sites.is_empty();
         let mut params = launch.params;
-        self.dev.zero(ctx_record.ptr, CTX_BYTES)?;
-        self.dev.launch(
+        self.dev().launch(
             launch.function,
             launch.grid as u32,
             launch.shared,
             &mut params,
+            can_fail || self.profile,
         )?;
+        if !can_fail {
+            return Ok(None);
+        }
         let mut record = [0u8; CTX_BYTES];
-        self.dev.download(&mut record, ctx_record.ptr)?;
+        self.dev().download(&mut record, self.ctx_record.ptr)?;
         let word =
             |k: usize| u64::from_le_bytes(record[8 * k..8 * k + 8].try_into().expect("8 bytes"));
         if word(0) == 0 {
             return Ok(None);
         }
+        self.dev().zero(self.ctx_record.ptr, CTX_BYTES)?;
         let mut details = [0i64; MAX_DETAILS];
         for (k, d) in details.iter_mut().enumerate() {
             *d = word(k + 1) as i64;

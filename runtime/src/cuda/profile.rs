@@ -137,8 +137,15 @@ impl Device for Timed {
         self.inner.free_memory()
     }
 
-    fn launch(&self, function: u64, grid: u32, shared: u32, params: &mut [u64]) -> Res<f64> {
-        let seconds = self.inner.launch(function, grid, shared, params)?;
+    fn launch(
+        &self,
+        function: u64,
+        grid: u32,
+        shared: u32,
+        params: &mut [u64],
+        wait: bool,
+    ) -> Res<f64> {
+        let seconds = self.inner.launch(function, grid, shared, params, wait)?;
         self.add(|b| {
             b.launches += 1;
             b.kernel += seconds;

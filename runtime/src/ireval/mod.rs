@@ -19,7 +19,7 @@ pub(crate) mod eval;
 pub use eval::Launcher;
 
 use crate::boundary::no_entry;
-use crate::error::{R_INTERNAL, error};
+use crate::error::{R_CUDA, R_INTERNAL, error};
 use crate::value::Value;
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::kir::{Threshold, ThresholdId};
@@ -108,7 +108,14 @@ fn run_in<'p, H: Form>(
         let launcher = make_launcher()?;
         let mut evaluator = eval::Evaluator::new(function, &limits, launcher.as_deref());
         let results = crate::trace::with_sink(sink, || evaluator.run(&function.body, params))?;
-        boundary::gather_results(function, results)
+        let mut outputs = boundary::gather_results(function, results)?;
+        // Arrays a launcher left on its device come home before the device goes.
+        for output in &mut outputs {
+            output
+                .settle()
+                .map_err(|e| error(R_CUDA, Default::default(), e))?;
+        }
+        Ok(outputs)
     };
     std::thread::scope(|s| {
         let thread = std::thread::Builder::new()

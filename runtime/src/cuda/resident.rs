@@ -1,0 +1,164 @@
+//! Device residency: device memory from a pool, and arrays that live on the device between
+//! kernels.
+//!
+//! - [`Pool`] hands out device memory and takes it back when a [`DeviceMemory`] is dropped,
+//!   keeping it for the next request of the same size class (a free list, in place of an
+//!   allocation and a free around every launch). Its memory goes back to the device when the
+//!   pool is dropped, or when an allocation fails and the pool gives back what it keeps.
+//! - [`Resident`] is a [`Mirror`] ([`crate::buffer`]): the device copy of an array's
+//!   elements. A kernel's results stay on the device as remote buffers with a `Resident`
+//!   mirror (the host reads them only when it needs their values); an input array is uploaded
+//!   once, on the first launch that reads it, and the copy attached to its buffer, so every
+//!   later launch reading the same elements finds them there.
+//!
+//! Invariants: a `Resident`'s memory is never written after it is attached (kernels write only
+//! their fresh results, and histogram destinations, which are uploaded to memory of their own);
+//! its contents are exactly the host buffer's elements, from the first to the last (a view of
+//! the buffer is the mirror's address plus the view's offset).
+
+use super::{Device, Res};
+use crate::buffer::Mirror;
+use crate::value::ArrayData;
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Sizes are rounded up to a multiple of this for reuse (and the alignment every kernel
+/// argument needs).
+const GRANULE: usize = 256;
+
+/// Device memory kept for reuse, by size class.
+pub(super) struct Pool {
+    dev: Arc<dyn Device>,
+    free: Mutex<HashMap<usize, Vec<u64>>>,
+}
+
+impl Pool {
+    pub fn new(dev: Arc<dyn Device>) -> Arc<Pool> {
+        Arc::new(Pool {
+            dev,
+            free: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn device(&self) -> &Arc<dyn Device> {
+        &self.dev
+    }
+
+    /// At least `bytes` bytes of device memory: a kept piece of the same size class, or a new
+    /// allocation (after giving back every kept piece, when the device has no more memory).
+    pub fn alloc(self: &Arc<Pool>, bytes: usize) -> Res<DeviceMemory> {
+        let class = bytes.max(1).div_ceil(GRANULE) * GRANULE;
+        let kept = self.lock().get_mut(&class).and_then(Vec::pop);
+        let ptr = match kept {
+            Some(ptr) => ptr,
+            None => match self.dev.alloc(class) {
+                Ok(ptr) => ptr,
+                Err(_) if self.release() => self.dev.alloc(class)?,
+                Err(e) => return Err(e),
+            },
+        };
+        Ok(DeviceMemory {
+            ptr,
+            class,
+            pool: Arc::clone(self),
+        })
+    }
+
+    /// A device copy of the `bytes` bytes at host address `ptr`.
+    pub fn upload(self: &Arc<Pool>, ptr: u64, bytes: usize) -> Res<DeviceMemory> {
+        let memory = self.alloc(bytes)?;
+        if bytes > 0 {
+            // SAFETY: `ptr` points to `bytes` readable bytes (a live host array).
+            let host = unsafe { std::slice::from_raw_parts(ptr as *const u8, bytes) };
+            self.dev.upload(memory.ptr, host)?;
+        }
+        Ok(memory)
+    }
+
+    /// Frees every kept piece; whether there was any.
+    fn release(&self) -> bool {
+        let kept: Vec<u64> = self.lock().drain().flat_map(|(_, ptrs)| ptrs).collect();
+        for &ptr in &kept {
+            self.dev.free(ptr);
+        }
+        !kept.is_empty()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<usize, Vec<u64>>> {
+        self.free.lock().expect("no panics while locked")
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+/// A piece of device memory from a [`Pool`], given back to it when dropped.
+pub(super) struct DeviceMemory {
+    pub ptr: u64,
+    class: usize,
+    pool: Arc<Pool>,
+}
+
+impl DeviceMemory {
+    /// Copies the first `bytes` bytes to host address `ptr`.
+    pub fn download(&self, ptr: u64, bytes: usize) -> Res<()> {
+        if bytes > 0 {
+            // SAFETY: `ptr` points to `bytes` writable bytes that nothing else uses now.
+            let host = unsafe { std::slice::from_raw_parts_mut(ptr as *mut u8, bytes) };
+            self.pool.dev.download(host, self.ptr)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for DeviceMemory {
+    fn drop(&mut self) {
+        self.pool
+            .lock()
+            .entry(self.class)
+            .or_default()
+            .push(self.ptr);
+    }
+}
+
+/// The device copy of an array's elements (see the module header).
+pub(super) struct Resident {
+    memory: DeviceMemory,
+}
+
+impl Mirror for Resident {
+    fn fetch(&self, dst: &mut [u8]) -> Result<(), String> {
+        let dev = &self.memory.pool.dev;
+        // The host may read on another thread than the one that launched.
+        dev.bind()
+            .and_then(|()| dev.download(dst, self.memory.ptr))
+            .map_err(|e| e.message.clone())
+    }
+}
+
+/// The device address of `data`'s first element on `pool`'s device: its resident copy, or a
+/// copy uploaded now and attached to it (read by every later launch). `None`: the elements
+/// could not be mirrored (they are mirrored on another device), so the caller uploads them for
+/// one launch.
+pub(super) fn resident(pool: &Arc<Pool>, data: &ArrayData) -> Res<Option<u64>> {
+    if let Some(mirror) = data.mirror() {
+        let any: &dyn Any = &**mirror;
+        return Ok(any
+            .downcast_ref::<Resident>()
+            .filter(|r| Arc::ptr_eq(&r.memory.pool, pool))
+            .map(|r| r.memory.ptr));
+    }
+    let bytes = data.len() * data.prim_type_size();
+    let memory = pool.upload(data.as_ptr() as u64, bytes)?;
+    let ptr = memory.ptr;
+    Ok(data.attach(Arc::new(Resident { memory })).then_some(ptr))
+}
+
+/// `len` elements of type `data`'s that `memory` holds, as a remote array.
+pub(super) fn remote(data: &ArrayData, len: usize, memory: DeviceMemory) -> ArrayData {
+    ArrayData::remote(data.prim_type(), len, Arc::new(Resident { memory }))
+}
