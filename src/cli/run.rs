@@ -49,8 +49,10 @@ pub(crate) fn run(
         no_cache,
         pixel,
     } = how;
-    if backend == Backend::Cpu {
-        ogham_runtime::cpu::start_workers();
+    match backend {
+        Backend::Cpu => ogham_runtime::cpu::start_workers(),
+        Backend::Cuda => ogham_runtime::cuda::start_context(),
+        _ => {}
     }
     if file.extension().is_some_and(|e| e == "ogl") {
         if pixel.is_some() {

@@ -9,7 +9,7 @@ use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, R_OUT_OF_MEMORY};
 use cudarc::driver::{CudaContext, result, sys};
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub struct Driver {
     ctx: Arc<CudaContext>,
@@ -17,12 +17,34 @@ pub struct Driver {
     sms: i64,
 }
 
+/// Device 0's context, created once per process: by [`start_context`] in the background, or by
+/// the first [`Driver::open`] (which waits for a creation under way).
+static CONTEXT: OnceLock<Result<Arc<CudaContext>, String>> = OnceLock::new();
+
+fn context() -> Res<Arc<CudaContext>> {
+    CONTEXT
+        .get_or_init(|| CudaContext::new(0).map_err(|e| format!("{e:?}")))
+        .clone()
+        .map_err(|e| driver_error("opening device 0", e))
+}
+
+/// Creates device 0's context on a thread of its own (the driver's initialisation takes
+/// hundreds of milliseconds), so that a process about to compile or load a program finds it
+/// ready at its first kernel. Does nothing where the CUDA backend cannot run.
+pub fn start_context() {
+    if super::unavailable().is_none() {
+        std::thread::spawn(|| {
+            let _ = context();
+        });
+    }
+}
+
 impl Driver {
     /// Opens device 0 (callers check [`super::unavailable`] first). Devices older than compute
     /// capability 7.0 are refused: the failure record's lock (`og_fail` in the prelude) needs
     /// the threads of a warp to make progress independently.
     pub fn open() -> Res<Driver> {
-        let ctx = CudaContext::new(0).map_err(|e| driver_error("opening device 0", e))?;
+        let ctx = context()?;
         let (major, minor) = ctx
             .compute_capability()
             .map_err(|e| driver_error("compute capability", e))?;

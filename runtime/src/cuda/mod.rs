@@ -24,6 +24,7 @@
 //! before touching the driver (cudarc panics when its libraries are missing).
 
 mod driver;
+pub use driver::start_context;
 pub mod emulator;
 pub mod model;
 pub mod nvrtc;
