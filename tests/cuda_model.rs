@@ -23,6 +23,8 @@ entry chain [n] (xs: [n]f32) : [n]f32 =
   let ys = map (\\x -> x * 2f32) xs
   let s = reduce (+) 0f32 ys
   in map2 (\\y x -> y + x + s) ys xs
+entry accumulate [m][n] (xs: [m][n]f64) : [m][n]f64 =
+  loop acc = replicate m (replicate n 1f64) for _i < 3 do map2 (map2 (+)) acc xs
 ";
 
 fn available() -> bool {
@@ -129,6 +131,28 @@ fn arrays_stay_on_the_device_between_kernels() {
         (last.name.as_str(), last.copied_bytes),
         ("host-reads", 4 * n as u64),
         "the result is read once, at the end"
+    );
+}
+
+#[test]
+fn replicate_is_made_on_the_device() {
+    if !available() {
+        return;
+    }
+    let (m, n) = (300, 100);
+    let xs = Array::from_f64(vec![m, n], (0..m * n).map(|i| i as f64 / 7.0).collect());
+    let report = model(
+        "accumulate",
+        vec![Value::Array(xs.expect("shape"))],
+        "h100",
+        Some(4),
+    );
+    // Up: the input; back: the result; the loop's initial value crosses no bus.
+    let copied: u64 = report.kernels.iter().map(|k| k.copied_bytes).sum();
+    let arrays = 2 * 8 * (m * n) as u64;
+    assert!(
+        (arrays..arrays + 4096).contains(&copied),
+        "{copied} bytes copied: {report:#?}"
     );
 }
 

@@ -192,6 +192,42 @@ impl Device for Driver {
             .map_err(|e| driver_error("clearing memory", e))
     }
 
+    /// `cuMemsetD8/16/32`; an 8-byte pattern as two strided `cuMemsetD2D32`s (its low words,
+    /// then its high words: rows of one 4-byte word every 8 bytes).
+    fn fill(&self, ptr: u64, pattern: &[u8], count: usize) -> Res<()> {
+        let word = |b: &[u8]| u32::from_le_bytes(b.try_into().expect("4 bytes"));
+        // SAFETY: `ptr` is an allocation of at least `count` times the pattern's bytes; the 2D
+        // sets write `count` rows of 8 bytes, one 4-byte word in each.
+        let set = unsafe {
+            match *pattern {
+                [b] => sys::cuMemsetD8_v2(ptr, b, count),
+                [a, b] => sys::cuMemsetD16_v2(ptr, u16::from_le_bytes([a, b]), count),
+                [_, _, _, _] => sys::cuMemsetD32_v2(ptr, word(pattern), count),
+                [_, _, _, _, _, _, _, _] => {
+                    let low = sys::cuMemsetD2D32_v2(ptr, 8, word(&pattern[..4]), 1, count);
+                    if low != sys::CUresult::CUDA_SUCCESS {
+                        low
+                    } else {
+                        sys::cuMemsetD2D32_v2(ptr + 4, 8, word(&pattern[4..]), 1, count)
+                    }
+                }
+                _ => {
+                    return Err(machine_error(
+                        R_CUDA,
+                        format!("CUDA: no fill of {}-byte elements", pattern.len()),
+                    ));
+                }
+            }
+        };
+        set.result().map_err(|e| driver_error("filling memory", e))
+    }
+
+    fn copy(&self, dst: u64, src: u64, bytes: usize) -> Res<()> {
+        // SAFETY: both are allocations of at least `bytes` bytes on this device.
+        unsafe { result::memcpy_dtod_sync(dst, src, bytes) }
+            .map_err(|e| driver_error("copying within the device", e))
+    }
+
     fn free_memory(&self) -> Res<usize> {
         result::mem_get_info()
             .map(|(free, _)| free)

@@ -260,6 +260,16 @@ impl Device for Emulator {
         Ok(())
     }
 
+    fn fill(&self, ptr: u64, pattern: &[u8], count: usize) -> Res<()> {
+        host_fill(ptr, pattern, count);
+        Ok(())
+    }
+
+    fn copy(&self, dst: u64, src: u64, bytes: usize) -> Res<()> {
+        host_copy(dst, src, bytes);
+        Ok(())
+    }
+
     fn free_memory(&self) -> Res<usize> {
         Ok(MEMORY)
     }
@@ -282,6 +292,21 @@ impl Device for Emulator {
         unsafe { emulate(function, grid, self.block_size() as u32, params.as_ptr()) };
         Ok(start.elapsed().as_secs_f64())
     }
+}
+
+/// [`Device::fill`] of device memory that is host memory (the emulator's, the model's).
+pub(super) fn host_fill(ptr: u64, pattern: &[u8], count: usize) {
+    // SAFETY: `ptr` is an allocation of at least `count` times the pattern's bytes.
+    let dst = unsafe { std::slice::from_raw_parts_mut(ptr as *mut u8, count * pattern.len()) };
+    for chunk in dst.chunks_exact_mut(pattern.len()) {
+        chunk.copy_from_slice(pattern);
+    }
+}
+
+/// [`Device::copy`] of device memory that is host memory.
+pub(super) fn host_copy(dst: u64, src: u64, bytes: usize) {
+    // SAFETY: both are allocations of at least `bytes` bytes that do not overlap.
+    unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, bytes) };
 }
 
 impl Drop for Emulator {

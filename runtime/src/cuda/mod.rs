@@ -32,7 +32,7 @@ mod profile;
 mod resident;
 
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, Res};
-use crate::ireval::eval::{Evaluator, Launcher, Val};
+use crate::ireval::eval::{Array, Evaluator, Launcher, Val};
 use crate::ireval::{self, Thresholds};
 use crate::kernel_io::{
     Elems, Io, KernelFailure, Operand, failure_diagnostic, kernel_index, prim_data,
@@ -45,6 +45,7 @@ use ogham_ir::abi::{ArgSlots, ArgValue, Failure, MAX_DETAILS};
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::kir::Program;
 use ogham_ir::kir::{SegKind, SegLevel, SegOp};
+use ogham_ir::types::PrimType;
 use resident::{DeviceMemory, Pool};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -70,6 +71,10 @@ trait Device: Send + Sync {
     fn upload(&self, dst: u64, src: &[u8]) -> Res<()>;
     fn download(&self, dst: &mut [u8], src: u64) -> Res<()>;
     fn zero(&self, ptr: u64, bytes: usize) -> Res<()>;
+    /// Writes `count` copies of `pattern` (1, 2, 4 or 8 bytes) from `ptr`, on the device.
+    fn fill(&self, ptr: u64, pattern: &[u8], count: usize) -> Res<()>;
+    /// Copies `bytes` bytes from `src` to `dst`, both on the device and not overlapping.
+    fn copy(&self, dst: u64, src: u64, bytes: usize) -> Res<()>;
     fn free_memory(&self) -> Res<usize>;
     /// Launches `grid` blocks with `shared` bytes of dynamic shared memory, in order after
     /// every copy and launch before it; when `wait`, waits for it and returns the seconds it
@@ -284,6 +289,19 @@ impl Launcher for CudaLauncher<'_> {
             );
         }
         Some(result)
+    }
+
+    fn replicate(&self, n: usize, v: &Val, elem: PrimType) -> Option<Res<Array>> {
+        if let Val::Array(row) = v
+            && prim_data(row).is_err()
+        {
+            return None;
+        }
+        Some(
+            self.dev()
+                .bind()
+                .and_then(|()| resident::replicate(&self.pool, n, v, elem)),
+        )
     }
 }
 

@@ -68,6 +68,14 @@ impl Timed {
         f(&mut self.times.lock().expect("no panics while locked"));
     }
 
+    fn on_device(&self, call: impl FnOnce() -> Res<()>) -> Res<()> {
+        let start = Instant::now();
+        let out = call();
+        let seconds = start.elapsed().as_secs_f64();
+        self.add(|b| b.kernel += seconds);
+        out
+    }
+
     fn copy<T>(&self, bytes: usize, call: impl FnOnce() -> Res<T>) -> Res<T> {
         let start = Instant::now();
         let out = call();
@@ -131,6 +139,16 @@ impl Device for Timed {
 
     fn zero(&self, ptr: u64, bytes: usize) -> Res<()> {
         self.copy(bytes, || self.inner.zero(ptr, bytes))
+    }
+
+    /// Counted as the kernel's own time: work on the device.
+    fn fill(&self, ptr: u64, pattern: &[u8], count: usize) -> Res<()> {
+        self.on_device(|| self.inner.fill(ptr, pattern, count))
+    }
+
+    /// Counted as the kernel's own time: work on the device.
+    fn copy(&self, dst: u64, src: u64, bytes: usize) -> Res<()> {
+        self.on_device(|| self.inner.copy(dst, src, bytes))
     }
 
     fn free_memory(&self) -> Res<usize> {

@@ -28,6 +28,18 @@ pub trait Launcher {
     /// Runs kernel `seg` (bound to `pat`), taking its operands from `ev`; `None` when this
     /// launcher has no code for it (the evaluator then runs it).
     fn launch(&self, ev: &mut Evaluator, seg: &SegOp, pat: &[VarId]) -> Option<Res<Vec<Val>>>;
+
+    /// Makes `replicate(n, v)`, with elements of type `elem`, where the kernels run (the CUDA
+    /// executor: in the GPU's memory, for the kernels that read it); `None` leaves it to the
+    /// evaluator.
+    fn replicate(
+        &self,
+        _n: usize,
+        _v: &Val,
+        _elem: ogham_ir::types::PrimType,
+    ) -> Option<Res<Array>> {
+        None
+    }
 }
 
 /// Runs the code of one function, core or kernel IR.
@@ -301,6 +313,9 @@ impl<'f> Evaluator<'f> {
         let total = sizes::replicated(n, row)
             .ok_or_else(|| error(R_NEG_SIZE, self.loc, "replicate: the result is too large"))?;
         memory::reserve(total, elem.byte_size(), "replicate", self.loc)?;
+        if let Some(made) = self.launcher.and_then(|l| l.replicate(n, &v, elem)) {
+            return made;
+        }
         self.replicate(n, &v, elem)
     }
 

@@ -258,6 +258,12 @@ impl Model {
     }
 
     /// Counts a host-device copy of `bytes` bytes.
+    /// A memset or a copy within the device: a launch's latency plus its bytes through DRAM.
+    fn device_step(&self, dram_bytes: usize) {
+        self.current.lock().expect("no panics while locked").seconds +=
+            self.gpu.launch_latency + dram_bytes as f64 / self.gpu.dram_bandwidth;
+    }
+
     fn copied(&self, bytes: usize) {
         let mut current = self.current.lock().expect("no panics while locked");
         current.copies += 1;
@@ -518,6 +524,18 @@ impl Device for Model {
         // SAFETY: `ptr` is a piece of at least `bytes` bytes.
         unsafe { std::ptr::write_bytes(ptr as *mut u8, 0, bytes) };
         self.copied(bytes);
+        Ok(())
+    }
+
+    fn fill(&self, ptr: u64, pattern: &[u8], count: usize) -> Res<()> {
+        emulator::host_fill(ptr, pattern, count);
+        self.device_step(count * pattern.len());
+        Ok(())
+    }
+
+    fn copy(&self, dst: u64, src: u64, bytes: usize) -> Res<()> {
+        emulator::host_copy(dst, src, bytes);
+        self.device_step(2 * bytes);
         Ok(())
     }
 
