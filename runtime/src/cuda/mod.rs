@@ -508,7 +508,8 @@ impl CudaLauncher<'_> {
         if !kernel.allocates {
             return self.run_launch(ev, kernel, make(0, 0, wanted));
         }
-        let budget = (self.dev().free_memory()? / 2) as i64;
+        // What the pool keeps is free too (an allocation it cannot serve releases it).
+        let budget = ((self.dev().free_memory()? + self.pool.kept_bytes()) / 2) as i64;
         let mut stride = ARENA_PER_THREAD;
         for attempt in 0..3 {
             let threads = wanted.min(budget / stride).max(1);

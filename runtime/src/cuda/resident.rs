@@ -84,6 +84,15 @@ impl Pool {
         Ok(memory)
     }
 
+    /// The bytes of the pieces kept for reuse (free for the next allocations, though the
+    /// device counts them as used).
+    pub fn kept_bytes(&self) -> usize {
+        self.lock()
+            .iter()
+            .map(|(class, ptrs)| class * ptrs.len())
+            .sum()
+    }
+
     /// Frees every kept piece; whether there was any.
     fn release(&self) -> bool {
         let kept: Vec<u64> = self.lock().drain().flat_map(|(_, ptrs)| ptrs).collect();
