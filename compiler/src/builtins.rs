@@ -30,7 +30,6 @@ use ogham_ir::math::{CONST_NAMES, ConstFn, MATH_FN_NAMES, MathFn};
 use ogham_ir::types::{PrimType, Type};
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 mod scheme;
@@ -193,20 +192,21 @@ impl ArrayFn {
         })
     }
 
-    /// The type scheme, read once per thread.
+    /// The type scheme, read once per thread (the interpreter asks at every call: a short list
+    /// of the built-ins a program uses is quicker to search than a hash map).
     pub fn scheme(self) -> Rc<Scheme> {
         thread_local! {
-            static SCHEMES: RefCell<HashMap<ArrayFn, Rc<Scheme>>> = RefCell::default();
+            static SCHEMES: RefCell<Vec<(ArrayFn, Rc<Scheme>)>> = RefCell::default();
         }
         SCHEMES.with_borrow_mut(|schemes| {
-            schemes
-                .entry(self)
-                .or_insert_with(|| {
-                    // The table's own text; `tests::every_signature_parses` reads them all.
-                    let scheme = Scheme::parse(&self.signature());
-                    Rc::new(scheme.expect("a built-in's signature parses"))
-                })
-                .clone()
+            if let Some((_, s)) = schemes.iter().find(|(f, _)| *f == self) {
+                return s.clone();
+            }
+            // The table's own text; `tests::every_signature_parses` reads them all.
+            let scheme = Scheme::parse(&self.signature());
+            let scheme = Rc::new(scheme.expect("a built-in's signature parses"));
+            schemes.push((self, scheme.clone()));
+            scheme
         })
     }
 
