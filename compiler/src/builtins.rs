@@ -1,15 +1,40 @@
-//! The built-in functions and constants of Ogham: their names and how a name resolves to one.
+//! The built-in functions and constants of Ogham: the one table that defines them, and how a
+//! name resolves to one.
 //!
-//! The type checker gives each [`Builtin`] its (polymorphic, sized) type; the interpreter gives it
-//! its meaning; `docs/reference.md` documents each one. Names are either plain (`map`, `iota`,
+//! Design: every built-in is a value of [`Builtin`], and this module is the only place that
+//! declares one (its names and its type; what it computes is the lowering's and the
+//! interpreter's, below). An array built-in ([`ArrayFn`]) has its names in `ARRAY_FNS` (the
+//! spelled-out arities `map1`, `zip2`, ... included, in the order suggestions list them) and
+//! its type scheme in [`ArrayFn::signature`], in the reference's notation (`scheme` reads it).
+//! Everything else is derived from the scheme: the arity, which arguments are consumed, whether
+//! the result is fresh, which arguments give sizes of the result (`iota n : [n]i64`), and the
+//! canonical name that run-time messages use ([`ArrayFn::name`]). The users:
+//!
+//! - the type checker (`typeck/builtins_types.rs`) instantiates the scheme at every use, so a
+//!   new built-in needs nothing there;
+//! - the lowering (`lower/builtins.rs`) turns an application into core IR, and the reference
+//!   interpreter (`ogham_runtime`'s `interp/builtins.rs`) evaluates it: each matches
+//!   exhaustively on [`ArrayFn`], so a built-in added here without its lowering or its
+//!   evaluation is a compile error.
+//!
+//! The table lives in the front end because the interpreter runs the front end's typed AST
+//! anyway: it adds no dependency. The math functions and constants, which reach the IR, are
+//! `ogham_ir::math`'s ([`MathFn`], [`ConstFn`], with their names and arities); their types (one
+//! numeric type throughout) are the type checker's. Names are either plain (`map`, `iota`,
 //! `sqrt`) or qualified by a numeric module (`f32.sqrt`, `f32.i64`, `i64.max`, `f64.nan`).
 //! Plain math names (`sqrt`, `min`, ...) are overloaded over the numeric types, like operators.
-//! The math functions and constants, which reach the IR, are `ogham_ir::math`'s ([`MathFn`],
-//! [`ConstFn`], with their names); the others are the front end's alone.
+//! `docs/reference.md` documents each built-in.
 
 use crate::syntax::ast::QualName;
 use ogham_ir::math::{CONST_NAMES, ConstFn, MATH_FN_NAMES, MathFn};
 use ogham_ir::types::{PrimType, Type};
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+mod scheme;
+
+pub use scheme::{Param, Scheme, SigSize, SigTy};
 
 /// Array built-ins (second-order array combinators and array shape functions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -77,26 +102,26 @@ impl Builtin {
     /// The number of arguments the built-in takes.
     pub fn arity(self) -> usize {
         match self {
-            Builtin::Array(f) => match f {
-                ArrayFn::Map(k) => k as usize + 1,
-                ArrayFn::Zip(k) => k as usize,
-                ArrayFn::Reduce | ArrayFn::ReduceComm | ArrayFn::Scan | ArrayFn::Scatter => 3,
-                ArrayFn::Unflatten => 3,
-                ArrayFn::Hist | ArrayFn::ReduceByIndex => 5,
-                ArrayFn::Filter | ArrayFn::Partition | ArrayFn::Replicate => 2,
-                ArrayFn::Concat | ArrayFn::Rotate => 2,
-                ArrayFn::Iota
-                | ArrayFn::Unzip(_)
-                | ArrayFn::Transpose
-                | ArrayFn::Flatten
-                | ArrayFn::Reverse
-                | ArrayFn::Length
-                | ArrayFn::Copy => 1,
-            },
+            Builtin::Array(f) => f.scheme().params.len(),
             Builtin::Math { op, .. } => op.arity(),
-            Builtin::Convert { .. } => 1,
+            Builtin::Convert { .. } | Builtin::Generic(GenericFn::Convert) => 1,
             Builtin::Const { .. } | Builtin::Generic(GenericFn::Const(_)) => 0,
-            Builtin::Generic(GenericFn::Convert) => 1,
+        }
+    }
+
+    /// Whether argument `i` is consumed (a `*` parameter).
+    pub fn consumes(self, i: usize) -> bool {
+        match self {
+            Builtin::Array(f) => f.scheme().params.get(i).is_some_and(|p| p.consumed),
+            _ => false,
+        }
+    }
+
+    /// Whether the result is a new value rather than (a view of) an argument.
+    pub fn result_is_fresh(self) -> bool {
+        match self {
+            Builtin::Array(f) => f.scheme().result_is_fresh(),
+            _ => true,
         }
     }
 
@@ -122,6 +147,90 @@ impl Builtin {
     }
 }
 
+impl ArrayFn {
+    /// The type scheme (see `scheme` for the notation). `mapK`, `zipK` and `unzipK` are
+    /// spelled out for their `k`.
+    pub fn signature(self) -> Cow<'static, str> {
+        let elems = |k: u8| (1..=k).map(|i| format!("a{i}")).collect::<Vec<_>>();
+        let arrays = |k: u8| {
+            elems(k)
+                .iter()
+                .map(|e| format!("[n]{e}"))
+                .collect::<Vec<_>>()
+        };
+        Cow::Borrowed(match self {
+            ArrayFn::Map(k) => {
+                let f = elems(k).join(" -> ");
+                let xs = arrays(k).join(" -> ");
+                return Cow::Owned(format!("({f} -> b) -> {xs} -> *[n]b"));
+            }
+            ArrayFn::Zip(k) => {
+                let (xs, row) = (arrays(k).join(" -> "), elems(k).join(", "));
+                return Cow::Owned(format!("{xs} -> [n]({row})"));
+            }
+            ArrayFn::Unzip(k) => {
+                let (row, xs) = (elems(k).join(", "), arrays(k).join(", "));
+                return Cow::Owned(format!("[n]({row}) -> ({xs})"));
+            }
+            ArrayFn::Reduce | ArrayFn::ReduceComm => "(a -> a -> a) -> a -> [n]a -> a",
+            ArrayFn::Scan => "(a -> a -> a) -> a -> [n]a -> *[n]a",
+            ArrayFn::Scatter => "*[k]a -> [n]i64 -> [n]a -> *[k]a",
+            ArrayFn::Hist => "(a -> a -> a) -> a -> (k: i64) -> [n]i64 -> [n]a -> *[k]a",
+            ArrayFn::ReduceByIndex => "*[k]a -> (a -> a -> a) -> a -> [n]i64 -> [n]a -> *[k]a",
+            ArrayFn::Filter => "(a -> bool) -> [n]a -> *[]a",
+            ArrayFn::Partition => "(a -> bool) -> [n]a -> *([]a, []a)",
+            ArrayFn::Iota => "(n: i64) -> *[n]i64",
+            ArrayFn::Replicate => "(n: i64) -> a -> *[n]a",
+            ArrayFn::Transpose => "[n][m]a -> [m][n]a",
+            ArrayFn::Flatten => "[n][m]a -> []a",
+            ArrayFn::Unflatten => "(n: i64) -> (m: i64) -> [l]a -> [n][m]a",
+            ArrayFn::Concat => "[n]a -> [m]a -> *[]a",
+            ArrayFn::Reverse => "[n]a -> [n]a",
+            ArrayFn::Length => "[n]a -> i64",
+            ArrayFn::Rotate => "i64 -> [n]a -> [n]a",
+            ArrayFn::Copy => "a -> *a",
+        })
+    }
+
+    /// The type scheme, read once per thread (the interpreter asks at every call: a short list
+    /// of the built-ins a program uses is quicker to search than a hash map).
+    pub fn scheme(self) -> Rc<Scheme> {
+        thread_local! {
+            static SCHEMES: RefCell<Vec<(ArrayFn, Rc<Scheme>)>> = RefCell::default();
+        }
+        SCHEMES.with_borrow_mut(|schemes| {
+            if let Some((_, s)) = schemes.iter().find(|(f, _)| *f == self) {
+                return s.clone();
+            }
+            // The table's own text; `tests::every_signature_parses` reads them all.
+            let scheme = Scheme::parse(&self.signature());
+            let scheme = Rc::new(scheme.expect("a built-in's signature parses"));
+            schemes.push((self, scheme.clone()));
+            scheme
+        })
+    }
+
+    /// The name run-time messages give the built-in: its first name in the table (`map`, not
+    /// `map1`), or for `zipK` and `unzipK` beyond the spelled-out ones, the family's first name
+    /// and `k`.
+    pub fn name(self) -> Cow<'static, str> {
+        let family = std::mem::discriminant(&self);
+        let mut names = ARRAY_FNS
+            .iter()
+            .filter(|(_, f)| std::mem::discriminant(f) == family);
+        match (names.clone().find(|(_, f)| *f == self), self) {
+            (Some((name, _)), _) => Cow::Borrowed(name),
+            (None, ArrayFn::Map(k) | ArrayFn::Zip(k) | ArrayFn::Unzip(k)) => {
+                let base = names.next().map_or("", |(name, _)| name);
+                Cow::Owned(format!("{base}{k}"))
+            }
+            // Every other built-in has a name in the table.
+            (None, _) => Cow::Owned(format!("{self:?}")),
+        }
+    }
+}
+
+/// Each array built-in's names, in the order "did you mean" lists them.
 const ARRAY_FNS: &[(&str, ArrayFn)] = &[
     ("map", ArrayFn::Map(1)),
     ("map1", ArrayFn::Map(1)),
@@ -227,4 +336,54 @@ pub fn module_member_names(ty: PrimType) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each array built-in of the table, and `mapK`/`zipK`/`unzipK` beyond it.
+    fn all() -> impl Iterator<Item = ArrayFn> {
+        let wide = (2..=9).flat_map(|k| [ArrayFn::Zip(k), ArrayFn::Unzip(k)]);
+        ARRAY_FNS.iter().map(|(_, f)| *f).chain(wide)
+    }
+
+    #[test]
+    fn every_signature_parses() {
+        for f in all() {
+            let s = Scheme::parse(&f.signature());
+            assert!(s.is_ok(), "{f:?}: {}: {s:?}", f.signature());
+        }
+    }
+
+    #[test]
+    fn every_name_resolves_back() {
+        for f in all() {
+            let q = QualName {
+                qualifier: None,
+                name: f.name().into_owned(),
+            };
+            if ARRAY_FNS.iter().any(|(s, _)| *s == f.name()) {
+                assert_eq!(resolve(&q), Some(Builtin::Array(f)));
+            }
+        }
+        assert_eq!(ArrayFn::Map(1).name(), "map");
+        assert_eq!(ArrayFn::Zip(2).name(), "zip");
+        assert_eq!(ArrayFn::Zip(7).name(), "zip7");
+        assert_eq!(ArrayFn::ReduceComm.name(), "reduce_comm");
+    }
+
+    #[test]
+    fn schemes_give_arity_consumption_and_freshness() {
+        let arity = |f| Builtin::Array(f).arity();
+        assert_eq!(arity(ArrayFn::Map(3)), 4);
+        assert_eq!(arity(ArrayFn::Zip(5)), 5);
+        assert_eq!(arity(ArrayFn::Hist), 5);
+        assert_eq!(arity(ArrayFn::Copy), 1);
+        let scatter = Builtin::Array(ArrayFn::Scatter);
+        assert!(scatter.consumes(0) && !scatter.consumes(1) && scatter.result_is_fresh());
+        assert!(!Builtin::Array(ArrayFn::Reduce).result_is_fresh());
+        assert!(Builtin::Array(ArrayFn::Length).result_is_fresh());
+        assert!(!Builtin::Array(ArrayFn::Unzip(3)).result_is_fresh());
+    }
 }

@@ -1,11 +1,12 @@
 //! Lowering of applications of built-in functions: SOACs become `Screma`/`Scatter`/`Hist`
 //! nodes (filter and partition a scan of flags plus a scatter), shape functions become the IR's
-//! array operations, and `zip`/`unzip` disappear (arrays of tuples are tuples of arrays).
+//! array operations (`shape`), and `zip`/`unzip` disappear (arrays of tuples are tuples of
+//! arrays). One arm per built-in of the table (`crate::builtins`); run-time checks name the
+//! built-in as the interpreter does (`ArrayFn::name`).
 
 use super::{LVal, Lowerer, Res};
 use crate::builtins::{ArrayFn, Builtin};
 use crate::syntax::ast::ExprId;
-use ogham_ir::math::MathFn;
 use ogham_ir::op::{BinOp, UnOp};
 use ogham_ir::types::PrimType;
 use ogham_ir::{
@@ -34,9 +35,10 @@ impl<'p> Lowerer<'p> {
                     })
                     .collect::<Res<_>>()?;
                 let ty = self.ty(args[0]);
-                let result = match op {
-                    MathFn::IsNan | MathFn::IsInf => Type::Prim(PrimType::Bool),
-                    _ => ty.clone(),
+                let result = if op.returns_bool() {
+                    Type::Prim(PrimType::Bool)
+                } else {
+                    ty.clone()
                 };
                 Ok(LVal::Leaf(self.bind(
                     "x",
@@ -136,11 +138,7 @@ impl<'p> Lowerer<'p> {
             ArrayFn::Map(k) => {
                 let func = next()?;
                 let xss: Vec<LVal<'p>> = (0..k).map(|_| next()).collect::<Res<_>>()?;
-                self.map(
-                    &func,
-                    &xss,
-                    &format!("map{}", if k == 1 { String::new() } else { k.to_string() }),
-                )
+                self.map(&func, &xss, &f.name())
             }
             ArrayFn::Reduce | ArrayFn::ReduceComm | ArrayFn::Scan => {
                 let (op, ne, xs) = (next()?, next()?, next()?);
@@ -169,23 +167,10 @@ impl<'p> Lowerer<'p> {
                 let no = self.filter(&p, &xs, true)?;
                 Ok(LVal::Tuple(vec![yes, no]))
             }
-            ArrayFn::Iota => {
-                let LVal::Leaf(n) = next()? else {
-                    return Err(self.internal("iota of a non-scalar"));
-                };
-                let n = self.as_i64(n);
-                Ok(LVal::Leaf(self.bind("iota", I64.array_of(n), Exp::Iota(n))))
-            }
+            ArrayFn::Iota => self.iota(next()?),
             ArrayFn::Replicate => {
                 let (n, x) = (next()?, next()?);
-                let LVal::Leaf(n) = n else {
-                    return Err(self.internal("replicate count is not a scalar"));
-                };
-                let n = self.as_i64(n);
-                self.map_leaves(&x, &mut |this, se| {
-                    let ty = this.ty(se).array_of(n);
-                    Ok(this.bind("rep", ty, Exp::Replicate(n, se)))
-                })
+                self.replicate(n, &x)
             }
             ArrayFn::Zip(k) => {
                 let xss: Vec<LVal<'p>> = (0..k).map(|_| next()).collect::<Res<_>>()?;
@@ -205,27 +190,10 @@ impl<'p> Lowerer<'p> {
             ArrayFn::Reverse => self.reverse(&next()?),
             ArrayFn::Rotate => {
                 let (r, xs) = (next()?, next()?);
-                let LVal::Leaf(r) = r else {
-                    return Err(self.internal("rotation is not a scalar"));
-                };
-                let r = self.as_i64(r);
-                self.map_leaves(&xs, &mut |this, se| this.rotate(r, se))
+                self.rotate(r, &xs)
             }
-            ArrayFn::Length => {
-                let xs = next()?;
-                let arrays = self.arrays(&xs)?;
-                Ok(LVal::Leaf(self.outer_size(&arrays)?))
-            }
-            ArrayFn::Copy => {
-                let x = next()?;
-                self.map_leaves(&x, &mut |this, se| match se {
-                    SubExp::Var(v) if this.function.ty(v).rank() > 0 => {
-                        let ty = this.function.ty(v).clone();
-                        Ok(this.bind("copy", ty, Exp::Copy(v)))
-                    }
-                    se => Ok(se),
-                })
-            }
+            ArrayFn::Length => self.length(&next()?),
+            ArrayFn::Copy => self.copy(&next()?),
         }
     }
 
@@ -298,11 +266,7 @@ impl<'p> Lowerer<'p> {
         let first = self.arrays(&xss[0])?;
         let n = self.outer_size(&first)?;
         let refs: Vec<&LVal<'p>> = xss.iter().collect();
-        self.same_lengths(
-            &format!("zip{}", if k == 2 { String::new() } else { k.to_string() }),
-            n,
-            &refs,
-        )?;
+        self.same_lengths(&ArrayFn::Zip(k).name(), n, &refs)?;
         Ok(LVal::Tuple(xss))
     }
 
@@ -343,7 +307,7 @@ impl<'p> Lowerer<'p> {
         let index_arrays = self.arrays(is)?;
         let value_arrays = self.arrays(vs)?;
         let width = self.outer_size(&index_arrays)?;
-        self.same_lengths("scatter", width, &[vs])?;
+        self.same_lengths(&ArrayFn::Scatter.name(), width, &[vs])?;
         let i = self.new_var("i", I64);
         let params_v: Vec<VarId> = self
             .row_types(&value_arrays)
@@ -395,7 +359,7 @@ impl<'p> Lowerer<'p> {
         let index_arrays = self.arrays(is)?;
         let value_arrays = self.arrays(vs)?;
         let width = self.outer_size(&index_arrays)?;
-        self.same_lengths("reduce_by_index", width, &[vs])?;
+        self.same_lengths(&ArrayFn::ReduceByIndex.name(), width, &[vs])?;
         let num_bins = self.outer_size(&dests)?;
         let types = self.row_types(&value_arrays);
         let lambda = self.operator_lambda(op, width, ne, &types)?;

@@ -1,22 +1,16 @@
-//! The types of the built-ins (see `crate::builtins` and the language reference), instantiated
-//! afresh at every use. Sizes follow the reference: `[]` results (`filter`, `concat`, ...) are
-//! fresh unknown sizes; `iota n`, `replicate n`, `hist _ _ k`, `unflatten n m` take the size
-//! of their result from the *value* of those arguments (see `Checker::size_of`).
+//! The types of the built-ins, instantiated afresh at every use: an array built-in's from its
+//! scheme in the table (`crate::builtins`, `ArrayFn::signature`), a math function's, conversion's
+//! or constant's from its numeric type. Sizes follow the scheme: `[]` results (`filter`,
+//! `concat`, ...) are fresh unknown sizes; `iota n`, `replicate n`, `hist _ _ k`,
+//! `unflatten n m` take the size of their result from the *value* of those arguments (`(n: i64)`
+//! parameters; see `Checker::size_of`).
 
 use super::Checker;
 use super::names::Instance;
 use super::unify::{Constraint, PrimSet, Sz, Ty};
-use crate::builtins::{ArrayFn, Builtin};
+use crate::builtins::{ArrayFn, Builtin, SigSize, SigTy};
 use ogham_ir::source::Span;
 use ogham_ir::types::PrimType;
-
-/// Which arguments of a built-in are consumed (`*` parameters).
-pub(super) fn builtin_consumes(b: Builtin) -> &'static [bool] {
-    match b {
-        Builtin::Array(ArrayFn::Scatter) | Builtin::Array(ArrayFn::ReduceByIndex) => &[true],
-        _ => &[],
-    }
-}
 
 /// `a1 -> a2 -> ... -> r`
 fn arrows(params: Vec<Ty>, result: Ty) -> Ty {
@@ -54,101 +48,68 @@ impl Checker<'_> {
         }
     }
 
-    /// The type of an array builtin: fresh element types and sizes for each use; `deps` are the
-    /// arguments that give a size of the result (`iota n`).
+    /// The type of an array builtin: its scheme (`ArrayFn::signature`) with fresh element
+    /// types and sizes for each use, created in the scheme's order (see `builtins::Scheme`);
+    /// `deps` are the arguments that give a size of the result (`iota n`).
     fn array_instance(&mut self, f: ArrayFn, span: Span) -> Instance {
-        let var = |c: &mut Checker<'_>| c.subst.fresh(Constraint::None, span);
-        let i64 = Ty::Prim(PrimType::I64);
-        let n = self.subst.fresh_size();
-        let a = var(self);
-        let op = Ty::fun(a.clone(), Ty::fun(a.clone(), a.clone()));
-        let arr = |t: &Ty, s: Sz| Ty::array(t.clone(), s);
-        let (ty, deps) = match f {
-            ArrayFn::Map(k) => {
-                let elems: Vec<Ty> = (0..k).map(|_| var(self)).collect();
-                let b = var(self);
-                let f = arrows(elems.clone(), b.clone());
-                let mut params = vec![f];
-                params.extend(elems.iter().map(|e| arr(e, n)));
-                (arrows(params, arr(&b, n)), vec![])
+        let scheme = f.scheme();
+        let mut sizes = vec![None; scheme.sizes];
+        let mut vars = vec![None; scheme.type_vars];
+        sizes[0] = Some(self.subst.fresh_size());
+        vars[0] = Some(self.subst.fresh(Constraint::None, span));
+        let mut fresh = Fresh { sizes, vars, span };
+        let mut params = Vec::new();
+        let mut deps = Vec::new();
+        for (i, p) in scheme.params.iter().enumerate() {
+            params.push(self.sig_ty(&p.ty, &mut fresh));
+            if let Some(s) = p.size {
+                deps.push((i, fresh.size(self, s)));
             }
-            ArrayFn::Reduce | ArrayFn::ReduceComm => {
-                (arrows(vec![op, a.clone(), arr(&a, n)], a.clone()), vec![])
+        }
+        let result = self.sig_ty(&scheme.result, &mut fresh);
+        Instance {
+            ty: arrows(params, result),
+            deps,
+        }
+    }
+
+    fn sig_ty(&mut self, t: &SigTy, fresh: &mut Fresh) -> Ty {
+        match t {
+            SigTy::Prim(p) => Ty::Prim(*p),
+            SigTy::Var(v) => match &fresh.vars[*v] {
+                Some(t) => t.clone(),
+                None => {
+                    let t = self.subst.fresh(Constraint::None, fresh.span);
+                    fresh.vars[*v] = Some(t.clone());
+                    t
+                }
+            },
+            SigTy::Array(elem, size) => {
+                let elem = self.sig_ty(elem, fresh);
+                let size = match size {
+                    SigSize::Var(s) => fresh.size(self, *s),
+                    SigSize::Unknown => self.subst.fresh_unknown(),
+                };
+                Ty::array(elem, size)
             }
-            ArrayFn::Scan => (arrows(vec![op, a.clone(), arr(&a, n)], arr(&a, n)), vec![]),
-            ArrayFn::Scatter => {
-                let k = self.subst.fresh_size();
-                let ty = arrows(vec![arr(&a, k), arr(&i64, n), arr(&a, n)], arr(&a, k));
-                (ty, vec![])
+            SigTy::Tuple(ts) => Ty::Tuple(ts.iter().map(|t| self.sig_ty(t, fresh)).collect()),
+            SigTy::Fun(a, r) => {
+                let a = self.sig_ty(a, fresh);
+                Ty::fun(a, self.sig_ty(r, fresh))
             }
-            ArrayFn::Hist => {
-                let k = self.subst.fresh_size();
-                let ty = arrows(
-                    vec![op, a.clone(), i64.clone(), arr(&i64, n), arr(&a, n)],
-                    arr(&a, k),
-                );
-                (ty, vec![(2, k)])
-            }
-            ArrayFn::ReduceByIndex => {
-                let k = self.subst.fresh_size();
-                let ty = arrows(
-                    vec![arr(&a, k), op, a.clone(), arr(&i64, n), arr(&a, n)],
-                    arr(&a, k),
-                );
-                (ty, vec![])
-            }
-            ArrayFn::Filter => {
-                let p = Ty::fun(a.clone(), Ty::Prim(PrimType::Bool));
-                let out = self.subst.fresh_unknown();
-                (arrows(vec![p, arr(&a, n)], arr(&a, out)), vec![])
-            }
-            ArrayFn::Partition => {
-                let p = Ty::fun(a.clone(), Ty::Prim(PrimType::Bool));
-                let (o1, o2) = (self.subst.fresh_unknown(), self.subst.fresh_unknown());
-                let out = Ty::Tuple(vec![arr(&a, o1), arr(&a, o2)]);
-                (arrows(vec![p, arr(&a, n)], out), vec![])
-            }
-            ArrayFn::Iota => (Ty::fun(i64.clone(), arr(&i64, n)), vec![(0, n)]),
-            ArrayFn::Replicate => (
-                arrows(vec![i64.clone(), a.clone()], arr(&a, n)),
-                vec![(0, n)],
-            ),
-            ArrayFn::Zip(k) => {
-                let elems: Vec<Ty> = (0..k).map(|_| var(self)).collect();
-                let params = elems.iter().map(|e| arr(e, n)).collect();
-                (arrows(params, arr(&Ty::Tuple(elems), n)), vec![])
-            }
-            ArrayFn::Unzip(k) => {
-                let elems: Vec<Ty> = (0..k).map(|_| var(self)).collect();
-                let out = Ty::Tuple(elems.iter().map(|e| arr(e, n)).collect());
-                (Ty::fun(arr(&Ty::Tuple(elems), n), out), vec![])
-            }
-            ArrayFn::Transpose => {
-                let m = self.subst.fresh_size();
-                (Ty::fun(arr(&arr(&a, m), n), arr(&arr(&a, n), m)), vec![])
-            }
-            ArrayFn::Flatten => {
-                let m = self.subst.fresh_size();
-                let out = self.subst.fresh_unknown();
-                (Ty::fun(arr(&arr(&a, m), n), arr(&a, out)), vec![])
-            }
-            ArrayFn::Unflatten => {
-                let (m, any) = (self.subst.fresh_size(), self.subst.fresh_size());
-                let ty = arrows(
-                    vec![i64.clone(), i64.clone(), arr(&a, any)],
-                    arr(&arr(&a, m), n),
-                );
-                (ty, vec![(0, n), (1, m)])
-            }
-            ArrayFn::Concat => {
-                let (m, out) = (self.subst.fresh_size(), self.subst.fresh_unknown());
-                (arrows(vec![arr(&a, n), arr(&a, m)], arr(&a, out)), vec![])
-            }
-            ArrayFn::Reverse => (Ty::fun(arr(&a, n), arr(&a, n)), vec![]),
-            ArrayFn::Length => (Ty::fun(arr(&a, n), i64.clone()), vec![]),
-            ArrayFn::Rotate => (arrows(vec![i64.clone(), arr(&a, n)], arr(&a, n)), vec![]),
-            ArrayFn::Copy => (Ty::fun(a.clone(), a), vec![]),
-        };
-        Instance { ty, deps }
+        }
+    }
+}
+
+/// The variables of one instance of a scheme, created as they are first met.
+struct Fresh {
+    sizes: Vec<Option<Sz>>,
+    vars: Vec<Option<Ty>>,
+    span: Span,
+}
+
+impl Fresh {
+    fn size(&mut self, c: &mut Checker<'_>, s: usize) -> Sz {
+        *self.sizes[s].get_or_insert_with(|| c.subst.fresh_size())
     }
 }

@@ -21,9 +21,7 @@
 //! aliases what a branch consumed (`if b then xs with [0] = 1 else xs` is a new array). Loop
 //! accumulators may be consumed in the body; doing so consumes the initial value.
 
-use super::builtins_types::builtin_consumes;
 use super::{Checker, Resolution};
-use crate::builtins::{ArrayFn, Builtin};
 use crate::syntax::ast::{BinOp, Def, Expr, ExprKind, IndexArg, LoopForm, Pattern, TypeExp};
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::source::Span;
@@ -404,7 +402,8 @@ impl Uniq<'_, '_> {
         let resolution = self.c.resolutions.get(f.id.0 as usize).cloned().flatten();
         let (consumes, fresh): (Vec<bool>, bool) = match &resolution {
             Some(Resolution::Builtin(b)) => {
-                (builtin_consumes(*b).to_vec(), builtin_result_is_fresh(*b))
+                let consumes = (0..b.arity()).map(|i| b.consumes(i)).collect();
+                (consumes, b.result_is_fresh())
             }
             Some(Resolution::Def { module, decl }) => (
                 self.c
@@ -519,24 +518,6 @@ impl Uniq<'_, '_> {
             Pattern::Ascribed(inner, _, _) => self.bind_params_fresh(inner, out),
         }
     }
-}
-
-/// Whether a built-in's result is a new array (rather than a view of an argument).
-fn builtin_result_is_fresh(b: Builtin) -> bool {
-    !matches!(
-        b,
-        Builtin::Array(
-            ArrayFn::Transpose
-                | ArrayFn::Flatten
-                | ArrayFn::Unflatten
-                | ArrayFn::Reverse
-                | ArrayFn::Rotate
-                | ArrayFn::Zip(_)
-                | ArrayFn::Unzip(_)
-                | ArrayFn::Reduce
-                | ArrayFn::ReduceComm
-        )
-    )
 }
 
 /// Whether a value of type `t` may hold an array; `is_prim` tells the type parameters that

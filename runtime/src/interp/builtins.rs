@@ -1,4 +1,5 @@
-//! The meaning of every built-in of `ogham_compiler::builtins`.
+//! The meaning of every built-in of `ogham_compiler::builtins` (the table: names, type schemes,
+//! arities; messages name a built-in by `ArrayFn::name`).
 //!
 //! Reference order: `reduce`, `reduce_comm` and `scan` apply the operator left to right,
 //! sequentially (`op (op (op ne x0) x1) x2`); `hist` and `reduce_by_index` combine the values in
@@ -124,21 +125,21 @@ impl<'a> Interp<'a> {
             ArrayFn::Hist => {
                 let (op, ne, k) = (args.next()?, args.next()?, args.int()?);
                 let (is, vs) = (args.array()?, args.array()?);
-                self.check_laws("hist", &op, &ne, &vs, span);
-                let dest = replicate(check_count(k, "hist", span)?, &ne, span)?;
+                self.check_laws(&f.name(), &op, &ne, &vs, span);
+                let dest = replicate(check_count(k, &f.name(), span)?, &ne, span)?;
                 self.reduce_by_index(dest, op, is, vs, span)
             }
             ArrayFn::ReduceByIndex => {
                 let (dest, op, ne) = (args.array()?, args.next()?, args.next()?);
                 let (is, vs) = (args.array()?, args.array()?);
-                self.check_laws("reduce_by_index", &op, &ne, &vs, span);
+                self.check_laws(&f.name(), &op, &ne, &vs, span);
                 self.reduce_by_index(dest, op, is, vs, span)
             }
             ArrayFn::Filter => self.filter(args),
             ArrayFn::Partition => self.partition(args),
             ArrayFn::Iota => {
-                let n = check_count(args.int()?, "iota", span)?;
-                memory::reserve(n, 8, "iota", span)?;
+                let n = check_count(args.int()?, &f.name(), span)?;
+                memory::reserve(n, 8, &f.name(), span)?;
                 Ok(Val::Array(Array::from_data(ArrayData::I64(
                     (0..n as i64).collect(),
                 ))))
@@ -146,7 +147,7 @@ impl<'a> Interp<'a> {
             ArrayFn::Replicate => {
                 let n = args.int()?;
                 let x = args.next()?;
-                let n = check_count(n, "replicate", span)?;
+                let n = check_count(n, &f.name(), span)?;
                 Ok(Val::Array(replicate(n, &x, span)?))
             }
             ArrayFn::Zip(k) => zip(k, args),
@@ -167,7 +168,7 @@ impl<'a> Interp<'a> {
         let span = args.span;
         let g = args.next()?;
         let arrays = (0..k).map(|_| args.array()).collect::<Res<Vec<_>>>()?;
-        let n = same_lengths(&map_name(k), &arrays, span)?;
+        let n = same_lengths(&ArrayFn::Map(k).name(), &arrays, span)?;
         // The result has an element (of a byte or more) per row.
         memory::reserve(n, 1, "the result of a map", span)?;
         let mut out = Builder::new(n);
@@ -182,7 +183,7 @@ impl<'a> Interp<'a> {
     fn reduce(&self, args: &mut Args<'a>) -> Res<Val<'a>> {
         let span = args.span;
         let (op, mut acc, xs) = (args.next()?, args.next()?, args.array()?);
-        self.check_laws("reduce", &op, &acc, &xs, span);
+        self.check_laws(&ArrayFn::Reduce.name(), &op, &acc, &xs, span);
         for i in 0..xs.len() {
             acc = self.apply(op.clone(), vec![acc, xs.row(i)], span)?;
         }
@@ -193,7 +194,7 @@ impl<'a> Interp<'a> {
     fn scan(&self, args: &mut Args<'a>) -> Res<Val<'a>> {
         let span = args.span;
         let (op, mut acc, xs) = (args.next()?, args.next()?, args.array()?);
-        self.check_laws("scan", &op, &acc, &xs, span);
+        self.check_laws(&ArrayFn::Scan.name(), &op, &acc, &xs, span);
         let empty = empty_like(&acc);
         let mut out = Builder::new(xs.len());
         for i in 0..xs.len() {
@@ -280,7 +281,11 @@ impl<'a> Interp<'a> {
         vs: Array<'a>,
         span: Span,
     ) -> Res<Val<'a>> {
-        same_lengths("reduce_by_index", &[is.clone(), vs.clone()], span)?;
+        same_lengths(
+            &ArrayFn::ReduceByIndex.name(),
+            &[is.clone(), vs.clone()],
+            span,
+        )?;
         for j in 0..is.len() {
             let i = as_int(is.row(j), span)?;
             let Ok(i) = usize::try_from(i) else { continue };
@@ -325,7 +330,7 @@ impl<'a> Args<'a> {
 fn scatter<'a>(args: &mut Args<'a>) -> Res<Val<'a>> {
     let span = args.span;
     let (dest, is, vs) = (args.array()?, args.array()?, args.array()?);
-    same_lengths("scatter", &[is.clone(), vs.clone()], span)?;
+    same_lengths(&ArrayFn::Scatter.name(), &[is.clone(), vs.clone()], span)?;
     let mut dest = dest;
     for j in 0..is.len() {
         let i = as_int(is.row(j), span)?;
@@ -341,7 +346,7 @@ fn scatter<'a>(args: &mut Args<'a>) -> Res<Val<'a>> {
 /// `zip` and `zipK`: `k` arrays of the same length as an array of `k`-tuples.
 fn zip<'a>(k: u8, args: &mut Args<'a>) -> Res<Val<'a>> {
     let arrays = (0..k).map(|_| args.array()).collect::<Res<Vec<_>>>()?;
-    let n = same_lengths(&zip_name(k), &arrays, args.span)?;
+    let n = same_lengths(&ArrayFn::Zip(k).name(), &arrays, args.span)?;
     let rows = (0..n)
         .map(|i| Val::tuple(arrays.iter().map(|a| a.row(i)).collect()))
         .collect();
@@ -383,16 +388,14 @@ fn unflatten<'a>(args: &mut Args<'a>) -> Res<Val<'a>> {
     let span = args.span;
     let (n, m) = (args.int()?, args.int()?);
     let xs = args.array()?;
-    let (n, m) = (
-        check_count(n, "unflatten", span)?,
-        check_count(m, "unflatten", span)?,
-    );
+    let name = ArrayFn::Unflatten.name();
+    let (n, m) = (check_count(n, &name, span)?, check_count(m, &name, span)?);
     if n.checked_mul(m) != Some(xs.len()) {
         return Err(error(
             R_SIZE,
             span,
             format!(
-                "unflatten {n} {m}: the array has {} elements, not {n}×{m}",
+                "{name} {n} {m}: the array has {} elements, not {n}×{m}",
                 xs.len()
             ),
         ));
@@ -417,7 +420,8 @@ fn concat<'a>(args: &mut Args<'a>) -> Res<Val<'a>> {
             R_SIZE,
             span,
             format!(
-                "concat: rows of different shapes ({} and {})",
+                "{}: rows of different shapes ({} and {})",
+                ArrayFn::Concat.name(),
                 shape_text(&xs.shape()[1..]),
                 shape_text(&ys.shape()[1..])
             ),
@@ -493,24 +497,22 @@ fn write_row<'a>(dest: &mut Array<'a>, i: usize, row: Val<'a>, span: Span) -> Re
 
 /// `n` copies of `x` as an array.
 fn replicate<'a>(n: usize, x: &Val<'a>, span: Span) -> Res<Array<'a>> {
+    let name = ArrayFn::Replicate.name();
     Ok(match x {
         Val::Prim(s) => {
-            memory::reserve(n, s.prim_type().byte_size(), "replicate", span)?;
+            memory::reserve(n, s.prim_type().byte_size(), &name, span)?;
             Array::from_data(fill(*s, n))
         }
         Val::Array(a) => {
             let Some(total) = sizes::replicated(n, a.elem_count()) else {
-                return Err(error(
-                    R_NEG_SIZE,
-                    span,
-                    "replicate: the result is too large",
-                ));
+                let message = format!("{name}: the result is too large");
+                return Err(error(R_NEG_SIZE, span, message));
             };
             let elem_size = match a.store() {
                 Store::Prim(d) => d.prim_type().byte_size(),
                 Store::Boxed(_) => size_of::<Val<'a>>(),
             };
-            memory::reserve(total, elem_size, "replicate", span)?;
+            memory::reserve(total, elem_size, &name, span)?;
             let mut store = a.store().empty_like();
             // Copies of an empty row add nothing: no loop over up to 2^32 of them.
             if total > 0 {
@@ -523,7 +525,7 @@ fn replicate<'a>(n: usize, x: &Val<'a>, span: Span) -> Res<Array<'a>> {
             Array::new(shape, store)
         }
         other => {
-            memory::reserve(n, size_of::<Val<'a>>(), "replicate", span)?;
+            memory::reserve(n, size_of::<Val<'a>>(), &name, span)?;
             Array::new(vec![n], Store::Boxed(vec![other.clone(); n]))
         }
     })
@@ -539,21 +541,5 @@ fn fill(s: Scalar, n: usize) -> ArrayData {
         Scalar::U8(x) => ArrayData::U8(vec![x; n].into()),
         Scalar::F32(x) => ArrayData::F32(vec![x; n].into()),
         Scalar::F64(x) => ArrayData::F64(vec![x; n].into()),
-    }
-}
-
-fn map_name(k: u8) -> String {
-    if k == 1 {
-        "map".to_string()
-    } else {
-        format!("map{k}")
-    }
-}
-
-fn zip_name(k: u8) -> String {
-    if k == 2 {
-        "zip".to_string()
-    } else {
-        format!("zip{k}")
     }
 }

@@ -1,5 +1,6 @@
-//! Lowering of the shape built-ins (`transpose`, `flatten`, `unflatten`, `concat`, `reverse`,
-//! `rotate`) to the IR's array operations, applied to each leaf array of a lowered value.
+//! Lowering of the array construction and shape built-ins (`iota`, `replicate`, `length`,
+//! `copy`, `transpose`, `flatten`, `unflatten`, `concat`, `reverse`, `rotate`) to the IR's array
+//! operations, applied to each leaf array of a lowered value.
 //!
 //! Invariants: the arguments are lowered values whose leaves are array variables (a constant
 //! leaf is an internal error); every result is bound to a fresh variable of the exact type the
@@ -11,6 +12,41 @@ use ogham_ir::op::BinOp;
 use ogham_ir::{DimIndex, Exp, SubExp, Type};
 
 impl<'p> Lowerer<'p> {
+    pub(super) fn iota(&mut self, n: LVal<'p>) -> Res<LVal<'p>> {
+        let LVal::Leaf(n) = n else {
+            return Err(self.internal("iota of a non-scalar"));
+        };
+        let n = self.as_i64(n);
+        Ok(LVal::Leaf(self.bind("iota", I64.array_of(n), Exp::Iota(n))))
+    }
+
+    pub(super) fn replicate(&mut self, n: LVal<'p>, x: &LVal<'p>) -> Res<LVal<'p>> {
+        let LVal::Leaf(n) = n else {
+            return Err(self.internal("replicate count is not a scalar"));
+        };
+        let n = self.as_i64(n);
+        self.map_leaves(x, &mut |this, se| {
+            let ty = this.ty(se).array_of(n);
+            Ok(this.bind("rep", ty, Exp::Replicate(n, se)))
+        })
+    }
+
+    pub(super) fn length(&mut self, xs: &LVal<'p>) -> Res<LVal<'p>> {
+        let arrays = self.arrays(xs)?;
+        Ok(LVal::Leaf(self.outer_size(&arrays)?))
+    }
+
+    /// `copy x`: a fresh copy of each array of `x` (scalars are values already).
+    pub(super) fn copy(&mut self, x: &LVal<'p>) -> Res<LVal<'p>> {
+        self.map_leaves(x, &mut |this, se| match se {
+            SubExp::Var(v) if this.function.ty(v).rank() > 0 => {
+                let ty = this.function.ty(v).clone();
+                Ok(this.bind("copy", ty, Exp::Copy(v)))
+            }
+            se => Ok(se),
+        })
+    }
+
     pub(super) fn transpose(&mut self, xs: &LVal<'p>) -> Res<LVal<'p>> {
         self.map_leaves(xs, &mut |this, se| {
             let v = se
@@ -104,8 +140,16 @@ impl<'p> Lowerer<'p> {
             Ok(this.bind("rev", ty, Exp::Copy(view)))
         })
     }
+    pub(super) fn rotate(&mut self, r: LVal<'p>, xs: &LVal<'p>) -> Res<LVal<'p>> {
+        let LVal::Leaf(r) = r else {
+            return Err(self.internal("rotation is not a scalar"));
+        };
+        let r = self.as_i64(r);
+        self.map_leaves(xs, &mut |this, se| this.rotate_array(r, se))
+    }
+
     /// `rotate r xs`: `xs[s:] ++ xs[:s]` with `s = r mod n` (`xs` itself when empty).
-    pub(super) fn rotate(&mut self, r: SubExp, se: SubExp) -> Res<SubExp> {
+    fn rotate_array(&mut self, r: SubExp, se: SubExp) -> Res<SubExp> {
         let v = se
             .as_var()
             .ok_or_else(|| self.internal("rotate of a constant"))?;

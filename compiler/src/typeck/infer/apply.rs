@@ -115,9 +115,13 @@ impl Checker<'_> {
         else {
             return None;
         };
-        let arity = match (name.qualifier.is_none(), name.name.as_str(), pair) {
-            (true, "zip", ArrayFn::Zip(2)) => args.len(),
-            (true, "unzip", ArrayFn::Unzip(2)) => {
+        // Only the plain family name (`zip`, not `zip2`) adapts to its arguments.
+        if name.qualifier.is_some() || name.name != pair.name() {
+            return None;
+        }
+        let arity = match pair {
+            ArrayFn::Zip(2) => args.len(),
+            ArrayFn::Unzip(2) => {
                 let (_, arg) = args.first()?;
                 let Ty::Array(elem, _) = self.subst.shallow(arg) else {
                     return None;

@@ -10,7 +10,6 @@ use super::{Interp, is_unique};
 use crate::error::{R_DIV_ZERO, R_INTERNAL, Res, error};
 use crate::scalar::{self, OpError};
 use crate::value::Scalar;
-use ogham_compiler::builtins::{ArrayFn, Builtin};
 use ogham_compiler::lower::surface;
 use ogham_compiler::syntax::ast::{BinOp, Decl, Expr, TypeParam};
 use ogham_compiler::typeck::Resolution;
@@ -26,9 +25,7 @@ impl<'a> Interp<'a> {
         env: &Env<'a>,
     ) -> Res<Val<'a>> {
         let consumes = |i: usize| match self.resolution(f) {
-            Some(Resolution::Builtin(Builtin::Array(
-                ArrayFn::Scatter | ArrayFn::ReduceByIndex,
-            ))) => i == 0,
+            Some(Resolution::Builtin(b)) => b.consumes(i),
             Some(Resolution::Def { module, decl }) => {
                 match self
                     .program
