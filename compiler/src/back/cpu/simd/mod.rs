@@ -75,7 +75,6 @@ mod lanes;
 mod loops;
 
 use super::codegen::{Gen, Res, elem_size};
-use super::scalar::exact_log2;
 use check::Check;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32X4, F64X2, I8, I32X4, I64, I64X2};
@@ -83,7 +82,7 @@ use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value};
 use lanes::Lanes;
 use ogham_ir::kir::{SegKind, SegLevel, SegOp};
 use ogham_ir::types::PrimType;
-use ogham_ir::{self as ir, Const, SubExp, VarId};
+use ogham_ir::{self as ir, SubExp, VarId};
 use std::collections::{HashMap, HashSet};
 
 /// The lanes of a kernel's vectors: four 32-bit lanes (`f32`, `i32`; a `bool` is an `i32x4`
@@ -204,16 +203,6 @@ pub fn plan(f: &ir::kir::Function, seg: &SegOp) -> Option<Plan> {
     let mut check = Check::new(f, seg, width)?;
     let ok = check.body(&seg.body);
     check.plan(ok)
-}
-
-/// `k` when `se` is the integer constant `2^k` with `k >= 1`.
-fn power_of_two(se: SubExp) -> Option<u32> {
-    let n = match se {
-        SubExp::Const(Const::I32(n)) => n as i64,
-        SubExp::Const(Const::I64(n)) => n,
-        _ => return None,
-    };
-    exact_log2(n)
 }
 
 /// Runs the points `i_start..` of the current segment (`s`, whose coordinates are bound) a
