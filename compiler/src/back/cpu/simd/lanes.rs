@@ -516,7 +516,7 @@ impl<'p> Lanes<'p> {
     }
 
     fn binop(g: &mut Gen, op: BinOp, t: PrimType, x: Value, y: Value) -> Value {
-        let float = matches!(t, PrimType::F32 | PrimType::F64);
+        let float = t.is_float();
         let ins = g.b.ins();
         if op.is_comparison() {
             // Integers and bool masks compare signed.
@@ -598,12 +598,9 @@ impl Target for LaneBits<'_, '_> {
 }
 
 impl Bits for LaneBits<'_, '_> {
+    /// The scalar code's shift: CLIF's shifts by an immediate take vectors too.
     fn shr_imm(&mut self, t: PrimType, x: Value, k: u32) -> Value {
-        if t.is_signed_int() {
-            self.g.b.ins().sshr_imm_s(x, i64::from(k))
-        } else {
-            self.g.b.ins().ushr_imm_s(x, i64::from(k))
-        }
+        self.g.shr_imm(t, x, k)
     }
     /// The mask splatted (vector instructions take no immediates).
     fn and_imm(&mut self, t: PrimType, x: Value, m: i64) -> Value {

@@ -10,7 +10,8 @@
 //! - *Lane values*: scalars of the width's float and integer types and `bool`s, computed by
 //!   arithmetic, comparisons, `sqrt`, `abs`, rounding, `min`/`max`, `isnan`, `isinf`,
 //!   float↔integer conversions (lane by lane for 64-bit ones), integer `/` and `%` by a
-//!   constant power of two (an arithmetic shift, a mask: floored, as the interpreter's), and
+//!   constant power of two (an arithmetic shift, a mask: floored, as the interpreter's; the
+//!   rewrite of `back/steps.rs`, which the scalar code shares), and
 //!   the other float functions (`log`, `exp`, `pow`, `sin`, ...) by the scalar code's helper
 //!   call, lane by lane (so bit-identical by construction).
 //! - *Uniform values*: scalars of any type that depend only on the kernel's inputs, on uniform
