@@ -208,6 +208,18 @@ impl Const {
         }
     }
 
+    /// The value of an integer constant (`None` for a float or a `bool`).
+    pub fn int_value(self) -> Option<i128> {
+        match self {
+            Const::I8(x) => Some(x.into()),
+            Const::I16(x) => Some(x.into()),
+            Const::I32(x) => Some(x.into()),
+            Const::I64(x) => Some(x.into()),
+            Const::U8(x) => Some(x.into()),
+            Const::Bool(_) | Const::F32(_) | Const::F64(_) => None,
+        }
+    }
+
     /// The value's bits, zero-extended (floats: their IEEE bit pattern).
     pub fn bits(self) -> u64 {
         match self {
@@ -287,6 +299,14 @@ impl SubExp {
         match self {
             SubExp::Var(v) => Some(v),
             SubExp::Const(_) => None,
+        }
+    }
+
+    /// The value of an integer constant ([`Const::int_value`]; `None` for a variable).
+    pub fn int_value(self) -> Option<i128> {
+        match self {
+            SubExp::Const(c) => c.int_value(),
+            SubExp::Var(_) => None,
         }
     }
 }

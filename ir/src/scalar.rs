@@ -19,6 +19,9 @@
 //!   0 or 1; between floats and from integers to floats rounds to nearest.
 //!
 //! An operation that fails ([`OpError`]) is not folded: the simplifier leaves it to run time.
+//! The code generators expand the operations their instructions lack (integer division, float
+//! `%`, float-to-integer conversion) from one description of their own
+//! (`compiler/src/back/steps.rs`), whose tests check it against this module.
 
 use super::Const;
 use super::op::{BinOp, UnOp};

@@ -1,11 +1,12 @@
 //! The run-time helper functions that generated CPU code calls, and the integer codes by which
 //! it names operators, functions and types when calling them.
 //!
-//! Operations whose exact semantics would be long to restate in CLIF (floored integer division,
-//! `**`, saturating conversions, the transcendental functions, Rust's NaN-ignoring `min`/`max`)
-//! are calls to helpers that the runtime implements with the IR's scalar semantics
-//! ([`ogham_ir::scalar`]), so every backend agrees with the interpreters bit for bit. Cheap operations (float
-//! arithmetic, comparisons, wrapping integer arithmetic) are inlined.
+//! Operations whose exact semantics would be long to restate in CLIF (integer `**`, the
+//! conversions without an instruction, the transcendental functions, float `%` outside its exact
+//! inline cases) are calls to helpers that the runtime implements with the IR's scalar semantics
+//! ([`ogham_ir::scalar`]), so every backend agrees with the interpreters bit for bit. Cheap
+//! operations (float arithmetic, comparisons, wrapping integer arithmetic, `min`/`max`) and
+//! integer division (the steps of `back/steps.rs`) are inlined.
 //!
 //! Contract with the runtime: the runtime declares the helpers, in the order of [`HELPERS`],
 //! before any kernel, so that the function index a kernel refers to is the helper's position.

@@ -36,7 +36,8 @@
 //!
 //! Modules: `kernel.rs` builds a kernel's functions around its body, which the shared lowering
 //! ([`crate::back::lower`]) walks and `codegen.rs` (the CLIF builder), `lower.rs` (the CPU's side
-//! of the walk) and `scalar.rs` (scalar operations) emit; `simd/` and `interleave.rs` vectorise
+//! of the walk) and `scalar.rs` (scalar operations, with the steps of the shared description in
+//! `back/steps.rs`) emit; `simd/` and `interleave.rs` vectorise
 //! points and interleave reductions, `jam.rs` runs maps of them several outer rows at a time, `unswitch.rs` specialises loops on invariant conditions,
 //! `skip.rs` skips the idle iterations of filtering loops, `fill.rs` and `copy.rs` fill and copy
 //! rows in vectors, `helpers.rs` lists the runtime's helpers.

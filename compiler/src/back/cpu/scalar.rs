@@ -1,12 +1,14 @@
 //! Scalar operations in CLIF with the interpreter's semantics: arithmetic, comparisons and
 //! bitwise operators inline, integer division (floored and truncated, wrapping like the
-//! interpreter; floored by a constant power of two as a shift or a mask) and shifts (an amount
-//! outside `0..bits` shifts every bit out, as in the interpreter) inline, everything else
-//! (integer `**`, most math functions, some conversions) through the runtime's helpers
-//! (`helpers.rs`).
+//! interpreter; floored by a constant power of two as a shift or a mask) and float `%`/`%%`
+//! inline as the shared description expands them (`back/steps.rs`, whose steps [`Gen`]
+//! emits here), shifts (an amount outside `0..bits` shifts every bit out, as in the
+//! interpreter) inline, everything else (integer `**`, most math functions, some conversions)
+//! through the runtime's helpers (`helpers.rs`).
 
 use super::codegen::{Gen, clif_type, float_min_max};
 use super::helpers::{HelperId, has_libm_helper};
+use crate::back::steps::{self, Bits, FloatSteps, InlineFmod, IntSteps, Logic, Target};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I32, I64};
 use cranelift_codegen::ir::{InstBuilder, InstructionData, MemFlagsData, Opcode, Value, ValueDef};
@@ -19,16 +21,32 @@ pub fn is_float(p: PrimType) -> bool {
     matches!(p, PrimType::F32 | PrimType::F64)
 }
 
-fn is_signed(p: PrimType) -> bool {
-    matches!(
-        p,
-        PrimType::I8 | PrimType::I16 | PrimType::I32 | PrimType::I64
-    )
+/// The condition code of comparison `op` on integers, signed or not.
+pub(super) fn int_cc(op: BinOp, signed: bool) -> IntCC {
+    let pick = |s: IntCC, u: IntCC| if signed { s } else { u };
+    match op {
+        BinOp::Eq => IntCC::Equal,
+        BinOp::Ne => IntCC::NotEqual,
+        BinOp::Lt => pick(IntCC::SignedLessThan, IntCC::UnsignedLessThan),
+        BinOp::Le => pick(IntCC::SignedLessThanOrEqual, IntCC::UnsignedLessThanOrEqual),
+        BinOp::Gt => pick(IntCC::SignedGreaterThan, IntCC::UnsignedGreaterThan),
+        _ => pick(
+            IntCC::SignedGreaterThanOrEqual,
+            IntCC::UnsignedGreaterThanOrEqual,
+        ),
+    }
 }
 
-/// `k` when `n` is `2^k` with `k >= 1`.
-pub(super) fn exact_log2(n: i64) -> Option<u32> {
-    (n >= 2 && n.count_ones() == 1).then(|| n.trailing_zeros())
+/// The condition code of comparison `op` on floats.
+pub(super) fn float_cc(op: BinOp) -> FloatCC {
+    match op {
+        BinOp::Eq => FloatCC::Equal,
+        BinOp::Ne => FloatCC::NotEqual,
+        BinOp::Lt => FloatCC::LessThan,
+        BinOp::Le => FloatCC::LessThanOrEqual,
+        BinOp::Gt => FloatCC::GreaterThan,
+        _ => FloatCC::GreaterThanOrEqual,
+    }
 }
 
 impl Gen<'_> {
@@ -44,67 +62,45 @@ impl Gen<'_> {
     /// `x op y` at type `t`; an integer divisor is known to be non-zero (the shared walk checks
     /// it first).
     pub(super) fn binop(&mut self, op: BinOp, t: PrimType, x: Value, y: Value) -> Value {
+        if op.is_comparison() {
+            return if is_float(t) {
+                self.b.ins().fcmp(float_cc(op), x, y)
+            } else {
+                self.b.ins().icmp(int_cc(op, t.is_signed_int()), x, y)
+            };
+        }
         let ins = self.b.ins();
         if is_float(t) {
-            let cc = |c| Some(c);
-            let cmp = match op {
-                BinOp::Eq => cc(FloatCC::Equal),
-                BinOp::Ne => cc(FloatCC::NotEqual),
-                BinOp::Lt => cc(FloatCC::LessThan),
-                BinOp::Le => cc(FloatCC::LessThanOrEqual),
-                BinOp::Gt => cc(FloatCC::GreaterThan),
-                BinOp::Ge => cc(FloatCC::GreaterThanOrEqual),
-                _ => None,
-            };
-            if let Some(c) = cmp {
-                return ins.fcmp(c, x, y);
-            }
             return match op {
                 BinOp::Add => ins.fadd(x, y),
                 BinOp::Sub => ins.fsub(x, y),
                 BinOp::Mul => ins.fmul(x, y),
                 BinOp::Div => ins.fdiv(x, y),
-                BinOp::Mod | BinOp::Rem => self.float_remainder(op, t, x, y),
+                BinOp::Mod | BinOp::Rem => steps::float_remainder_inline(self, op, t, x, y),
                 BinOp::Pow => self
                     .call(HelperId::Libm(MathFn::Pow, t), &[x, y])
                     .expect("pow returns"),
                 _ => self.float_op_helper(op, t, x, y),
             };
         }
-        let signed = is_signed(t);
-        let pick = |s: IntCC, u: IntCC| if signed { s } else { u };
         match op {
-            BinOp::Eq => ins.icmp(IntCC::Equal, x, y),
-            BinOp::Ne => ins.icmp(IntCC::NotEqual, x, y),
-            BinOp::Lt => ins.icmp(pick(IntCC::SignedLessThan, IntCC::UnsignedLessThan), x, y),
-            BinOp::Le => ins.icmp(
-                pick(IntCC::SignedLessThanOrEqual, IntCC::UnsignedLessThanOrEqual),
-                x,
-                y,
-            ),
-            BinOp::Gt => ins.icmp(
-                pick(IntCC::SignedGreaterThan, IntCC::UnsignedGreaterThan),
-                x,
-                y,
-            ),
-            BinOp::Ge => ins.icmp(
-                pick(
-                    IntCC::SignedGreaterThanOrEqual,
-                    IntCC::UnsignedGreaterThanOrEqual,
-                ),
-                x,
-                y,
-            ),
             BinOp::Add => ins.iadd(x, y),
             BinOp::Sub => ins.isub(x, y),
             BinOp::Mul => ins.imul(x, y),
             BinOp::BitAnd => ins.band(x, y),
             BinOp::BitOr => ins.bor(x, y),
             BinOp::BitXor => ins.bxor(x, y),
-            BinOp::Div | BinOp::Mod | BinOp::Quot | BinOp::Rem | BinOp::Pow => {
-                if op.is_division() {
-                    return self.division(op, t, x, y);
+            BinOp::Shl | BinOp::Shr => self.shift(op, t, x, y),
+            _ if op.is_division() => {
+                // By a constant power of two: a shift or a mask; else the general steps.
+                if let Some(n) = self.int_constant(t, y)
+                    && let Some(r) = steps::by_power_of_two(self, op, t, x, n.into())
+                {
+                    return r;
                 }
+                steps::int_division(self, op, t, x, y)
+            }
+            _ => {
                 let args = [self.iconst(binop_code(op)), self.iconst(prim_code(t))];
                 let (wx, wy) = (self.widen_int(t, x), self.widen_int(t, y));
                 let r = self
@@ -112,7 +108,6 @@ impl Gen<'_> {
                     .expect("int ops return");
                 self.narrow_int(t, r)
             }
-            BinOp::Shl | BinOp::Shr => self.shift(op, t, x, y),
         }
     }
 
@@ -127,73 +122,6 @@ impl Gen<'_> {
         self.call(id, &[code, x, y]).expect("float ops return")
     }
 
-    /// `x % y` (floored: `Mod`) or `x %% y` (truncated, C's `fmod`: `Rem`) at a float type,
-    /// inline when both are integers below `2^53` in magnitude (`2^24` for `f32`) and `y != 0`,
-    /// as in a season's angle `(j·t) % f`: then the rounded quotient truncates to the exact one
-    /// (it is at least `1/|y|` from the next integer, farther than its rounding error), `y·q`
-    /// and `x - y·q` are exact integers, and the difference with `x`'s sign is `fmod`'s result
-    /// bit for bit (a zero too); the floored form then adds `y` as the helper does. Other
-    /// operands (fractions, infinities, NaN, zero divisors, huge values) call the helper.
-    fn float_remainder(&mut self, op: BinOp, t: PrimType, x: Value, y: Value) -> Value {
-        let ty = clif_type(t);
-        let (limit, zero) = if t == PrimType::F32 {
-            (
-                self.b.ins().f32const(16_777_216.0),
-                self.b.ins().f32const(0.0),
-            )
-        } else {
-            (
-                self.b.ins().f64const(9_007_199_254_740_992.0),
-                self.b.ins().f64const(0.0),
-            )
-        };
-        let (xt, yt) = (self.b.ins().trunc(x), self.b.ins().trunc(y));
-        let x_whole = self.b.ins().fcmp(FloatCC::Equal, x, xt);
-        let y_whole = self.b.ins().fcmp(FloatCC::Equal, y, yt);
-        let x_abs = self.b.ins().fabs(x);
-        let y_abs = self.b.ins().fabs(y);
-        let x_small = self.b.ins().fcmp(FloatCC::LessThan, x_abs, limit);
-        let y_small = self.b.ins().fcmp(FloatCC::LessThan, y_abs, limit);
-        let small = self.b.ins().band(x_small, y_small);
-        let divides = self.b.ins().fcmp(FloatCC::NotEqual, y, zero);
-        let whole = self.b.ins().band(x_whole, y_whole);
-        let exact = self.b.ins().band(small, divides);
-        let fast = self.b.ins().band(whole, exact);
-        let (inline, helper, merge) = (
-            self.b.create_block(),
-            self.b.create_block(),
-            self.b.create_block(),
-        );
-        let result = self.b.append_block_param(merge, ty);
-        self.b.ins().brif(fast, inline, &[], helper, &[]);
-        self.b.switch_to_block(inline);
-        self.b.seal_block(inline);
-        let q = self.b.ins().fdiv(x, y);
-        let q = self.b.ins().trunc(q);
-        let yq = self.b.ins().fmul(y, q);
-        let r = self.b.ins().fsub(x, yq);
-        let mut r = self.b.ins().fcopysign(r, x);
-        if op == BinOp::Mod {
-            // The helper's floored adjustment: `r + y` when `r` is non-zero and its sign is not
-            // `y`'s.
-            let nonzero = self.b.ins().fcmp(FloatCC::NotEqual, r, zero);
-            let r_neg = self.b.ins().fcmp(FloatCC::LessThan, r, zero);
-            let y_neg = self.b.ins().fcmp(FloatCC::LessThan, y, zero);
-            let differ = self.b.ins().bxor(r_neg, y_neg);
-            let adjust = self.b.ins().band(nonzero, differ);
-            let shifted = self.b.ins().fadd(r, y);
-            r = self.b.ins().select(adjust, shifted, r);
-        }
-        self.b.ins().jump(merge, &[r.into()]);
-        self.b.switch_to_block(helper);
-        self.b.seal_block(helper);
-        let r = self.float_op_helper(op, t, x, y);
-        self.b.ins().jump(merge, &[r.into()]);
-        self.b.switch_to_block(merge);
-        self.b.seal_block(merge);
-        result
-    }
-
     /// `x << y` and `x >> y` (arithmetic for signed types, logical for `u8`) with the
     /// interpreter's semantics for every amount: CLIF masks the amount to the type's width, so an
     /// amount outside `0..bits` (a negative one included: it is huge as an unsigned number) is
@@ -203,7 +131,7 @@ impl Gen<'_> {
         let ty = clif_type(t);
         let bits = i64::from(ty.bits());
         let in_range = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, y, bits);
-        if op == BinOp::Shr && is_signed(t) {
+        if op == BinOp::Shr && t.is_signed_int() {
             let last = self.b.ins().iconst(ty, bits - 1);
             let amount = self.b.ins().select(in_range, y, last);
             return self.b.ins().sshr(x, amount);
@@ -217,61 +145,9 @@ impl Gen<'_> {
         self.b.ins().select(in_range, shifted, zero)
     }
 
-    /// Integer `/` and `%` (floored, as Futhark's), `//` and `%%` (truncated), wrapping like
-    /// the interpreter (`MIN / -1 = MIN`); the divisor is known to be non-zero.
-    fn division(&mut self, op: BinOp, t: PrimType, x: Value, y: Value) -> Value {
-        if let (BinOp::Div | BinOp::Mod, Some(k)) = (op, self.power_of_two(t, y)) {
-            // Floored division and modulo by a constant `2^k` (`k` below the sign bit for a
-            // signed type): an arithmetic (unsigned: logical) shift, the low `k` bits.
-            let ins = self.b.ins();
-            return match (op, is_signed(t)) {
-                (BinOp::Div, true) => ins.sshr_imm_s(x, k as i64),
-                (BinOp::Div, false) => ins.ushr_imm_s(x, k as i64),
-                _ => ins.band_imm_s(x, (1i64 << k) - 1),
-            };
-        }
-        let ins = self.b.ins();
-        if !is_signed(t) {
-            // Unsigned: floored and truncated division coincide.
-            return match op {
-                BinOp::Div | BinOp::Quot => ins.udiv(x, y),
-                _ => ins.urem(x, y),
-            };
-        }
-        // `sdiv`/`srem` trap on MIN / -1: divide by 1 instead and fix the result up.
-        let ty = clif_type(t);
-        let minus_one = ins.icmp_imm_s(IntCC::Equal, y, -1);
-        let one = self.b.ins().iconst(ty, 1);
-        let divisor = self.b.ins().select(minus_one, one, y);
-        let q = self.b.ins().sdiv(x, divisor);
-        let r = self.b.ins().srem(x, divisor);
-        // Floored: when the remainder is non-zero and its sign differs from the divisor's.
-        let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, 0);
-        let signs = self.b.ins().bxor(r, y);
-        let differ = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, signs, 0);
-        let adjust = self.b.ins().band(nonzero, differ);
-        match op {
-            BinOp::Div => {
-                let down = self.b.ins().iadd_imm_s(q, -1);
-                let floored = self.b.ins().select(adjust, down, q);
-                let negated = self.b.ins().ineg(x);
-                self.b.ins().select(minus_one, negated, floored)
-            }
-            BinOp::Quot => {
-                let negated = self.b.ins().ineg(x);
-                self.b.ins().select(minus_one, negated, q)
-            }
-            BinOp::Mod => {
-                let up = self.b.ins().iadd(r, y);
-                self.b.ins().select(adjust, up, r)
-            }
-            _ => r,
-        }
-    }
-
-    /// `k` when `y` is an `iconst` whose value at type `t` is `2^k`, `k >= 1` (for a signed
-    /// type a positive value, so below its sign bit).
-    fn power_of_two(&self, t: PrimType, y: Value) -> Option<u32> {
+    /// The value of `y` at integer type `t` (sign-extended for a signed type) when it is an
+    /// `iconst`.
+    fn int_constant(&self, t: PrimType, y: Value) -> Option<i64> {
         let dfg = &self.b.func.dfg;
         let ValueDef::Result(inst, 0) = dfg.value_def(y) else {
             return None;
@@ -285,12 +161,11 @@ impl Gen<'_> {
         };
         let unused = 64 - clif_type(t).bits();
         let bits = imm.bits() << unused;
-        let n = if is_signed(t) {
+        Some(if t.is_signed_int() {
             bits >> unused
         } else {
             ((bits as u64) >> unused) as i64
-        };
-        exact_log2(n)
+        })
     }
 
     fn widen_int(&mut self, t: PrimType, x: Value) -> Value {
@@ -418,7 +293,7 @@ impl Gen<'_> {
                     ins.ireduce(tt, x)
                 } else if tt.bits() == ft.bits() {
                     x
-                } else if is_signed(from) {
+                } else if from.is_signed_int() {
                     ins.sextend(tt, x)
                 } else {
                     ins.uextend(tt, x)
@@ -441,5 +316,132 @@ impl Gen<'_> {
                 }
             }
         }
+    }
+}
+
+/// The shared description's steps (`back/steps.rs`) as scalar CLIF.
+impl Target for Gen<'_> {
+    type V = Value;
+}
+
+impl Logic for Gen<'_> {
+    fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
+        self.b.ins().select(c, a, b)
+    }
+    fn and(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().band(a, b)
+    }
+    fn xor(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().bxor(a, b)
+    }
+}
+
+impl Bits for Gen<'_> {
+    fn shr_imm(&mut self, t: PrimType, x: Value, k: u32) -> Value {
+        if t.is_signed_int() {
+            self.b.ins().sshr_imm_s(x, i64::from(k))
+        } else {
+            self.b.ins().ushr_imm_s(x, i64::from(k))
+        }
+    }
+    fn and_imm(&mut self, _: PrimType, x: Value, m: i64) -> Value {
+        self.b.ins().band_imm_s(x, m)
+    }
+}
+
+impl IntSteps for Gen<'_> {
+    fn int_const(&mut self, t: PrimType, n: i64) -> Value {
+        self.b.ins().iconst(clif_type(t), n)
+    }
+    fn cmp_imm(&mut self, t: PrimType, op: BinOp, x: Value, n: i64) -> Value {
+        self.b.ins().icmp_imm_s(int_cc(op, t.is_signed_int()), x, n)
+    }
+    fn quot(&mut self, t: PrimType, x: Value, y: Value) -> Value {
+        if t.is_signed_int() {
+            self.b.ins().sdiv(x, y)
+        } else {
+            self.b.ins().udiv(x, y)
+        }
+    }
+    fn rem(&mut self, t: PrimType, x: Value, y: Value) -> Value {
+        if t.is_signed_int() {
+            self.b.ins().srem(x, y)
+        } else {
+            self.b.ins().urem(x, y)
+        }
+    }
+    fn add(&mut self, _: PrimType, x: Value, y: Value) -> Value {
+        self.b.ins().iadd(x, y)
+    }
+    fn add_imm(&mut self, _: PrimType, x: Value, n: i64) -> Value {
+        self.b.ins().iadd_imm_s(x, n)
+    }
+    fn neg(&mut self, _: PrimType, x: Value) -> Value {
+        self.b.ins().ineg(x)
+    }
+}
+
+impl FloatSteps for Gen<'_> {
+    fn float_const(&mut self, t: PrimType, x: f64) -> Value {
+        if t == PrimType::F32 {
+            self.b.ins().f32const(x as f32)
+        } else {
+            self.b.ins().f64const(x)
+        }
+    }
+    fn fcmp(&mut self, op: BinOp, x: Value, y: Value) -> Value {
+        self.b.ins().fcmp(float_cc(op), x, y)
+    }
+    fn fadd(&mut self, x: Value, y: Value) -> Value {
+        self.b.ins().fadd(x, y)
+    }
+}
+
+impl InlineFmod for Gen<'_> {
+    fn trunc(&mut self, x: Value) -> Value {
+        self.b.ins().trunc(x)
+    }
+    fn fabs(&mut self, x: Value) -> Value {
+        self.b.ins().fabs(x)
+    }
+    fn fdiv(&mut self, x: Value, y: Value) -> Value {
+        self.b.ins().fdiv(x, y)
+    }
+    fn fmul(&mut self, x: Value, y: Value) -> Value {
+        self.b.ins().fmul(x, y)
+    }
+    fn fsub(&mut self, x: Value, y: Value) -> Value {
+        self.b.ins().fsub(x, y)
+    }
+    fn copysign(&mut self, x: Value, sign: Value) -> Value {
+        self.b.ins().fcopysign(x, sign)
+    }
+    /// A branch to the inline block or to the runtime's helper, both jumping to a join block
+    /// whose parameter is the result.
+    fn or_reference(
+        &mut self,
+        t: PrimType,
+        c: Value,
+        inline: impl FnOnce(&mut Self) -> Value,
+        (op, x, y): (BinOp, Value, Value),
+    ) -> Value {
+        let (inline_block, helper, merge) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        let result = self.b.append_block_param(merge, clif_type(t));
+        self.b.ins().brif(c, inline_block, &[], helper, &[]);
+        self.b.switch_to_block(inline_block);
+        self.b.seal_block(inline_block);
+        let r = inline(self);
+        self.b.ins().jump(merge, &[r.into()]);
+        self.b.switch_to_block(helper);
+        self.b.seal_block(helper);
+        let r = self.float_op_helper(op, t, x, y);
+        self.b.ins().jump(merge, &[r.into()]);
+        self.b.switch_to_block(merge);
+        self.b.seal_block(merge);
+        result
     }
 }

@@ -4,7 +4,8 @@
 //!
 //! The translation unit is the prelude (`prelude.cuh`: fixed-width types, the failure record,
 //! strided array views, the interpreter's scalar semantics as device functions, the arena
-//! allocator) followed by the kernels in statement order, each named `<entry>_k<n>` like the
+//! allocator; `prelude.rs` writes its integer division, float `%` and float-to-integer
+//! conversion from the shared description of `back/steps.rs`) followed by the kernels in statement order, each named `<entry>_k<n>` like the
 //! CPU backend's. `kernel.rs` documents the launch conventions (work items and chunks for
 //! thread-level kernels; one block per point for block-level ones; two launches plus a combine
 //! kernel for reductions and scans over few long segments). The body code is the shared
@@ -25,6 +26,7 @@ mod block;
 mod emit;
 mod kernel;
 mod lower;
+mod prelude;
 mod scalar;
 
 use super::Unsupported;
@@ -34,8 +36,7 @@ use ogham_ir::kir::SegLevel;
 use ogham_ir::kir::{HostStmt, Program};
 use std::fmt::Write;
 
-/// The device functions every generated translation unit starts with.
-pub const PRELUDE: &str = include_str!("prelude.cuh");
+use prelude::prelude;
 
 /// Whether kernels count their float operations: `Plain` for the GPU and the emulator,
 /// `Counted` for the performance model (`--backend cuda-model`), whose translation unit wraps
@@ -91,7 +92,7 @@ impl CudaProgram<'_> {
 
     /// The translation unit of the whole program (prelude then every kernel).
     pub fn source(&self) -> String {
-        format!("{PRELUDE}\n{}", self.kernels_text())
+        format!("{}\n{}", prelude(), self.kernels_text())
     }
 
     /// The translation unit of entry point `function` alone (its index in
@@ -104,7 +105,7 @@ impl CudaProgram<'_> {
             .filter(|s| s.function == function)
             .map(|s| s.text.as_str())
             .collect();
-        format!("{PRELUDE}\n{kernels}")
+        format!("{}\n{kernels}", prelude())
     }
 }
 

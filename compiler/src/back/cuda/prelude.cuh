@@ -1,4 +1,7 @@
 // ---- Ogham CUDA prelude: types and the interpreter's scalar semantics ----
+// Hand-written, except the section that replaces the `@scalar-steps` line: the device functions
+// of integer division, float `%` and float-to-integer conversion, which `prelude.rs` writes from
+// the shared description of scalar operations (`compiler/src/back/steps.rs`).
 // NVRTC has no standard headers: the fixed-width types are declared here.
 typedef signed char i8;
 typedef short i16;
@@ -112,28 +115,14 @@ template <class T> __device__ __forceinline__ T og_unbits(u64 b) {
   return x;
 }
 
-// ---- integers: two's complement wrapping, Futhark's floored `/` and `%` ----
+// ---- integers: two's complement wrapping ----
 template <class T> __device__ __forceinline__ T og_add(T x, T y) { return (T)((u64)x + (u64)y); }
 template <class T> __device__ __forceinline__ T og_sub(T x, T y) { return (T)((u64)x - (u64)y); }
 template <class T> __device__ __forceinline__ T og_mul(T x, T y) { return (T)((u64)x * (u64)y); }
 template <class T> __device__ __forceinline__ T og_neg(T x) { return (T)(0ULL - (u64)x); }
 template <class T> __device__ __forceinline__ bool og_is_neg(T x) { return x < (T)0; }
 
-// Truncated quotient and remainder; `lowest / -1` wraps to `lowest` (remainder 0).
-template <class T> __device__ __forceinline__ T og_quot(T x, T y) {
-  return (og_is_neg(y) && y == (T)-1) ? og_neg(x) : (T)(x / y);
-}
-template <class T> __device__ __forceinline__ T og_rem(T x, T y) {
-  return (og_is_neg(y) && y == (T)-1) ? (T)0 : (T)(x % y);
-}
-template <class T> __device__ __forceinline__ T og_div(T x, T y) {
-  T q = og_quot(x, y);
-  return (og_rem(x, y) != (T)0 && og_is_neg(x) != og_is_neg(y)) ? og_sub(q, (T)1) : q;
-}
-template <class T> __device__ __forceinline__ T og_mod(T x, T y) {
-  T r = og_rem(x, y);
-  return (r != (T)0 && og_is_neg(r) != og_is_neg(y)) ? og_add(r, y) : r;
-}
+// @scalar-steps
 template <class T> __device__ T og_ipow(T x, T y) {
   if (og_is_neg(y)) {
     if (x == (T)1) return (T)1;
@@ -159,25 +148,9 @@ template <class T> __device__ __forceinline__ T og_shr(T x, T y) {
 template <class T> __device__ __forceinline__ T og_iabs(T x) { return og_is_neg(x) ? og_neg(x) : x; }
 template <class T> __device__ __forceinline__ T og_isgn(T x) { return (T)((x > (T)0) - og_is_neg(x)); }
 
-// ---- floats: `%` floored, `%%` C's fmod, `//` truncated quotient, sgn keeps NaN and +-0 ----
-__device__ __forceinline__ float og_fmod_floor(float x, float y) {
-  float r = fmodf(x, y);
-  return (r != 0.0f && (r < 0.0f) != (y < 0.0f)) ? r + y : r;
-}
-__device__ __forceinline__ double og_fmod_floor(double x, double y) {
-  double r = fmod(x, y);
-  return (r != 0.0 && (r < 0.0) != (y < 0.0)) ? r + y : r;
-}
+// ---- floats: sgn keeps NaN and +-0 ----
 __device__ __forceinline__ float og_fsgn(float x) { return (isnan(x) || x == 0.0f) ? x : copysignf(1.0f, x); }
 __device__ __forceinline__ double og_fsgn(double x) { return (isnan(x) || x == 0.0) ? x : copysign(1.0, x); }
-
-// Float to integer: truncates, saturates at the type's bounds, NaN gives 0.
-template <class T, class F> __device__ __forceinline__ T og_f2i(F x, T lo, T hi) {
-  if (isnan(x)) return (T)0;
-  if (x <= (F)lo) return lo;
-  if (x >= (F)hi) return hi;
-  return (T)x;
-}
 
 // A slice `start, start+stride, ... (len elements)` of a dimension of extent `n` is valid as the
 // interpreter defines it.

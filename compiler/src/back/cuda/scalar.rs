@@ -1,11 +1,13 @@
 //! Scalar operations as C expressions with the interpreter's semantics (the prelude's `og_div`,
-//! `og_f2i`, ... where C's differ).
+//! `og_f2i`, ... where C's differ: those of the shared description, `back/steps.rs`, are
+//! written by `prelude.rs`).
 
 use super::Unsupported;
-use super::emit::{Res, ctype};
+use super::emit::{Res, ctype, literal};
 use ogham_ir::math::MathFn;
 use ogham_ir::op::{BinOp, UnOp};
 use ogham_ir::types::PrimType;
+use ogham_ir::{Const, scalar};
 
 /// What an operation costs in the performance model's counts: a float operation the GPU's FP32
 /// or FP64 units execute (`Flop`), one of its special-function unit or a multi-instruction
@@ -65,17 +67,8 @@ pub fn math_cost(f: MathFn, t: PrimType) -> Cost {
 /// `x op y` at type `t`; an integer divisor is known to be non-zero (the shared walk checks it
 /// first).
 pub fn binop(op: BinOp, t: PrimType, x: &str, y: &str) -> Res<String> {
-    let cmp = match op {
-        BinOp::Eq => Some("=="),
-        BinOp::Ne => Some("!="),
-        BinOp::Lt => Some("<"),
-        BinOp::Le => Some("<="),
-        BinOp::Gt => Some(">"),
-        BinOp::Ge => Some(">="),
-        _ => None,
-    };
-    if let Some(c) = cmp {
-        return Ok(format!("({x} {c} {y})"));
+    if op.is_comparison() {
+        return Ok(format!("({x} {} {y})", op.symbol()));
     }
     if t == PrimType::Bool {
         return match op {
@@ -187,16 +180,9 @@ pub fn convert(from: PrimType, to: PrimType, x: &str) -> String {
         (_, P::Bool) => format!("({x} != 0)"),
         (P::Bool, _) => format!("(({c})({x} ? 1 : 0))"),
         (P::F32 | P::F64, P::I8 | P::I16 | P::I32 | P::I64 | P::U8) => {
-            let (lo, hi) = match to {
-                P::I8 => ("((i8)-128)", "((i8)127)"),
-                P::I16 => ("((i16)-32768)", "((i16)32767)"),
-                P::I32 => ("((i32)(-2147483647 - 1))", "((i32)2147483647)"),
-                P::I64 => (
-                    "((i64)(-9223372036854775807LL - 1))",
-                    "((i64)9223372036854775807LL)",
-                ),
-                _ => ("((u8)0)", "((u8)255)"),
-            };
+            // `to`'s bounds: where the reference's conversion saturates.
+            let bound = |inf: f64| literal(scalar::convert(Const::F64(inf), to));
+            let (lo, hi) = (bound(f64::NEG_INFINITY), bound(f64::INFINITY));
             format!("og_f2i<{c}>({x}, {lo}, {hi})")
         }
         _ => format!("(({c}){x})"),

@@ -132,10 +132,10 @@ pub fn rewrite<F: Form, H: Form>(facts: &Facts<F>, stmt: &Stmt<H>) -> Rewrite<H>
 fn loop_<H: Form>(params: &[(VarId, SubExp)], form: &LoopForm, body: &Body<H>) -> Rewrite<H> {
     let inits = || params.iter().map(|&(_, init)| init).collect();
     match form {
-        LoopForm::For { bound, .. } if int_value(*bound).is_some_and(|n| n <= 0) => {
+        LoopForm::For { bound, .. } if bound.int_value().is_some_and(|n| n <= 0) => {
             Rewrite::Replace(inits())
         }
-        LoopForm::For { index, bound } if int_value(*bound) == Some(1) => {
+        LoopForm::For { index, bound } if bound.int_value() == Some(1) => {
             let mut renamed: Subst = params.iter().copied().collect();
             renamed.insert(*index, SubExp::i64(0));
             let mut body = body.clone();
@@ -182,18 +182,6 @@ fn identity_map<F: Form, H: Form>(
     }
 }
 
-/// An integer constant's value.
-fn int_value(se: SubExp) -> Option<i128> {
-    match se {
-        SubExp::Const(Const::I8(x)) => Some(x.into()),
-        SubExp::Const(Const::I16(x)) => Some(x.into()),
-        SubExp::Const(Const::I32(x)) => Some(x.into()),
-        SubExp::Const(Const::I64(x)) => Some(x.into()),
-        SubExp::Const(Const::U8(x)) => Some(x.into()),
-        _ => None,
-    }
-}
-
 fn float_value(se: SubExp) -> Option<f64> {
     match se {
         SubExp::Const(Const::F32(x)) => Some(x.into()),
@@ -217,7 +205,7 @@ fn binop<F: Form, H: Form>(facts: &Facts<F>, op: BinOp, a: SubExp, b: SubExp) ->
     }
     let ty = facts.function.subexp_type(a).elem();
     let same = a == b;
-    let is = |se: SubExp, n: i128| int_value(se) == Some(n);
+    let is = |se: SubExp, n: i128| se.int_value() == Some(n);
     let to = |se: SubExp| Rewrite::Replace(vec![se]);
     let bool_const = |v: bool| to(SubExp::Const(Const::Bool(v)));
     if ty.is_int() {

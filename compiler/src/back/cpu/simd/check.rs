@@ -1,7 +1,8 @@
 //! Which map kernels run in SIMD lanes: the check of a kernel's point code against the subset
 //! of the module header, which also records what the code generator needs ([`Plan`]).
 
-use super::{Comp, Plan, Source, Width, power_of_two};
+use super::{Comp, Plan, Source, Width};
+use crate::back::steps;
 use ogham_ir::kir::SegOp;
 use ogham_ir::math::MathFn;
 use ogham_ir::op::{BinOp, UnOp};
@@ -322,7 +323,8 @@ impl<'a> Check<'a> {
                         op,
                         B::Add | B::Sub | B::Mul | B::BitAnd | B::BitOr | B::BitXor
                     )
-                    || (matches!(op, B::Div | B::Mod) && power_of_two(b).is_some())
+                    || b.int_value()
+                        .is_some_and(|n| steps::power_of_two(op, n).is_some())
             }
             Some(PrimType::Bool) => {
                 matches!(op, B::BitAnd | B::BitOr | B::BitXor | B::Eq | B::Ne)

@@ -1,10 +1,12 @@
 //! Lane code: the statements of a map kernel's point code for a group of points, one point
 //! per lane (loops and reductions: `loops.rs`).
 
-use super::{Comp, Plan, Width, power_of_two};
+use super::{Comp, Plan, Width};
 use crate::back::cpu::codegen::{Gen, Res, clif_type, elem_size, float_min_max};
 use crate::back::cpu::helpers::is_inline_float_math;
+use crate::back::cpu::scalar::{float_cc, int_cc};
 use crate::back::lower;
+use crate::back::steps::{self, Bits, Target};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32X4, I32X4};
 use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Type, Value};
@@ -226,15 +228,15 @@ impl<'p> Lanes<'p> {
             Exp::BinOp(op, a, b) => {
                 let t = Self::prim(g, *a);
                 let x = self.operand(g, *a)?;
-                if let (BinOp::Div | BinOp::Mod, Some(k)) = (op, power_of_two(*b)) {
-                    // Floored division and modulo by `2^k`: an arithmetic shift, the low bits.
-                    return Ok(vec![if *op == BinOp::Div {
-                        g.b.ins().sshr_imm_s(x, k as i64)
-                    } else {
-                        let low = g.b.ins().iconst(clif_type(t), (1i64 << k) - 1);
-                        let low = g.b.ins().splat(self.width.vector(t), low);
-                        g.b.ins().band(x, low)
-                    }]);
+                if let Some(n) = b.int_value() {
+                    // Floored division and modulo by `2^k`: a shift, the low bits.
+                    let mut lanes = LaneBits {
+                        g: &mut *g,
+                        width: self.width,
+                    };
+                    if let Some(r) = steps::by_power_of_two(&mut lanes, *op, t, x, n) {
+                        return Ok(vec![r]);
+                    }
                 }
                 let y = self.operand(g, *b)?;
                 vec![Self::binop(g, *op, t, x, y)]
@@ -514,38 +516,28 @@ impl<'p> Lanes<'p> {
     }
 
     fn binop(g: &mut Gen, op: BinOp, t: PrimType, x: Value, y: Value) -> Value {
+        let float = t.is_float();
         let ins = g.b.ins();
-        if matches!(t, PrimType::F32 | PrimType::F64) {
-            let cc = match op {
-                BinOp::Add => return ins.fadd(x, y),
-                BinOp::Sub => return ins.fsub(x, y),
-                BinOp::Mul => return ins.fmul(x, y),
-                BinOp::Div => return ins.fdiv(x, y),
-                BinOp::Eq => FloatCC::Equal,
-                BinOp::Ne => FloatCC::NotEqual,
-                BinOp::Lt => FloatCC::LessThan,
-                BinOp::Le => FloatCC::LessThanOrEqual,
-                BinOp::Gt => FloatCC::GreaterThan,
-                _ => FloatCC::GreaterThanOrEqual,
+        if op.is_comparison() {
+            // Integers and bool masks compare signed.
+            return if float {
+                ins.fcmp(float_cc(op), x, y)
+            } else {
+                ins.icmp(int_cc(op, true), x, y)
             };
-            return ins.fcmp(cc, x, y);
         }
-        // Integers and bool masks.
-        let cc = match op {
-            BinOp::Add => return ins.iadd(x, y),
-            BinOp::Sub => return ins.isub(x, y),
-            BinOp::Mul => return ins.imul(x, y),
-            BinOp::BitAnd => return ins.band(x, y),
-            BinOp::BitOr => return ins.bor(x, y),
-            BinOp::BitXor => return ins.bxor(x, y),
-            BinOp::Eq => IntCC::Equal,
-            BinOp::Ne => IntCC::NotEqual,
-            BinOp::Lt => IntCC::SignedLessThan,
-            BinOp::Le => IntCC::SignedLessThanOrEqual,
-            BinOp::Gt => IntCC::SignedGreaterThan,
-            _ => IntCC::SignedGreaterThanOrEqual,
-        };
-        ins.icmp(cc, x, y)
+        match (op, float) {
+            (BinOp::Add, true) => ins.fadd(x, y),
+            (BinOp::Sub, true) => ins.fsub(x, y),
+            (BinOp::Mul, true) => ins.fmul(x, y),
+            (_, true) => ins.fdiv(x, y),
+            (BinOp::Add, false) => ins.iadd(x, y),
+            (BinOp::Sub, false) => ins.isub(x, y),
+            (BinOp::Mul, false) => ins.imul(x, y),
+            (BinOp::BitAnd, false) => ins.band(x, y),
+            (BinOp::BitOr, false) => ins.bor(x, y),
+            _ => ins.bxor(x, y),
+        }
     }
 
     fn math(&mut self, g: &mut Gen, f: MathFn, t: PrimType, args: &[Value]) -> Value {
@@ -592,5 +584,28 @@ impl<'p> Lanes<'p> {
             }
             _ => float_min_max(g, f, x, args[1], Self::select),
         }
+    }
+}
+
+/// The power-of-two rewrite's steps (`back/steps.rs`) on vectors of `width`.
+struct LaneBits<'a, 'g> {
+    g: &'a mut Gen<'g>,
+    width: Width,
+}
+
+impl Target for LaneBits<'_, '_> {
+    type V = Value;
+}
+
+impl Bits for LaneBits<'_, '_> {
+    /// The scalar code's shift: CLIF's shifts by an immediate take vectors too.
+    fn shr_imm(&mut self, t: PrimType, x: Value, k: u32) -> Value {
+        self.g.shr_imm(t, x, k)
+    }
+    /// The mask splatted (vector instructions take no immediates).
+    fn and_imm(&mut self, t: PrimType, x: Value, m: i64) -> Value {
+        let low = self.g.b.ins().iconst(clif_type(t), m);
+        let low = self.g.b.ins().splat(self.width.vector(t), low);
+        self.g.b.ins().band(x, low)
     }
 }

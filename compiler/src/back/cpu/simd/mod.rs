@@ -10,7 +10,8 @@
 //! - *Lane values*: scalars of the width's float and integer types and `bool`s, computed by
 //!   arithmetic, comparisons, `sqrt`, `abs`, rounding, `min`/`max`, `isnan`, `isinf`,
 //!   float↔integer conversions (lane by lane for 64-bit ones), integer `/` and `%` by a
-//!   constant power of two (an arithmetic shift, a mask: floored, as the interpreter's), and
+//!   constant power of two (an arithmetic shift, a mask: floored, as the interpreter's; the
+//!   rewrite of `back/steps.rs`, which the scalar code shares), and
 //!   the other float functions (`log`, `exp`, `pow`, `sin`, ...) by the scalar code's helper
 //!   call, lane by lane (so bit-identical by construction).
 //! - *Uniform values*: scalars of any type that depend only on the kernel's inputs, on uniform
@@ -75,7 +76,6 @@ mod lanes;
 mod loops;
 
 use super::codegen::{Gen, Res, elem_size};
-use super::scalar::exact_log2;
 use check::Check;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32X4, F64X2, I8, I32X4, I64, I64X2};
@@ -83,7 +83,7 @@ use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value};
 use lanes::Lanes;
 use ogham_ir::kir::{SegKind, SegLevel, SegOp};
 use ogham_ir::types::PrimType;
-use ogham_ir::{self as ir, Const, SubExp, VarId};
+use ogham_ir::{self as ir, SubExp, VarId};
 use std::collections::{HashMap, HashSet};
 
 /// The lanes of a kernel's vectors: four 32-bit lanes (`f32`, `i32`; a `bool` is an `i32x4`
@@ -204,16 +204,6 @@ pub fn plan(f: &ir::kir::Function, seg: &SegOp) -> Option<Plan> {
     let mut check = Check::new(f, seg, width)?;
     let ok = check.body(&seg.body);
     check.plan(ok)
-}
-
-/// `k` when `se` is the integer constant `2^k` with `k >= 1`.
-fn power_of_two(se: SubExp) -> Option<u32> {
-    let n = match se {
-        SubExp::Const(Const::I32(n)) => n as i64,
-        SubExp::Const(Const::I64(n)) => n,
-        _ => return None,
-    };
-    exact_log2(n)
 }
 
 /// Runs the points `i_start..` of the current segment (`s`, whose coordinates are bound) a
