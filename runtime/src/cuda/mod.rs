@@ -260,7 +260,7 @@ struct CudaLauncher<'p> {
 }
 
 /// The failure record of generated code (`OgCtx`): the failed site plus one, the details, the
-/// failing point and the record's lock (zeroed before each launch).
+/// failing point and the record's lock (zeroed when the launcher starts and after a failure).
 const CTX_BYTES: usize = 8 + 8 * MAX_DETAILS + 8 + 8;
 
 impl Launcher for CudaLauncher<'_> {
@@ -268,7 +268,6 @@ impl Launcher for CudaLauncher<'_> {
         let &i = self.by_seg.get(&(seg as *const SegOp))?;
         let kernel = self.segs[i].kernel.as_ref().ok()?;
         let start = std::time::Instant::now();
-        *self.times.lock().expect("no panics while locked") = profile::Breakdown::default();
         let result = self
             .dev()
             .bind()
@@ -277,17 +276,19 @@ impl Launcher for CudaLauncher<'_> {
             SegLevel::Thread => "thread",
             SegLevel::Block => "block",
         };
-        if !self.dev().finish_kernel(&kernel.name, level) && self.profile {
-            let times = self.times.lock().expect("no panics while locked");
+        // The line holds what the host waited for since the last kernel: host reads between
+        // the two are the next kernel's (it is what made them needed).
+        let reported = self.dev().finish_kernel(&kernel.name, level);
+        let mut times = self.times.lock().expect("no panics while locked");
+        if !reported && self.profile {
+            let total = start.elapsed().as_secs_f64();
             eprintln!(
                 "ogham-profile: {}",
-                times.line(
-                    &kernel.name,
-                    self.dev().name(),
-                    start.elapsed().as_secs_f64()
-                )
+                times.line(&kernel.name, self.dev().name(), total)
             );
         }
+        *times = profile::Breakdown::default();
+        drop(times);
         Some(result)
     }
 
@@ -302,6 +303,23 @@ impl Launcher for CudaLauncher<'_> {
                 .bind()
                 .and_then(|()| resident::replicate(&self.pool, n, v, elem)),
         )
+    }
+}
+
+impl Drop for CudaLauncher<'_> {
+    /// Copies after the last kernel (the outputs the run returns, read back from the device)
+    /// are reported as one more entry, `host-reads`.
+    fn drop(&mut self) {
+        if !self.dev().finish_kernel("host-reads", "host") && self.profile {
+            let times = self.times.lock().expect("no panics while locked");
+            if times.copies > 0 {
+                let total = times.copying + times.allocating;
+                eprintln!(
+                    "ogham-profile: {}",
+                    times.line("host-reads", self.dev().name(), total)
+                );
+            }
+        }
     }
 }
 
