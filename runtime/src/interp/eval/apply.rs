@@ -45,7 +45,7 @@ impl<'a> Interp<'a> {
         // local variable is moved out of its binding last, after the other arguments used it.
         let mut vals = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
-            vals.push(if consumes(i) && self.is_local(a) {
+            vals.push(if self.is_local(a) && consumes(i) {
                 None
             } else {
                 Some(self.eval(a, env)?)
