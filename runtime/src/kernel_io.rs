@@ -58,7 +58,6 @@ pub(crate) enum Elems {
     View(Array),
     /// A histogram destination, made unique to this launch and updated in place: the address
     /// of its first element on the host.
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     Dest(u64),
 }
 

@@ -198,11 +198,6 @@ impl ArrayData {
         with_buffer!(self, b => b.attach(mirror))
     }
 
-    /// Whether the elements are only in their mirror so far.
-    pub fn is_remote(&self) -> bool {
-        with_buffer!(self, b => b.is_remote())
-    }
-
     /// `n` elements of type `t` that only `mirror` holds (a kernel's result left on the
     /// device): the first read on the host copies them back.
     pub fn remote(t: PrimType, n: usize, mirror: Arc<dyn Mirror>) -> ArrayData {

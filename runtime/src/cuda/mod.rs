@@ -364,19 +364,7 @@ impl CudaLauncher<'_> {
                 } => (elems, *bytes, shape),
             };
             let ptr = match elems {
-                Elems::View(view) => {
-                    let data = prim_data(view)?;
-                    let offset = (view.range().start * data.prim_type_size()) as u64;
-                    match resident::resident(&self.pool, data)? {
-                        Some(base) => base + offset,
-                        None => {
-                            let copy = self.pool.upload(elems.host_ptr(), bytes)?;
-                            let ptr = copy.ptr;
-                            keep.push(copy);
-                            ptr
-                        }
-                    }
-                }
+                Elems::View(view) => resident::device_address(&self.pool, view, &mut keep)?,
                 Elems::Dest(host) => {
                     let copy = self.pool.upload(*host, bytes)?;
                     let ptr = copy.ptr;

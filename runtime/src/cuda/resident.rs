@@ -159,9 +159,8 @@ impl Mirror for Resident {
 
 /// The device address of `data`'s first element on `pool`'s device: its resident copy, or a
 /// copy uploaded now and attached to it (read by every later launch). `None`: the elements
-/// could not be mirrored (they are mirrored on another device), so the caller uploads them for
-/// one launch.
-pub(super) fn resident(pool: &Arc<Pool>, data: &ArrayData) -> Res<Option<u64>> {
+/// could not be mirrored (they are mirrored on another device).
+fn resident(pool: &Arc<Pool>, data: &ArrayData) -> Res<Option<u64>> {
     if let Some(mirror) = data.mirror() {
         let any: &dyn Any = &**mirror;
         return Ok(any
@@ -173,6 +172,26 @@ pub(super) fn resident(pool: &Arc<Pool>, data: &ArrayData) -> Res<Option<u64>> {
     let memory = pool.upload(data.as_ptr() as u64, bytes)?;
     let ptr = memory.ptr;
     Ok(data.attach(Arc::new(Resident { memory })).then_some(ptr))
+}
+
+/// The device address of the first element of `view` (an array of scalars): in its buffer's
+/// resident copy ([`resident`]), or, when the buffer cannot be mirrored, in a copy of the view
+/// alone pushed on `single_use` (which the caller keeps as long as the address is used).
+pub(super) fn device_address(
+    pool: &Arc<Pool>,
+    view: &Array,
+    single_use: &mut Vec<DeviceMemory>,
+) -> Res<u64> {
+    let data = prim_data(view)?;
+    let size = data.prim_type_size();
+    let offset = (view.range().start * size) as u64;
+    if let Some(base) = resident(pool, data)? {
+        return Ok(base + offset);
+    }
+    let copy = pool.upload(data.as_ptr() as u64 + offset, view.elem_count() * size)?;
+    let ptr = copy.ptr;
+    single_use.push(copy);
+    Ok(ptr)
 }
 
 /// `len` elements of type `data`'s that `memory` holds, as a remote array.
@@ -206,19 +225,9 @@ pub(super) fn replicate(pool: &Arc<Pool>, n: usize, v: &Val, elem: PrimType) -> 
             pool.dev.fill(memory.ptr, &bits[..size], total)?;
         }
         Val::Array(row) if total > 0 => {
-            let data = prim_data(row)?;
-            let offset = (row.range().start * size) as u64;
             let row_bytes = row.elem_count() * size;
-            // The row's device copy (uploaded for this alone if it cannot be mirrored).
-            let single_use;
-            let src = match resident(pool, data)? {
-                Some(base) => base + offset,
-                None => {
-                    let host = data.as_ptr() as u64 + offset;
-                    single_use = pool.upload(host, row_bytes)?;
-                    single_use.ptr
-                }
-            };
+            let mut single_use = Vec::new();
+            let src = device_address(pool, row, &mut single_use)?;
             pool.dev.copy(memory.ptr, src, row_bytes)?;
             let mut done = row_bytes;
             while done < total * size {
