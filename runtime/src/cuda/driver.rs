@@ -1,15 +1,18 @@
 //! The GPU: the CUDA driver through cudarc (context of device 0, raw allocations and copies,
 //! modules compiled by NVRTC and cached on disk (`<cache>/cuda/<key>.cubin`, verified by its
 //! checksum file before use, see [`crate::cache_file`]), launches on the null stream, each one
-//! waited for timed by two events around it).
+//! waited for timed by two events around it). Copies of a megabyte or more go through two
+//! pinned staging slots, made once per process ([`staging`](super::staging)); every copy and
+//! launch is on the null stream, so they run in the order they are issued.
 
+use super::staging::{self, CHUNK, STAGED_FROM, Slots};
 use super::{Device, Res, driver_error, machine_error, nvrtc};
 use crate::cache_file::{self, Store};
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, R_OUT_OF_MEMORY};
 use cudarc::driver::{CudaContext, result, sys};
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 pub struct Driver {
     ctx: Arc<CudaContext>,
@@ -104,6 +107,83 @@ struct Cached {
     name: String,
 }
 
+/// The two pinned staging slots and the event recorded after each slot's last transfer. Made at
+/// the first staged copy and kept for the process (`None` inside: page-locked memory could not
+/// be had, and copies stay direct).
+static STAGING: Mutex<Option<Option<Pinned>>> = Mutex::new(None);
+
+struct Pinned {
+    slots: [*mut u8; 2],
+    events: [sys::CUevent; 2],
+    queued: [bool; 2],
+}
+
+// SAFETY: the slots and events belong to the process's one context; `STAGING`'s lock makes one
+// thread at a time use them.
+unsafe impl Send for Pinned {}
+
+impl Pinned {
+    /// Two slots of [`CHUNK`] bytes of page-locked memory (the context is current).
+    fn make() -> Option<Pinned> {
+        let event = || result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING).ok();
+        // SAFETY: plain page-locked allocations in the current context.
+        let slot = || unsafe { result::malloc_host(CHUNK, 0) }.ok();
+        Some(Pinned {
+            slots: [slot()?.cast(), slot()?.cast()],
+            events: [event()?, event()?],
+            queued: [false; 2],
+        })
+    }
+}
+
+impl Slots for Pinned {
+    fn slot(&mut self, k: usize) -> &mut [u8] {
+        // SAFETY: a live allocation of CHUNK bytes, used only under `STAGING`'s lock.
+        unsafe { std::slice::from_raw_parts_mut(self.slots[k], CHUNK) }
+    }
+
+    fn queue_to_device(&mut self, k: usize, dst: u64, len: usize) -> Res<()> {
+        // SAFETY: `dst` is an allocation of at least `len` more bytes; the slot stays untouched
+        // until its event (recorded next) has passed.
+        unsafe {
+            sys::cuMemcpyHtoDAsync_v2(dst, self.slots[k].cast(), len, std::ptr::null_mut())
+                .result()
+                .and_then(|()| result::event::record(self.events[k], std::ptr::null_mut()))
+        }
+        .map_err(|e| driver_error("copy to the device", e))?;
+        self.queued[k] = true;
+        Ok(())
+    }
+
+    fn queue_to_host(&mut self, k: usize, src: u64, len: usize) -> Res<()> {
+        // SAFETY: `src` is an allocation of at least `len` more bytes; the slot is read only
+        // after its event (recorded next) has passed.
+        unsafe {
+            sys::cuMemcpyDtoHAsync_v2(self.slots[k].cast(), src, len, std::ptr::null_mut())
+                .result()
+                .and_then(|()| result::event::record(self.events[k], std::ptr::null_mut()))
+        }
+        .map_err(|e| driver_error("copy to the host", e))?;
+        self.queued[k] = true;
+        Ok(())
+    }
+
+    fn wait(&mut self, k: usize) -> Res<()> {
+        if std::mem::take(&mut self.queued[k]) {
+            // SAFETY: an event of this context, recorded on the null stream.
+            unsafe { result::event::synchronize(self.events[k]) }
+                .map_err(|e| driver_error("waiting for a copy", e))?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs `copy` on the staging slots, made at the first call; `None` when the process has none.
+fn with_staging(copy: impl FnOnce(&mut Pinned) -> Res<()>) -> Option<Res<()>> {
+    let mut staging = STAGING.lock().unwrap_or_else(|e| e.into_inner());
+    staging.get_or_insert_with(Pinned::make).as_mut().map(copy)
+}
+
 impl Device for Driver {
     fn name(&self) -> &'static str {
         "cuda"
@@ -175,12 +255,22 @@ impl Device for Driver {
     }
 
     fn upload(&self, dst: u64, src: &[u8]) -> Res<()> {
+        if src.len() >= STAGED_FROM
+            && let Some(done) = with_staging(|slots| staging::upload(slots, dst, src))
+        {
+            return done;
+        }
         // SAFETY: `dst` is an allocation of at least `src.len()` bytes.
         unsafe { result::memcpy_htod_sync(dst, src) }
             .map_err(|e| driver_error("copy to the device", e))
     }
 
     fn download(&self, dst: &mut [u8], src: u64) -> Res<()> {
+        if dst.len() >= STAGED_FROM
+            && let Some(done) = with_staging(|slots| staging::download(slots, dst, src))
+        {
+            return done;
+        }
         // SAFETY: `src` is an allocation of at least `dst.len()` bytes.
         unsafe { result::memcpy_dtoh_sync(dst, src) }
             .map_err(|e| driver_error("copy to the host", e))
@@ -274,10 +364,8 @@ impl Device for Driver {
         let (start, stop) = (event()?, event()?);
         // SAFETY: the parameters match the generated kernel's signature (64-bit values and
         // device pointers that stay alive until the synchronisation below); the events were
-        // created above in the current context, recorded on the null stream, and destroyed
-        // once, after the synchronisation.
-        // SAFETY: the events were created above in the current context, recorded on the null
-        // stream around the launch, and destroyed once, after the synchronisation.
+        // created above in the current context, recorded on the null stream around the launch,
+        // and destroyed once, after the synchronisation.
         let timed = unsafe {
             result::event::record(start, std::ptr::null_mut())
                 .map_err(|e| driver_error("recording an event", e))

@@ -30,6 +30,7 @@ pub mod model;
 pub mod nvrtc;
 mod profile;
 mod resident;
+mod staging;
 
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, Res};
 use crate::ireval::eval::{Array, Evaluator, Launcher, Val};

@@ -43,6 +43,9 @@ pub struct Gpu {
     /// (bytes/s, [`PAGEABLE_COPIES`]) and the fixed cost of one synchronous copy (s).
     pub copy_bandwidth: f64,
     pub copy_latency: f64,
+    /// Copies staged through pinned slots (a megabyte or more, `staging.rs`): the PCIe link's
+    /// rate for page-locked memory, from its data sheet at 80 % (not yet measured).
+    pub staged_bandwidth: f64,
     /// A launch and the wait for it (s); an allocation and its free (s).
     pub launch_latency: f64,
     pub alloc_latency: f64,
@@ -83,13 +86,15 @@ const H100: Gpu = Gpu {
     memory: 80 << 30,
     copy_bandwidth: PAGEABLE_COPIES,
     copy_latency: 12e-6,
+    // PCIe 5.0 x16: 64 GB/s.
+    staged_bandwidth: 51.0 * GB,
     launch_latency: 6e-6,
     alloc_latency: 40e-6,
 };
 
 /// The devices of the table, the default first. The others take from the H100 what does not
 /// differ: the special-function rate, the register file, the occupancy limits (A100), and the
-/// host-side costs.
+/// host-side costs other than the PCIe link's.
 pub const GPUS: [Gpu; 4] = [
     H100,
     Gpu {
@@ -116,6 +121,8 @@ pub const GPUS: [Gpu; 4] = [
         l2_latency: 200.0,
         dram_latency: 560.0,
         memory: 80 << 30,
+        // PCIe 4.0 x16: 32 GB/s.
+        staged_bandwidth: 25.6 * GB,
         ..H100
     },
     Gpu {
@@ -137,6 +144,8 @@ pub const GPUS: [Gpu; 4] = [
         l2_latency: 190.0,
         dram_latency: 500.0,
         memory: 11 << 30,
+        // PCIe 3.0 x16: 16 GB/s.
+        staged_bandwidth: 12.8 * GB,
         ..H100
     },
 ];

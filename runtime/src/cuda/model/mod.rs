@@ -257,18 +257,24 @@ impl Model {
         Ok(estimate.seconds)
     }
 
-    /// Counts a host-device copy of `bytes` bytes.
     /// A memset or a copy within the device: a launch's latency plus its bytes through DRAM.
     fn device_step(&self, dram_bytes: usize) {
         self.current.lock().expect("no panics while locked").seconds +=
             self.gpu.launch_latency + dram_bytes as f64 / self.gpu.dram_bandwidth;
     }
 
+    /// Counts a host-device copy of `bytes` bytes: staged through pinned slots from a megabyte
+    /// on, as the driver does, otherwise direct from pageable memory.
     fn copied(&self, bytes: usize) {
         let mut current = self.current.lock().expect("no panics while locked");
         current.copies += 1;
         current.copied_bytes += bytes as u64;
-        current.seconds += self.gpu.copy_latency + bytes as f64 / self.gpu.copy_bandwidth;
+        let bandwidth = if bytes >= super::staging::STAGED_FROM {
+            self.gpu.staged_bandwidth
+        } else {
+            self.gpu.copy_bandwidth
+        };
+        current.seconds += self.gpu.copy_latency + bytes as f64 / bandwidth;
     }
 }
 
