@@ -224,6 +224,35 @@ def bfast_args(path, n):
             f"{BFAST_H}f64", "10i64", "0.05f64", "f64.nan"]
 
 
+def check_bfast_guard(work, lam):
+    """Ogham and the baseline on dry-season pixels (`bref.dry_history_set`, 32 seeds × 3 pixels:
+    f32 history Gram matrices beyond f32's condition bound, which both redo in f64, and singular
+    ones, -3 in both; docs/bfast.md "Conditioning guard"): the same breaks everywhere and the
+    same -3 pixels, magnitudes and MOSUM means within 1e-4 relative."""
+    Y = np.concatenate([bref.dry_history_set(seed) for seed in range(32)])
+    n = Y.shape[1] // 2
+    path = os.path.join(work, "bfast_dry_season.npy")
+    np.save(path, Y)
+    out = os.path.join(work, "out_bfast_dry_season")
+    bdir = os.path.join(work, "base_bfast_dry_season")
+    os.makedirs(out, exist_ok=True)
+    os.makedirs(bdir, exist_ok=True)
+    ogham("programs/bfast.og", bfast_args(path, n), out, 1)
+    baseline(["bfast", path, n, BFAST_F, BFAST_K, BFAST_H, lam, bdir, 1])
+    o_brk = np.load(os.path.join(out, "out0.npy")).astype(np.int64)
+    b_brk = np.load(os.path.join(bdir, "brk.npy")).astype(np.int64)
+    close = all(np.allclose(np.load(os.path.join(bdir, f"{b}.npy")),
+                            np.load(os.path.join(out, f"out{o}.npy")), rtol=1e-4, atol=0,
+                            equal_nan=True)
+                for b, o in (("magnitude", 2), ("mosum_mean", 3)))
+    ok = bool(np.array_equal(o_brk, b_brk)) and close
+    print(f"  check ogham vs baseline, dry-season histories (f32 fit redone in f64): "
+          f"{np.mean(o_brk == b_brk) * 100:.2f} % identical breaks, {np.sum(o_brk == -3)} "
+          f"singular (ogham) and {np.sum(b_brk == -3)} (baseline) of {len(o_brk)} "
+          f"{'OK' if ok else 'FAILED'}")
+    return ok
+
+
 def bench_bfast(args, work):
     lam = bref.mosum_lambda(BFAST_H, 10, 0.05)
     core = load_zeit(args.zeit_core)
@@ -231,6 +260,8 @@ def bench_bfast(args, work):
         print("note: PyPI bfast skipped (pass --pypi-python PATH/bin/python of the environment "
               "in tests/oracles/bfast_pypi.py)")
     rows, ok = [], True
+    if os.path.exists(BASE):
+        ok &= check_bfast_guard(work, lam)
     for i, (name, M0, N, n) in enumerate(BFAST_SETS):
         M, path = bfast_stack(args, work, i)
         Y = np.load(path)

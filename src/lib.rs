@@ -13,6 +13,7 @@ pub mod doc;
 pub mod lsp;
 pub mod pixel;
 pub mod repl;
+pub mod results;
 pub mod testing;
 pub mod trace;
 

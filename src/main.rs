@@ -54,7 +54,9 @@ enum Command {
         #[arg(long, value_enum, default_value_t = BackendArg::Interp)]
         backend: BackendArg,
         /// Write the outputs as DIR/out0.npy, DIR/out1.npy, ... instead of printing them (tuple
-        /// outputs count as their components, like printed ones).
+        /// outputs count as their components, like printed ones); the parts of record results as
+        /// DIR/NAME.npy, named as Python names them (`mean.npy`, `result1_mean.npy`). Standard
+        /// error says which file holds which output.
         #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
         output_dir: Option<PathBuf>,
         /// Threshold values for multi-versioned kernels (`name=value` lines; see

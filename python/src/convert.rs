@@ -26,6 +26,7 @@ use numpy::{
     PyUntypedArrayMethods, dtype,
 };
 use ogham::ir::types::{PrimType, Size, Type};
+use ogham::results::{components, dims_of};
 use ogham::runtime::value::{Array, ArrayData, Buffer, Scalar, Value};
 use pyo3::exceptions::{PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -45,33 +46,6 @@ pub struct Param<'a> {
 impl Param<'_> {
     fn what(&self) -> String {
         format!("{}(): parameter `{}`", self.entry, self.name)
-    }
-}
-
-/// An array type's dimensions (outermost first) and element type.
-pub fn dims_of(ty: &Type) -> (Vec<&Size>, &Type) {
-    let mut dims = Vec::new();
-    let mut t = ty;
-    while let Type::Array(elem, size) = t {
-        dims.push(size);
-        t = elem;
-    }
-    (dims, t)
-}
-
-/// The components of a tuple or record type, or of an array of them (as arrays of the
-/// components: the runtime's representation), or `None` for other types.
-pub fn components(ty: &Type) -> Option<Vec<Type>> {
-    match ty {
-        Type::Tuple(ts) => Some(ts.clone()),
-        Type::Record(fs) => Some(fs.iter().map(|(_, t)| t.clone()).collect()),
-        Type::Array(elem, size) => Some(
-            components(elem)?
-                .into_iter()
-                .map(|t| Type::array(t, size.clone()))
-                .collect(),
-        ),
-        _ => None,
     }
 }
 

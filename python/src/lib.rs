@@ -13,12 +13,12 @@
 
 mod bundled;
 mod convert;
-mod results;
 
-use convert::{Param, Sizes, dims_of};
+use convert::{Param, Sizes};
 use ogham::Backend;
 use ogham::cache::{self, CompileError, Compiled, EntryInfo, Options, Source};
 use ogham::ir::types::{Size, Type};
+use ogham::results::{self, dims_of};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -158,7 +158,7 @@ impl Program {
                     .results
                     .iter()
                     .enumerate()
-                    .map(|(i, t)| type_to_py(py, t, results::declared(e, i)))
+                    .map(|(i, t)| type_to_py(py, t, results::declared(&e.fields, i)))
                     .collect::<PyResult<Vec<_>>>()?;
                 Ok((e.name.clone(), e.doc.clone(), params, results)
                     .into_pyobject(py)?
@@ -312,7 +312,15 @@ impl Program {
             let mut items = outputs
                 .into_iter()
                 .enumerate()
-                .map(|(i, v)| convert::to_py(py, results::in_declared_order(info, i, v)))
+                .map(|(i, v)| {
+                    let v = match info.results.get(i) {
+                        Some(t) => {
+                            results::in_declared_order(t, results::declared(&info.fields, i), v)
+                        }
+                        None => v,
+                    };
+                    convert::to_py(py, v)
+                })
                 .collect::<PyResult<Vec<_>>>()?;
             Ok(if items.len() == 1 {
                 items.swap_remove(0)

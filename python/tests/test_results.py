@@ -4,6 +4,7 @@ part a map or a cube of a Dataset (lazily on dask), one plain result is a DataAr
 unknown keyword is named with the closest parameter."""
 
 import pickle
+import subprocess
 
 import numpy as np
 import pytest
@@ -154,3 +155,29 @@ def test_unknown_keywords_are_named_with_the_closest_parameter(mod):
     with pytest.raises(TypeError, match=r"mann_kendall\(\) got an unexpected keyword argument "
                                         r"'backnd' \(did you mean 'backend'\?\)"):
         make_cube().ogham.mann_kendall(backnd="cpu")
+
+
+def test_cli_files_are_named_as_python_names_the_outputs(mod, cli, tmp_path):
+    """`ogham run -o DIR` writes the parts of record results as `NAME.npy`, with the names and
+    in the order of `Entry.outputs` (results without a record as `out0.npy`, ... in that order),
+    and the same values as the call."""
+    program = tmp_path / "method.og"
+    program.write_text(METHOD)
+    pixels = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.save(tmp_path / "pixels.npy", pixels)
+    for entry, args, named in [("summarise", [1.5], True), ("record_and_map", [], True),
+                               ("as_tuples", [], False), ("first", [], False)]:
+        out = tmp_path / entry
+        run = subprocess.run([cli, "run", "--entry", entry, "-o", out, program,
+                              tmp_path / "pixels.npy"] + [f"{a}f32" for a in args],
+                             capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        e = getattr(mod, entry)
+        names = [name for name, _ in e.outputs]
+        files = [f"{n}.npy" if named else f"out{i}.npy" for i, n in enumerate(names)]
+        assert sorted(p.name for p in out.iterdir()) == sorted(files)
+        said = [line.split(": ")[1].split(" ")[0] for line in run.stderr.splitlines()
+                if line.startswith("wrote ")]
+        assert said == names, run.stderr
+        for file, value in zip(files, e.flatten(e(pixels, *args))):
+            np.testing.assert_array_equal(np.load(out / file), value)

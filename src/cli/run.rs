@@ -10,6 +10,7 @@ use ogham::args::{self, Arg, ArgValue};
 use ogham::atomic::Staged;
 use ogham::{Backend, cache};
 use ogham_ir::diag::emit_to_stderr;
+use ogham_ir::types::Type;
 use ogham_runtime::library::Library;
 use ogham_runtime::{npy, text, trace};
 use std::path::{Path, PathBuf};
@@ -101,7 +102,8 @@ pub(crate) fn run(
             eprintln!("ogham-profile: kernel {line}");
         }
     }
-    write_outputs(ogham::output_components(outputs), output_dir)
+    let results = (&info.results[..], &info.fields[..]);
+    write_outputs(results, outputs, output_dir)
 }
 
 /// Why `--check-laws` refuses another backend.
@@ -137,7 +139,8 @@ pub(crate) fn check_laws_run(
         emit_to_stderr(&fe.sources, &[diag]);
         Failure::Reported
     })?;
-    write_outputs(ogham::output_components(outputs), output_dir)
+    let results = (&entry_point.results[..], &entry_point.fields[..]);
+    write_outputs(results, outputs, output_dir)
 }
 
 /// The entry point `--entry` names, or the default one of a program whose entry points are
@@ -204,15 +207,18 @@ pub(crate) fn autotune(
     Ok(())
 }
 
-/// Prints the outputs, or saves them as `.npy` files in `output_dir` (all of them or, when
-/// one cannot be written, none).
+/// Prints the outputs of an entry point with `results` (the result types and the declared
+/// field orders of record results), or saves them as `.npy` files in `output_dir` (all of them
+/// or, when one cannot be written, none), named as [`ogham::results::output_files`] says, and
+/// says which file holds which output.
 fn write_outputs(
+    (results, fields): (&[Type], &[Vec<String>]),
     outputs: Vec<ogham_runtime::value::Value>,
     output_dir: Option<&Path>,
 ) -> Result<(), Failure> {
     match output_dir {
         None => {
-            for v in &outputs {
+            for v in &ogham::output_components(outputs) {
                 outln!("{v}");
             }
         }
@@ -222,13 +228,19 @@ fn write_outputs(
             })?;
             let mut staged = Staged::new();
             let mut written = Vec::new();
-            for (i, v) in outputs.iter().enumerate() {
-                let path = dir.join(format!("out{i}.npy"));
-                let bytes = npy::encode(v).map_err(|e| format!("output {i}: {e}"))?;
+            for out in ogham::results::output_files(results, fields, outputs) {
+                let path = dir.join(&out.file);
+                let what = format!("output `{}`", out.name);
+                let bytes = npy::encode(&out.value).map_err(|e| format!("{what}: {e}"))?;
                 staged
                     .write(&path, &bytes)
-                    .map_err(|e| format!("output {i}: {e}"))?;
-                written.push(format!("wrote {} ({})", path.display(), v.describe()));
+                    .map_err(|e| format!("{what}: {e}"))?;
+                written.push(format!(
+                    "wrote {}: {} ({})",
+                    path.display(),
+                    out.name,
+                    out.value.describe()
+                ));
             }
             staged.commit()?;
             for line in written {
@@ -274,7 +286,8 @@ pub(crate) fn run_library(
         eprint!("{}", lib.render(&diag));
         Failure::Reported
     })?;
-    write_outputs(ogham::output_components(outputs), output_dir)
+    let results = (&signature.results[..], &signature.fields[..]);
+    write_outputs(results, outputs, output_dir)
 }
 /// One command-line argument: a `.npy` file, `@FILE` of textual values, or literal values.
 fn parse_arg(raw: &str) -> Result<Vec<Arg>, String> {

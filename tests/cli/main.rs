@@ -15,6 +15,7 @@ mod library;
 mod lsp;
 mod memory;
 mod npy_blocks;
+mod outputs;
 mod reliability;
 mod snapshots;
 mod trace;

@@ -3,8 +3,73 @@
 //! inverse by Gauss–Jordan with partial pivoting, one refinement step on centred values,
 //! residuals of the valid observations compacted with their keys, sigma, MOSUM by a rolling
 //! window sum, the count boundary, first crossing, median (selection, not a sort) and mean.
+//! A history whose f32 Gram matrix fails f32's condition bound is fitted again in f64 on the
+//! same observations and gets -3 only if f64's bound fails too (`ols_fit_guarded` of
+//! `lib/regression`, docs/bfast.md "Conditioning guard").
 
 use rayon::prelude::*;
+use std::cmp::Ordering;
+use std::ops::{Add, AddAssign, Div, DivAssign, Mul, Sub, SubAssign};
+
+/// The arithmetic of the fit, in f32 and in f64 (the retry).
+trait Real:
+    Copy
+    + PartialOrd
+    + std::iter::Sum
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + AddAssign
+    + SubAssign
+    + DivAssign
+{
+    const ZERO: Self;
+    const ONE: Self;
+    /// The largest condition number of the Gram matrix accepted (`max_condition` of
+    /// `lib/regression`).
+    const MAX_CONDITION: Self;
+    fn abs(self) -> Self;
+    fn is_nan(self) -> bool;
+    fn total_cmp(&self, other: &Self) -> Ordering;
+    fn from_usize(n: usize) -> Self;
+}
+
+impl Real for f32 {
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+    const MAX_CONDITION: Self = 1.0e6;
+    fn abs(self) -> Self {
+        self.abs()
+    }
+    fn is_nan(self) -> bool {
+        self.is_nan()
+    }
+    fn total_cmp(&self, other: &Self) -> Ordering {
+        f32::total_cmp(self, other)
+    }
+    fn from_usize(n: usize) -> Self {
+        n as f32
+    }
+}
+
+impl Real for f64 {
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+    const MAX_CONDITION: Self = 7.0e13;
+    fn abs(self) -> Self {
+        self.abs()
+    }
+    fn is_nan(self) -> bool {
+        self.is_nan()
+    }
+    fn total_cmp(&self, other: &Self) -> Ordering {
+        f64::total_cmp(self, other)
+    }
+    fn from_usize(n: usize) -> Self {
+        n as f64
+    }
+}
 
 /// Per-pixel outputs compared with Ogham's: break index, magnitude and MOSUM mean.
 pub struct Outputs {
@@ -33,16 +98,16 @@ pub fn design(big_n: usize, n: usize, f: f64, k: usize, trend: bool) -> (usize, 
 }
 
 /// Inverse by Gauss–Jordan with partial pivoting; `None` if a pivot is zero.
-fn inverse(g: &[f32], p: usize) -> Option<Vec<f32>> {
+fn inverse<T: Real>(g: &[T], p: usize) -> Option<Vec<T>> {
     let m = 2 * p;
-    let mut a = vec![0f32; p * m];
+    let mut a = vec![T::ZERO; p * m];
     for i in 0..p {
         a[i * m..i * m + p].copy_from_slice(&g[i * p..i * p + p]);
-        a[i * m + p + i] = 1.0;
+        a[i * m + p + i] = T::ONE;
     }
     for q in 0..p {
         let piv = (q..p).max_by(|&r, &s| a[r * m + q].abs().total_cmp(&a[s * m + q].abs()))?;
-        if a[piv * m + q] == 0.0 {
+        if a[piv * m + q] == T::ZERO {
             return None;
         }
         if piv != q {
@@ -57,9 +122,10 @@ fn inverse(g: &[f32], p: usize) -> Option<Vec<f32>> {
         for r in 0..p {
             if r != q {
                 let factor = a[r * m + q];
-                if factor != 0.0 {
+                if factor != T::ZERO {
                     for c in 0..m {
-                        a[r * m + c] -= factor * a[q * m + c];
+                        let v = factor * a[q * m + c];
+                        a[r * m + c] -= v;
                     }
                 }
             }
@@ -68,10 +134,10 @@ fn inverse(g: &[f32], p: usize) -> Option<Vec<f32>> {
     Some((0..p * p).map(|i| a[(i / p) * m + p + i % p]).collect())
 }
 
-fn norm1(a: &[f32], p: usize) -> f32 {
+fn norm1<T: Real>(a: &[T], p: usize) -> T {
     (0..p)
-        .map(|c| (0..p).map(|r| a[r * p + c].abs()).sum::<f32>())
-        .fold(0.0, f32::max)
+        .map(|c| (0..p).map(|r| a[r * p + c].abs()).sum::<T>())
+        .fold(T::ZERO, |m, v| if v > m { v } else { m })
 }
 
 fn log_plus(x: f32) -> f32 {
@@ -83,8 +149,8 @@ fn log_plus(x: f32) -> f32 {
 }
 
 /// Masked `X·v` over the first `n` positions where `v` is valid.
-fn masked_xv(x: &[f32], p: usize, big_n: usize, n: usize, v: &[f32], out: &mut [f32]) {
-    out.iter_mut().for_each(|o| *o = 0.0);
+fn masked_xv<T: Real>(x: &[T], p: usize, big_n: usize, n: usize, v: &[T], out: &mut [T]) {
+    out.iter_mut().for_each(|o| *o = T::ZERO);
     for i in 0..n {
         if !v[i].is_nan() {
             for r in 0..p {
@@ -94,10 +160,45 @@ fn masked_xv(x: &[f32], p: usize, big_n: usize, n: usize, v: &[f32], out: &mut [
     }
 }
 
-fn matvec(a: &[f32], p: usize, v: &[f32]) -> Vec<f32> {
+fn matvec<T: Real>(a: &[T], p: usize, v: &[T]) -> Vec<T> {
     (0..p)
         .map(|r| (0..p).map(|c| a[r * p + c] * v[c]).sum())
         .collect()
+}
+
+/// Least squares of the valid values of `y` (the first `y.len()` columns of the `[p][stride]`
+/// design `x`, NaN = missing), `ols_fit_valid` with pivoting and refinement: the values centred
+/// on their mean, the Gram matrix inverted by Gauss–Jordan, one refinement step, the mean added
+/// to the intercept. `None` when the Gram matrix's condition number (1-norm) exceeds
+/// `T::MAX_CONDITION` or a pivot is zero.
+fn fit<T: Real>(x: &[T], stride: usize, p: usize, y: &[T]) -> Option<Vec<T>> {
+    let n = y.len();
+    let nh = y.iter().filter(|v| !v.is_nan()).count();
+    let c = y.iter().filter(|v| !v.is_nan()).copied().sum::<T>() / T::from_usize(nh);
+    let yc: Vec<T> = y.iter().map(|&v| v - c).collect();
+    let mut g = vec![T::ZERO; p * p];
+    for i in 0..n {
+        if !yc[i].is_nan() {
+            for r in 0..p {
+                let xr = x[r * stride + i];
+                for s in 0..p {
+                    g[r * p + s] += xr * x[s * stride + i];
+                }
+            }
+        }
+    }
+    let inv = inverse(&g, p).filter(|inv| norm1(&g, p) * norm1(inv, p) <= T::MAX_CONDITION)?;
+    let mut xy = vec![T::ZERO; p];
+    masked_xv(x, p, stride, n, &yc, &mut xy);
+    let mut beta = matvec(&inv, p, &xy);
+    let r: Vec<T> = (0..n)
+        .map(|i| yc[i] - (0..p).map(|q| x[q * stride + i] * beta[q]).sum::<T>())
+        .collect();
+    masked_xv(x, p, stride, n, &r, &mut xy);
+    let delta = matvec(&inv, p, &xy);
+    beta.iter_mut().zip(delta).for_each(|(b, d)| *b += d);
+    beta[0] += c;
+    Some(beta)
 }
 
 /// One pixel: (break, magnitude).
@@ -127,33 +228,21 @@ fn pixel(
     if lo == hi {
         beta[0] = hi;
     } else {
-        let c = hist.iter().filter(|v| !v.is_nan()).sum::<f32>() / nh as f32;
-        let yc: Vec<f32> = hist.iter().map(|v| v - c).collect();
-        let mut g = vec![0f32; p * p];
-        for i in 0..n {
-            if !yc[i].is_nan() {
-                for r in 0..p {
-                    let xr = x[r * big_n + i];
-                    for s in 0..p {
-                        g[r * p + s] += xr * x[s * big_n + i];
-                    }
+        beta = match fit(x, big_n, p, hist) {
+            Some(beta) => beta,
+            None => {
+                // f32's bound failed: the same observations, widened exactly, fitted in f64
+                let n = hist.len();
+                let x64: Vec<f64> = (0..p * n)
+                    .map(|j| f64::from(x[(j / n) * big_n + j % n]))
+                    .collect();
+                let y64: Vec<f64> = hist.iter().map(|&v| f64::from(v)).collect();
+                match fit(&x64, n, p, &y64) {
+                    Some(beta) => beta.into_iter().map(|b| b as f32).collect(),
+                    None => return (-3, f32::NAN, f32::NAN),
                 }
             }
-        }
-        let inv = match inverse(&g, p) {
-            Some(inv) if norm1(&g, p) * norm1(&inv, p) <= 1.0e6 => inv,
-            _ => return (-3, f32::NAN, f32::NAN),
         };
-        let mut xy = vec![0f32; p];
-        masked_xv(x, p, big_n, n, &yc, &mut xy);
-        beta = matvec(&inv, p, &xy);
-        let r: Vec<f32> = (0..n)
-            .map(|i| yc[i] - (0..p).map(|q| x[q * big_n + i] * beta[q]).sum::<f32>())
-            .collect();
-        masked_xv(x, p, big_n, n, &r, &mut xy);
-        let delta = matvec(&inv, p, &xy);
-        beta.iter_mut().zip(delta).for_each(|(b, d)| *b += d);
-        beta[0] += c;
     }
     let mut res = Vec::with_capacity(big_n);
     let mut keys = Vec::with_capacity(big_n);
