@@ -344,6 +344,7 @@ impl<'a> Checker<'a> {
         self.current_def = Some(def.name.name.clone());
         self.used_param_names.clear();
         self.subst.param_classes.clear();
+        self.diags.extend(names::undetermined_size_params(def));
         let mut scheme =
             self.check_function(&def.type_params, &def.params, def.ret.as_ref(), &def.body);
         self.current_def = None;

@@ -530,3 +530,68 @@ mod tests {
         assert_eq!(library_relative("xyzzy"), None);
     }
 }
+
+/// `E0404` for each size parameter of `def` that no parameter's written type determines: one
+/// that appears only in the result type or the body has no value when the function is called
+/// (as in Futhark, a size inside a function-typed parameter does not count either).
+pub(super) fn undetermined_size_params(def: &crate::syntax::ast::Def) -> Vec<Diagnostic> {
+    let mut determined = Vec::new();
+    for param in &def.params {
+        param_sizes(param, &mut determined);
+    }
+    def.type_params
+        .iter()
+        .filter_map(|p| match p {
+            TypeParam::Size(n) if !determined.contains(&n.name.as_str()) => Some(
+                Diagnostic::error(
+                    "E0404",
+                    format!(
+                        "size parameter `{}` is not the size of any parameter",
+                        n.name
+                    ),
+                )
+                .with_primary(n.span, "no argument gives it a value")
+                .with_help(format!(
+                    "use `{0}` in a parameter's type (`(xs: [{0}]f32)`), or take it as a value: \
+                     `({0}: i64)`",
+                    n.name
+                )),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The size names in the written types of a parameter pattern, outside function types.
+fn param_sizes<'a>(p: &'a crate::syntax::ast::Pattern, out: &mut Vec<&'a str>) {
+    use crate::syntax::ast::Pattern;
+    match p {
+        Pattern::Var(_) | Pattern::Wildcard(_) => {}
+        Pattern::Tuple(ps, _) => ps.iter().for_each(|p| param_sizes(p, out)),
+        Pattern::Record(fs, _) => fs.iter().for_each(|(_, p)| param_sizes(p, out)),
+        Pattern::Ascribed(p, t, _) => {
+            param_sizes(p, out);
+            type_sizes(t, out);
+        }
+    }
+}
+
+fn type_sizes<'a>(t: &'a TypeExp, out: &mut Vec<&'a str>) {
+    match t {
+        TypeExp::Prim(..) | TypeExp::Arrow(..) => {}
+        TypeExp::Array(size, elem, _) => {
+            if let SizeExp::Named(n) = size {
+                out.push(&n.name);
+            }
+            type_sizes(elem, out);
+        }
+        TypeExp::Tuple(ts, _) => ts.iter().for_each(|t| type_sizes(t, out)),
+        TypeExp::Record(fs, _) => fs.iter().for_each(|(_, t)| type_sizes(t, out)),
+        TypeExp::Name(_, args, _) => args.iter().for_each(|a| match a {
+            TypeArg::Size(SizeExp::Named(n)) => out.push(&n.name),
+            TypeArg::Size(_) => {}
+            TypeArg::Type(t) => type_sizes(t, out),
+        }),
+        TypeExp::Unique(t, _) => type_sizes(t, out),
+    }
+}
