@@ -180,35 +180,26 @@ impl Printer<'_> {
     /// parameters stays where it was: each line break of the source with a comment is kept,
     /// the other parameters follow on their line.
     pub(super) fn signature(&self, name: &str, sig: &Signature<'_>, end: &str) -> Doc {
-        let mut items: Vec<(usize, Doc)> = Vec::new();
-        let mut sizes: Option<(usize, String)> = None;
+        let mut tparams: Vec<(usize, String)> = Vec::new();
+        let mut prev_size = false;
         for tp in sig.tps {
             let text = print::type_param_list(std::slice::from_ref(tp))
                 .trim_start()
                 .to_string();
-            let ident = match tp {
-                TypeParam::Size(i) | TypeParam::Type(i) | TypeParam::Constrained(i, _) => i,
-            };
-            // `[n][m]` stays together: held until the next non-size parameter.
-            match (&mut sizes, tp) {
-                (Some((_, held)), TypeParam::Size(_)) if !sig.spaced => held.push_str(&text),
-                (_, TypeParam::Size(_)) => {
-                    if let Some((start, held)) = sizes.take() {
-                        items.push((start, Doc::text(held)));
-                    }
-                    sizes = Some((ident.span.start as usize, text));
-                }
-                _ => {
-                    if let Some((start, held)) = sizes.take() {
-                        items.push((start, Doc::text(held)));
-                    }
-                    items.push((ident.span.start as usize, Doc::text(text)));
-                }
+            let (TypeParam::Size(ident)
+            | TypeParam::Type(ident)
+            | TypeParam::Constrained(ident, _)) = tp;
+            let size = matches!(tp, TypeParam::Size(_));
+            match tparams.last_mut() {
+                Some((_, last)) if size && prev_size && !sig.spaced => last.push_str(&text),
+                _ => tparams.push((ident.span.start as usize, text)),
             }
+            prev_size = size;
         }
-        if let Some((start, held)) = sizes {
-            items.push((start, Doc::text(held)));
-        }
+        let mut items: Vec<(usize, Doc)> = tparams
+            .into_iter()
+            .map(|(start, text)| (start, Doc::text(text)))
+            .collect();
         for p in sig.params {
             items.push((p.span().start as usize, Doc::text(print::param_punned(p))));
         }
