@@ -132,6 +132,13 @@ fn signature(out: &mut String, tps: &[TypeParam], params: &[Pattern], ret: Optio
     }
 }
 
+/// The size of an array type, with its brackets: `[n]`, `[3]`, `[]`.
+pub fn size_exp(s: &SizeExp) -> String {
+    let mut out = String::new();
+    size(&mut out, s);
+    out
+}
+
 fn size(out: &mut String, s: &SizeExp) {
     match s {
         SizeExp::Named(n) => {

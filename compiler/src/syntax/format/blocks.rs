@@ -20,35 +20,45 @@ impl Printer<'_> {
         let mut parts = Vec::new();
         let mut cur = e;
         loop {
-            let (head, value, body) = match &cur.kind {
+            // The head is made after the separator: the comments before this `let` come before
+            // those in its signature or index.
+            type Head<'h> = Box<dyn FnOnce() -> Doc + 'h>;
+            let (head, value, body): (Head<'_>, &Expr, &Expr) = match &cur.kind {
                 ExprKind::Let(p, v, body) => (
-                    Doc::text(format!("let {}", print::pattern_punned(p))),
-                    &**v,
-                    &**body,
+                    Box::new(|| Doc::text(format!("let {} =", print::pattern_punned(p)))),
+                    v,
+                    body,
                 ),
                 ExprKind::LetFun(f, body) => {
-                    let sig = signature(
-                        &f.name.name,
-                        &f.type_params,
-                        &f.params,
-                        f.ret.as_ref(),
-                        true,
-                    );
-                    (Doc::concat(vec![Doc::text("let "), sig]), &f.body, &**body)
+                    let head = || {
+                        let sig = Signature {
+                            tps: &f.type_params,
+                            params: &f.params,
+                            ret: f.ret.as_ref(),
+                            spaced: true,
+                        };
+                        let sig = self.signature(&f.name.name, &sig, " =");
+                        Doc::concat(vec![Doc::text("let "), sig])
+                    };
+                    (Box::new(head), &f.body, body)
                 }
                 ExprKind::LetWith(name, idx, v, body) => {
-                    let head = Doc::concat(vec![
-                        Doc::text(format!("let {}", name.name)),
-                        self.index(idx),
-                    ]);
-                    (head, &**v, &**body)
+                    let head = || {
+                        Doc::concat(vec![
+                            Doc::text(format!("let {}", name.name)),
+                            self.index(idx),
+                            Doc::text(" ="),
+                        ])
+                    };
+                    (Box::new(head), v, body)
                 }
                 _ => break,
             };
             if cur.id != e.id {
                 parts.push(self.comments.separator(cur.span.start as usize, Doc::Hard));
             }
-            parts.push(self.rhs(head, value));
+            let head = head();
+            parts.push(self.after_equals(head, value));
             cur = body;
         }
         // One `let` written on one line with its body stays on one line if it fits.
@@ -154,39 +164,78 @@ fn first_body_id(e: &Expr) -> ExprId {
     }
 }
 
-/// `name [n][m] 't (x: t) : r`: the parameters filled into lines, continued lines aligned after
-/// the name. Size parameters are written together (`[n][m]`) unless `spaced` (a local
-/// function's must be spaced: `let f [n][m]` would index `f`).
-pub(super) fn signature(
-    name: &str,
-    tps: &[TypeParam],
-    params: &[Pattern],
-    ret: Option<&TypeExp>,
-    spaced: bool,
-) -> Doc {
-    let mut items: Vec<String> = Vec::new();
-    let mut prev_size = false;
-    for tp in tps {
-        let text = print::type_param_list(std::slice::from_ref(tp))
-            .trim_start()
-            .to_string();
-        let size = matches!(tp, TypeParam::Size(_));
-        match items.last_mut() {
-            Some(last) if size && prev_size && !spaced => last.push_str(&text),
-            _ => items.push(text),
+/// The parts of a signature after the name, each with where it starts in the source: type and
+/// size parameters (`[n][m]` together unless `spaced`), parameters, `: r`.
+pub(super) struct Signature<'s> {
+    pub tps: &'s [TypeParam],
+    pub params: &'s [Pattern],
+    pub ret: Option<&'s TypeExp>,
+    /// A local function's size parameters must be spaced: `let f [n][m]` would index `f`.
+    pub spaced: bool,
+}
+
+impl Printer<'_> {
+    /// `name [n][m] 't (x: t) : r` and `end` (` =`): the parameters fill lines, continued lines
+    /// aligned after the name; the return type may break (a long tuple type). A comment between
+    /// parameters stays where it was: each line break of the source with a comment is kept,
+    /// the other parameters follow on their line.
+    pub(super) fn signature(&self, name: &str, sig: &Signature<'_>, end: &str) -> Doc {
+        let mut tparams: Vec<(usize, String)> = Vec::new();
+        let mut prev_size = false;
+        for tp in sig.tps {
+            let text = print::type_param_list(std::slice::from_ref(tp))
+                .trim_start()
+                .to_string();
+            let (TypeParam::Size(ident)
+            | TypeParam::Type(ident)
+            | TypeParam::Constrained(ident, _)) = tp;
+            let size = matches!(tp, TypeParam::Size(_));
+            match tparams.last_mut() {
+                Some((_, last)) if size && prev_size && !sig.spaced => last.push_str(&text),
+                _ => tparams.push((ident.span.start as usize, text)),
+            }
+            prev_size = size;
         }
-        prev_size = size;
+        let mut items: Vec<(usize, Doc)> = tparams
+            .into_iter()
+            .map(|(start, text)| (start, Doc::text(text)))
+            .collect();
+        for p in sig.params {
+            items.push((p.span().start as usize, Doc::text(print::param_punned(p))));
+        }
+        if let Some(t) = sig.ret {
+            let ret = Doc::concat(vec![Doc::text(": "), self.type_exp(t)]);
+            items.push((t.span().start as usize, ret));
+        }
+        let Some(last) = items.pop() else {
+            return Doc::text(format!("{name}{end}"));
+        };
+        // The end goes with the last item, so that a line is broken where it would not fit.
+        items.push((last.0, Doc::concat(vec![last.1, Doc::text(end)])));
+        let mut docs = Vec::new();
+        let mut seps = Vec::new();
+        for (i, (start, item)) in items.into_iter().enumerate() {
+            if i == 0 {
+                docs.push(Doc::concat(vec![self.comments.before(start), item]));
+            } else {
+                seps.push(self.comments.separator(start, Doc::Line));
+                docs.push(item);
+            }
+        }
+        let params = if seps.iter().all(Doc::is_line) {
+            Doc::Fill(docs)
+        } else {
+            let mut parts = Vec::new();
+            for (d, sep) in docs
+                .into_iter()
+                .zip(std::iter::once(Doc::text("")).chain(seps))
+            {
+                // Without a comment, the next item stays on the line.
+                let sep = if sep.is_line() { Doc::text(" ") } else { sep };
+                parts.extend([sep, d]);
+            }
+            Doc::group(Doc::concat(parts))
+        };
+        Doc::concat(vec![Doc::text(format!("{name} ")), Doc::align(params)])
     }
-    items.extend(params.iter().map(print::param_punned));
-    if let Some(t) = ret {
-        items.push(format!(": {}", print::type_exp(t)));
-    }
-    if items.is_empty() {
-        return Doc::text(name);
-    }
-    let items = items.into_iter().map(Doc::text).collect();
-    Doc::concat(vec![
-        Doc::text(format!("{name} ")),
-        Doc::align(Doc::Fill(items)),
-    ])
 }

@@ -70,6 +70,13 @@ impl<'a> Comments<'a> {
             .any(|c| !c.trailing)
     }
 
+    /// Whether a comment not printed yet starts before `pos`.
+    pub fn any_before(&self, pos: usize) -> bool {
+        self.list
+            .get(self.next.get())
+            .is_some_and(|c| c.start < pos)
+    }
+
     fn take(&self, pos: usize, only_trailing: bool) -> Doc {
         let mut docs = Vec::new();
         let mut i = self.next.get();

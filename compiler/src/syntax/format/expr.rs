@@ -78,14 +78,18 @@ fn operand_needs_parens(op: BinOp, child: &Expr, left: bool) -> bool {
 
 /// Parentheses the grammar does not need but a reader does, around an operand of `parent`:
 /// `&&` under `||`, a comparison under a comparison, bitwise and shift operators mixed with
-/// other operators (their levels differ from C's), and a negation under `**` (`(-x) ** 2`).
+/// other operators (their levels differ from C's), a division or remainder under another
+/// multiplicative operator (`(a / h) * b`, `(i % n) * m`, not `a / h * b`), and a negation
+/// under `**` (`(-x) ** 2`).
 fn for_clarity(parent: BinOp, child: &Expr) -> bool {
     let bitwise = |op: BinOp| matches!(op_level(op), 5 | 6);
+    let dividing = |op: BinOp| matches!(op, BinOp::Div | BinOp::Mod | BinOp::Quot | BinOp::Rem);
     match child.kind {
         ExprKind::BinOp(c, ..) => {
             (parent == BinOp::Or && c == BinOp::And)
                 || (op_level(parent) == 4 && op_level(c) == 4)
                 || ((bitwise(parent) || bitwise(c)) && c != parent)
+                || (op_level(parent) == 8 && dividing(c) && c != parent)
         }
         ExprKind::UnOp(..) => parent == BinOp::Pow,
         _ => false,
@@ -139,8 +143,11 @@ impl Printer<'_> {
             ExprKind::BinOp(..) => self.binop_chain(e),
             ExprKind::UnOp(op, a) => {
                 let sign = if *op == UnOp::Neg { "-" } else { "!" };
-                // `- -x` must not become the comment `--x`.
-                let min = if matches!(a.kind, ExprKind::UnOp(UnOp::Neg, _)) {
+                // `- -x` must not become the comment `--x`; `!(f x)` reads better than `!f x`,
+                // which looks like `(!f) x`.
+                let min = if matches!(a.kind, ExprKind::UnOp(UnOp::Neg, _))
+                    || matches!(a.kind, ExprKind::Apply(..) | ExprKind::Trace(..))
+                {
                     ATOM
                 } else {
                     UNARY
@@ -218,9 +225,14 @@ impl Printer<'_> {
 
     /// `head = value`, the value on the next line (indented) when it does not fit.
     pub fn rhs(&self, head: Doc, value: &Expr) -> Doc {
+        self.after_equals(Doc::concat(vec![head, text(" =")]), value)
+    }
+
+    /// `head` (which ends with its `=`), then the value: on the next line, indented, when it
+    /// does not fit.
+    pub fn after_equals(&self, head: Doc, value: &Expr) -> Doc {
         Doc::group(Doc::concat(vec![
             head,
-            text(" ="),
             Doc::nest(
                 INDENT,
                 Doc::concat(vec![
@@ -267,25 +279,46 @@ impl Printer<'_> {
         ]))
     }
 
-    /// A tuple or an array; an array of numbers fills its lines.
+    /// `(a, b, c)` filling its lines, items aligned after the opener: for short items
+    /// (without comments between them, which need [`Printer::list`]). Each item is where it
+    /// starts and how to print it.
+    fn filled<F: FnOnce() -> Doc>(&self, open: &str, items: Vec<(usize, F)>, close: &str) -> Doc {
+        let n = items.len();
+        let items = items.into_iter().enumerate().map(|(i, (_, item))| {
+            let comma = if i + 1 < n { "," } else { "" };
+            Doc::concat(vec![item(), text(comma)])
+        });
+        Doc::concat(vec![
+            text(open),
+            Doc::align(Doc::Fill(items.collect())),
+            text(close),
+        ])
+    }
+
+    /// A tuple or an array. Items that are numbers, names, fields or indexings (`xs[i]`,
+    /// `-x`) fill the lines; anything longer goes one a line when the whole does not fit.
     fn exprs(&self, open: &str, es: &[Expr], close: &str) -> Doc {
-        let number = |e: &Expr| match &e.kind {
-            ExprKind::UnOp(UnOp::Neg, a) => matches!(a.kind, ExprKind::Lit(_)),
-            kind => matches!(kind, ExprKind::Lit(_)),
-        };
-        if open == "[" && es.len() > 1 && es.iter().all(number) {
-            let items = es.iter().enumerate().map(|(i, e)| {
-                let comma = if i + 1 < es.len() { "," } else { "" };
-                Doc::concat(vec![self.open(e), text(comma)])
-            });
-            let fill = Doc::Fill(items.collect());
-            return Doc::concat(vec![text(open), Doc::align(fill), text(close)]);
+        fn short(e: &Expr) -> bool {
+            match &e.kind {
+                ExprKind::UnOp(_, a) | ExprKind::Field(a, _) => short(a),
+                ExprKind::Index(a, idx) => {
+                    short(a)
+                        && idx
+                            .iter()
+                            .all(|i| matches!(i, IndexArg::Index(e) if short(e)))
+                }
+                kind => matches!(kind, ExprKind::Lit(_) | ExprKind::Var(_)),
+            }
         }
-        self.list(
-            open,
-            es.iter().map(|e| (e.span.start as usize, || self.open(e))),
-            close,
-        )
+        let end = es.last().map_or(0, |e| e.span.end as usize);
+        let items: Vec<_> = es
+            .iter()
+            .map(|e| (e.span.start as usize, || self.open(e)))
+            .collect();
+        if es.len() > 1 && es.iter().all(short) && !self.comments.any_before(end) {
+            return self.filled(open, items, close);
+        }
+        self.list(open, items, close)
     }
 
     /// `{x = a, y}`: a field whose value is the variable of its name is written alone.
@@ -300,8 +333,9 @@ impl Printer<'_> {
         self.list("{", items, "}")
     }
 
-    /// A type: a record type one field a line when it does not fit (it may hold comments),
-    /// anything else on one line.
+    /// A type: a record type one field a line when it does not fit (it may hold comments), a
+    /// tuple type filling its lines (one item a line if comments are inside), array types of
+    /// those after their sizes (`[n](f32, i64)`); anything else on one line.
     pub fn type_exp(&self, t: &TypeExp) -> Doc {
         match t {
             TypeExp::Record(fs, _) => {
@@ -311,6 +345,31 @@ impl Printer<'_> {
                     (f.span.start as usize, field)
                 });
                 self.list("{", items, "}")
+            }
+            TypeExp::Tuple(ts, span) if !ts.is_empty() => {
+                let items: Vec<_> = ts
+                    .iter()
+                    .map(|t| (t.span().start as usize, || self.type_exp(t)))
+                    .collect();
+                if self.comments.any_before(span.end as usize) {
+                    self.list("(", items, ")")
+                } else {
+                    self.filled("(", items, ")")
+                }
+            }
+            TypeExp::Array(..) => {
+                let mut sizes = String::new();
+                let mut elem = t;
+                while let TypeExp::Array(size, inner, _) = elem {
+                    sizes.push_str(&print::size_exp(size));
+                    elem = inner;
+                }
+                match elem {
+                    TypeExp::Tuple(..) | TypeExp::Record(..) => {
+                        Doc::concat(vec![text(sizes), self.type_exp(elem)])
+                    }
+                    _ => text(print::type_exp(t)),
+                }
             }
             t => text(print::type_exp(t)),
         }

@@ -99,14 +99,14 @@ fn decl(p: &Printer<'_>, d: &ast::Decl) -> Doc {
                 parts.push(Doc::Hard);
             }
             let keyword = if def.entry { "entry " } else { "def " };
-            let sig = blocks::signature(
-                &def.name.name,
-                &def.type_params,
-                &def.params,
-                def.ret.as_ref(),
-                false,
-            );
-            parts.push(p.rhs(Doc::concat(vec![Doc::text(keyword), sig]), &def.body));
+            let sig = blocks::Signature {
+                tps: &def.type_params,
+                params: &def.params,
+                ret: def.ret.as_ref(),
+                spaced: false,
+            };
+            let head = p.signature(&def.name.name, &sig, " =");
+            parts.push(p.after_equals(Doc::concat(vec![Doc::text(keyword), head]), &def.body));
             Doc::concat(parts)
         }
         ast::Decl::TypeAlias(t) => {

@@ -181,3 +181,80 @@ fn record_fields_are_punned_as_written() {
         "def area ({w, h}: {w: f32, h: f32}) = let {x, y = b} = {x = w, y = h} in x * b\n",
     );
 }
+
+#[test]
+fn divisions_and_calls_keep_their_parentheses_for_the_reader() {
+    // A division or remainder under another multiplicative operator is parenthesised.
+    case(
+        "def f a h = 1 - (a / h) * (a / h)",
+        "def f a h = 1 - (a / h) * (a / h)\n",
+    );
+    case("def f a h = a / h * a", "def f a h = (a / h) * a\n");
+    case("def f i n m = i % n * m", "def f i n m = (i % n) * m\n");
+    // Not under the same operator, and not a product under a division.
+    case("def f a b c = a / b / c", "def f a b c = a / b / c\n");
+    case("def f a b c = a * b / c", "def f a b c = a * b / c\n");
+    // A negation of a call: `!(f x)`, not `!f x`, which reads as `(!f) x`.
+    case("def f x = !(isnan x)", "def f x = !(isnan x)\n");
+    case("def f x = !isnan x", "def f x = !(isnan x)\n");
+    case("def f x = -(g x) + -x", "def f x = -(g x) + -x\n");
+    case("def f x = !x[0]", "def f x = !x[0]\n");
+}
+
+#[test]
+fn long_tuples_and_tuple_types_fill_their_lines() {
+    let names: Vec<String> = (0..16).map(|i| format!("value_{i:02}")).collect();
+    let text = format!("def f = ({})", names.join(", "));
+    let out = fmt(&text);
+    assert_eq!(
+        out,
+        "def f =\n  (value_00, value_01, value_02, value_03, value_04, value_05, value_06, value_07, value_08,\n   value_09, value_10, value_11, value_12, value_13, value_14, value_15)\n"
+    );
+    assert_eq!(fmt(&out), out);
+    // Items that are not short (calls) still go one a line.
+    let calls: Vec<String> = "abcd"
+        .chars()
+        .map(|c| format!("f32.sqrt {}", c.to_string().repeat(20)))
+        .collect();
+    case(
+        &format!("def f = ({})", calls.join(", ")),
+        &format!("def f =\n  ({})\n", calls.join(",\n   ")),
+    );
+    // A tuple type in a signature: the return type goes to its own line, then fills.
+    let types = ["[m][N]f64"; 12].join(", ");
+    case(
+        &format!("entry main [m][N] (xs: [m][N]f64) : ({types}) = g xs"),
+        "entry main [m][N] (xs: [m][N]f64)\n           : ([m][N]f64, [m][N]f64, [m][N]f64, [m][N]f64, [m][N]f64, [m][N]f64, [m][N]f64,\n              [m][N]f64, [m][N]f64, [m][N]f64, [m][N]f64, [m][N]f64) =\n  g xs\n",
+    );
+    // A type alias of one, and an array of tuples.
+    case(
+        &format!("type outputs [m] [N] = [m]({types})"),
+        "type outputs [m] [N] =\n  [m]([m][N]f64, [m][N]f64, [m][N]f64, [m][N]f64, [m][N]f64, [m][N]f64, [m][N]f64, [m][N]f64,\n      [m][N]f64, [m][N]f64, [m][N]f64, [m][N]f64)\n",
+    );
+}
+
+#[test]
+fn a_signature_with_its_equals_sign_fits_in_the_width() {
+    // 99 columns without ` =`: the return type moves to the next line.
+    let t = format!("{}[mm]f32", "[n]".repeat(25));
+    let text = format!("def f (x: {t}) : i64 = x");
+    assert_eq!(text.len(), 99 + " = x".len());
+    case(&text, &format!("def f (x: {t})\n      : i64 =\n  x\n"));
+}
+
+#[test]
+fn comments_in_signatures_stay_between_the_parameters() {
+    case(
+        "def f (x: i32) -- the x\n      (y: i32) : i32 =\n  x + y\n",
+        "def f (x: i32) -- the x\n      (y: i32) : i32 =\n  x + y\n",
+    );
+    case(
+        "def f (x: i32)\n      -- the y:\n      (y: i32) (z: i32) : i32 = x + y\n",
+        "def f (x: i32)\n      -- the y:\n      (y: i32) (z: i32) : i32 =\n  x + y\n",
+    );
+    // Above a local function, a comment stays above it.
+    case(
+        "def f (x: i32) =\n  let a = x\n  -- twice\n  let g (y: i32) : i32 = y * 2\n  in g a\n",
+        "def f (x: i32) =\n  let a = x\n  -- twice\n  let g (y: i32) : i32 = y * 2\n  in g a\n",
+    );
+}
