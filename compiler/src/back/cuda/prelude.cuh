@@ -229,13 +229,19 @@ __device__ __forceinline__ OgLanes og_lanes_init(char* arena, i64 stride, i64 t,
 }
 
 // The first slot of a fresh array of `bytes` bytes of T (element w at `p + w * a.n`), or null
-// when this thread's share of T's sub-arena is full.
+// when this thread's share of T's sub-arena is full. The thread takes the array's slot count
+// rounded up to a power of two (as far as its share allows): neighbouring points whose arrays'
+// extents differ a little (data-dependent lengths) then start their next arrays at the same
+// slot, so those stay coalesced too. Any start is safe (the slots are the thread's own).
 template <class T> __device__ __forceinline__ T* og_alloc_lanes(OgLanes& a, i64 bytes) {
   const int c = sizeof(T) == 1 ? 0 : sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3;
   const i64 slots = bytes / (i64)sizeof(T);
-  if (bytes < 0 || slots > a.cap[c] - a.used[c]) return 0;
+  const i64 room = a.cap[c] - a.used[c];
+  if (bytes < 0 || slots > room) return 0;
+  i64 take = 1;
+  while (take < slots) take <<= 1;
   T* p = (T*)a.base[c] + a.used[c] * a.n + a.t;
-  a.used[c] += slots;
+  a.used[c] += take < room ? take : room;
   return p;
 }
 
