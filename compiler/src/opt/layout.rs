@@ -2,9 +2,10 @@
 //! per-point arrays) live, and records it in the kernel ([`SegOp::layout`], printed
 //! `segmap thread interleaved ...`).
 //!
-//! The rule: a thread-level kernel whose body binds an array (at any depth: a statement's
-//! result, a loop's carried value) is [`PointLayout::Interleaved`]; every other kernel stays
-//! [`PointLayout::Contiguous`].
+//! The rule: a thread-level kernel whose body binds an array other than a view (at any depth:
+//! a statement's result, a loop's carried value; an index, slice or transposition of an array
+//! is a view of it and makes nothing) is [`PointLayout::Interleaved`]; every other kernel
+//! stays [`PointLayout::Contiguous`].
 //!
 //! - *Interleaved* means: element slot `w` of the point run by thread (or SIMD lane) `t` of the
 //!   `n` in flight is slot `w * n + t` of memory those `n` share, so the `n` points reading
@@ -20,8 +21,8 @@
 //! - Block-level kernels stay contiguous: their block-level arrays live in memory every thread
 //!   of the block addresses identically, and the arrays of their per-thread lambdas are left
 //!   for a later layout.
-//! - A body that binds no array makes none, and is left contiguous so that its text does not
-//!   change.
+//! - A body that binds no array but views makes none, and is left contiguous so that its text
+//!   does not change.
 //!
 //! Backends that do not implement a layout keep every array contiguous, which is always
 //! correct (the CPU backend does so for now; across-point SIMD, lanes in place of threads,
@@ -61,7 +62,8 @@ fn choose(f: &Function<HostOp>, seg: &SegOp) -> PointLayout {
     }
     let mut makes_arrays = false;
     for_each_stmt(&seg.body, &mut |stmt| {
-        makes_arrays |= stmt.pat.iter().any(|&v| f.ty(v).rank() > 0);
+        let view = matches!(stmt.exp, Exp::Index(..) | Exp::Rearrange(..));
+        makes_arrays |= !view && stmt.pat.iter().any(|&v| f.ty(v).rank() > 0);
     });
     if makes_arrays {
         PointLayout::Interleaved
