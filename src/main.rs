@@ -195,7 +195,7 @@ enum Command {
         /// The program (`.og`).
         file: PathBuf,
         /// Print the program after this pass (`lower`, `simplify`, `fuse`, `resimplify`,
-        /// `flatten`, `narrow`, `kir-simplify`).
+        /// `flatten`, `narrow`, `kir-simplify`, `layout`).
         #[arg(long, value_name = "PASS", conflicts_with = "print")]
         dump_after: Option<String>,
         /// Print the optimised core IR, the kernel IR, or the Cranelift IR of the kernels.

@@ -1,6 +1,6 @@
 //! The GPU performance model (`--backend cuda-model`) on access patterns whose counts are known:
 //! a coalesced f32 map takes 4 sectors per warp load and store, a row walked by each thread 32
-//! per load; the outputs equal the interpreter's, sampled or not; and the model's estimate
+//! per load, an array made at every point (interleaved across threads) 4 per load and store; the outputs equal the interpreter's, sampled or not; and the model's estimate
 //! responds to the modelled GPU as it should (a memory-bound map takes longer on the slower
 //! memory, and moves each byte once). Bank conflicts of strided shared-memory accesses are counted exactly by
 //! `ogham_runtime::cuda::model::warps` (its unit tests); this file runs whole programs.
@@ -23,6 +23,9 @@ entry chain [n] (xs: [n]f32) : [n]f32 =
   let ys = map (\\x -> x * 2f32) xs
   let s = reduce (+) 0f32 ys
   in map2 (\\y x -> y + x + s) ys xs
+entry perpoint [n] (xs: [n]f32) : [n]f32 =
+  map (\\x -> let a = map (\\i -> x + f32.i64 i) (iota 64)
+             in loop acc = 0f32 for i < 64 do acc * 0.5f32 + a[63 - i]) xs
 entry accumulate [m][n] (xs: [m][n]f64) : [m][n]f64 =
   loop acc = replicate m (replicate n 1f64) for _i < 3 do map2 (map2 (+)) acc xs
 ";
@@ -107,6 +110,24 @@ fn a_row_walked_by_each_thread_takes_32_sectors_per_warp_load() {
         (loads[0].requests, loads[0].sectors, loads[0].ideal_sectors),
         (8 * 64, 8 * 64 * 32, 8 * 64 * 4)
     );
+}
+
+#[test]
+fn an_array_made_at_every_point_takes_4_sectors_per_warp_access() {
+    if !available() {
+        return;
+    }
+    let report = model("perpoint", vec![floats(1 << 15)], "h100", Some(8));
+    // One thread per point (32768 points reach the thread-level version's threshold): the
+    // input's load and the output's store, and the per-point array's 64 stores and loads,
+    // interleaved across the threads: each warp access is 4 sectors (32 when contiguous).
+    for store in [false, true] {
+        let s = sites(&report, store);
+        let requests: u64 = s.iter().map(|s| s.requests).sum();
+        let sectors: u64 = s.iter().map(|s| s.sectors).sum();
+        assert_eq!(requests, 8 * 65, "{s:?}");
+        assert_eq!(sectors, 4 * requests, "{s:?}");
+    }
 }
 
 #[test]

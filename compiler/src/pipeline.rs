@@ -9,6 +9,7 @@
 //! | `resimplify`  | `opt::simplify`    | core         |
 //! | `flatten`     | `flatten`          | kernel       |
 //! | `kir-simplify`| `opt::simplify`    | kernel       |
+//! | `layout`      | `opt::layout`      | kernel       |
 //!
 //! Every pass is followed by the IR verifier in debug builds and when [`Options::verify`] is set
 //! (tests set it), so a pass that breaks an invariant is caught where it happens. An observer sees
@@ -36,11 +37,12 @@ pub enum Pass {
     Flatten,
     Narrow,
     KirSimplify,
+    Layout,
 }
 
 impl Pass {
     /// Every pass, in order.
-    pub const ALL: [Pass; 7] = [
+    pub const ALL: [Pass; 8] = [
         Pass::Lower,
         Pass::Simplify,
         Pass::Fuse,
@@ -48,6 +50,7 @@ impl Pass {
         Pass::Flatten,
         Pass::Narrow,
         Pass::KirSimplify,
+        Pass::Layout,
     ];
 
     /// The pass's name on the command line (`ogham dev --dump-after NAME`).
@@ -60,6 +63,7 @@ impl Pass {
             Pass::Flatten => "flatten",
             Pass::Narrow => "narrow",
             Pass::KirSimplify => "kir-simplify",
+            Pass::Layout => "layout",
         }
     }
 
@@ -70,12 +74,15 @@ impl Pass {
 
     /// Whether the pass produces kernel IR (otherwise core IR).
     pub fn makes_kernel_ir(self) -> bool {
-        matches!(self, Pass::Flatten | Pass::Narrow | Pass::KirSimplify)
+        matches!(
+            self,
+            Pass::Flatten | Pass::Narrow | Pass::KirSimplify | Pass::Layout
+        )
     }
 
     /// Whether the pass reads kernel IR (`lower` reads the AST: core, as it makes core IR).
     pub fn reads_kernel_ir(self) -> bool {
-        matches!(self, Pass::Narrow | Pass::KirSimplify)
+        matches!(self, Pass::Narrow | Pass::KirSimplify | Pass::Layout)
     }
 
     /// Runs the pass on `ir` (filetests run one pass on parsed IR). `lower` starts from the
@@ -93,6 +100,10 @@ impl Pass {
             }
             (Pass::Narrow, Ir::Kernel(mut p)) => {
                 opt::narrow::narrow(&mut p);
+                Ir::Kernel(p)
+            }
+            (Pass::Layout, Ir::Kernel(mut p)) => {
+                opt::layout::layout(&mut p);
                 Ir::Kernel(p)
             }
             (Pass::Fuse, Ir::Core(mut p)) => {
@@ -140,7 +151,7 @@ impl Options {
     };
     /// Kernel IR, optimised.
     pub const KERNEL: Options = Options {
-        stop_after: Pass::KirSimplify,
+        stop_after: Pass::Layout,
         optimise: true,
         verify: false,
         fuse: true,

@@ -13,7 +13,7 @@
 //! - The text of a valid program reads back with [`super::parse`], and prints again identically
 //!   (so `-(1i64)`, an operator on a constant, is not `-1i64`, a constant).
 
-use crate::kir::{HostOp, SegKind, SegLevel, SegOp};
+use crate::kir::{HostOp, PointLayout, SegKind, SegLevel, SegOp};
 use crate::{
     AssertKind, Body, Const, DimIndex, Exp, Form, Function, HistOp, Lambda, LoopForm, Program,
     RedOp, ScanOp, Soac, Stmt, SubExp, Type, VarId,
@@ -535,6 +535,10 @@ impl<F: Form> Printer<'_, F> {
             SegLevel::Thread => "thread",
             SegLevel::Block => "block",
         };
+        let layout = match seg.layout {
+            PointLayout::Contiguous => "",
+            PointLayout::Interleaved => " interleaved",
+        };
         let space: Vec<String> = seg
             .space
             .iter()
@@ -542,7 +546,7 @@ impl<F: Form> Printer<'_, F> {
             .collect();
         let _ = write!(
             out,
-            "{keyword} {level} ({}) : {}",
+            "{keyword} {level}{layout} ({}) : {}",
             space.join(", "),
             self.types(&seg.ret)
         );

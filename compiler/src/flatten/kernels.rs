@@ -8,7 +8,7 @@
 
 use super::nest::{Irregular, Nest};
 use super::{Flattener, consumed_in, rename, stmt, vars, zero_const};
-use ogham_ir::kir::{HostOp, HostStmt, SegKind, SegLevel, SegOp};
+use ogham_ir::kir::{HostOp, HostStmt, PointLayout, SegKind, SegLevel, SegOp};
 use ogham_ir::source::Span;
 use ogham_ir::traverse::{Subst, free_vars_body, substitute_body};
 use ogham_ir::types::PrimType;
@@ -356,6 +356,7 @@ impl Flattener<'_> {
             kind,
             body: code,
             ret,
+            layout: PointLayout::Contiguous,
         })
     }
 

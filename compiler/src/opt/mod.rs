@@ -1,7 +1,9 @@
 //! Optimisations: `simplify` (fold, copy propagation, CSE, DCE, hoisting; core and kernel IR),
-//! `fuse` (graph-based SOAC fusion, core IR) and `narrow` (guarded reductions over an index
-//! range iterate only the range, kernel IR).
+//! `fuse` (graph-based SOAC fusion, core IR), `narrow` (guarded reductions over an index
+//! range iterate only the range, kernel IR) and `layout` (where a kernel's per-point arrays
+//! live, kernel IR).
 
 pub mod fuse;
+pub mod layout;
 pub mod narrow;
 pub mod simplify;

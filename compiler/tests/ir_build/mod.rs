@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use ogham_ir::kir::{
-    self, HostOp, SegKind, SegLevel, SegOp, Threshold, ThresholdId, ThresholdKind,
+    self, HostOp, PointLayout, SegKind, SegLevel, SegOp, Threshold, ThresholdId, ThresholdKind,
 };
 use ogham_ir::math::MathFn;
 use ogham_ir::op::{BinOp, UnOp};
@@ -243,6 +243,7 @@ pub fn sample_kernel() -> kir::Program {
         }]),
         body: body(vec![], &[f32c(2.5)]),
         ret: vec![F32],
+        layout: PointLayout::Contiguous,
     };
     let histogram = SegOp {
         level: SegLevel::Thread,
@@ -255,6 +256,7 @@ pub fn sample_kernel() -> kir::Program {
         }]),
         body: body(vec![], &[v(bin), f32c(1.0)]),
         ret: vec![I64, F32],
+        layout: PointLayout::Contiguous,
     };
     let id = ThresholdId {
         kind: ThresholdKind::SuffOuterPar,
@@ -321,6 +323,7 @@ pub fn sample_segred(sum_type: Type) -> kir::Program {
             &[v(x), v(y)],
         ),
         ret: vec![F32, F32],
+        layout: PointLayout::Contiguous,
     };
     b.kernel_program(body(
         vec![stmt(&[sum, doubled], Exp::Host(HostOp::Seg(Box::new(seg))))],

@@ -73,6 +73,25 @@ pub struct SegOp {
     pub body: Body,
     /// The types of the body's results at one point.
     pub ret: Vec<Type>,
+    /// Where the arrays the body makes at a point live (chosen by the `layout` pass).
+    #[serde(default)]
+    pub layout: PointLayout,
+}
+
+/// Where the arrays a kernel's body makes at one point (its per-point arrays) live. Backends
+/// that cannot honour a layout keep the arrays contiguous, which is always correct: every use of
+/// a per-point array goes through its view's strides.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub enum PointLayout {
+    /// Each point's arrays one after the other in its own memory (row-major).
+    #[default]
+    Contiguous,
+    /// Interleaved across the points in flight: element slot `w` of the point run by thread (or
+    /// lane) `t` of `n` is slot `w * n + t` of memory shared by the `n`, so consecutive points
+    /// touch consecutive addresses (printed `interleaved` after the level).
+    Interleaved,
 }
 
 /// What a kernel does with the values its body computes at each point.

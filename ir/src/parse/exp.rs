@@ -8,7 +8,7 @@
 
 use super::lex::{DOT, Tok};
 use super::{Parser, Res};
-use crate::kir::{HostOp, SegKind, SegLevel, SegOp};
+use crate::kir::{HostOp, PointLayout, SegKind, SegLevel, SegOp};
 use crate::math::MathFn;
 use crate::op::{BinOp, UnOp};
 use crate::types::PrimType;
@@ -411,7 +411,7 @@ impl Parser {
         }))
     }
 
-    /// `segX level (i_1 < n, ...) : ts`, operators, `do { ... }`.
+    /// `segX level [interleaved] (i_1 < n, ...) : ts`, operators, `do { ... }`.
     fn seg<H: Form>(&mut self, keyword: &str) -> Res<Exp<H>> {
         let at = self.next_index();
         self.bump();
@@ -419,6 +419,11 @@ impl Parser {
             "thread" => SegLevel::Thread,
             "block" => SegLevel::Block,
             other => return self.error(format!("expected `thread` or `block`, found `{other}`")),
+        };
+        let layout = if self.eat_word("interleaved") {
+            PointLayout::Interleaved
+        } else {
+            PointLayout::Contiguous
         };
         let space = self.list("(", ")", |p| {
             let v = p.var()?;
@@ -445,6 +450,7 @@ impl Parser {
             kind,
             body,
             ret,
+            layout,
         };
         self.host(at, HostOp::Seg(Box::new(seg)))
     }

@@ -457,7 +457,9 @@ impl CudaLauncher<'_> {
         let n_items = segments * chunks;
         // Histograms update their destinations in place: never launched twice.
         let relaunchable = !matches!(seg.kind, SegKind::Hist(_));
-        let wanted = n_items.clamp(1, sms * 32 * block);
+        // Whole blocks: the arena then holds a share for every thread of the grid, which the
+        // interleaved layout (`og_lanes`, one slot per thread of the grid) relies on.
+        let wanted = (n_items.clamp(1, sms * 32 * block) + block - 1) / block * block;
         let pass = |ev: &mut Evaluator, partial: u64, carry: u64| {
             self.run_with_arena(
                 ev,
@@ -502,7 +504,7 @@ impl CudaLauncher<'_> {
     }
 
     /// Runs the launches `make(arena, stride, threads)` gives, with an arena of `stride` bytes
-    /// for each of `threads` threads when the kernel allocates; after an out-of-memory failure
+    /// for each of `threads` threads (whole blocks) when the kernel allocates; after an out-of-memory failure
     /// a relaunchable kernel is launched again with 8 times more per thread (twice at most).
     fn run_with_arena(
         &self,
@@ -515,11 +517,19 @@ impl CudaLauncher<'_> {
         if !kernel.allocates {
             return self.run_launch(ev, kernel, make(0, 0, wanted));
         }
+        // Threads come in whole blocks (a block-level kernel's blocks of `block + 1` arenas:
+        // its threads' and the block's), so that the grid's every thread has its share.
+        let block = self.dev().block_size();
+        let granule = if kernel.level == SegLevel::Block {
+            block + 1
+        } else {
+            block
+        };
         // What the pool keeps is free too (an allocation it cannot serve releases it).
         let budget = ((self.dev().free_memory()? + self.pool.kept_bytes()) / 2) as i64;
         let mut stride = ARENA_PER_THREAD;
         for attempt in 0..3 {
-            let threads = wanted.min(budget / stride).max(1);
+            let threads = (wanted.min(budget / stride) / granule).max(1) * granule;
             let arena = self.pool.alloc((threads * stride) as usize)?;
             match self.try_launch(kernel, make(arena.ptr, stride, threads))? {
                 None => return Ok(()),

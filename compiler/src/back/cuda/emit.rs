@@ -8,7 +8,11 @@
 //! kernel); a body that is emitted more than once (a lambda applied in several places) is
 //! wrapped in its own C block, so its declarations never clash. Arrays made inside a kernel come
 //! from a bump arena (`og_arena` per thread; at block level `og_block_arena`, whose addresses
-//! every thread of the block computes identically).
+//! every thread of the block computes identically), or, in a thread-level kernel whose
+//! per-point arrays the `layout` pass interleaved, from the interleaved sub-arenas `og_lanes`
+//! (`prelude.cuh`): such an array's view has strides `og_lanes.n` times the contiguous ones.
+//! Nothing here assumes an array made in a kernel is contiguous: every access goes through
+//! its view's strides.
 //!
 //! Block-level code (`Emit::block`): the statements outside any lambda run redundantly on every
 //! thread of the block (so scalars and control flow are uniform), writes to memory are shared
@@ -102,6 +106,10 @@ pub struct Emit<'f> {
     pub shared_slots: usize,
     /// Whether the code allocates from an arena.
     allocates: bool,
+    /// Per-point arrays are interleaved across the threads (`og_lanes`; thread-level kernels).
+    pub lanes: bool,
+    /// The element-size classes allocated from `og_lanes` (bit c: elements of 2^c bytes).
+    lane_classes: u8,
 }
 
 /// What [`Emit`] produced.
@@ -110,6 +118,8 @@ pub struct Emitted {
     pub sites: Vec<ErrorSite>,
     pub shared_slots: usize,
     pub allocates: bool,
+    /// The element-size classes allocated from `og_lanes` (bit c: elements of 2^c bytes).
+    pub lane_classes: u8,
 }
 
 impl<'f> Emit<'f> {
@@ -132,6 +142,8 @@ impl<'f> Emit<'f> {
             lambdas: 0,
             shared_slots: 0,
             allocates: false,
+            lanes: false,
+            lane_classes: 0,
         }
     }
 
@@ -141,10 +153,16 @@ impl<'f> Emit<'f> {
             sites: self.checks.sites,
             shared_slots: self.shared_slots,
             allocates: self.allocates,
+            lane_classes: self.lane_classes,
         }
     }
 
     // ----- text -----
+
+    /// The length of the text so far: where [`Emitted::text`] can take a declaration later.
+    pub fn mark(&self) -> usize {
+        self.out.len()
+    }
 
     pub fn line(&mut self, s: impl AsRef<str>) {
         for _ in 0..self.depth {
@@ -252,7 +270,8 @@ impl<'f> Emit<'f> {
         (0..rank).map(|k| format!("{view}.d[{k}]")).collect()
     }
 
-    /// A fresh contiguous array of the given extents from the arena; returns its view's name.
+    /// A fresh array of the given extents from the arena (interleaved from `og_lanes` when
+    /// [`Emit::lanes`], otherwise contiguous); returns its view's name.
     pub fn alloc(&mut self, elem: PrimType, dims: &[String]) -> Res<String> {
         self.allocates = true;
         let name = self.temp("a");
@@ -266,22 +285,37 @@ impl<'f> Emit<'f> {
                 dims.join(", ")
             ));
         }
-        self.line(format!(
-            "{t}* {name}_p = ({t}*)og_alloc({}, {name}_bytes);",
-            self.arena()
-        ));
+        if self.lanes {
+            self.lane_classes |= 1 << elem.byte_size().trailing_zeros();
+            self.line(format!(
+                "{t}* {name}_p = og_alloc_lanes<{t}>(og_lanes, {name}_bytes);"
+            ));
+        } else {
+            self.line(format!(
+                "{t}* {name}_p = ({t}*)og_alloc({}, {name}_bytes);",
+                self.arena()
+            ));
+        }
         self.check(
             &format!("{name}_p != 0"),
             Failure::OutOfMemory,
             &[format!("{name}_bytes")],
         )?;
-        self.line(format!(
-            "{} {name} = og_view<{t}, {}>({name}_p, {{{}}});",
-            view_type(elem, dims.len()),
+        let view = self.arena_view(elem, &format!("{name}_p"), dims);
+        self.line(format!("{} {name} = {view};", view_type(elem, dims.len())));
+        Ok(name)
+    }
+
+    /// The row-major view of the elements at `p` (an array [`Emit::alloc`] made) with extents
+    /// `dims`: interleaved when [`Emit::lanes`].
+    pub(super) fn arena_view(&self, elem: PrimType, p: &str, dims: &[String]) -> String {
+        let unit = if self.lanes { ", og_lanes.n" } else { "" };
+        format!(
+            "og_view<{}, {}>({p}, {{{}}}{unit})",
+            ctype(elem),
             dims.len(),
             dims.join(", ")
-        ));
-        Ok(name)
+        )
     }
 
     /// Row `i` of a view of rank `rank`: the element (rank 1) or a view.

@@ -35,7 +35,7 @@ use super::emit::{Emit, Res, ctype, var};
 use super::{Counting, Unsupported};
 use crate::back::lower;
 use ogham_ir::abi::{self, ArgSlots, ErrorSite};
-use ogham_ir::kir::{HostStmt, SegKind, SegLevel, SegOp};
+use ogham_ir::kir::{HostStmt, PointLayout, SegKind, SegLevel, SegOp};
 use ogham_ir::source::Span;
 use ogham_ir::{Lambda, SubExp, VarId};
 
@@ -175,6 +175,7 @@ fn thread_kernel(
     args: Args,
 ) -> Result<Built, Unsupported> {
     let mut e = Emit::new(f, unchecked, counting, 1);
+    e.lanes = seg.layout == PointLayout::Interleaved;
     e.line("i64 og_at = 0;");
     load_inputs(&mut e, &args.slots, &args.inputs);
     load_outputs(&mut e, &args.slots, args.pat);
@@ -188,7 +189,11 @@ fn thread_kernel(
         _ => Vec::new(),
     };
     e.line("const i64 og_gid = blockIdx.x * (i64)blockDim.x + threadIdx.x;");
-    e.line("OgArena og_arena = {arena + og_gid * arena_stride, 0, arena_stride};");
+    // The interleaved sub-arenas are declared here once the body's element sizes are known.
+    let lanes_at = e.mark();
+    if !e.lanes {
+        e.line("OgArena og_arena = {arena + og_gid * arena_stride, 0, arena_stride};");
+    }
     e.open("for (i64 og_r = og_gid; og_r < n_items; og_r += (i64)gridDim.x * blockDim.x)");
     e.line("const i64 og_s = og_r / chunks, og_c = og_r % chunks;");
     e.line(format!("og_at = og_s * {inner};"));
@@ -205,7 +210,11 @@ fn thread_kernel(
             "for (i64 {i} = og_c * {inner} / chunks; {i} < (og_c + 1) * {inner} / chunks; {i}++)"
         ));
     }
-    e.line("og_arena.used = 0;");
+    e.line(if e.lanes {
+        "og_lanes_reset(og_lanes);"
+    } else {
+        "og_arena.used = 0;"
+    });
     e.line(format!("const i64 og_p = og_s * {inner} + {i};"));
     e.line("og_at = og_p;");
     let vals = lower::body(&mut e, &seg.body)?;
@@ -224,7 +233,18 @@ fn thread_kernel(
     e.close();
     store_totals(&mut e, &seg.kind, &accs.concat(), width);
     e.close();
-    let emitted = e.finish();
+    let lanes = e.lanes;
+    let mut emitted = e.finish();
+    if lanes {
+        // The runtime's arena holds `arena_stride` bytes for every thread of the grid.
+        emitted.text.insert_str(
+            lanes_at,
+            &format!(
+                "  OgLanes og_lanes = og_lanes_init(arena, arena_stride, og_gid, (i64)gridDim.x * blockDim.x, {});\n",
+                emitted.lane_classes
+            ),
+        );
+    }
     let mut sites = emitted.sites;
     let mut text = format!(
         "extern \"C\" __global__ void {name}(OgCtx* ctx, const u64* args, char* arena, i64 arena_stride, i64 n_items, i64 chunks, u64* partial, const u64* carry) {{\n{}}}\n",

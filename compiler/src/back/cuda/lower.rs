@@ -361,9 +361,9 @@ impl Lower for Emit<'_> {
 
     fn fill_iota(&mut self, out: &CView, n: &String) -> Res<()> {
         let (first, step) = self.par();
+        let element = Emit::row(&out.name, 1, "k");
         self.line(format!(
-            "for (i64 k = {first}; k < {n}; k += {step}) {}.p[k] = k;",
-            out.name
+            "for (i64 k = {first}; k < {n}; k += {step}) {element} = k;"
         ));
         self.barrier();
         Ok(())
@@ -377,13 +377,7 @@ impl Lower for Emit<'_> {
     }
 
     fn reshaped(&mut self, copy: &CView, dims: &[String]) -> String {
-        format!(
-            "og_view<{}, {}>({}.p, {{{}}})",
-            ctype(copy.elem),
-            dims.len(),
-            copy.name,
-            dims.join(", ")
-        )
+        self.arena_view(copy.elem, &format!("{}.p", copy.name), dims)
     }
 
     fn rearrange(&mut self, v: VarId, arr: VarId, perm: &[usize]) -> Res<()> {

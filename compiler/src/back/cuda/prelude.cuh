@@ -56,11 +56,13 @@ template <class T, int R> __device__ __forceinline__ View<T, R - 1> og_row(const
   return r;
 }
 
-// A contiguous row-major view of `p` with the extents `d`.
-template <class T, int R> __device__ __forceinline__ View<T, R> og_view(T* p, const i64 (&d)[R]) {
+// A row-major view of `p` with the extents `d`, its elements `unit` apart (1: contiguous; an
+// interleaved per-point array's: the number of threads in flight).
+template <class T, int R>
+__device__ __forceinline__ View<T, R> og_view(T* p, const i64 (&d)[R], i64 unit = 1) {
   View<T, R> v;
   v.p = p;
-  i64 stride = 1;
+  i64 stride = unit;
   for (int k = R - 1; k >= 0; k--) {
     v.d[k] = d[k];
     v.s[k] = stride;
@@ -189,5 +191,61 @@ __device__ __forceinline__ void* og_alloc(OgArena& a, i64 bytes) {
   void* p = a.base + a.used;
   a.used += (bytes + 15) & ~15LL;
   return p;
+}
+
+// ---- per-point arrays interleaved across the threads in flight (the `layout` pass) ----
+// One sub-arena per element size the kernel allocates (class c: elements of 2^c bytes), each a
+// region of `cap[c] * n` elements; slot w of thread t is element `w * n + t` of its class's
+// region. Distinct (w, t) are distinct elements, the regions are disjoint and all lie in the
+// arena (`sum_c cap[c] * 2^c * n <= stride * n`), so no two threads ever share a byte, whatever
+// sizes each allocates in whatever order (divergent control flow included), and the n threads
+// reading slot w of their arrays read n consecutive elements. The arena must hold `stride`
+// bytes for each of the n = gridDim.x * blockDim.x threads.
+struct OgLanes {
+  char* base[4];
+  i64 used[4];  // slots this thread has taken, per class
+  i64 cap[4];   // slots per thread, per class
+  i64 n;        // threads in flight
+  i64 t;        // this thread
+};
+
+// The sub-arenas of the classes in `mask` (bit c: elements of 2^c bytes), which share the
+// arena's `stride` bytes per thread equally.
+__device__ __forceinline__ OgLanes og_lanes_init(char* arena, i64 stride, i64 t, i64 n, int mask) {
+  OgLanes a;
+  int classes = 0;
+  for (int c = 0; c < 4; c++) classes += (mask >> c) & 1;
+  const i64 share = classes > 0 ? (stride / classes) & ~15LL : 0;
+  char* at = arena;
+  for (int c = 0; c < 4; c++) {
+    a.base[c] = at;
+    a.used[c] = 0;
+    a.cap[c] = ((mask >> c) & 1) ? share >> c : 0;
+    at += (a.cap[c] << c) * n;
+  }
+  a.n = n;
+  a.t = t;
+  return a;
+}
+
+// The first slot of a fresh array of `bytes` bytes of T (element w at `p + w * a.n`), or null
+// when this thread's share of T's sub-arena is full. The thread takes the array's slot count
+// rounded up to a power of two (as far as its share allows): neighbouring points whose arrays'
+// extents differ a little (data-dependent lengths) then start their next arrays at the same
+// slot, so those stay coalesced too. Any start is safe (the slots are the thread's own).
+template <class T> __device__ __forceinline__ T* og_alloc_lanes(OgLanes& a, i64 bytes) {
+  const int c = sizeof(T) == 1 ? 0 : sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3;
+  const i64 slots = bytes / (i64)sizeof(T);
+  const i64 room = a.cap[c] - a.used[c];
+  if (bytes < 0 || slots > room) return 0;
+  i64 take = 1;
+  while (take < slots) take <<= 1;
+  T* p = (T*)a.base[c] + a.used[c] * a.n + a.t;
+  a.used[c] += take < room ? take : room;
+  return p;
+}
+
+__device__ __forceinline__ void og_lanes_reset(OgLanes& a) {
+  for (int c = 0; c < 4; c++) a.used[c] = 0;
 }
 // ---- end of prelude ----
