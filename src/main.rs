@@ -482,7 +482,14 @@ fn signature(e: &EntryPoint) -> String {
         .iter()
         .map(|(n, t)| format!(" ({n}: {t})"))
         .collect();
-    let results: Vec<String> = e.results.iter().map(|t| t.to_string()).collect();
+    let results: Vec<String> = e
+        .results
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            ogham::results::as_declared(t, ogham::results::declared(&e.fields, i)).to_string()
+        })
+        .collect();
     let result = match results.as_slice() {
         [one] => one.clone(),
         many => format!("({})", many.join(", ")),

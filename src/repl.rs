@@ -8,6 +8,7 @@
 //!
 //! ```text
 //! import "FILE"                             -- and each `import` of FILE
+//! import ...                                -- earlier `import` lines
 //! def ...                                   -- earlier `def` lines
 //! entry <repl> (x: []f32) (k: i64) ... =    -- one parameter per bound name
 //! EXPR
@@ -36,6 +37,7 @@ commands:
   EXPR                  evaluate an expression and print its value
   let NAME = EXPR       evaluate and bind NAME for later lines
   def NAME ... = EXPR   add a definition (a function, a constant)
+  import \"PATH\"         bring a module's definitions into scope (import \"lib/stats\")
   :type EXPR            print the type of an expression (also :t)
   :load NAME FILE.npy   bind NAME to the array in a .npy file
   :help                 this list
@@ -44,7 +46,7 @@ traces (`trace \"label\" e`) print as they happen, on standard error.";
 
 /// One session: the program whose definitions are in scope, and what the session added.
 pub struct Session {
-    /// `import "..."` of the program, or nothing without one.
+    /// `import "..."` of the program and of the session's `import` lines.
     import: String,
     /// Where the synthetic root module is (relative imports resolve from its directory).
     name: String,
@@ -62,6 +64,7 @@ enum Line<'a> {
     Load(&'a str, &'a str),
     Let(&'a str, &'a str),
     Def(&'a str),
+    Import(&'a str),
     Eval(&'a str),
     Bad(String),
 }
@@ -90,6 +93,9 @@ fn parse_line(line: &str) -> Line<'_> {
     }
     if word(line) == "def" {
         return Line::Def(line);
+    }
+    if word(line) == "import" {
+        return Line::Import(line);
     }
     if word(line) == "let"
         && let Some((lhs, rhs)) = line[3..].split_once('=')
@@ -257,6 +263,13 @@ impl Session {
                 self.defs.push(def.to_string());
                 None
             }),
+            Line::Import(import) => {
+                let kept = self.import.len();
+                self.import.push_str(&format!("{import}\n"));
+                self.check(&self.program("def", None, "()"))
+                    .map(|_| None)
+                    .inspect_err(|_| self.import.truncate(kept))
+            }
         };
         match outcome {
             Ok(Some(text)) => writeln!(out, "{text}")?,
@@ -334,6 +347,26 @@ mod tests {
             "[2.0f32, 4.0f32, 8.0f32]\ndouble : f32 -> f32\n7.0f32\n"
         );
         assert!(err.starts_with("trace s at <repl>:3:1: 7.0f32"), "{err}");
+    }
+
+    #[test]
+    fn imports_bring_library_modules_into_scope() {
+        let (out, err) = session(
+            None,
+            "nanmean [1f32, f32.nan, 3f32]\n\
+             import \"lib/nowhere\"\n\
+             import \"lib/segmented\"\n\
+             nanmean [1f32, f32.nan, 3f32]\n\
+             :type nanmedian\n",
+        );
+        assert!(out.starts_with("2.0f32\n"), "{out}");
+        // The failed import is not kept: the later lines check without it.
+        assert!(
+            out.contains("nanmedian : ") || err.contains("lib/stats"),
+            "{out}{err}"
+        );
+        assert_eq!(err.matches("E0204").count(), 2, "{err}");
+        assert!(err.contains("lib/nowhere"), "{err}");
     }
 
     #[test]

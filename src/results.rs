@@ -73,6 +73,23 @@ pub fn parts(ty: &Type, declared: &[String]) -> Option<Vec<Part>> {
     Some(parts)
 }
 
+/// Result type `ty` as written: its own record's fields (of a record or an array of records) in
+/// `declared` order, for showing to users (`ogham check`); other types unchanged.
+pub fn as_declared(ty: &Type, declared: &[String]) -> Type {
+    match ty {
+        Type::Array(elem, size) => Type::array(as_declared(elem, declared), size.clone()),
+        Type::Record(fields)
+            if declared.len() == fields.len()
+                && fields.iter().all(|(name, _)| declared.contains(name)) =>
+        {
+            let mut fields = fields.clone();
+            fields.sort_by_key(|(name, _)| declared.iter().position(|d| d == name));
+            Type::Record(fields)
+        }
+        other => other.clone(),
+    }
+}
+
 /// The declared field order of result `i` given the entry's `fields` (empty: the type's order).
 pub fn declared(fields: &[Vec<String>], i: usize) -> &[String] {
     fields.get(i).map_or(&[], Vec::as_slice)

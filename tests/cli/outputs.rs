@@ -151,3 +151,25 @@ fn a_library_names_record_results_too() {
         ["amplitude.npy", "mean.npy", "valid.npy"]
     );
 }
+
+#[test]
+fn check_shows_record_results_in_declared_order() {
+    let dir = scratch("outputs_check");
+    let program = write(&dir, "summary.og", PROGRAM);
+    let out = ogham(&["check", program.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let shown = stdout(&out);
+    assert!(
+        shown.contains("entry summarise (xs: [m]f32) : [m]{valid: i64, mean: f32, amplitude: f32}"),
+        "{shown}"
+    );
+    // A tuple's results are results of their own: the record's order is its declaration's.
+    assert!(
+        shown.contains("entry nested (xs: [m]f32) : (i64, [m]{lo: f32, hi: f32})"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("entry clash (x: f32) : {a_b: f32, a: {b: f32}}"),
+        "{shown}"
+    );
+}

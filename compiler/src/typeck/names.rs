@@ -505,32 +505,6 @@ fn library_relative(name: &str) -> Option<(String, &'static str)> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn suggestions_pick_close_names() {
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(
-            suggest("mpa", ["map", "iota"].into_iter()),
-            Some("map".into())
-        );
-        assert_eq!(suggest("xyzzy", ["map", "iota"].into_iter()), None);
-    }
-
-    #[test]
-    fn library_names() {
-        assert_eq!(library_home("median"), Some(("median".into(), "lib/stats")));
-        assert_eq!(library_home("sum_f32"), Some(("sum".into(), "lib/prelude")));
-        assert_eq!(
-            library_relative("kth"),
-            Some(("kth_smallest".into(), "lib/stats"))
-        );
-        assert_eq!(library_relative("xyzzy"), None);
-    }
-}
-
 /// `E0404` for each size parameter of `def` that no parameter's written type determines: one
 /// that appears only in the result type or the body has no value when the function is called
 /// (as in Futhark, a size inside a function-typed parameter does not count either).
@@ -593,5 +567,31 @@ fn type_sizes<'a>(t: &'a TypeExp, out: &mut Vec<&'a str>) {
             TypeArg::Type(t) => type_sizes(t, out),
         }),
         TypeExp::Unique(t, _) => type_sizes(t, out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions_pick_close_names() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(
+            suggest("mpa", ["map", "iota"].into_iter()),
+            Some("map".into())
+        );
+        assert_eq!(suggest("xyzzy", ["map", "iota"].into_iter()), None);
+    }
+
+    #[test]
+    fn library_names() {
+        assert_eq!(library_home("median"), Some(("median".into(), "lib/stats")));
+        assert_eq!(library_home("sum_f32"), Some(("sum".into(), "lib/prelude")));
+        assert_eq!(
+            library_relative("kth"),
+            Some(("kth_smallest".into(), "lib/stats"))
+        );
+        assert_eq!(library_relative("xyzzy"), None);
     }
 }
