@@ -222,20 +222,15 @@ impl Printer<'_> {
                 docs.push(item);
             }
         }
-        let params = if seps.iter().all(Doc::is_line) {
-            Doc::Fill(docs)
-        } else {
-            let mut parts = Vec::new();
-            for (d, sep) in docs
-                .into_iter()
-                .zip(std::iter::once(Doc::text("")).chain(seps))
-            {
-                // Without a comment, the next item stays on the line.
-                let sep = if sep.is_line() { Doc::text(" ") } else { sep };
-                parts.extend([sep, d]);
-            }
-            Doc::group(Doc::concat(parts))
-        };
+        // Without a comment before it, an item stays on the line of the one before.
+        let params =
+            Doc::fill_or_separated(
+                docs,
+                seps,
+                |sep| {
+                    if sep.is_line() { Doc::text(" ") } else { sep }
+                },
+            );
         Doc::concat(vec![Doc::text(format!("{name} ")), Doc::align(params)])
     }
 }

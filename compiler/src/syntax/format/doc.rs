@@ -74,6 +74,23 @@ impl Doc {
         }
     }
 
+    /// Items that fill their lines when every separator (`seps[i]` goes before `items[i + 1]`)
+    /// is a plain [`Doc::Line`]; otherwise each item after its separator (there is a comment
+    /// between some), with `plain` applied to every separator.
+    pub fn fill_or_separated(items: Vec<Doc>, seps: Vec<Doc>, plain: impl Fn(Doc) -> Doc) -> Doc {
+        if seps.iter().all(Doc::is_line) {
+            return Doc::Fill(items);
+        }
+        let mut parts = Vec::new();
+        for (item, sep) in items
+            .into_iter()
+            .zip(std::iter::once(Doc::text("")).chain(seps))
+        {
+            parts.extend([plain(sep), item]);
+        }
+        Doc::group(Doc::concat(parts))
+    }
+
     /// Whether the document is a plain [`Doc::Line`] (with nothing around it, such as comments).
     pub fn is_line(&self) -> bool {
         match self {

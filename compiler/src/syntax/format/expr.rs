@@ -414,18 +414,7 @@ impl Printer<'_> {
             }
             docs.push(self.expr(a, POSTFIX));
         }
-        let args = if seps.iter().all(Doc::is_line) {
-            Doc::Fill(docs)
-        } else {
-            let mut parts = Vec::new();
-            for (d, sep) in docs
-                .into_iter()
-                .zip(std::iter::once(Doc::text("")).chain(seps))
-            {
-                parts.extend([sep, d]);
-            }
-            Doc::concat(parts)
-        };
+        let args = Doc::fill_or_separated(docs, seps, |sep| sep);
         Doc::group(Doc::concat(vec![head, text(" "), Doc::align(args)]))
     }
 
