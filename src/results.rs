@@ -63,11 +63,7 @@ pub fn parts(ty: &Type, declared: &[String]) -> Option<Vec<Part>> {
         .enumerate()
         .map(|(index, (name, ty))| Part { name, ty, index })
         .collect();
-    // Only an order of exactly the type's fields is followed (an alias the checker followed by
-    // name could, in a contrived program, be another record than the result's).
-    let same_fields =
-        declared.len() == parts.len() && parts.iter().all(|p| declared.contains(&p.name));
-    if same_fields {
+    if is_order_of(declared, parts.iter().map(|p| &p.name)) {
         parts.sort_by_key(|p| declared.iter().position(|d| *d == p.name));
     }
     Some(parts)
@@ -78,16 +74,20 @@ pub fn parts(ty: &Type, declared: &[String]) -> Option<Vec<Part>> {
 pub fn as_declared(ty: &Type, declared: &[String]) -> Type {
     match ty {
         Type::Array(elem, size) => Type::array(as_declared(elem, declared), size.clone()),
-        Type::Record(fields)
-            if declared.len() == fields.len()
-                && fields.iter().all(|(name, _)| declared.contains(name)) =>
-        {
+        Type::Record(fields) if is_order_of(declared, fields.iter().map(|(name, _)| name)) => {
             let mut fields = fields.clone();
             fields.sort_by_key(|(name, _)| declared.iter().position(|d| d == name));
             Type::Record(fields)
         }
         other => other.clone(),
     }
+}
+
+/// Whether `declared` orders exactly the fields `names`: only such an order is followed (an
+/// alias the checker followed by name could, in a contrived program, be another record than the
+/// result's).
+fn is_order_of<'a>(declared: &[String], names: impl ExactSizeIterator<Item = &'a String>) -> bool {
+    declared.len() == names.len() && names.into_iter().all(|n| declared.contains(n))
 }
 
 /// The declared field order of result `i` given the entry's `fields` (empty: the type's order).
