@@ -32,6 +32,7 @@ mod disk;
 
 pub use disk::Disk;
 
+use crate::codegen::cpu::CPU;
 use crate::{Backend, Frontend, FrontendErrors, Tuning};
 use ogham_ir::Signature;
 use ogham_ir::diag::Diagnostic;
@@ -483,7 +484,7 @@ fn compile_fresh(
     .collect();
     let code = match program {
         ogham_ir::Ir::Kernel(program) if backend == Backend::Cpu => {
-            let library = Library::new(fe.sources.clone(), program).with_docs(docs);
+            let library = Library::new(fe.sources.clone(), program, CPU).with_docs(docs);
             // A program with a warning is not stored on disk, so that every run warns.
             Code::Cpu(match key {
                 Some(key) if warnings.is_empty() => disk.store(key, library),
@@ -518,7 +519,7 @@ fn entry_info(name: &str, doc: Option<&str>, signature: &Signature) -> EntryInfo
 /// Opens a library built by `ogham build` (`.ogl`); it runs on the `cpu` backend, each entry
 /// point's kernels JIT-compiled at its first call.
 pub fn open(path: &Path) -> Result<Arc<Compiled>, CompileError> {
-    let library = Library::load(path).map_err(CompileError::message)?;
+    let library = Library::load(path, CPU).map_err(CompileError::message)?;
     Ok(Arc::new(Compiled {
         backend: Backend::Cpu,
         entries: library

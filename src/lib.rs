@@ -8,6 +8,7 @@ pub mod args;
 pub mod atomic;
 pub mod autotune;
 pub mod cache;
+pub mod codegen;
 pub mod demo;
 pub mod doc;
 pub mod lsp;
@@ -332,7 +333,9 @@ impl Backend {
         thresholds: &Thresholds,
     ) -> Result<Vec<Value>, Box<Diagnostic>> {
         match (self, ir) {
-            (Backend::Cpu, Ir::Kernel(ir)) => ogham_runtime::cpu::run(ir, entry, args, thresholds),
+            (Backend::Cpu, Ir::Kernel(ir)) => {
+                ogham_runtime::cpu::run(codegen::cpu::CPU, ir, entry, args, thresholds)
+            }
             (Backend::Cuda, Ir::Kernel(ir)) => {
                 ogham_runtime::cuda::run(ir, entry, args, thresholds)
             }

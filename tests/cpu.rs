@@ -2,6 +2,7 @@
 //! their bounds checks, other code keeps them; compiled libraries (`ogham build`) round-trip; SIMD map kernels agree with
 //! the interpreter bit for bit and leave out-of-bounds reads to the checked scalar code.
 
+use ogham::codegen::cpu::CPU;
 use ogham::{Backend, Frontend};
 use ogham_compiler::back::cpu::print_clif;
 use ogham_compiler::pipeline::Options;
@@ -196,10 +197,10 @@ entry main [n] (xs: [n]f32) : ([n]f32, f32) =
     let dir = std::env::temp_dir().join(format!("ogham-lib-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join("test.ogl");
-    Library::new(fe.sources.clone(), program)
+    Library::new(fe.sources.clone(), program, CPU)
         .save(&path)
         .expect("saved");
-    let lib = Library::load(&path).expect("loaded");
+    let lib = Library::load(&path, CPU).expect("loaded");
     assert_eq!(lib.entries().map(|(n, _)| n).collect::<Vec<_>>(), ["main"]);
     let xs = || {
         vec![Value::Array(
@@ -213,12 +214,12 @@ entry main [n] (xs: [n]f32) : ([n]f32, f32) =
     let text = std::fs::read_to_string(&path).expect("readable");
     let version = format!("\"version\":{}", ogham_runtime::library::VERSION);
     std::fs::write(&path, text.replace(&version, "\"version\":99")).expect("written");
-    let err = Library::load(&path)
+    let err = Library::load(&path, CPU)
         .err()
         .expect("a newer version is rejected");
     assert!(err.contains("version 99"), "{err}");
     std::fs::write(&path, "{}").expect("written");
-    assert!(Library::load(&path).is_err());
+    assert!(Library::load(&path, CPU).is_err());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

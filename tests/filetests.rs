@@ -32,6 +32,7 @@
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use ogham::Frontend;
+use ogham::codegen::cpu::CPU;
 use ogham::testing::collect_og_files;
 use ogham::testing::filecheck::Checks;
 use ogham_compiler::back::cpu::print_clif;
@@ -275,6 +276,6 @@ fn loads_as_a_library(fe: &Frontend) -> Result<(), String> {
     let Ok(program) = fe.compile_kernel(ogham_compiler::pipeline::Options::KERNEL) else {
         return Ok(());
     };
-    let json = Library::new(fe.sources.clone(), program).to_json()?;
-    Library::from_json(&json, "the library").map(|_| ())
+    let json = Library::new(fe.sources.clone(), program, CPU).to_json()?;
+    Library::from_json(&json, "the library", CPU).map(|_| ())
 }

@@ -25,6 +25,7 @@
 //! the machine's memory); every failure it prints becomes a corpus case under `tests/cases/reliability/`.
 
 use ogham::Frontend;
+use ogham::codegen::cpu::CPU;
 use ogham_compiler::pipeline::Options;
 use ogham_runtime::library::Library;
 use ogham_runtime::value::{Array, ArrayData, Value};
@@ -89,7 +90,7 @@ fn library_json(dir: &std::path::Path) -> String {
     let fe = row_sums();
     let program = fe.compile_kernel(Options::KERNEL).expect("compiles");
     let path = dir.join("valid.ogl");
-    Library::new(fe.sources.clone(), program)
+    Library::new(fe.sources.clone(), program, CPU)
         .save(&path)
         .expect("saves");
     std::fs::read_to_string(&path).expect("reads")
@@ -107,7 +108,7 @@ fn check_library(bytes: &[u8], path: &std::path::Path) -> Result<(), String> {
     let arg =
         Value::Array(Array::new(vec![2, 2], ArrayData::F32(vec![1.0; 4].into())).expect("shape"));
     catch_unwind(AssertUnwindSafe(|| {
-        if let Ok(lib) = Library::load(path) {
+        if let Ok(lib) = Library::load(path, CPU) {
             let _ = lib.call("main", vec![arg]);
         }
     }))

@@ -82,8 +82,26 @@ pub unsafe extern "C" fn ogham_load(path: *const c_char) -> *mut OghamLibrary {
     guarded(|| {
         // SAFETY: the caller's contract.
         let path = unsafe { text(path, "the path") }?;
-        Ok(handle(Library::load(Path::new(path))?))
+        Ok(handle(load(Path::new(path))?))
     })
+}
+
+/// The `.ogl` library at `path`, whose kernels the compiler's Cranelift backend JIT-compiles.
+#[cfg(feature = "jit")]
+fn load(path: &Path) -> Result<Library, String> {
+    Library::load(path, ogham::codegen::cpu::CPU)
+}
+
+/// Without the JIT (no code generator in this library), a `.ogl` file cannot run: error R0713.
+#[cfg(not(feature = "jit"))]
+fn load(path: &Path) -> Result<Library, String> {
+    Err(format!(
+        "error[{}]: {} needs the JIT, which this runtime was built without (the `jit` \
+         feature): it runs libraries compiled ahead of time (`ogham build FILE -o NAME.o`, \
+         opened with `ogham_open_image`)",
+        ogham_runtime::error::R_NO_JIT,
+        path.display()
+    ))
 }
 
 /// Opens a library compiled ahead of time (`ogham build FILE -o NAME.o`) and linked into the

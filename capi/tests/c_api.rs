@@ -8,6 +8,7 @@
 //! compiler (`cc`); CI has one.
 
 use ogham::Frontend;
+use ogham::codegen::cpu::CPU;
 use ogham_compiler::pipeline::Options;
 use ogham_runtime::cpu::aot;
 use ogham_runtime::library::Library;
@@ -191,7 +192,7 @@ fn library(dir: &Path) -> Library {
     let ir = fe
         .compile_kernel(Options::KERNEL)
         .expect("the program compiles");
-    Library::new(fe.sources.clone(), ir)
+    Library::new(fe.sources.clone(), ir, CPU)
 }
 
 #[test]

@@ -8,15 +8,19 @@
 //! - **the reference interpreter** `interp`, the definition of the language's semantics and the
 //!   only module that uses the AST and the type checker;
 //! - **executors of compiled code**, on the IR and the base: `ireval` (core and kernel IR),
-//!   `cpu` (JIT, native code, ahead-of-time objects), `cuda`, `kernel_io` (shared by both);
+//!   `cpu` (kernels JIT-compiled by a code generator it is given, `cpu::CpuCodegen`; native
+//!   code for the disk cache and ahead-of-time objects, which it loads), `cuda`, `kernel_io`
+//!   (shared by both);
 //! - **compiled libraries**: `library` (`.ogl` files and ahead-of-time images), `packed` (the
 //!   lazy per-entry layout of images and of `ogham`'s disk cache), `cache_file`.
 //!
 //! The IR is the `ogham-ir` crate's; the compiler (`ogham-compiler`, with Cranelift) comes in
-//! only with features, all default: `interp` (the interpreter), `jit` (the CPU backend's code
-//! generation: JIT, native code for the disk cache, writing ahead-of-time objects; `.ogl`
-//! libraries need it) and `cuda`. Without them the runtime runs ahead-of-time objects and has
-//! neither the compiler nor Cranelift (`ogham-capi --no-default-features`).
+//! only with features, all default: `interp` (the interpreter) and `cuda`. The CPU backend's
+//! code generation is not the runtime's: the `jit` feature (programs whose kernels a
+//! `cpu::CpuCodegen` compiles, `.ogl` libraries, the disk cache's native code; it needs the
+//! `object` crate only) takes it from the caller. Without these features the runtime runs
+//! ahead-of-time objects and has neither the compiler nor Cranelift (`ogham-capi
+//! --no-default-features`).
 //!
 //! `tests/layering.rs` checks that only `interp` uses the front end, that the base layer, the
 //! IR evaluator and libraries do not name the compiler, and the dependencies without features.

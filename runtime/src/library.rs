@@ -4,7 +4,9 @@
 //! ```no_run
 //! use ogham_runtime::library::Library;
 //! use ogham_runtime::value::{Array, Value};
-//! let lib = Library::load("bfast.ogl".as_ref())?;
+//! # fn codegen() -> ogham_runtime::cpu::Codegen { unimplemented!() }
+//! // `ogham::codegen::cpu::CPU`: the compiler's Cranelift backend.
+//! let lib = Library::load("bfast.ogl".as_ref(), codegen())?;
 //! let xs = Array::from_f32(vec![3], vec![1.0, 2.0, 3.0]).unwrap();
 //! match lib.call("main", vec![Value::Array(xs)]) {
 //!     Ok(outputs) => println!("{outputs:?}"),
@@ -19,8 +21,9 @@
 //! of another version is refused with the command that rebuilds it, since its IR would not
 //! decode), then checks the program as untrusted input (`cpu::untrusted::check_untrusted`), so a damaged or
 //! hand-edited file is rejected with an error instead of misbehaving. An entry point's kernels
-//! are JIT-compiled at its first call (milliseconds) and the machine code is reused by every
-//! later call, from any thread.
+//! are JIT-compiled at its first call (milliseconds), by the code generator the library was
+//! given (`cpu::CpuCodegen`; the runtime contains none), and the machine code is reused by
+//! every later call, from any thread.
 //!
 //! # A library is untrusted input
 //!
@@ -32,14 +35,14 @@
 //! first call) and the kernels' machine code; linked into a program, it is opened with
 //! [`Library::from_image`] and runs without the JIT.
 //!
-//! Without the `jit` feature (`ogham-capi --no-default-features`, a runtime without the
-//! compiler and Cranelift) only ahead-of-time images open: [`Library::load`] refuses a `.ogl`
-//! file with error R0713.
+//! Without the `jit` feature (`ogham-capi --no-default-features`, a runtime that cannot take a
+//! code generator) only ahead-of-time images open: there is no [`Library::load`], and the C
+//! interface refuses a `.ogl` file with error R0713.
 
 use crate::cpu::aot::{self, Image};
 use crate::cpu::packed::Packed;
 #[cfg(feature = "jit")]
-use crate::cpu::{Executable, NativeStore};
+use crate::cpu::{Codegen, Executable, NativeStore};
 use crate::ireval::Thresholds;
 use crate::value::Value;
 use ogham_ir::Signature;
@@ -54,6 +57,9 @@ use std::path::Path;
 
 #[cfg(feature = "jit")]
 const FORMAT: &str = "ogham-library";
+/// Why a packed library cannot be written as a whole program.
+#[cfg(feature = "jit")]
+const NOT_WHOLE: &str = "a library opened from an object cannot be written again";
 /// Bumped whenever the IR or this file's layout changes incompatibly (2: entry points' doc
 /// comments; 3: kernel IR's kernels and thresholds as `Host` statements).
 pub const VERSION: u32 = 3;
@@ -71,6 +77,7 @@ enum Code {
         sources: SourceMap,
         docs: BTreeMap<String, String>,
         executable: Executable,
+        codegen: Codegen,
     },
     /// A packed library (an ahead-of-time object's): entry points read at their first call.
     Packed(Packed),
@@ -109,21 +116,24 @@ struct FileIn {
 /// Making, writing and reading whole programs: with the JIT only.
 #[cfg(feature = "jit")]
 impl Library {
-    /// A library of kernel-IR `program` compiled from `sources`.
-    pub fn new(sources: SourceMap, program: Program) -> Library {
-        Library::of_program(sources, BTreeMap::new(), Executable::new(program))
+    /// A library of kernel-IR `program` compiled from `sources`, whose kernels `codegen`
+    /// compiles.
+    pub fn new(sources: SourceMap, program: Program, codegen: Codegen) -> Library {
+        Library::of_program(sources, BTreeMap::new(), program, codegen)
     }
 
     fn of_program(
         sources: SourceMap,
         docs: BTreeMap<String, String>,
-        executable: Executable,
+        program: Program,
+        codegen: Codegen,
     ) -> Library {
         Library {
             code: Code::Program {
                 sources,
                 docs,
-                executable,
+                executable: Executable::new(program, codegen),
+                codegen,
             },
         }
     }
@@ -151,8 +161,7 @@ impl Library {
 
     /// The whole program; `Err` for a packed library, whose entry points are read one by one.
     fn whole_program(&self) -> Result<&Program, String> {
-        self.program()
-            .ok_or_else(|| "a library opened from an object cannot be written again".to_string())
+        self.program().ok_or_else(|| NOT_WHOLE.to_string())
     }
 
     pub fn save(&self, path: &Path) -> Result<(), String> {
@@ -160,18 +169,18 @@ impl Library {
         std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
-    /// The library of `.ogl` file `path`, whose kernels the JIT compiles.
-    pub fn load(path: &Path) -> Result<Library, String> {
+    /// The library of `.ogl` file `path`, whose kernels `codegen` JIT-compiles.
+    pub fn load(path: &Path, codegen: Codegen) -> Result<Library, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        Library::from_json(&text, &path.display().to_string())
+        Library::from_json(&text, &path.display().to_string(), codegen)
     }
 
     /// The library of JSON `text` (a `.ogl` file's contents) read from `origin` (a file name,
     /// for messages), checked as [`Library::load`] checks it.
-    pub fn from_json(text: &str, origin: &str) -> Result<Library, String> {
-        let (sources, docs, program) = Library::parse(text, origin)?;
-        Ok(Library::of_program(sources, docs, Executable::new(program)))
+    pub fn from_json(text: &str, origin: &str, codegen: Codegen) -> Result<Library, String> {
+        let (sources, docs, program) = Library::parse(text, origin, codegen)?;
+        Ok(Library::of_program(sources, docs, program, codegen))
     }
 
     /// This library with its entry points' native code kept in `store`: taken from there, or
@@ -183,20 +192,25 @@ impl Library {
                 sources,
                 docs,
                 executable,
-            } => Library::of_program(
-                sources,
-                docs,
-                Executable::with_store(executable.into_program(), store),
-            ),
+                codegen,
+            } => Library {
+                code: Code::Program {
+                    sources,
+                    docs,
+                    executable: Executable::with_store(executable.into_program(), store, codegen),
+                    codegen,
+                },
+            },
             Code::Packed(_) => self,
         }
     }
 
     /// The sources, doc comments and verified program of the library of JSON `text` read from
-    /// `origin` (a file name, for messages).
+    /// `origin` (a file name, for messages), whose kernels `codegen` is to compile.
     fn parse(
         text: &str,
         origin: &str,
+        codegen: Codegen,
     ) -> Result<(SourceMap, BTreeMap<String, String>, Program), String> {
         // The version first: another version's program does not decode.
         let header: Header = serde_json::from_str(text)
@@ -221,36 +235,34 @@ impl Library {
         }
         let lib: FileIn = serde_json::from_str(text)
             .map_err(|e| format!("{origin} is not an Ogham library: {e}"))?;
-        crate::cpu::untrusted::check_untrusted(&lib.program, &lib.sources).map_err(|errors| {
-            format!(
-                "{origin} holds an invalid program ({}); rebuild it with `ogham build`",
-                errors.join("; ")
-            )
-        })?;
+        crate::cpu::untrusted::check_untrusted(&lib.program, &lib.sources, Some(codegen)).map_err(
+            |errors| {
+                format!(
+                    "{origin} holds an invalid program ({}); rebuild it with `ogham build`",
+                    errors.join("; ")
+                )
+            },
+        )?;
         Ok((lib.sources, lib.docs, lib.program))
     }
 
     /// This library as an object file whose symbol `<name>_image` is its image for
     /// [`Library::from_image`]: the library packed and its kernels compiled for this machine's
-    /// CPU.
+    /// CPU by its code generator.
     pub fn object(&self, name: &str) -> Result<Vec<u8>, String> {
-        aot::object(self.sources(), self.docs(), self.whole_program()?, name)
+        match &self.code {
+            Code::Program {
+                sources,
+                docs,
+                executable,
+                codegen,
+            } => aot::object(*codegen, sources, docs, executable.program(), name),
+            Code::Packed(_) => Err(NOT_WHOLE.to_string()),
+        }
     }
 }
 
 impl Library {
-    /// Without the JIT, a `.ogl` file cannot run: error R0713.
-    #[cfg(not(feature = "jit"))]
-    pub fn load(path: &Path) -> Result<Library, String> {
-        Err(format!(
-            "error[{}]: {} needs the JIT, which this runtime was built without (the `jit` \
-             feature): it runs libraries compiled ahead of time (`ogham build FILE -o NAME.o`, \
-             opened with `ogham_open_image`)",
-            crate::error::R_NO_JIT,
-            path.display()
-        ))
-    }
-
     /// Opens a library compiled ahead of time and linked into this process (`<name>_image` of
     /// an object made by `ogham build FILE -o NAME.o`); its kernels then run as that code.
     ///

@@ -2,10 +2,11 @@
 //! interpreter (`interp/`) may use the AST and the front end. Everything else — the base layer
 //! (values, errors, indexing, scalar operations, `.npy`) and the executors of compiled code
 //! (`ireval`, `cpu`, `cuda`, `kernel_io`, `memory`, libraries) — depends on the IR
-//! (`ogham-ir`) and the base layer; only code generation (the `jit` feature: `cpu/jit.rs`,
-//! `cpu/native.rs`, the writing of ahead-of-time objects) and the CUDA executor (`cuda`) use the
-//! compiler's backends. Without default features the runtime, and the C interface built on it,
-//! contain neither the compiler nor Cranelift.
+//! (`ogham-ir`) and the base layer; the CUDA executor (`cuda`) uses the compiler's backends, and
+//! the CPU executor none: its code generator is handed in (`cpu::CpuCodegen`), so no file of
+//! `cpu/` names the compiler or Cranelift and the `jit` feature links neither. Without default
+//! features the runtime, and the C interface built on it, contain neither the compiler nor
+//! Cranelift.
 //!
 //! Also checked here, for the IR, the compiler and the runtime: no import cycles between
 //! modules. Module `a` depends on module `b` when code in `a`'s subtree names `b`'s subtree
@@ -82,20 +83,9 @@ fn only_the_interpreter_depends_on_the_front_end() {
     assert!(violations.is_empty(), "{}", violations.join("\n"));
 }
 
-/// Where the compiler's backends and Cranelift may be named: the interpreter, the CUDA executor,
-/// the CPU executor's code generation (the `jit` feature; `cpu/mod.rs` and `cpu/helpers.rs`
-/// only in items of that feature), and the check of a library's unchecked ranges for that code
-/// generation (`cpu/untrusted.rs`, with the `jit` feature: the backend's own `unsafe_ranges`).
-const COMPILER_USERS: &[&str] = &[
-    "interp",
-    "cuda",
-    "cpu/jit.rs",
-    "cpu/native.rs",
-    "cpu/aot.rs",
-    "cpu/mod.rs",
-    "cpu/helpers.rs",
-    "cpu/untrusted.rs",
-];
+/// Where the compiler's backends and Cranelift may be named: the interpreter and the CUDA
+/// executor (never `cpu/`).
+const COMPILER_USERS: &[&str] = &["interp", "cuda"];
 
 #[test]
 fn the_base_layer_and_the_ir_evaluator_need_only_the_ir() {
@@ -141,6 +131,21 @@ fn without_default_features_neither_the_compiler_nor_cranelift_is_linked() {
                 "{package} needs {forbidden}:\n{tree}"
             );
         }
+    }
+    // The CPU executor's JIT takes its code generator from the caller.
+    let tree = dependencies(&[
+        "-p",
+        "ogham-runtime",
+        "--no-default-features",
+        "--features",
+        "jit",
+    ]);
+    assert!(tree.contains("object"), "{tree}");
+    for forbidden in ["ogham-compiler", "cranelift"] {
+        assert!(
+            !tree.contains(forbidden),
+            "the jit feature needs {forbidden}:\n{tree}"
+        );
     }
     // The check sees them where they are.
     let tree = dependencies(&["-p", "ogham-capi"]);

@@ -25,6 +25,7 @@
 //! The cache is an optimisation: when it cannot be written the program still runs (the failure
 //! is reported once).
 
+use crate::codegen::cpu::CPU;
 use ogham_ir::source::SourceMap;
 use ogham_runtime::cache_file::{Store, mac_eq, report};
 use ogham_runtime::cpu::native::{self, Native};
@@ -83,8 +84,13 @@ impl Disk {
             Packed::open(
                 Cow::Owned(bytes),
                 HEADER,
+                Some(CPU),
                 Box::new(move |program, _| {
-                    Ok(Executable::with_store(program, Box::new(entries.clone())))
+                    Ok(Executable::with_store(
+                        program,
+                        Box::new(entries.clone()),
+                        CPU,
+                    ))
                 }),
             )
         });
@@ -283,7 +289,7 @@ entry main [n] (xs: [n]f32) : ([n]f32, f32) =
         let program = fe
             .compile_kernel(ogham_compiler::pipeline::Options::KERNEL)
             .expect("compiles");
-        Library::new(fe.sources.clone(), program)
+        Library::new(fe.sources.clone(), program, CPU)
     }
 
     fn args() -> Vec<Value> {

@@ -7,6 +7,7 @@
 use crate::{Failure, load, out, signature};
 use ogham::Backend;
 use ogham::atomic::Staged;
+use ogham::codegen::cpu::CPU;
 use ogham_compiler::pipeline;
 use ogham_ir::diag::emit_to_stderr;
 use ogham_runtime::cpu::aot;
@@ -38,7 +39,7 @@ pub(crate) fn build(file: &Path, output: Option<PathBuf>) -> Result<(), Failure>
     emit_to_stderr(&fe.sources, &warnings);
     let output = output.unwrap_or_else(|| file.with_extension("ogl"));
     let entries: Vec<String> = program.functions.iter().map(|f| f.name.clone()).collect();
-    let library = Library::new(fe.sources.clone(), program).with_docs(fe.entry_docs());
+    let library = Library::new(fe.sources.clone(), program, CPU).with_docs(fe.entry_docs());
     if output.extension().is_some_and(|e| e == "o") {
         let name = symbol_name(&output);
         let object = library.object(&name)?;

@@ -8,6 +8,7 @@
 use crate::{Failure, START, load, out, signature};
 use ogham::args::{self, Arg, ArgValue};
 use ogham::atomic::Staged;
+use ogham::codegen::cpu::CPU;
 use ogham::{Backend, cache};
 use ogham_ir::diag::emit_to_stderr;
 use ogham_ir::types::Type;
@@ -260,7 +261,7 @@ pub(crate) fn run_library(
     tuning: Option<&Path>,
     raw_args: &[String],
 ) -> Result<(), Failure> {
-    let lib = Library::load(file)?;
+    let lib = Library::load(file, CPU)?;
     if !matches!(backend, Backend::Interp | Backend::Cpu) {
         return Err(Failure::Message(format!(
             "a compiled library runs on the CPU backend, not `{}`",

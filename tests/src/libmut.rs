@@ -17,6 +17,7 @@
 use crate::differential::{Inputs, Rng, value};
 use crate::random_programs;
 use ogham::Frontend;
+use ogham::codegen::cpu::CPU;
 use ogham::testing::compare_outputs;
 use ogham_compiler::pipeline::Options;
 use ogham_runtime::ireval::{self, Thresholds};
@@ -49,7 +50,7 @@ pub struct Base {
 pub fn base(source: &str, rng: &mut Rng) -> Option<Base> {
     let fe = Frontend::load_source("mutated.og", source).ok()?;
     let program = fe.compile_kernel(Options::KERNEL).ok()?;
-    let lib = Library::new(fe.sources.clone(), program);
+    let lib = Library::new(fe.sources.clone(), program, CPU);
     let json = serde_json::from_str(&lib.to_json().ok()?).ok()?;
     let mut calls = Vec::new();
     for (name, signature) in lib.entries() {
@@ -252,7 +253,7 @@ pub enum Outcome {
 
 /// Loads mutant `text` and runs its calls (see the module header); `Err` describes a failure.
 pub fn check(text: &str, calls: &[(String, Vec<Value>)]) -> Result<Outcome, String> {
-    let lib = match catch_unwind(|| Library::from_json(text, "mutant.ogl")) {
+    let lib = match catch_unwind(|| Library::from_json(text, "mutant.ogl", CPU)) {
         Err(_) => return Err("loading panicked".to_string()),
         Ok(Err(_)) => return Ok(Outcome::Refused),
         Ok(Ok(lib)) => lib,

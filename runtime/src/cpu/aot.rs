@@ -1,6 +1,8 @@
 //! Ahead-of-time compilation: a library's kernels as native code in an object file
-//! (`ogham build FILE -o NAME.o`), and the checks that let the runtime run that code instead of
-//! compiling the kernels itself.
+//! (`ogham build FILE -o NAME.o`; [`object`] packs the library and its kernel tables, and the
+//! code generator, [`crate::cpu::CpuCodegen::object`], compiles the kernels and writes the
+//! object), and the checks that let the runtime run that code instead of compiling the kernels
+//! itself.
 //!
 //! The object exports one symbol, `<name>_image`, an [`Image`] (C layout; `ogham_image` in
 //! `capi/include/ogham.h`): the library packed (`packed`: sources, doc comments and
@@ -21,21 +23,23 @@
 //! and kernel table and refuses a table that does not match its program.
 
 use super::code::{Entry, host_cpu_features};
-use super::packed::Packed;
-use super::{Executable, KernelInfo, Launchable};
+use super::packed::{self, Packed};
+use super::{Codegen, Executable, Launchable};
+use ogham_ir::artifact::cpu::{self as artifact, ImageData, KernelInfo};
 use ogham_ir::kir::Program;
+use ogham_ir::source::SourceMap;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::ffi::{CStr, c_char};
+use std::mem::offset_of;
 use std::path::Path;
-
-#[cfg(feature = "jit")]
-pub use write::object;
 
 /// Bumped whenever [`Image`] or the meaning of its fields changes (3: the library packed).
 pub const IMAGE_VERSION: u64 = 3;
 
-/// What an object made by [`object`] exports as `<name>_image`.
+/// What an object made by [`object`] exports as `<name>_image` (the layout
+/// `ogham_ir::artifact::cpu` describes to the code generator).
 #[repr(C)]
 pub struct Image {
     /// [`IMAGE_VERSION`].
@@ -52,6 +56,18 @@ pub struct Image {
     /// `2 * kernel_count` addresses: each statement's kernel and combine function, or null.
     pub kernels: *const *const u8,
 }
+
+// The code generator writes the record at the offsets of `ogham_ir::artifact::cpu`.
+const _: () = assert!(
+    offset_of!(Image, version) == artifact::IMAGE_VERSION_AT
+        && offset_of!(Image, build) == artifact::IMAGE_BUILD_AT
+        && offset_of!(Image, library) == artifact::IMAGE_LIBRARY_AT
+        && offset_of!(Image, library_len) == artifact::IMAGE_LIBRARY_LEN_AT
+        && offset_of!(Image, cpu_features) == artifact::IMAGE_FEATURES_AT
+        && offset_of!(Image, kernel_count) == artifact::IMAGE_COUNT_AT
+        && offset_of!(Image, kernels) == artifact::IMAGE_KERNELS_AT
+        && size_of::<Image>() == artifact::IMAGE_SIZE
+);
 
 /// An entry point's kernel table: its first kernel statement's index among the program's, and
 /// each of its kernel statements' description (`None` where no kernel was generated).
@@ -70,43 +86,23 @@ pub fn valid_symbol_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// Writing objects: the kernels compiled by Cranelift (only with the `jit` feature).
-#[cfg(feature = "jit")]
-mod write {
-    use super::super::jit;
-    use super::{IMAGE_VERSION, KernelInfo, KernelTable, valid_symbol_name};
-    use crate::cpu::packed;
-    use cranelift_module::{DataDescription, DataId, Linkage, Module};
-    use cranelift_object::{ObjectBuilder, ObjectModule};
-    use ogham_compiler::back::cpu as back;
-    use ogham_ir::kir::Program;
-    use ogham_ir::source::SourceMap;
-    use std::collections::BTreeMap;
-
-    /// The offsets of `Image`'s fields that the object fills (pointers by relocations).
-    const BUILD_AT: usize = 8;
-    const LIBRARY_AT: u32 = 16;
-    const LIBRARY_LEN_AT: usize = 24;
-    const FEATURES_AT: u32 = 32;
-    const COUNT_AT: usize = 40;
-    const KERNELS_AT: u32 = 48;
-    const IMAGE_SIZE: usize = 56;
-
-    /// An ELF object defining `<name>_image` for the library of kernel-IR `program` compiled from
-    /// `sources`, with its entry points' `docs`; its kernels are compiled for this machine's CPU.
-    pub fn object(
-        sources: &SourceMap,
-        docs: &BTreeMap<String, String>,
-        program: &Program,
-        name: &str,
-    ) -> Result<Vec<u8>, String> {
-        if !valid_symbol_name(name) {
-            return Err(format!(
-                "`{name}` cannot name a C symbol (letters, digits and `_`, not starting with a digit)"
-            ));
-        }
-        let segs = back::compile(program);
-        let mut infos = KernelInfo::of(&segs).into_iter();
+/// An ELF object defining `<name>_image` for the library of kernel-IR `program` compiled from
+/// `sources`, with its entry points' `docs`: the library packed with its kernel tables, and its
+/// kernels compiled for this machine's CPU by `codegen`.
+pub fn object(
+    codegen: Codegen,
+    sources: &SourceMap,
+    docs: &BTreeMap<String, String>,
+    program: &Program,
+    name: &str,
+) -> Result<Vec<u8>, String> {
+    if !valid_symbol_name(name) {
+        return Err(format!(
+            "`{name}` cannot name a C symbol (letters, digits and `_`, not starting with a digit)"
+        ));
+    }
+    codegen.object(program, name, &mut |infos| {
+        let mut infos = infos.iter().cloned();
         let sites = ogham_ir::abi::kernels(program);
         let mut tables = Vec::new();
         for f in 0..program.functions.len() {
@@ -122,86 +118,12 @@ mod write {
                     .map_err(|e| format!("cannot encode the kernel table: {e}"))?,
             );
         }
-        let library = packed::pack(sources, docs, program, Some(&tables))?;
-        let isa = jit::isa(true)?;
-        let mut features = jit::cpu_features(&*isa).join(",").into_bytes();
-        features.push(0);
-        let builder = ObjectBuilder::new(isa, name, cranelift_module::default_libcall_names())
-            .map_err(|e| format!("object file: {e}"))?;
-        let mut module = ObjectModule::new(builder);
-        let (ids, _) = jit::define_kernels(&mut module, &segs, &format!("{name}_"))?;
-
-        let library = bytes_data(&mut module, &format!("{name}_library"), &library)?;
-        let features = bytes_data(&mut module, &format!("{name}_cpu_features"), &features)?;
-
-        let table = declare(&mut module, &format!("{name}_kernels"), Linkage::Local)?;
-        let mut desc = DataDescription::new();
-        desc.define(vec![0u8; 16 * ids.len().max(1)].into_boxed_slice());
-        for (i, kernel) in ids.iter().enumerate() {
-            let Some((main, combine)) = *kernel else {
-                continue;
-            };
-            for (slot, id) in [(0, Some(main)), (1, combine)] {
-                if let Some(id) = id {
-                    let func = module.declare_func_in_data(id, &mut desc);
-                    desc.write_function_addr((16 * i + 8 * slot) as u32, func);
-                }
-            }
-        }
-        define(&mut module, table, &desc)?;
-
-        let image = declare(&mut module, &format!("{name}_image"), Linkage::Export)?;
-        let mut bytes = vec![0u8; IMAGE_SIZE];
-        for (at, value) in [
-            (0, IMAGE_VERSION),
-            (BUILD_AT, crate::build_id()),
-            (LIBRARY_LEN_AT, library.1 as u64),
-            (COUNT_AT, ids.len() as u64),
-        ] {
-            bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
-        }
-        let mut desc = DataDescription::new();
-        desc.define(bytes.into_boxed_slice());
-        desc.set_align(8);
-        for (at, data) in [
-            (LIBRARY_AT, library.0),
-            (FEATURES_AT, features.0),
-            (KERNELS_AT, table),
-        ] {
-            let target = module.declare_data_in_data(data, &mut desc);
-            desc.write_data_addr(at, target, 0);
-        }
-        define(&mut module, image, &desc)?;
-        module
-            .finish()
-            .emit()
-            .map_err(|e| format!("object file: {e}"))
-    }
-
-    fn declare(module: &mut ObjectModule, name: &str, linkage: Linkage) -> Result<DataId, String> {
-        module
-            .declare_data(name, linkage, false, false)
-            .map_err(|e| format!("declaring {name}: {e}"))
-    }
-
-    fn define(module: &mut ObjectModule, id: DataId, desc: &DataDescription) -> Result<(), String> {
-        module
-            .define_data(id, desc)
-            .map_err(|e| format!("object file: {e}"))
-    }
-
-    /// A local read-only data object holding `bytes`; its id and length.
-    fn bytes_data(
-        module: &mut ObjectModule,
-        name: &str,
-        bytes: &[u8],
-    ) -> Result<(DataId, usize), String> {
-        let id = declare(module, name, Linkage::Local)?;
-        let mut desc = DataDescription::new();
-        desc.define(bytes.to_vec().into_boxed_slice());
-        define(module, id, &desc)?;
-        Ok((id, bytes.len()))
-    }
+        Ok(ImageData {
+            version: IMAGE_VERSION,
+            build: crate::build_id(),
+            library: packed::pack(sources, docs, program, Some(&tables))?,
+        })
+    })
 }
 
 /// The C interface's header (`capi/include/ogham.h`), which `ogham build` writes beside the
@@ -340,7 +262,7 @@ pub(crate) unsafe fn open(image: &Image) -> Result<Packed, String> {
         }
         Executable::with_kernels(program, kernels, Box::new(())).map_err(|_| mismatch())
     };
-    Packed::open(Cow::Borrowed(library), 0, Box::new(make))
+    Packed::open(Cow::Borrowed(library), 0, None, Box::new(make))
         .map_err(|why| format!("the image's library is damaged ({why}): {REBUILD}"))
 }
 

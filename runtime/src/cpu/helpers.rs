@@ -1,13 +1,12 @@
-//! The run-time helpers that generated CPU code calls (`ogham_compiler::back::cpu::helpers`),
-//! implemented with the IR's scalar semantics (`crate::scalar`), and the per-worker context
-//! record with its arena. The helpers are exported C symbols of their own names, which the
-//! kernels of ahead-of-time objects (`aot.rs`) link against; the JIT binds them by address.
+//! The run-time helpers that generated CPU code calls (`ogham_compiler::back::cpu::helpers`
+//! declares them), implemented with the IR's scalar semantics (`crate::scalar`), and the
+//! per-worker context record with its arena. The helpers are exported C symbols of their own
+//! names, which the kernels of ahead-of-time objects (`aot.rs`) link against; the JIT binds
+//! them by the addresses of [`addresses`], which the code generator checks are complete.
 
 use crate::index::{IdxArg, check_index};
 use crate::scalar as ops;
 use crate::value::Scalar;
-#[cfg(feature = "jit")]
-use ogham_compiler::back::cpu::helpers::all_helpers;
 use ogham_ir::abi::{CTX_GENERATED_BYTES, MATH_FNS, MAX_DETAILS};
 use ogham_ir::op::BinOp;
 use ogham_ir::types::PrimType;
@@ -253,28 +252,30 @@ extern "C" fn ogham_slice_ok(n: i64, start: i64, len: i64, stride: i64) -> i64 {
     check_index(&[n.max(0) as usize], &[arg]).is_ok() as i64
 }
 
-/// The address of every helper, in the order of [`all_helpers`] (for the JIT and the disk
-/// cache's loader, which bind them by name; ahead-of-time objects link against the symbols).
+/// Every helper's symbol and address (for the JIT and the disk cache's loader, which bind them
+/// by name; ahead-of-time objects link against the symbols).
 #[cfg(feature = "jit")]
 pub fn addresses() -> Vec<(&'static str, *const u8)> {
-    let ptrs: [*const u8; 10] = [
-        ogham_alloc as *const u8,
-        ogham_arena_reset as *const u8,
-        ogham_int_op as *const u8,
-        ogham_f32_op as *const u8,
-        ogham_f64_op as *const u8,
-        ogham_f32_math as *const u8,
-        ogham_f64_math as *const u8,
-        ogham_int_math as *const u8,
-        ogham_convert as *const u8,
-        ogham_slice_ok as *const u8,
+    macro_rules! named {
+        ($($f:ident),* $(,)?) => {
+            [$((stringify!($f), $f as *const u8)),*]
+        };
+    }
+    let fixed = named![
+        ogham_alloc,
+        ogham_arena_reset,
+        ogham_int_op,
+        ogham_f32_op,
+        ogham_f64_op,
+        ogham_f32_math,
+        ogham_f64_math,
+        ogham_int_math,
+        ogham_convert,
+        ogham_slice_ok,
+        ogham_sincos_f32,
+        ogham_sincos_f64,
     ];
-    let fixed = all_helpers().into_iter().map(|h| h.name).zip(ptrs);
-    let sin_cos = [
-        ("ogham_sincos_f32", ogham_sincos_f32 as *const u8),
-        ("ogham_sincos_f64", ogham_sincos_f64 as *const u8),
-    ];
-    fixed.chain(LIBM.iter().copied()).chain(sin_cos).collect()
+    fixed.into_iter().chain(LIBM.iter().copied()).collect()
 }
 
 /// `sin x` and `cos x` (the interpreter's methods) into the slots at `out`.

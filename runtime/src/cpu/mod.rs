@@ -1,6 +1,7 @@
 //! The CPU executor (`--backend cpu`): the host program of a kernel-IR program runs in the IR
-//! evaluator, and every kernel that the Cranelift backend compiled
-//! (`ogham_compiler::back::cpu`) runs as machine code on all cores (a rayon pool of this
+//! evaluator, and every kernel that the code generator compiled (a [`CpuCodegen`]: the
+//! compiler's Cranelift backend, `ogham_compiler::back::cpu`, which the `ogham` crate hands in;
+//! the runtime never names the compiler) runs as machine code on all cores (a rayon pool of this
 //! process's own, [`workers`], so that a forked child starts its own workers instead of waiting
 //! for its parent's). Kernels the backend cannot compile yet are evaluated (`ogham dev --print
 //! clif` lists them with the reason).
@@ -20,20 +21,20 @@
 //! first launch when it starts, counted from the process's start ([`profile_from`]).
 //!
 //! Run-time errors of compiled code (bounds, division by zero, sizes) are rebuilt from the
-//! failed check's [`ErrorSite`] with the interpreter's codes and messages; of several failing
+//! failed check's [`ogham_ir::abi::ErrorSite`] with the interpreter's codes and messages; of several failing
 //! points, the first in row-major order is reported.
 
 pub mod aot;
 mod code;
+mod codegen;
 mod helpers;
-#[cfg(feature = "jit")]
-mod jit;
 #[cfg(feature = "jit")]
 pub mod native;
 pub mod packed;
 pub(crate) mod untrusted;
 
 pub use code::host_cpu_features;
+pub use codegen::{Codegen, CpuCodegen};
 
 #[cfg(feature = "jit")]
 use crate::error::R_INTERNAL;
@@ -44,11 +45,10 @@ use crate::kernel_io::{Io, KernelFailure, Operand, failure_diagnostic, kernel_in
 use crate::value::{ArrayData, Value};
 use code::Entry;
 use helpers::Ctx;
+use ogham_ir::abi::{ArgSlots, ArgValue, kernels};
 #[cfg(feature = "jit")]
-use ogham_compiler::back::Unsupported;
-#[cfg(feature = "jit")]
-use ogham_compiler::back::cpu::{self as back, CompiledSeg, Kernel};
-use ogham_ir::abi::{ArgSlots, ArgValue, ErrorSite, kernels};
+use ogham_ir::artifact::cpu::JitKernel;
+use ogham_ir::artifact::cpu::KernelInfo;
 #[cfg(feature = "jit")]
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::kir::Program;
@@ -69,10 +69,11 @@ pub fn cpu_threshold_default(kind: ThresholdKind) -> i64 {
     }
 }
 
-/// Runs entry point `entry` of kernel-IR `program` on the CPU, JIT-compiling its kernels for
-/// this call (an [`Executable`] compiles them once for many calls).
+/// Runs entry point `entry` of kernel-IR `program` on the CPU, its kernels JIT-compiled by
+/// `codegen` for this call (an [`Executable`] compiles them once for many calls).
 #[cfg(feature = "jit")]
 pub fn run(
+    codegen: Codegen,
     program: &Program,
     entry: &str,
     args: Vec<Value>,
@@ -86,7 +87,7 @@ pub fn run(
         args,
         thresholds,
         move || match function {
-            Some(f) => jit_entry(program, f)
+            Some(f) => jit_entry(codegen, program, f)
                 .map(|code| KernelCode::Owned(Box::new(code)))
                 .map_err(codegen_error),
             None => Ok(KernelCode::Borrowed(&[])),
@@ -95,7 +96,8 @@ pub fn run(
 }
 
 /// A kernel-IR program whose kernels become machine code at most once: on the first call of
-/// each entry point (thread-safe; later calls reuse the code) its kernels are JIT-compiled, or
+/// each entry point (thread-safe; later calls reuse the code) its kernels are JIT-compiled by
+/// the executable's [`CpuCodegen`], or
 /// taken from a [`NativeStore`] (code a process made before) or compiled to native code and put
 /// there; or all of them are loaded at once ([`Executable::with_kernels`]: an ahead-of-time
 /// image). The machine code lives as long as the executable.
@@ -124,6 +126,7 @@ enum Code {
     Lazy {
         entries: Vec<OnceLock<Result<EntryCode, String>>>,
         store: Option<Box<dyn NativeStore>>,
+        codegen: Codegen,
     },
     /// Every kernel statement's code in the order of [`kernels`]; `by_function[f]` is the
     /// range of entry point `f`'s statements. `_memory` owns the code.
@@ -142,26 +145,26 @@ struct EntryCode {
     _memory: Box<dyn Send + Sync>,
 }
 
-/// JIT-compiles the kernels of entry point `function` of `program`.
+/// JIT-compiles the kernels of entry point `function` of `program` with `codegen`.
 #[cfg(feature = "jit")]
-fn jit_entry(program: &Program, function: usize) -> Result<EntryCode, String> {
-    let segs = back::compile_function(program, function);
-    let (jit, entries) = jit::compile(&segs)?;
-    let kernels = segs
+fn jit_entry(codegen: Codegen, program: &Program, function: usize) -> Result<EntryCode, String> {
+    let code = codegen.jit(program, function, &helpers::addresses())?;
+    let kernels = code
+        .kernels
         .into_iter()
-        .zip(entries)
-        .map(|(seg, entry)| Launchable::new(seg.kernel, entry))
+        .map(|kernel| kernel.map(Launchable::jit))
         .collect();
     Ok(EntryCode {
         kernels,
-        _memory: Box::new(jit),
+        _memory: code.memory,
     })
 }
 
-/// The kernels of entry point `function` from `store`, or compiled to native code and stored
-/// there.
+/// The kernels of entry point `function` from `store`, or compiled to native code by `codegen`
+/// and stored there.
 #[cfg(feature = "jit")]
 fn stored_entry(
+    codegen: Codegen,
     program: &Program,
     function: usize,
     store: &dyn NativeStore,
@@ -178,7 +181,7 @@ fn stored_entry(
             Err(why) => store.reject(name, &why),
         }
     }
-    let code = native::compile(program, function)?;
+    let code = native::Native::encode(codegen.native(program, function)?)?;
     match native::load(&code) {
         Ok((kernels, mapped)) => {
             store.store(name, &code);
@@ -188,7 +191,7 @@ fn stored_entry(
             })
         }
         // Code this process cannot load is not stored; the JIT makes it.
-        Err(_) => jit_entry(program, function),
+        Err(_) => jit_entry(codegen, program, function),
     }
 }
 
@@ -202,25 +205,33 @@ fn codegen_error(e: String) -> Box<Diagnostic> {
 }
 
 impl Executable {
-    /// `program`, whose kernels the JIT compiles when an entry point is first called.
+    /// `program`, whose kernels `codegen` JIT-compiles when an entry point is first called.
     #[cfg(feature = "jit")]
-    pub fn new(program: Program) -> Executable {
-        Executable::lazy(program, None)
+    pub fn new(program: Program, codegen: Codegen) -> Executable {
+        Executable::lazy(program, None, codegen)
     }
 
     /// `program`, whose entry points' kernels come from `store` or are compiled to native code
-    /// and put there when an entry point is first called.
+    /// by `codegen` and put there when an entry point is first called.
     #[cfg(feature = "jit")]
-    pub fn with_store(program: Program, store: Box<dyn NativeStore>) -> Executable {
-        Executable::lazy(program, Some(store))
+    pub fn with_store(
+        program: Program,
+        store: Box<dyn NativeStore>,
+        codegen: Codegen,
+    ) -> Executable {
+        Executable::lazy(program, Some(store), codegen)
     }
 
     #[cfg(feature = "jit")]
-    fn lazy(program: Program, store: Option<Box<dyn NativeStore>>) -> Executable {
+    fn lazy(program: Program, store: Option<Box<dyn NativeStore>>, codegen: Codegen) -> Executable {
         let entries = program.functions.iter().map(|_| OnceLock::new()).collect();
         Executable {
             program,
-            code: Code::Lazy { entries, store },
+            code: Code::Lazy {
+                entries,
+                store,
+                codegen,
+            },
         }
     }
 
@@ -294,10 +305,14 @@ impl Executable {
     fn kernels(&self, function: usize) -> Res<&[Option<Launchable>]> {
         match &self.code {
             #[cfg(feature = "jit")]
-            Code::Lazy { entries, store } => {
+            Code::Lazy {
+                entries,
+                store,
+                codegen,
+            } => {
                 let code = entries[function].get_or_init(|| match store {
-                    Some(store) => stored_entry(&self.program, function, &**store),
-                    None => jit_entry(&self.program, function),
+                    Some(store) => stored_entry(*codegen, &self.program, function, &**store),
+                    None => jit_entry(*codegen, &self.program, function),
                 });
                 match code {
                     Ok(code) => Ok(&code.kernels),
@@ -363,32 +378,6 @@ fn run_kernels<'p>(
     })
 }
 
-/// What the executor needs to know of a compiled kernel besides its code: its name, the
-/// variables of its argument slots and its checks. Serializable, so that loaded code
-/// (`aot.rs`, `native.rs`) need not regenerate it.
-#[derive(Clone, serde::Serialize, serde::Deserialize)]
-pub(crate) struct KernelInfo {
-    pub(crate) name: String,
-    inputs: Vec<VarId>,
-    sites: Vec<ErrorSite>,
-}
-
-impl KernelInfo {
-    /// The description of every kernel that was generated, in the order of `segs`.
-    #[cfg(feature = "jit")]
-    pub(crate) fn of(segs: &[CompiledSeg]) -> Vec<Option<KernelInfo>> {
-        segs.iter()
-            .map(|seg| {
-                seg.kernel.as_ref().ok().map(|k| KernelInfo {
-                    name: k.name.clone(),
-                    inputs: k.inputs.clone(),
-                    sites: k.sites.clone(),
-                })
-            })
-            .collect()
-    }
-}
-
 /// A compiled kernel: its description and its machine code.
 pub(crate) struct Launchable {
     info: KernelInfo,
@@ -396,20 +385,16 @@ pub(crate) struct Launchable {
 }
 
 impl Launchable {
-    /// The launchable form of a kernel that was generated and compiled.
+    /// The launchable form of a kernel JIT-compiled by a [`CpuCodegen`].
     #[cfg(feature = "jit")]
-    fn new(kernel: Result<Kernel, Unsupported>, entry: Option<Entry>) -> Option<Launchable> {
-        let (Ok(kernel), Some(entry)) = (kernel, entry) else {
-            return None;
-        };
-        Some(Launchable {
-            info: KernelInfo {
-                name: kernel.name,
-                inputs: kernel.inputs,
-                sites: kernel.sites,
-            },
+    fn jit(kernel: JitKernel) -> Launchable {
+        // SAFETY: the code generator's contract: the functions were generated for this kernel
+        // and live as long as the `JitCode`'s memory, which the caller keeps with them.
+        let entry = unsafe { Entry::from_code(kernel.kernel, kernel.combine) };
+        Launchable {
+            info: kernel.info,
             entry,
-        })
+        }
     }
 
     /// A kernel described by `info` whose code is `entry`.

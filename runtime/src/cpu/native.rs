@@ -1,12 +1,14 @@
 //! Native code that outlives the process that compiled it (the on-disk cache of compiled
-//! programs, `ogham::cache`): every kernel of a program compiled by Cranelift into a relocatable
-//! ELF object, and a small loader that maps such an object into this process without a linker.
+//! programs, `ogham::cache`): every kernel of an entry point compiled into a relocatable ELF
+//! object by the code generator ([`crate::cpu::CpuCodegen::native`]), and a small loader that
+//! maps such an object into this process without a linker.
 //!
-//! [`compile`] makes, for one entry point, the object (position-dependent x86-64 code, as the JIT
-//! makes: calls to the runtime's helpers and to libm go through 64-bit absolute addresses) and
-//! the kernel table (JSON: what the executor needs to launch each of the entry point's kernel
-//! statements, `None` where no kernel was generated; as in ahead-of-time images). [`load`] maps the object's allocated sections into
-//! fresh pages, applies its relocations (`R_X86_64_64`, `R_X86_64_PC32`, `R_X86_64_PLT32`;
+//! [`Native`] is the stored form: the object (position-dependent x86-64 code, as the JIT makes:
+//! calls to the runtime's helpers and to libm go through 64-bit absolute addresses) and the
+//! kernel table (JSON: what the executor needs to launch each of the entry point's kernel
+//! statements, `None` where no kernel was generated; as in ahead-of-time images), made from the
+//! code generator's [`NativeCode`] by [`Native::encode`]. [`load`] maps the object's allocated
+//! sections into fresh pages, applies its relocations (`R_X86_64_64`, `R_X86_64_PC32`, `R_X86_64_PLT32`;
 //! any other is refused), resolves the helpers `ogham_*` to their addresses in this runtime and
 //! the few C library functions Cranelift calls ([`LIBCALLS`]: `memcpy`, `ceilf`, ...) with
 //! `dlsym`, makes the pages executable and read-only, and finds each kernel's functions by their
@@ -19,17 +21,14 @@
 //! The loader itself never writes outside the pages it mapped, whatever the object holds: every
 //! section, relocation and symbol is bounds-checked, and an object that imports any symbol but
 //! the runtime's helpers and [`LIBCALLS`] (`system`, say) is refused. Only with the `jit`
-//! feature.
+//! feature (which brings the `object` crate that reads the object).
 
 use super::code::Entry;
-use super::jit;
-use super::{KernelInfo, Launchable, helpers};
-use cranelift_object::{ObjectBuilder, ObjectModule};
+use super::{Launchable, helpers};
 use object::{
     Object, ObjectSection, ObjectSymbol, RelocationFlags, RelocationTarget, SectionIndex,
 };
-use ogham_compiler::back::cpu as back;
-use ogham_ir::kir::Program;
+use ogham_ir::artifact::cpu::{KernelInfo, NativeCode};
 use std::collections::HashMap;
 
 /// The C library functions that generated code may call (Cranelift's library calls for
@@ -62,21 +61,16 @@ pub struct Native {
     pub table: String,
 }
 
-/// The kernels of entry point `function` of `program` as native code.
-pub fn compile(program: &Program, function: usize) -> Result<Native, String> {
-    let segs = back::compile_function(program, function);
-    let table = serde_json::to_string(&KernelInfo::of(&segs))
-        .map_err(|e| format!("cannot encode the kernel table: {e}"))?;
-    let isa = jit::isa(false)?;
-    let builder = ObjectBuilder::new(isa, "ogham", cranelift_module::default_libcall_names())
-        .map_err(|e| format!("object file: {e}"))?;
-    let mut module = ObjectModule::new(builder);
-    jit::define_kernels(&mut module, &segs, "")?;
-    let object = module
-        .finish()
-        .emit()
-        .map_err(|e| format!("object file: {e}"))?;
-    Ok(Native { object, table })
+impl Native {
+    /// The stored form of the code generator's native code: its kernel table as JSON.
+    pub fn encode(code: NativeCode) -> Result<Native, String> {
+        let table = serde_json::to_string(&code.kernels)
+            .map_err(|e| format!("cannot encode the kernel table: {e}"))?;
+        Ok(Native {
+            object: code.object,
+            table,
+        })
+    }
 }
 
 /// Pages holding loaded code; unmapped when dropped.
@@ -205,7 +199,7 @@ impl Layout {
     }
 }
 
-/// Loads `code` (made by [`compile`]) into this process: the launchable code of the entry
+/// Loads `code` (made by [`Native::encode`]) into this process: the launchable code of the entry
 /// point's kernel statements and the pages holding it.
 pub(crate) fn load(code: &Native) -> Result<(Vec<Option<Launchable>>, Mapped), String> {
     if !SUPPORTED {
@@ -309,8 +303,8 @@ pub(crate) fn load(code: &Native) -> Result<(Vec<Option<Launchable>>, Mapped), S
         let kernel = function(&info.name)?
             .ok_or_else(|| format!("the object has no kernel {}", info.name))?;
         let combine = function(&format!("{}_combine", info.name))?.unwrap_or(std::ptr::null());
-        // SAFETY: the functions were compiled from this kernel by `compile` (the caller's
-        // checks) and live in `mapped`, which the caller keeps with the launchables.
+        // SAFETY: the functions were compiled from this kernel by the code generator (the
+        // caller's checks) and live in `mapped`, which the caller keeps with the launchables.
         let entry = unsafe { Entry::from_code(kernel, combine) };
         kernels.push(Some(Launchable::loaded(info, entry)));
     }

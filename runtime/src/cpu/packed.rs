@@ -20,8 +20,8 @@
 //! its executable with the function the opener gave. A damaged or edited text is an error of
 //! the calls that need it, never a panic.
 
-use super::Executable;
 use super::untrusted::check_untrusted;
+use super::{Codegen, Executable};
 use crate::error::{R_INTERNAL, error};
 use crate::ireval::Thresholds;
 use crate::value::Value;
@@ -124,6 +124,8 @@ pub struct Packed {
     /// The bytes; the packed library starts at `start`, the entry points' texts at `texts_at`.
     bytes: Cow<'static, [u8]>,
     texts_at: usize,
+    /// The code generator that compiles the entry points' kernels, if any.
+    codegen: Option<Codegen>,
     make: MakeExecutable,
     /// Per function: the executable of a program of that function alone.
     executables: Vec<OnceLock<Result<Executable, String>>>,
@@ -131,10 +133,12 @@ pub struct Packed {
 
 impl Packed {
     /// The packed library in `bytes` from `start` on (made by [`pack`]), whose entry points'
-    /// executables `make` makes; `Err` says why the bytes are not one.
+    /// executables `make` makes, with their kernels compiled by `codegen` (`None`: the code is
+    /// made already, as in an ahead-of-time image); `Err` says why the bytes are not one.
     pub fn open(
         bytes: Cow<'static, [u8]>,
         start: usize,
+        codegen: Option<Codegen>,
         make: MakeExecutable,
     ) -> Result<Packed, String> {
         let packed = bytes.get(start..).unwrap_or_default();
@@ -175,6 +179,7 @@ impl Packed {
             skeleton,
             bytes,
             texts_at,
+            codegen,
             make,
         })
     }
@@ -234,7 +239,7 @@ impl Packed {
             thresholds: self.skeleton.thresholds.clone(),
             unchecked: self.skeleton.unchecked.clone(),
         };
-        check_untrusted(&program, &self.skeleton.sources)
+        check_untrusted(&program, &self.skeleton.sources, self.codegen)
             .map_err(|errors| format!("{what} is not a valid program: {}", errors.join("; ")))?;
         let code = std::str::from_utf8(self.text(&at.code, &what)?)
             .map_err(|_| format!("{what} is damaged (its code is not text)"))?;
@@ -274,6 +279,7 @@ mod tests {
         Packed::open(
             Cow::Owned(bytes),
             3,
+            None,
             Box::new(|program, code| {
                 assert_eq!(code, "code of main");
                 // No kernel statements, so no code: as an ahead-of-time image opens it.
@@ -349,6 +355,7 @@ mod tests {
         let packed = Packed::open(
             Cow::Owned(bytes),
             0,
+            None,
             Box::new(|program, _| Executable::with_kernels(program, Vec::new(), Box::new(()))),
         )
         .expect("the skeleton is intact");

@@ -10,26 +10,32 @@
 //! against), every source location against the embedded sources, and accepts an unchecked range
 //! only where it is the range of an `#[unsafe]` definition in the embedded sources (found by the
 //! compiler's own front end on the re-parsed source, `ogham_compiler::back::lower::
-//! unsafe_ranges`; only with the `jit` feature, the only one that reads the ranges). What is then
+//! unsafe_ranges`, which the code generator that will compile the program provides,
+//! [`crate::cpu::CpuCodegen::unsafe_ranges`]; an entry point of an ahead-of-time image has
+//! none: its kernels are compiled already and the IR evaluator checks every index). What is then
 //! left to a library is what its sources say: the code of its `#[unsafe]` definitions, which can
 //! read and write out of bounds, and statements located inside them (`docs/compiler.md`,
 //! "Loading a library").
 
 use crate::boundary::BoundaryType;
+use crate::cpu::Codegen;
 use ogham_ir::kir::Program;
 use ogham_ir::source::{SourceMap, Span};
 use ogham_ir::traverse::{Visitor, walk};
 use ogham_ir::verify::verify_exact;
 use ogham_ir::{Form, Function, Stmt, SubExp, Type};
-#[cfg(feature = "jit")]
 use std::collections::BTreeMap;
 
 /// Checks kernel-IR `program`, read from a file with the embedded `sources` (a `.ogl` library,
 /// an entry point of a packed library), before any of it runs: the exact verifier, the entry
 /// points against their signatures, the source locations against `sources`, and the unchecked
-/// ranges against the `#[unsafe]` definitions of `sources` (see the module header). Returns
-/// every violation found.
-pub(crate) fn check_untrusted(program: &Program, sources: &SourceMap) -> Result<(), Vec<String>> {
+/// ranges against the `#[unsafe]` definitions of `sources` when `codegen` is to compile it
+/// (see the module header). Returns every violation found.
+pub(crate) fn check_untrusted(
+    program: &Program,
+    sources: &SourceMap,
+    codegen: Option<Codegen>,
+) -> Result<(), Vec<String>> {
     verify_exact(program)?;
     let mut errors = Vec::new();
     for f in &program.functions {
@@ -52,7 +58,11 @@ pub(crate) fn check_untrusted(program: &Program, sources: &SourceMap) -> Result<
             "the unchecked range {} is not in the sources",
             show(r)
         )),
-        None => errors.extend(check_unchecked(&program.unchecked, sources)),
+        None => {
+            if let Some(codegen) = codegen {
+                errors.extend(check_unchecked(&program.unchecked, sources, codegen));
+            }
+        }
     }
     if errors.is_empty() {
         Ok(())
@@ -179,16 +189,15 @@ fn same_kind(b: &BoundaryType, t: &Type) -> bool {
 }
 
 /// The unchecked ranges that are not the range of an `#[unsafe]` definition in the embedded
-/// sources (each source file that has one is parsed again, as the compiler parsed it).
-#[cfg(feature = "jit")]
-fn check_unchecked(unchecked: &[Span], sources: &SourceMap) -> Vec<String> {
-    use ogham_compiler::back::lower::unsafe_ranges;
+/// sources (each source file that has one is parsed again by `codegen`, as the compiler parsed
+/// it).
+fn check_unchecked(unchecked: &[Span], sources: &SourceMap, codegen: Codegen) -> Vec<String> {
     let mut parsed: BTreeMap<ogham_ir::source::FileId, Vec<Span>> = BTreeMap::new();
     let mut errors = Vec::new();
     for &r in unchecked {
         let allowed = parsed
             .entry(r.file)
-            .or_insert_with(|| unsafe_ranges(r.file, &sources.get(r.file).text));
+            .or_insert_with(|| codegen.unsafe_ranges(r.file, &sources.get(r.file).text));
         if !allowed.contains(&r) {
             errors.push(format!(
                 "the unchecked range {}..{} of {} is not an `#[unsafe]` definition",
@@ -199,11 +208,4 @@ fn check_unchecked(unchecked: &[Span], sources: &SourceMap) -> Vec<String> {
         }
     }
     errors
-}
-
-/// Without the JIT nothing reads the unchecked ranges (only ahead-of-time objects open, whose
-/// code is trusted, and the IR evaluator checks every index), so they are not checked.
-#[cfg(not(feature = "jit"))]
-fn check_unchecked(_: &[Span], _: &SourceMap) -> Vec<String> {
-    Vec::new()
 }

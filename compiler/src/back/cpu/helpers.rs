@@ -8,8 +8,9 @@
 //! operations (float arithmetic, comparisons, wrapping integer arithmetic, `min`/`max`) and
 //! integer division (the steps of `back/steps.rs`) are inlined.
 //!
-//! Contract with the runtime: the runtime declares the helpers, in the order of [`HELPERS`],
-//! before any kernel, so that the function index a kernel refers to is the helper's position.
+//! Contract with the runtime: the runtime implements every helper under its symbol (and gives
+//! the JIT their addresses); `machine.rs` declares them, in the order of [`HELPERS`], before
+//! any kernel, so that the function index a kernel refers to is the helper's position.
 
 use cranelift_codegen::ir::types::{F32, F64, I64};
 use cranelift_codegen::ir::{AbiParam, Signature, Type};

@@ -1,6 +1,8 @@
 //! The CPU backend: every kernel ([`ogham_ir::kir::SegOp`]) of a kernel-IR program to a Cranelift
-//! function (CLIF), which the runtime JIT-compiles and runs on all cores. The host program
-//! (scalar code, sequential loops, allocations) is executed by the runtime around the kernels.
+//! function (CLIF), compiled by Cranelift into machine code (`jit.rs`: JIT-compiled into this
+//! process; `object.rs`: relocatable objects for the disk cache and ahead-of-time images) that
+//! the runtime runs on all cores. The host program (scalar code, sequential loops, allocations)
+//! is executed by the runtime around the kernels.
 //!
 //! # Calling convention of a kernel function
 //!
@@ -40,7 +42,10 @@
 //! `back/steps.rs`) emit; `simd/` and `interleave.rs` vectorise
 //! points and interleave reductions, `jam.rs` runs maps of them several outer rows at a time, `unswitch.rs` specialises loops on invariant conditions,
 //! `skip.rs` skips the idle iterations of filtering loops, `fill.rs` and `copy.rs` fill and copy
-//! rows in vectors, `helpers.rs` lists the runtime's helpers.
+//! rows in vectors, `helpers.rs` lists the runtime's helpers; `machine.rs` sets up the host
+//! target and defines kernels in a Cranelift module, which `jit.rs` (machine code in memory,
+//! [`ogham_ir::artifact::cpu::JitCode`]) and `object.rs` (ELF objects,
+//! [`ogham_ir::artifact::cpu::NativeCode`] and ahead-of-time images) finish.
 
 mod codegen;
 mod copy;
@@ -48,9 +53,12 @@ mod fill;
 pub mod helpers;
 mod interleave;
 mod jam;
+pub mod jit;
 mod kernel;
 mod lanedot;
 mod lower;
+pub mod machine;
+pub mod object;
 mod scalar;
 mod simd;
 mod skip;
@@ -61,6 +69,7 @@ pub use simd::enabled as simd_enabled;
 use super::Unsupported;
 use ogham_ir::VarId;
 use ogham_ir::abi::{ErrorSite, KernelSite, kernels};
+use ogham_ir::artifact::cpu::KernelInfo;
 use ogham_ir::kir::{HostStmt, Program};
 use std::fmt::Write;
 
@@ -75,6 +84,17 @@ pub struct Kernel {
     pub inputs: Vec<VarId>,
     /// The checks of `func` then `combine`, by number.
     pub sites: Vec<ErrorSite>,
+}
+
+impl Kernel {
+    /// What the executor needs to know of the kernel besides its code.
+    pub fn info(&self) -> KernelInfo {
+        KernelInfo {
+            name: self.name.clone(),
+            inputs: self.inputs.clone(),
+            sites: self.sites.clone(),
+        }
+    }
 }
 
 /// One kernel statement of a program and its compiled form (or why there is none).

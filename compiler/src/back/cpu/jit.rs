@@ -1,0 +1,104 @@
+//! JIT compilation of an entry point's kernels with Cranelift into this process's memory
+//! ([`jit`]), binding the runtime's helpers to the addresses the runtime gives (the compiler
+//! does not know the runtime: the caller passes every helper's name and address).
+//!
+//! Invariants: the machine code lives as long as the returned [`JitCode`]'s `memory`, which
+//! frees it when dropped (the runtime drops the entry points' addresses with it); every helper
+//! of [`all_helpers`] must have an address, or compilation fails before any code is made.
+//! With `OGHAM_PERF_MAP` set the kernels' addresses also go to `/tmp/perf-<pid>.map`.
+
+use super::helpers::all_helpers;
+use super::{compile_function, machine};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::FuncId;
+use ogham_ir::artifact::cpu::{JitCode, JitKernel};
+use ogham_ir::kir::Program;
+
+/// Machine code of compiled kernels; freed when dropped.
+struct Jit {
+    module: Option<JITModule>,
+}
+
+// SAFETY: after `jit` finalised it, the module is only used to free its memory when the `Jit`
+// is dropped; the code it holds is immutable and may run on any thread.
+unsafe impl Send for Jit {}
+// SAFETY: as above; a shared `Jit` gives no access to the module.
+unsafe impl Sync for Jit {}
+
+impl Drop for Jit {
+    fn drop(&mut self) {
+        if let Some(module) = self.module.take() {
+            // SAFETY: the owner of the `JitCode` drops its addresses with it (module header).
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+/// JIT-compiles the kernels of entry point `function` of `program` for the host CPU; their
+/// calls to helpers go to `helpers` (each helper's symbol and address in this process).
+pub fn jit(
+    program: &Program,
+    function: usize,
+    helpers: &[(&str, *const u8)],
+) -> Result<JitCode, String> {
+    if let Some(h) = all_helpers()
+        .into_iter()
+        .find(|h| !helpers.iter().any(|(name, _)| *name == h.name))
+    {
+        return Err(format!("no address for the helper {}", h.name));
+    }
+    let segs = compile_function(program, function);
+    let isa = machine::isa(false)?;
+    let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+    for &(name, ptr) in helpers {
+        builder.symbol(name, ptr);
+    }
+    let mut module = JITModule::new(builder);
+    let (ids, sizes) = machine::define_kernels(&mut module, &segs, "")?;
+    module
+        .finalize_definitions()
+        .map_err(|e| format!("linking kernels: {e}"))?;
+    write_perf_map(&module, &sizes);
+    let code = |id: FuncId| module.get_finalized_function(id);
+    let kernels = segs
+        .iter()
+        .zip(ids)
+        .map(|(seg, id)| {
+            let (Ok(kernel), Some((main, combine))) = (&seg.kernel, id) else {
+                return None;
+            };
+            Some(JitKernel {
+                info: kernel.info(),
+                kernel: code(main),
+                combine: combine.map_or(std::ptr::null(), code),
+            })
+        })
+        .collect();
+    Ok(JitCode {
+        kernels,
+        memory: Box::new(Jit {
+            module: Some(module),
+        }),
+    })
+}
+
+/// With `OGHAM_PERF_MAP` set, the kernels' addresses, sizes and names go to
+/// `/tmp/perf-<pid>.map`, so that `perf report` names JIT-compiled kernels.
+fn write_perf_map(module: &JITModule, functions: &[machine::Defined]) {
+    if std::env::var_os("OGHAM_PERF_MAP").is_none() {
+        return;
+    }
+    use std::io::Write;
+    let path = format!("/tmp/perf-{}.map", std::process::id());
+    let Ok(mut file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    else {
+        return;
+    };
+    for (id, size, name) in functions {
+        let addr = module.get_finalized_function(*id) as usize;
+        let _ = writeln!(file, "{addr:x} {size:x} {name}");
+    }
+}
