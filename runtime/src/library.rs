@@ -53,6 +53,7 @@ use ogham_ir::source::SourceMap;
 #[cfg(feature = "jit")]
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+#[cfg(feature = "jit")]
 use std::path::Path;
 
 #[cfg(feature = "jit")]
