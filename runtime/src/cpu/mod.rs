@@ -21,8 +21,8 @@
 //! first launch when it starts, counted from the process's start ([`profile_from`]).
 //!
 //! Run-time errors of compiled code (bounds, division by zero, sizes) are rebuilt from the
-//! failed check's [`ogham_ir::abi::ErrorSite`] with the interpreter's codes and messages; of several failing
-//! points, the first in row-major order is reported.
+//! failed check's [`ogham_ir::abi::ErrorSite`] with the interpreter's codes and messages; of
+//! several failing points, the first in row-major order is reported.
 
 pub mod aot;
 mod code;
