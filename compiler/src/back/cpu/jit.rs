@@ -102,3 +102,17 @@ fn write_perf_map(module: &JITModule, functions: &[machine::Defined]) {
         let _ = writeln!(file, "{addr:x} {size:x} {name}");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// Code that would call a helper at an unknown address is never made.
+    #[test]
+    fn every_helper_needs_an_address() {
+        let text = "entry main [n_0] (xs_1: [n_0]f32) : [n_0]f32 =\n  in (xs_1)\n";
+        let program = ogham_ir::parse::parse_program(text).expect("an IR program");
+        let err = super::jit(&program, 0, &[("ogham_alloc", std::ptr::null())])
+            .err()
+            .expect("refused");
+        assert_eq!(err, "no address for the helper ogham_arena_reset");
+    }
+}
