@@ -409,10 +409,10 @@ fn unflatten<'a>(args: &mut Args<'a>) -> Res<Val<'a>> {
 fn concat<'a>(args: &mut Args<'a>) -> Res<Val<'a>> {
     let span = args.span;
     let (xs, ys) = (args.array()?, args.array()?);
-    if xs.len() == 0 {
+    if xs.is_empty() {
         return Ok(Val::Array(ys));
     }
-    if ys.len() == 0 {
+    if ys.is_empty() {
         return Ok(Val::Array(xs));
     }
     if xs.shape()[1..] != ys.shape()[1..] {

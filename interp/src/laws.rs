@@ -46,7 +46,7 @@ impl Laws {
         span: Span,
         apply: impl Fn(&Val<'a>, &Val<'a>) -> Option<Val<'a>>,
     ) {
-        if xs.len() == 0 || !self.wants(span) {
+        if xs.is_empty() || !self.wants(span) {
             return;
         }
         let x = xs.row(0);

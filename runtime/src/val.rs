@@ -127,6 +127,9 @@ pub enum Store<'a, F> {
 }
 
 impl<'a, F: Clone> Store<'a, F> {
+    /// The number of elements.
+    // No caller asks whether a store is empty (arrays have `is_empty`).
+    #[allow(clippy::len_without_is_empty)]
     pub fn len(&self) -> usize {
         match self {
             Store::Prim(d) => d.len(),
@@ -149,6 +152,8 @@ impl<'a, F: Clone> Store<'a, F> {
 
     /// Appends the elements `range` of `src`; `Err` if the element kinds differ. An empty
     /// boxed store takes the kind of the first non-empty source.
+    // `Err(())`: a kind mismatch is an executor's bug, which each caller reports its own way.
+    #[allow(clippy::result_unit_err)]
     pub fn extend_from(
         &mut self,
         src: &Store<'a, F>,
@@ -181,6 +186,8 @@ impl<'a, F: Clone> Store<'a, F> {
     }
 
     /// Overwrites element `i` (an in-range index); `Err` if the value's kind does not fit.
+    // `Err(())`: as for `extend_from`.
+    #[allow(clippy::result_unit_err)]
     pub fn set(&mut self, i: usize, val: Val<'a, F>) -> Result<(), ()> {
         match (self, val) {
             (Store::Prim(d), Val::Prim(s)) => set_scalar(d, i, s),
@@ -266,6 +273,11 @@ impl<'a, F: Clone> Array<'a, F> {
     /// Number of rows (the outermost dimension).
     pub fn len(&self) -> usize {
         self.shape[0]
+    }
+
+    /// Whether the array has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     pub fn rank(&self) -> usize {
