@@ -101,18 +101,11 @@ fn the_base_layer_and_the_ir_evaluator_need_only_the_ir() {
     assert!(violations.is_empty(), "{}", violations.join("\n"));
 }
 
-/// The crates a package depends on (normal dependencies) with `args`, by `cargo tree`.
-fn dependencies(args: &[&str]) -> String {
+/// The output of cargo's command `command` (offline, with the lock file as it is) with `args`,
+/// run in the runtime's directory.
+fn cargo(command: &str, args: &[&str]) -> String {
     let out = std::process::Command::new(env!("CARGO"))
-        .args([
-            "tree",
-            "--offline",
-            "--locked",
-            "-e",
-            "normal",
-            "--prefix",
-            "none",
-        ])
+        .args([command, "--offline", "--locked"])
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
@@ -123,6 +116,12 @@ fn dependencies(args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The crates a package depends on (normal dependencies) with `args`, by `cargo tree`.
+fn dependencies(args: &[&str]) -> String {
+    let args = [&["-e", "normal", "--prefix", "none"], args].concat();
+    cargo("tree", &args)
 }
 
 #[test]
@@ -155,25 +154,9 @@ const COMPILER_FEATURES: &[&str] = &[
 
 /// The runtime's package in `cargo metadata` (the manifest as cargo reads it).
 fn runtime_manifest() -> serde_json::Value {
-    let out = std::process::Command::new(env!("CARGO"))
-        .args([
-            "metadata",
-            "--no-deps",
-            "--offline",
-            "--locked",
-            "--format-version",
-            "1",
-        ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("cargo runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let json = cargo("metadata", &["--no-deps", "--format-version", "1"]);
     let metadata: serde_json::Value =
-        serde_json::from_slice(&out.stdout).expect("cargo metadata writes JSON");
+        serde_json::from_str(&json).expect("cargo metadata writes JSON");
     let packages = metadata["packages"].as_array().expect("a package list");
     packages
         .iter()
