@@ -190,7 +190,7 @@ impl Compiled {
             Code::Cpu(library) => library.call_tuned(entry, args, thresholds),
             Code::Cached(cached) => cached.call(entry, args, thresholds),
             Code::Interp(fe) => {
-                ogham_runtime::interp::run_entry(&fe.sources, &fe.program, &fe.checked, entry, args)
+                ogham_interp::run_entry(&fe.sources, &fe.program, &fe.checked, entry, args)
                     .map_err(Box::new)
             }
             Code::Ir { program, .. } => self.backend.run_ir(program, entry, args, thresholds),

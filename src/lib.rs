@@ -307,7 +307,7 @@ impl Backend {
     ) -> Result<Vec<Value>, Box<Diagnostic>> {
         match self {
             Backend::Interp => {
-                ogham_runtime::interp::run_entry(&fe.sources, &fe.program, &fe.checked, entry, args)
+                ogham_interp::run_entry(&fe.sources, &fe.program, &fe.checked, entry, args)
                     .map_err(Box::new)
             }
             Backend::Core

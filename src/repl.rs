@@ -207,7 +207,7 @@ impl Session {
         let args = self.bound.iter().map(|(_, _, v)| v.clone()).collect();
         let (sink, kept) = trace::collect();
         let outcome = trace::with_sink(Some(sink), || {
-            ogham_runtime::interp::run_entry(&fe.sources, &fe.program, &fe.checked, ENTRY, args)
+            ogham_interp::run_entry(&fe.sources, &fe.program, &fe.checked, ENTRY, args)
                 .map_err(Box::new)
         });
         for t in kept.lock().map(|t| t.clone()).unwrap_or_default() {

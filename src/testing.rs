@@ -239,7 +239,7 @@ impl TestFile {
                 let case = &self.spec.cases[*index];
                 let mut warnings = Vec::new();
                 let result = bind_case(fe, case).and_then(|args| {
-                    let (outputs, found) = ogham_runtime::interp::run_entry_checking_laws(
+                    let (outputs, found) = ogham_interp::run_entry_checking_laws(
                         &fe.sources,
                         &fe.program,
                         &fe.checked,

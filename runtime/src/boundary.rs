@@ -42,7 +42,7 @@ pub fn no_entry<'a>(entry: &str, names: impl Iterator<Item = &'a str>) -> Box<Di
 /// [`Value::Tuple`]s (record fields in name order); arrays of tuples or records are tuples of
 /// arrays, one per component, all with the same outer shape. Parameters are checked in order,
 /// each one's components in order, and the first error is reported.
-pub(crate) fn check_arguments(
+pub fn check_arguments(
     entry: &str,
     params: &[(String, Type)],
     span: Span,

@@ -25,7 +25,12 @@
 //! | W0720 | warning (`--check-laws`): an operator of `reduce`/`scan`/`hist` not associative   |
 //! | W0721 | warning (`--check-laws`): its neutral element is not neutral                     |
 //!
-//! (W0720 and W0721 are the interpreter's alone: `interp::laws` makes them.)
+//! (W0720 and W0721 are the reference interpreter's alone: `ogham-interp`'s `laws` makes them.)
+//!
+//! Public for the reference interpreter (`ogham-interp`), which makes its run-time errors the
+//! way every executor here does: [`Res`], [`error`], [`assertion_failed`] and the codes it
+//! reports. R0711 and R0713 are public for the callers that test for them; the other codes are
+//! this crate's own.
 
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::source::Span;
@@ -34,13 +39,13 @@ pub(crate) const E_NO_ENTRY: &str = "E0610";
 pub(crate) const E_ARG_COUNT: &str = "E0611";
 pub(crate) const E_ARG_TYPE: &str = "E0612";
 pub(crate) const E_ARG_SIZE: &str = "E0613";
-pub(crate) const R_DIV_ZERO: &str = "R0701";
+pub const R_DIV_ZERO: &str = "R0701";
 pub(crate) const R_INDEX: &str = "R0702";
 pub(crate) const R_SLICE: &str = "R0703";
-pub(crate) const R_SIZE: &str = "R0704";
-pub(crate) const R_COERCE: &str = "R0705";
-pub(crate) const R_NEG_SIZE: &str = "R0706";
-pub(crate) const R_IRREGULAR: &str = "R0707";
+pub const R_SIZE: &str = "R0704";
+pub const R_COERCE: &str = "R0705";
+pub const R_NEG_SIZE: &str = "R0706";
+pub const R_IRREGULAR: &str = "R0707";
 pub const R_INTERNAL: &str = "R0708";
 pub(crate) const R_OUT_OF_MEMORY: &str = "R0709";
 pub(crate) const R_ASSERT: &str = "R0710";
@@ -51,10 +56,10 @@ pub(crate) const R_CUDA: &str = "R0712";
 pub const R_NO_JIT: &str = "R0713";
 
 /// Results of the executors; diagnostics are boxed to keep `Result`s small.
-pub(crate) type Res<T> = Result<T, Box<Diagnostic>>;
+pub type Res<T> = Result<T, Box<Diagnostic>>;
 
 /// An error at `span`, with the message repeated under the caret.
-pub(crate) fn error(code: &'static str, span: Span, message: impl Into<String>) -> Box<Diagnostic> {
+pub fn error(code: &'static str, span: Span, message: impl Into<String>) -> Box<Diagnostic> {
     let message = message.into();
     let label = if code == R_INTERNAL {
         "internal error: please report this"
@@ -65,6 +70,6 @@ pub(crate) fn error(code: &'static str, span: Span, message: impl Into<String>) 
 }
 
 /// The error of a failed `assert cond "message" e` at `span`.
-pub(crate) fn assertion_failed(span: Span, message: &str) -> Box<Diagnostic> {
+pub fn assertion_failed(span: Span, message: &str) -> Box<Diagnostic> {
     error(R_ASSERT, span, format!("assertion failed: {message}"))
 }

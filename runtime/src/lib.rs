@@ -1,12 +1,10 @@
-//! The Ogham runtime: values, `.npy` and textual value I/O, and the executors of programs, in
-//! layers:
+//! The Ogham runtime: values, `.npy` and textual value I/O, and the executors of compiled
+//! programs, in layers:
 //!
 //! - **base**, which knows nothing of the AST: `value` (values crossing the boundary), `val`
 //!   (values executors compute with), `index`, `scalar` (the IR's one definition of scalar
 //!   operations, `ogham_ir::scalar`), `error` (run-time error codes), `memory`,
-//!   `buffer`, `boundary`, `npy`, `text`;
-//! - **the reference interpreter** `interp`, the definition of the language's semantics and the
-//!   only module that uses the AST and the type checker;
+//!   `buffer`, `boundary`, `npy`, `text`, `trace`;
 //! - **executors of compiled code**, on the IR and the base: `ireval` (core and kernel IR),
 //!   `cpu` (kernels JIT-compiled by a code generator it is given, `cpu::CpuCodegen`; native
 //!   code for the disk cache and ahead-of-time objects, which it loads), `cuda`, `kernel_io`
@@ -14,17 +12,22 @@
 //! - **compiled libraries**: `library` (`.ogl` files and ahead-of-time images), `packed` (the
 //!   lazy per-entry layout of images and of `ogham`'s disk cache), `cache_file`.
 //!
-//! The IR is the `ogham-ir` crate's; the compiler (`ogham-compiler`, with Cranelift) comes in
-//! only with features, all default: `interp` (the interpreter) and `cuda`. The CPU backend's
-//! code generation is not the runtime's: the `jit` feature (programs whose kernels a
-//! `cpu::CpuCodegen` compiles, `.ogl` libraries, the disk cache's native code; it needs the
-//! `object` crate only) takes it from the caller. Without these features the runtime runs
-//! ahead-of-time objects and has neither the compiler nor Cranelift (`ogham-capi
-//! --no-default-features`).
+//! The reference interpreter, the definition of the language's semantics, is the `ogham-interp`
+//! crate, built on this base layer: `val`, `index`, and the parts of `error`, `boundary`,
+//! `memory` and `trace` that executors use to report errors and traces are public for it (and
+//! documented as such). The runtime does not know the interpreter or the AST.
 //!
-//! `tests/layering.rs` checks that only `interp` uses the front end, that the base layer, the
-//! IR evaluator and libraries do not name the compiler, and the dependencies without features.
-//! The IR evaluator and the CPU and CUDA executors must agree with the interpreter.
+//! The IR is the `ogham-ir` crate's; the compiler (`ogham-compiler`, with Cranelift) comes in
+//! only with the default feature `cuda`. The CPU backend's code generation is not the
+//! runtime's: the default feature `jit` (programs whose kernels a `cpu::CpuCodegen` compiles,
+//! `.ogl` libraries, the disk cache's native code; it needs the `object` crate only) takes it
+//! from the caller. Without these features the runtime runs ahead-of-time objects and has
+//! neither the compiler nor Cranelift (`ogham-capi --no-default-features`).
+//!
+//! `tests/layering.rs` checks that no runtime code uses the front end, that the base layer, the
+//! IR evaluator and libraries do not name the compiler, that the compiler is a dependency only
+//! through those features, and the dependencies without features. The IR evaluator and the CPU
+//! and CUDA executors must agree with the interpreter.
 
 pub mod boundary;
 pub mod buffer;
@@ -33,9 +36,7 @@ pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod error;
-mod index;
-#[cfg(feature = "interp")]
-pub mod interp;
+pub mod index;
 pub mod ireval;
 mod kernel_io;
 pub mod library;
@@ -44,7 +45,7 @@ pub mod npy;
 pub mod scalar;
 pub mod text;
 pub mod trace;
-mod val;
+pub mod val;
 pub mod value;
 
 pub use value::{Array, ArrayData, Scalar, Value};

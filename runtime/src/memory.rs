@@ -125,7 +125,7 @@ fn allocatable(bytes: usize) -> bool {
 }
 
 /// [`check`] as the executors report it: error `R0709` at `loc`.
-pub(crate) fn reserve(
+pub fn reserve(
     elems: usize,
     elem_size: usize,
     what: &str,

@@ -56,12 +56,12 @@ pub fn current() -> Option<Sink> {
 }
 
 /// Whether a sink is in force on this thread.
-pub(crate) fn tracing() -> bool {
+pub fn tracing() -> bool {
     SINK.with(|s| s.borrow().is_some())
 }
 
 /// Reports a traced value, of element type `elem`, to the sink in force (if any).
-pub(crate) fn emit<F: Clone>(label: &str, loc: Span, value: &Val<'_, F>, elem: PrimType) {
+pub fn emit<F: Clone>(label: &str, loc: Span, value: &Val<'_, F>, elem: PrimType) {
     let Some(sink) = current() else {
         return;
     };

@@ -12,8 +12,9 @@
 //! - in-place updates call [`Array::make_mut`], which writes into the store when this view is its
 //!   only owner and covers all of it, and copies the view first otherwise (copy on write);
 //! - records keep their field names (sorted), tuples are plain sequences, both `Rc`-shared;
-//! - a function value is an `F`, which only the interpreter has (its closures over the AST,
-//!   `interp::value`); compiled code has none and uses `F = Infallible` (`ireval::eval::Val`).
+//! - a function value is an `F`, which only the reference interpreter has (its closures over
+//!   the AST, in the `ogham-interp` crate, which builds on this module: hence public); compiled
+//!   code has none and uses `F = Infallible` (`ireval::eval::Val`).
 //!
 //! Invariants: `offset + shape.product() <= store.len()`; an array's shape is never empty; a
 //! boxed store never holds scalars or arrays. An empty array whose element type the interpreter
@@ -126,6 +127,9 @@ pub enum Store<'a, F> {
 }
 
 impl<'a, F: Clone> Store<'a, F> {
+    /// The number of elements.
+    // No caller asks whether a store is empty (arrays have `is_empty`).
+    #[allow(clippy::len_without_is_empty)]
     pub fn len(&self) -> usize {
         match self {
             Store::Prim(d) => d.len(),
@@ -148,6 +152,8 @@ impl<'a, F: Clone> Store<'a, F> {
 
     /// Appends the elements `range` of `src`; `Err` if the element kinds differ. An empty
     /// boxed store takes the kind of the first non-empty source.
+    // `Err(())`: a kind mismatch is an executor's bug, which each caller reports its own way.
+    #[allow(clippy::result_unit_err)]
     pub fn extend_from(
         &mut self,
         src: &Store<'a, F>,
@@ -180,6 +186,8 @@ impl<'a, F: Clone> Store<'a, F> {
     }
 
     /// Overwrites element `i` (an in-range index); `Err` if the value's kind does not fit.
+    // `Err(())`: as for `extend_from`.
+    #[allow(clippy::result_unit_err)]
     pub fn set(&mut self, i: usize, val: Val<'a, F>) -> Result<(), ()> {
         match (self, val) {
             (Store::Prim(d), Val::Prim(s)) => set_scalar(d, i, s),
@@ -267,6 +275,11 @@ impl<'a, F: Clone> Array<'a, F> {
         self.shape[0]
     }
 
+    /// Whether the array has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn rank(&self) -> usize {
         self.shape.len()
     }
@@ -336,87 +349,6 @@ impl<'a, F: Clone> Array<'a, F> {
     }
 }
 
-/// Collects rows (scalars, arrays of equal shape, or boxed values) into a new array.
-#[cfg(feature = "interp")]
-pub struct Builder<'a, F> {
-    rows: usize,
-    /// The shape of every row so far (empty for scalar or boxed rows); `None` before the first.
-    row_shape: Option<Vec<usize>>,
-    store: Store<'a, F>,
-}
-
-/// Why a row could not be added to a [`Builder`].
-#[cfg(feature = "interp")]
-pub enum BuildError {
-    /// A row's shape differs from the first row's.
-    Irregular {
-        expected: Vec<usize>,
-        found: Vec<usize>,
-    },
-    /// A row of another kind than the first (an interpreter or type checker bug).
-    IllTyped,
-}
-
-#[cfg(feature = "interp")]
-impl<'a, F: Clone> Builder<'a, F> {
-    pub fn new(capacity: usize) -> Builder<'a, F> {
-        Builder {
-            rows: 0,
-            row_shape: None,
-            store: Store::Boxed(Vec::with_capacity(capacity.min(1 << 20))),
-        }
-    }
-
-    pub fn push(&mut self, row: Val<'a, F>) -> Result<(), BuildError> {
-        let shape: &[usize] = match &row {
-            Val::Array(a) => a.shape(),
-            _ => &[],
-        };
-        match &self.row_shape {
-            Some(expected) if expected != shape => {
-                return Err(BuildError::Irregular {
-                    expected: expected.clone(),
-                    found: shape.to_vec(),
-                });
-            }
-            Some(_) => {}
-            None => {
-                self.row_shape = Some(shape.to_vec());
-                if let (Val::Prim(s), Store::Boxed(v)) = (&row, &self.store) {
-                    let cap = v.capacity();
-                    self.store = Store::Prim(ArrayData::with_capacity(s.prim_type(), cap));
-                }
-            }
-        }
-        self.rows += 1;
-        match (&mut self.store, row) {
-            (Store::Prim(d), Val::Prim(s)) => d.push(s).ok_or(BuildError::IllTyped),
-            (store, Val::Array(a)) => store
-                .extend_from(a.store(), a.range())
-                .map_err(|()| BuildError::IllTyped),
-            (Store::Boxed(v), row @ (Val::Tuple(_) | Val::Record(_) | Val::Fun(_))) => {
-                v.push(row);
-                Ok(())
-            }
-            _ => Err(BuildError::IllTyped),
-        }
-    }
-
-    /// The array of the rows pushed. With no rows, `empty` gives the row shape and the store
-    /// (see [`empty_array`]).
-    pub fn finish(self, empty: impl FnOnce() -> Array<'a, F>) -> Array<'a, F> {
-        match self.row_shape {
-            None => empty(),
-            Some(row_shape) => {
-                let mut shape = Vec::with_capacity(row_shape.len() + 1);
-                shape.push(self.rows);
-                shape.extend(row_shape);
-                Array::new(shape, self.store)
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -424,33 +356,6 @@ mod tests {
     type Val = super::Val<'static, std::convert::Infallible>;
     type Array = super::Array<'static, std::convert::Infallible>;
     type Store = super::Store<'static, std::convert::Infallible>;
-    #[cfg(feature = "interp")]
-    type Builder = super::Builder<'static, std::convert::Infallible>;
-
-    #[cfg(feature = "interp")]
-    fn ints(xs: &[i64]) -> Val {
-        Val::Array(Array::from_data(ArrayData::I64(xs.to_vec().into())))
-    }
-
-    #[cfg(feature = "interp")]
-    #[test]
-    fn builder_stacks_rows_and_rejects_irregular_ones() {
-        let mut b = Builder::new(2);
-        assert!(b.push(ints(&[1, 2])).is_ok());
-        assert!(b.push(ints(&[3, 4])).is_ok());
-        assert!(matches!(
-            b.push(ints(&[5])),
-            Err(BuildError::Irregular { .. })
-        ));
-        let a = b.finish(|| unreachable!());
-        assert_eq!(a.shape(), [2, 2]);
-        let mut b = Builder::new(1);
-        assert!(b.push(Val::Prim(Scalar::I32(1))).is_ok());
-        assert!(matches!(
-            b.push(Val::Prim(Scalar::F32(1.0))),
-            Err(BuildError::IllTyped)
-        ));
-    }
 
     #[test]
     fn views_share_and_updates_copy_on_write() {

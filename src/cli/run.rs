@@ -127,13 +127,7 @@ pub(crate) fn check_laws_run(
     )?;
     let sink = trace::to_stderr(fe.sources.clone());
     let (outputs, warnings) = trace::with_sink(Some(sink), || {
-        ogham_runtime::interp::run_entry_checking_laws(
-            &fe.sources,
-            &fe.program,
-            &fe.checked,
-            entry,
-            args,
-        )
+        ogham_interp::run_entry_checking_laws(&fe.sources, &fe.program, &fe.checked, entry, args)
     });
     emit_to_stderr(&fe.sources, &warnings);
     let outputs = outputs.map_err(|diag| {

@@ -137,7 +137,7 @@ fn evaluate_one(path: &Path, text: &str, expr: &str) -> String {
     };
     let (sink, _kept) = ogham_runtime::trace::collect();
     let outcome = ogham_runtime::trace::with_sink(Some(sink), || {
-        ogham_runtime::interp::run_entry(&fe.sources, &fe.program, &fe.checked, ENTRY, Vec::new())
+        ogham_interp::run_entry(&fe.sources, &fe.program, &fe.checked, ENTRY, Vec::new())
             .map_err(Box::new)
     });
     match outcome {

@@ -2,8 +2,8 @@
 //! interpreter's semantics, so that every middle-end pass can be checked against the interpreter
 //! before any backend exists (`--backend core`, `--backend kir`).
 //!
-//! It reuses the interpreter's values (flat, reference-counted, copy-on-write arrays), its
-//! scalar operations and its indexing code, so the two agree on every corner case and report
+//! It shares the interpreter's values (`crate::val`: flat, reference-counted, copy-on-write
+//! arrays), scalar operations and indexing code, so the two agree on every corner case and report
 //! run-time errors with the same codes and messages; the location is the statement's `loc`.
 //! Kernels (`Seg` operations) run sequentially, point by point in row-major order, which is one
 //! of the executions their parallel semantics allow (reductions combine in index order).

@@ -13,14 +13,10 @@
 //! interpreter reports an internal error rather than computing with a stale value.
 //!
 //! Stack use: `let` chains, `if` branches and ascriptions are evaluated iteratively, loops are
-//! iterative, and the interpreter runs on a thread with a large stack (see `mod.rs`), so the
+//! iterative, and the interpreter runs on a thread with a large stack (see `lib.rs`), so the
 //! recursion depth is bounded by the nesting depth of the program text.
 
 use super::value::{Array, Builder, Callee, Closure, Env, Val, empty_array};
-use crate::error::{R_INTERNAL, R_IRREGULAR, Res, error};
-use crate::index::{self, IdxArg};
-use crate::scalar::{self};
-use crate::value::Scalar;
 use ogham_compiler::builtins::Builtin;
 use ogham_compiler::lower::surface;
 use ogham_compiler::syntax::ast::{
@@ -30,6 +26,10 @@ use ogham_compiler::typeck::{Checked, Resolution};
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::source::Span;
 use ogham_ir::types::{Type, TypeArgs};
+use ogham_runtime::error::{R_INTERNAL, R_IRREGULAR, Res, error};
+use ogham_runtime::index::{self, IdxArg};
+use ogham_runtime::scalar::{self};
+use ogham_runtime::value::Scalar;
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -337,7 +337,7 @@ impl<'a> Interp<'a> {
                 if self.eval_bool(cond, env)? {
                     self.eval(inner, env)
                 } else {
-                    Err(crate::error::assertion_failed(e.span, message))
+                    Err(ogham_runtime::error::assertion_failed(e.span, message))
                 }
             }
             ExprKind::Trace(label, inner) => self.eval_trace(label, inner, e.span, env),

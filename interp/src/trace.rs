@@ -1,13 +1,13 @@
 //! `trace "label" e` in the interpreter: evaluates `e` and, when the caller installed a sink
-//! (`crate::trace::with_sink`), reports the value with the label and the location of the
+//! (`ogham_runtime::trace::with_sink`), reports the value with the label and the location of the
 //! `trace`. The value is returned unchanged; without a sink nothing else happens.
 
 use super::eval::Interp;
 use super::value::{Env, Val};
-use crate::error::Res;
 use ogham_compiler::syntax::ast::Expr;
 use ogham_ir::source::Span;
 use ogham_ir::types::{PrimType, Type};
+use ogham_runtime::error::Res;
 
 impl<'a> Interp<'a> {
     pub(super) fn eval_trace(
@@ -18,7 +18,7 @@ impl<'a> Interp<'a> {
         env: &Env<'a>,
     ) -> Res<Val<'a>> {
         let v = self.eval(inner, env)?;
-        if crate::trace::tracing() {
+        if ogham_runtime::trace::tracing() {
             let mut ty = self.type_of(inner, env).into_owned();
             while let Type::Array(elem, _) = ty {
                 ty = *elem;
@@ -28,7 +28,7 @@ impl<'a> Interp<'a> {
                 Type::Prim(p) => p,
                 _ => PrimType::Bool,
             };
-            crate::trace::emit(label, at, &v, elem);
+            ogham_runtime::trace::emit(label, at, &v, elem);
         }
         Ok(v)
     }

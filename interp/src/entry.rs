@@ -1,5 +1,5 @@
 //! The entry-point boundary: converting arguments, checked by the runtime's one check
-//! ([`crate::boundary::check_arguments`]), to interpreter values, and results back.
+//! ([`ogham_runtime::boundary::check_arguments`]), to interpreter values, and results back.
 //!
 //! Tuples and records are [`Value::Tuple`]s (record fields in name order); arrays of tuples or
 //! records are tuples of arrays, one per component, all with the same outer shape (Futhark's
@@ -7,11 +7,11 @@
 
 use super::eval::Interp;
 use super::value::{Array, Builder, Store, Val};
-use crate::boundary::{check_arguments, no_entry};
-use crate::error::{R_INTERNAL, Res, error};
-use crate::value::{Array as OutArray, ArrayData, Value};
 use ogham_compiler::typeck::EntryPoint;
 use ogham_ir::types::{Size, Type};
+use ogham_runtime::boundary::{check_arguments, no_entry};
+use ogham_runtime::error::{R_INTERNAL, Res, error};
+use ogham_runtime::value::{Array as OutArray, ArrayData, Value};
 
 /// Runs entry point `name` of the root module.
 pub fn run<'a>(

@@ -7,13 +7,13 @@
 
 use super::super::value::{Callee, Closure, Env, Val};
 use super::{Interp, is_unique};
-use crate::error::{R_DIV_ZERO, R_INTERNAL, Res, error};
-use crate::scalar::{self, OpError};
-use crate::value::Scalar;
 use ogham_compiler::lower::surface;
 use ogham_compiler::syntax::ast::{BinOp, Decl, Expr, TypeParam};
 use ogham_compiler::typeck::Resolution;
 use ogham_ir::source::Span;
+use ogham_runtime::error::{R_DIV_ZERO, R_INTERNAL, Res, error};
+use ogham_runtime::scalar::{self, OpError};
+use ogham_runtime::value::Scalar;
 use std::rc::Rc;
 
 impl<'a> Interp<'a> {

@@ -6,11 +6,11 @@
 
 use super::super::value::{Env, Val};
 use super::{Interp, as_array};
-use crate::error::{R_INTERNAL, Res, error};
-use crate::scalar::{self};
-use crate::value::Scalar;
 use ogham_compiler::syntax::ast::{Expr, LoopForm, Pattern};
 use ogham_ir::source::Span;
+use ogham_runtime::error::{R_INTERNAL, Res, error};
+use ogham_runtime::scalar::{self};
+use ogham_runtime::value::Scalar;
 
 impl<'a> Interp<'a> {
     /// Binds the variables of `pat` to the parts of `v`.

@@ -6,10 +6,10 @@
 
 use super::super::value::{Array, Env, Val};
 use super::{Interp, as_int, shape_text};
-use crate::error::{R_COERCE, R_SIZE, Res, error};
-use crate::value::Scalar;
 use ogham_compiler::syntax::ast::{Decl, Pattern, SizeExp, TypeArg, TypeExp, TypeParam};
 use ogham_ir::source::Span;
+use ogham_runtime::error::{R_COERCE, R_SIZE, Res, error};
+use ogham_runtime::value::Scalar;
 
 /// The type-alias arguments in force while matching a type expression against a value:
 /// alias parameter names bound to the arguments of the alias use, which are interpreted in the

@@ -12,9 +12,9 @@
 //! operator that fails while being checked (a division by zero) tells nothing and is skipped.
 
 use super::value::{Array, Val};
-use crate::value::Scalar;
 use ogham_ir::diag::{Diagnostic, Severity};
 use ogham_ir::source::Span;
+use ogham_runtime::value::Scalar;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -46,7 +46,7 @@ impl Laws {
         span: Span,
         apply: impl Fn(&Val<'a>, &Val<'a>) -> Option<Val<'a>>,
     ) {
-        if xs.len() == 0 || !self.wants(span) {
+        if xs.is_empty() || !self.wants(span) {
             return;
         }
         let x = xs.row(0);

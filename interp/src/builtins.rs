@@ -10,14 +10,14 @@
 
 use super::eval::{Interp, as_array, as_int, shape_text};
 use super::value::{Array, Builder, Env, Store, Val, empty_array};
-use crate::error::{R_INTERNAL, R_NEG_SIZE, R_SIZE, Res, error};
-use crate::memory;
-use crate::scalar;
-use crate::value::{ArrayData, Scalar};
 use ogham_compiler::builtins::{ArrayFn, Builtin};
 use ogham_ir::sizes;
 use ogham_ir::source::Span;
 use ogham_ir::types::Type;
+use ogham_runtime::error::{R_INTERNAL, R_NEG_SIZE, R_SIZE, Res, error};
+use ogham_runtime::memory;
+use ogham_runtime::scalar;
+use ogham_runtime::value::{ArrayData, Scalar};
 
 /// The result type of a function type after `n` arguments.
 fn result_type(ty: &Type, n: usize) -> &Type {
@@ -409,10 +409,10 @@ fn unflatten<'a>(args: &mut Args<'a>) -> Res<Val<'a>> {
 fn concat<'a>(args: &mut Args<'a>) -> Res<Val<'a>> {
     let span = args.span;
     let (xs, ys) = (args.array()?, args.array()?);
-    if xs.len() == 0 {
+    if xs.is_empty() {
         return Ok(Val::Array(ys));
     }
-    if ys.len() == 0 {
+    if ys.is_empty() {
         return Ok(Val::Array(xs));
     }
     if xs.shape()[1..] != ys.shape()[1..] {

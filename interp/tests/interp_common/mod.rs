@@ -5,9 +5,9 @@
 
 use ogham_compiler::loader::load_source;
 use ogham_compiler::typeck::check;
+use ogham_interp::run_entry;
 use ogham_ir::diag::render;
 use ogham_ir::source::SourceMap;
-use ogham_runtime::interp::run_entry;
 use ogham_runtime::value::{Array, ArrayData, Scalar, Value};
 
 /// Runs entry `entry` of `src`; front-end errors panic (tests use valid programs), run-time

@@ -1,21 +1,19 @@
-//! The interpreter's function values (closures over the AST) and environments, and its names
-//! for the values of `crate::val` with those function values.
+//! The interpreter's function values (closures over the AST) and environments, its names for
+//! the values of `ogham_runtime::val` with those function values, and the building of arrays
+//! from rows ([`Builder`]: stacked rows must all have the first one's shape and kind).
 
-use crate::value::Scalar;
 use ogham_compiler::builtins::Builtin;
 use ogham_compiler::syntax::ast::{BinOp, Expr, Pattern, TypeParam};
 use ogham_ir::types::{Type, TypeArgs};
+use ogham_runtime::value::{ArrayData, Scalar};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-pub use crate::val::BuildError;
-
 /// A value during interpretation; `'a` is the lifetime of the program being run.
-pub type Val<'a> = crate::val::Val<'a, Closure<'a>>;
-pub type Array<'a> = crate::val::Array<'a, Closure<'a>>;
-pub type Store<'a> = crate::val::Store<'a, Closure<'a>>;
-pub type Builder<'a> = crate::val::Builder<'a, Closure<'a>>;
+pub type Val<'a> = ogham_runtime::val::Val<'a, Closure<'a>>;
+pub type Array<'a> = ogham_runtime::val::Array<'a, Closure<'a>>;
+pub type Store<'a> = ogham_runtime::val::Store<'a, Closure<'a>>;
 
 /// An empty array of type `ty` (`[0]...` with the inner sizes of the type: constants, and
 /// named sizes bound in `env` to a valid size; 0 for the others; element kind from the type,
@@ -40,6 +38,84 @@ pub fn empty_array<'a>(ty: &Type, env: &Env<'_>) -> Array<'a> {
         t = elem;
     }
     Array::new(shape, Store::empty_for(t))
+}
+
+/// Collects rows (scalars, arrays of equal shape, or boxed values) into a new array.
+pub struct Builder<'a> {
+    rows: usize,
+    /// The shape of every row so far (empty for scalar or boxed rows); `None` before the first.
+    row_shape: Option<Vec<usize>>,
+    store: Store<'a>,
+}
+
+/// Why a row could not be added to a [`Builder`].
+pub enum BuildError {
+    /// A row's shape differs from the first row's.
+    Irregular {
+        expected: Vec<usize>,
+        found: Vec<usize>,
+    },
+    /// A row of another kind than the first (an interpreter or type checker bug).
+    IllTyped,
+}
+
+impl<'a> Builder<'a> {
+    pub fn new(capacity: usize) -> Builder<'a> {
+        Builder {
+            rows: 0,
+            row_shape: None,
+            store: Store::Boxed(Vec::with_capacity(capacity.min(1 << 20))),
+        }
+    }
+
+    pub fn push(&mut self, row: Val<'a>) -> Result<(), BuildError> {
+        let shape: &[usize] = match &row {
+            Val::Array(a) => a.shape(),
+            _ => &[],
+        };
+        match &self.row_shape {
+            Some(expected) if expected != shape => {
+                return Err(BuildError::Irregular {
+                    expected: expected.clone(),
+                    found: shape.to_vec(),
+                });
+            }
+            Some(_) => {}
+            None => {
+                self.row_shape = Some(shape.to_vec());
+                if let (Val::Prim(s), Store::Boxed(v)) = (&row, &self.store) {
+                    let cap = v.capacity();
+                    self.store = Store::Prim(ArrayData::with_capacity(s.prim_type(), cap));
+                }
+            }
+        }
+        self.rows += 1;
+        match (&mut self.store, row) {
+            (Store::Prim(d), Val::Prim(s)) => d.push(s).ok_or(BuildError::IllTyped),
+            (store, Val::Array(a)) => store
+                .extend_from(a.store(), a.range())
+                .map_err(|()| BuildError::IllTyped),
+            (Store::Boxed(v), row @ (Val::Tuple(_) | Val::Record(_) | Val::Fun(_))) => {
+                v.push(row);
+                Ok(())
+            }
+            _ => Err(BuildError::IllTyped),
+        }
+    }
+
+    /// The array of the rows pushed. With no rows, `empty` gives the row shape and the store
+    /// (see [`empty_array`]).
+    pub fn finish(self, empty: impl FnOnce() -> Array<'a>) -> Array<'a> {
+        match self.row_shape {
+            None => empty(),
+            Some(row_shape) => {
+                let mut shape = Vec::with_capacity(row_shape.len() + 1);
+                shape.push(self.rows);
+                shape.extend(row_shape);
+                Array::new(shape, self.store)
+            }
+        }
+    }
 }
 
 /// A variable binding: one frame of a persistent linked-list environment. The value sits in a
@@ -157,6 +233,29 @@ impl Callee<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ints(xs: &[i64]) -> Val<'static> {
+        Val::Array(Array::from_data(ArrayData::I64(xs.to_vec().into())))
+    }
+
+    #[test]
+    fn builder_stacks_rows_and_rejects_irregular_ones() {
+        let mut b = Builder::new(2);
+        assert!(b.push(ints(&[1, 2])).is_ok());
+        assert!(b.push(ints(&[3, 4])).is_ok());
+        assert!(matches!(
+            b.push(ints(&[5])),
+            Err(BuildError::Irregular { .. })
+        ));
+        let a = b.finish(|| unreachable!());
+        assert_eq!(a.shape(), [2, 2]);
+        let mut b = Builder::new(1);
+        assert!(b.push(Val::Prim(Scalar::I32(1))).is_ok());
+        assert!(matches!(
+            b.push(Val::Prim(Scalar::F32(1.0))),
+            Err(BuildError::IllTyped)
+        ));
+    }
 
     #[test]
     fn long_environments_drop_without_recursion() {
