@@ -8,6 +8,7 @@ pub mod args;
 pub mod atomic;
 pub mod autotune;
 pub mod cache;
+pub mod codegen;
 pub mod demo;
 pub mod doc;
 pub mod lsp;
@@ -334,14 +335,22 @@ impl Backend {
         match (self, ir) {
             (Backend::Cpu, Ir::Kernel(ir)) => ogham_runtime::cpu::run(ir, entry, args, thresholds),
             (Backend::Cuda, Ir::Kernel(ir)) => {
-                ogham_runtime::cuda::run(ir, entry, args, thresholds)
+                ogham_runtime::cuda::run(&codegen::cuda::CudaBackend, ir, entry, args, thresholds)
             }
-            (Backend::CudaEmu, Ir::Kernel(ir)) => {
-                ogham_runtime::cuda::run_emulated(ir, entry, args, thresholds)
-            }
-            (Backend::CudaModel, Ir::Kernel(ir)) => {
-                ogham_runtime::cuda::run_modeled(ir, entry, args, thresholds)
-            }
+            (Backend::CudaEmu, Ir::Kernel(ir)) => ogham_runtime::cuda::run_emulated(
+                &codegen::cuda::CudaBackend,
+                ir,
+                entry,
+                args,
+                thresholds,
+            ),
+            (Backend::CudaModel, Ir::Kernel(ir)) => ogham_runtime::cuda::run_modeled(
+                &codegen::cuda::CudaBackend,
+                ir,
+                entry,
+                args,
+                thresholds,
+            ),
             (Backend::Cpu | Backend::Cuda | Backend::CudaEmu | Backend::CudaModel, Ir::Core(_)) => {
                 Err(needs_kernel_ir(&format!(
                     "backend `{}` runs kernel IR",

@@ -57,6 +57,7 @@
 //!   parameter is not used after the consuming statement.
 
 pub mod abi;
+pub mod artifact;
 mod constant;
 pub use constant::Const;
 pub mod count;

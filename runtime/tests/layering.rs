@@ -3,8 +3,9 @@
 //! (values, errors, indexing, scalar operations, `.npy`) and the executors of compiled code
 //! (`ireval`, `cpu`, `cuda`, `kernel_io`, `memory`, libraries) — depends on the IR
 //! (`ogham-ir`) and the base layer; only code generation (the `jit` feature: `cpu/jit.rs`,
-//! `cpu/native.rs`, the writing of ahead-of-time objects) and the CUDA executor (`cuda`) use the
-//! compiler's backends. Without default features the runtime, and the C interface built on it,
+//! `cpu/native.rs`, the writing of ahead-of-time objects) uses the compiler's backends; the CUDA
+//! executor (`cuda`) gets its kernels through a trait (`cuda::CudaCodegen`) and names only the
+//! IR's artefacts. Without default features the runtime, and the C interface built on it,
 //! contain neither the compiler nor Cranelift.
 //!
 //! Also checked here, for the IR, the compiler and the runtime: no import cycles between
@@ -82,13 +83,12 @@ fn only_the_interpreter_depends_on_the_front_end() {
     assert!(violations.is_empty(), "{}", violations.join("\n"));
 }
 
-/// Where the compiler's backends and Cranelift may be named: the interpreter, the CUDA executor,
-/// the CPU executor's code generation (the `jit` feature; `cpu/mod.rs` and `cpu/helpers.rs`
-/// only in items of that feature), and the check of a library's unchecked ranges for that code
+/// Where the compiler's backends and Cranelift may be named: the interpreter, the CPU executor's
+/// code generation (the `jit` feature; `cpu/mod.rs` and `cpu/helpers.rs` only in items of that
+/// feature), and the check of a library's unchecked ranges for that code
 /// generation (`cpu/untrusted.rs`, with the `jit` feature: the backend's own `unsafe_ranges`).
 const COMPILER_USERS: &[&str] = &[
     "interp",
-    "cuda",
     "cpu/jit.rs",
     "cpu/native.rs",
     "cpu/aot.rs",
@@ -141,6 +141,21 @@ fn without_default_features_neither_the_compiler_nor_cranelift_is_linked() {
                 "{package} needs {forbidden}:\n{tree}"
             );
         }
+    }
+    // The CUDA executor alone needs neither: its code generator comes through a trait.
+    let tree = dependencies(&[
+        "-p",
+        "ogham-runtime",
+        "--no-default-features",
+        "--features",
+        "cuda",
+    ]);
+    assert!(tree.contains("cudarc"), "{tree}");
+    for forbidden in ["ogham-compiler", "cranelift"] {
+        assert!(
+            !tree.contains(forbidden),
+            "the cuda feature needs {forbidden}:\n{tree}"
+        );
     }
     // The check sees them where they are.
     let tree = dependencies(&["-p", "ogham-capi"]);
