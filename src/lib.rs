@@ -103,9 +103,13 @@ impl Frontend {
         }
     }
 
-    /// Compiles the program through the middle end (see `ogham_compiler::pipeline`): to core IR
-    /// or, when `options` run `flatten`, kernel IR.
-    pub fn compile(&self, options: pipeline::Options) -> Result<Ir, Box<Diagnostic>> {
+    /// Compiles the program through the pipeline (see `ogham_compiler::pipeline`): to core IR,
+    /// kernel IR when `options` run `flatten`, or a backend's artefact when they stop after a
+    /// code-generating pass.
+    pub fn compile_product(
+        &self,
+        options: pipeline::Options,
+    ) -> Result<pipeline::Product, Box<Diagnostic>> {
         pipeline::compile(
             &self.sources,
             &self.program,
@@ -114,6 +118,22 @@ impl Frontend {
             &mut |_, _| {},
         )
         .map_err(|mut ds| Box::new(ds.swap_remove(0)))
+    }
+
+    /// Compiles the program through the middle end: to core IR or, when `options` run
+    /// `flatten`, kernel IR ([`Frontend::compile_product`] with `options` that stop before code
+    /// generation).
+    pub fn compile(&self, options: pipeline::Options) -> Result<Ir, Box<Diagnostic>> {
+        match self.compile_product(options)? {
+            pipeline::Product::Ir(ir) => Ok(ir),
+            pipeline::Product::Artifact(_) => Err(Box::new(Diagnostic::error(
+                pipeline::INTERNAL_ERROR,
+                format!(
+                    "internal error: IR was asked for, but the compiler's options stop after `{}`",
+                    options.stop_after
+                ),
+            ))),
+        }
     }
 
     /// Compiles the program to kernel IR ([`Frontend::compile`] with `options` that run
