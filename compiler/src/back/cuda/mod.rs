@@ -105,9 +105,3 @@ fn generate_sites(program: &Program, sites: Vec<KernelSite>, counting: Counting)
         segs,
     }
 }
-
-/// The kernels' CUDA C (deterministic; `snapshot { cuda }` and, after the prelude,
-/// `ogham dev --print cuda`).
-pub fn print_cuda(program: &Program) -> String {
-    generate(program).kernels_text()
-}
