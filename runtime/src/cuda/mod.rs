@@ -1,8 +1,11 @@
 //! The CUDA executor (`--backend cuda`): the host program of a kernel-IR program runs in the IR
 //! evaluator; the kernels a code generator ([`CudaCodegen`]: the compiler's CUDA backend, wired
-//! in by the root crate) makes of the entry point being run are compiled with NVRTC for the device's architecture, as one translation
-//! unit per entry point (CUBINs cached on disk, keyed by the source, the compiler options, the
-//! architecture and the NVRTC version) and launched through the CUDA driver (cudarc). Kernels the backend could not generate are evaluated on the host.
+//! in by the root crate) makes of the entry point being run, when it runs, are compiled with
+//! NVRTC for the device's architecture, as one translation unit per entry point (CUBINs cached
+//! on disk, keyed by the source, the compiler options, the architecture and the NVRTC version)
+//! and launched through the CUDA driver (cudarc). Kernels the backend could not generate are
+//! evaluated on the host. A kernel statement finds its generated kernel by its name
+//! ([`ogham_ir::abi::kernels`]).
 //!
 //! Memory (`resident.rs`, docs/cuda.md "Residency"): arrays stay on the device between
 //! kernels. A kernel's results are left there as remote arrays, copied to the host only when
