@@ -103,9 +103,13 @@ impl Frontend {
         }
     }
 
-    /// Compiles the program through the middle end (see `ogham_compiler::pipeline`): to core IR
-    /// or, when `options` run `flatten`, kernel IR.
-    pub fn compile(&self, options: pipeline::Options) -> Result<Ir, Box<Diagnostic>> {
+    /// Compiles the program through the pipeline (see `ogham_compiler::pipeline`): to core IR,
+    /// kernel IR when `options` run `flatten`, or a backend's artefact when they stop after a
+    /// code-generating pass.
+    pub fn compile_product(
+        &self,
+        options: pipeline::Options,
+    ) -> Result<pipeline::Product, Box<Diagnostic>> {
         pipeline::compile(
             &self.sources,
             &self.program,
@@ -114,6 +118,22 @@ impl Frontend {
             &mut |_, _| {},
         )
         .map_err(|mut ds| Box::new(ds.swap_remove(0)))
+    }
+
+    /// Compiles the program through the middle end: to core IR or, when `options` run
+    /// `flatten`, kernel IR ([`Frontend::compile_product`] with `options` that stop before code
+    /// generation).
+    pub fn compile(&self, options: pipeline::Options) -> Result<Ir, Box<Diagnostic>> {
+        match self.compile_product(options)? {
+            pipeline::Product::Ir(ir) => Ok(ir),
+            pipeline::Product::Artifact(_) => Err(Box::new(Diagnostic::error(
+                pipeline::INTERNAL_ERROR,
+                format!(
+                    "internal error: IR was asked for, but the compiler's options stop after `{}`",
+                    options.stop_after
+                ),
+            ))),
+        }
     }
 
     /// Compiles the program to kernel IR ([`Frontend::compile`] with `options` that run
@@ -337,14 +357,22 @@ impl Backend {
                 ogham_runtime::cpu::run(codegen::cpu::CPU, ir, entry, args, thresholds)
             }
             (Backend::Cuda, Ir::Kernel(ir)) => {
-                ogham_runtime::cuda::run(ir, entry, args, thresholds)
+                ogham_runtime::cuda::run(&codegen::cuda::CudaBackend, ir, entry, args, thresholds)
             }
-            (Backend::CudaEmu, Ir::Kernel(ir)) => {
-                ogham_runtime::cuda::run_emulated(ir, entry, args, thresholds)
-            }
-            (Backend::CudaModel, Ir::Kernel(ir)) => {
-                ogham_runtime::cuda::run_modeled(ir, entry, args, thresholds)
-            }
+            (Backend::CudaEmu, Ir::Kernel(ir)) => ogham_runtime::cuda::run_emulated(
+                &codegen::cuda::CudaBackend,
+                ir,
+                entry,
+                args,
+                thresholds,
+            ),
+            (Backend::CudaModel, Ir::Kernel(ir)) => ogham_runtime::cuda::run_modeled(
+                &codegen::cuda::CudaBackend,
+                ir,
+                entry,
+                args,
+                thresholds,
+            ),
             (Backend::Cpu | Backend::Cuda | Backend::CudaEmu | Backend::CudaModel, Ir::Core(_)) => {
                 Err(needs_kernel_ir(&format!(
                     "backend `{}` runs kernel IR",

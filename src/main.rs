@@ -195,10 +195,11 @@ enum Command {
         /// The program (`.og`).
         file: PathBuf,
         /// Print the program after this pass (`lower`, `simplify`, `fuse`, `resimplify`,
-        /// `flatten`, `narrow`, `kir-simplify`, `layout`).
+        /// `flatten`, `narrow`, `kir-simplify`, `layout`), or the code the last pass makes of it
+        /// (`codegen-cpu`: Cranelift IR; `codegen-cuda`: CUDA C without the prelude).
         #[arg(long, value_name = "PASS", conflicts_with = "print")]
         dump_after: Option<String>,
-        /// Print the optimised core IR, the kernel IR, or the Cranelift IR of the kernels.
+        /// Print the optimised core IR, the kernel IR, or a backend's code of the kernels.
         #[arg(long, value_enum)]
         print: Option<StageArg>,
         /// Skip the optimisations (`simplify`, `fuse`).
@@ -212,9 +213,10 @@ enum Command {
 enum StageArg {
     Core,
     Kir,
-    /// The Cranelift IR of every kernel (CPU backend).
+    /// The Cranelift IR of every kernel (CPU backend; `--dump-after codegen-cpu`).
     Clif,
-    /// The CUDA C translation unit: the prelude then every kernel (CUDA backend).
+    /// The CUDA C translation unit: the prelude then every kernel (CUDA backend; the prelude
+    /// then `--dump-after codegen-cuda`).
     Cuda,
 }
 

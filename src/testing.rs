@@ -15,8 +15,9 @@
 //! -- tolerance: 1e-3          relative tolerance of float comparisons in this file
 //! -- tags { slow disable }    free-form tags; `disable` skips every trial of the file
 //! -- snapshot { diag core kir clif cuda }  snapshot the rendered diagnostics, the printed
-//!                             optimised core IR, the printed kernel IR, the CPU backend's
-//!                             Cranelift IR, the CUDA backend's translation unit
+//!                             optimised core IR, the printed kernel IR, the product of the
+//!                             pipeline's `codegen-cpu` pass (Cranelift IR) or `codegen-cuda`
+//!                             pass (the CUDA kernels, without the prelude)
 //! -- snapshot { clif kernel = main_k3 }  the `clif` (or `cuda`) snapshot holds only that
 //!                             kernel (`kernel = ...` may repeat; names as
 //!                             in `ogham dev --print kir` and `OGHAM_PROFILE`)
@@ -215,7 +216,10 @@ impl TestFile {
                     .map(|(_, body)| body.as_str())
                     .unwrap_or_default();
                 match compile_stage(loaded, *stage) {
-                    Ok(ir) => check_structure(&ir, body),
+                    Ok(pipeline::Product::Ir(ir)) => check_structure(&ir, body),
+                    Ok(pipeline::Product::Artifact(_)) => {
+                        Outcome::Failed(format!("stage `{}` is not IR", stage.name()))
+                    }
                     Err(why) => Outcome::Failed(why),
                 }
             }
@@ -364,20 +368,27 @@ fn bind_case(fe: &Frontend, case: &Case) -> Result<Vec<Value>, String> {
     args::bind(entry, case.inputs.clone()).map_err(|e| format!("bad input: {e}"))
 }
 
-/// The program compiled to core IR or kernel IR (optimised, verified after every pass).
-fn compile_stage(loaded: &Result<Frontend, FrontendErrors>, stage: Stage) -> Result<Ir, String> {
+/// The program compiled up to the end of `stage` (not `diag`; optimised, verified after every
+/// pass): core IR, kernel IR, or a backend's artefact.
+fn compile_stage(
+    loaded: &Result<Frontend, FrontendErrors>,
+    stage: Stage,
+) -> Result<pipeline::Product, String> {
     let fe = loaded
         .as_ref()
         .map_err(|errors| format!("the program does not compile:\n{}", errors.render()))?;
-    let options = match stage {
-        Stage::Core => pipeline::Options::CORE,
-        _ => pipeline::Options::KERNEL,
+    let stop_after = match stage {
+        Stage::Core => pipeline::Options::CORE.stop_after,
+        Stage::Diag | Stage::Kir => pipeline::Options::KERNEL.stop_after,
+        Stage::Cuda => pipeline::Pass::Codegen(pipeline::Target::Cuda),
+        Stage::Clif => pipeline::Pass::Codegen(pipeline::Target::Cpu),
     };
     let options = pipeline::Options {
+        stop_after,
         verify: true,
-        ..options
+        ..pipeline::Options::KERNEL
     };
-    fe.compile(options)
+    fe.compile_product(options)
         .map_err(|d| format!("the compiler failed:\n{}", render(&fe.sources, &[*d])))
 }
 

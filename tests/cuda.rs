@@ -16,8 +16,9 @@
 
 use ogham::Frontend;
 use ogham::testing::{TestFile, collect_og_files};
-use ogham_compiler::back::cuda::generate;
+use ogham_compiler::back::cuda::{generate, generate_entry};
 use ogham_compiler::pipeline::Options;
+use ogham_ir::artifact::cuda::Counting;
 use ogham_runtime::cuda::nvrtc;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -93,7 +94,7 @@ fn units(root: &Path) -> (Vec<Unit>, Vec<String>) {
         seen.push(source);
         let path = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
         not_generated.extend(program.segs.iter().filter_map(|s| {
-            let reason = &s.kernel.as_ref().err()?.0;
+            let reason = s.kernel.as_ref().err()?;
             Some(format!("{}: {}: {reason}", path.display(), s.name))
         }));
         if !path.starts_with("programs") {
@@ -112,7 +113,7 @@ fn units(root: &Path) -> (Vec<Unit>, Vec<String>) {
             out.push(Unit {
                 path: path.clone(),
                 entry: Some(ir.functions[f].name.clone()),
-                source: program.source_of(f),
+                source: generate_entry(&ir, f, Counting::Plain).source(),
                 kernels: program.segs.iter().filter(|s| s.function == f).count(),
             });
         }

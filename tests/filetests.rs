@@ -7,10 +7,11 @@
 //!   of it. The trial parses the input, verifies it in the pass's input form, runs the pass,
 //!   verifies the result in the pass's output form, prints it and compares the text with the
 //!   expected section (the simplification passes must also leave their own output unchanged).
-//!   Lines of `--` comments before the input describe the test.
-//! - `filetest::clif/<name>`, `filetest::cuda/<name>`: the same for a backend: the input is
-//!   kernel IR and the expected section the code of its kernels (`ogham dev --print clif`,
-//!   the kernels of `--print cuda` without the prelude).
+//!   Lines of `--` comments before the input describe the test. The code-generating passes
+//!   (`filetest::codegen-cpu/<name>`, `filetest::codegen-cuda/<name>`) read kernel IR like the
+//!   others; their product is the backend's code of its kernels (`ogham dev --dump-after
+//!   codegen-cpu`, which is `--print clif`; `--dump-after codegen-cuda`, the kernels of
+//!   `--print cuda` without the prelude).
 //! - Any filetest may, instead of an expected section, carry `-- check:`-style directives
 //!   among its lines (`ogham::testing::filecheck`: `check:`, `nextln:`, `sameln:`, `not:`,
 //!   `unordered:`, with `$(name=regex)` variables); the output must match them. The backend
@@ -35,9 +36,7 @@ use ogham::Frontend;
 use ogham::codegen::cpu::CPU;
 use ogham::testing::collect_og_files;
 use ogham::testing::filecheck::Checks;
-use ogham_compiler::back::cpu::print_clif;
-use ogham_compiler::back::cuda::print_cuda;
-use ogham_compiler::pipeline::Pass;
+use ogham_compiler::pipeline::{Pass, Product};
 use ogham_ir::Ir;
 use ogham_runtime::library::Library;
 use ogham_tests::irtext::round_trip_every_pass;
@@ -96,13 +95,11 @@ fn blessing() -> bool {
         && std::env::var("CI").map_or(true, |v| v != "true")
 }
 
-/// What a directory of filetests checks: one pass, a backend's code for kernel IR, or the
-/// verifier's verdict.
+/// What a directory of filetests checks: one pass (an IR pass, or a backend's code for kernel
+/// IR), or the verifier's verdict.
 #[derive(Clone, Copy)]
 enum Step {
     Pass(Pass),
-    Clif,
-    Cuda,
     /// The verifier, on kernel IR or core IR; `exact`: the verifier of loaded libraries
     /// (`verify_exact`, kernel IR).
     Verify {
@@ -114,8 +111,6 @@ enum Step {
 impl Step {
     fn named(name: &str) -> Option<Step> {
         match name {
-            "clif" => Some(Step::Clif),
-            "cuda" => Some(Step::Cuda),
             "verify-core" => Some(Step::Verify {
                 kernel: false,
                 exact: false,
@@ -138,20 +133,16 @@ impl Step {
     fn reads_kernel_ir(self) -> bool {
         match self {
             Step::Pass(pass) => pass.reads_kernel_ir(),
-            Step::Clif | Step::Cuda => true,
             Step::Verify { kernel, .. } => kernel,
         }
     }
 
-    /// The text the step makes of `program`: the program after the pass, the kernels' code, or
-    /// the verifier's messages (one a line; `valid` when there are none).
+    /// The text the step makes of `program`: the pass's product (the program after the pass, or
+    /// the kernels' code), or the verifier's messages (one a line; `valid` when there are none).
     fn output(self, program: Ir) -> Result<String, String> {
-        let pass = match (self, &program) {
-            (Step::Pass(pass), _) => pass,
-            (Step::Clif, Ir::Kernel(program)) => return Ok(print_clif(program)),
-            (Step::Cuda, Ir::Kernel(program)) => return Ok(print_cuda(program)),
-            (Step::Clif | Step::Cuda, Ir::Core(_)) => return Err("not kernel IR".to_string()),
-            (Step::Verify { exact, .. }, _) => {
+        let pass = match self {
+            Step::Pass(pass) => pass,
+            Step::Verify { exact, .. } => {
                 let verified = match &program {
                     Ir::Kernel(p) if exact => ogham_ir::verify::verify_exact(p),
                     _ => program.verify(),
@@ -162,7 +153,10 @@ impl Step {
                 });
             }
         };
-        let output = pass.run(program);
+        let output = match pass.run(program) {
+            Product::Ir(ir) => ir,
+            artifact @ Product::Artifact(_) => return Ok(artifact.print()),
+        };
         output.verify().map_err(|errors| {
             format!("the IR after `{pass}` is invalid:\n{}", errors.join("\n"))
         })?;
@@ -179,8 +173,8 @@ impl Step {
 fn run_filetest(step_name: &str, path: &Path) -> Result<(), Failed> {
     let step = Step::named(step_name).ok_or_else(|| {
         format!(
-            "`{step_name}` is neither a pass that runs on IR nor `clif`, `cuda`, \
-             `verify-core` or `verify-kernel`"
+            "`{step_name}` is neither a pass that runs on IR nor `verify-core`, \
+             `verify-kernel` or `verify-exact`"
         )
     })?;
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;

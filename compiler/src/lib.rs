@@ -15,8 +15,9 @@
 //! | `flatten`| `flatten`          | nested parallelism -> kernel IR (`ogham_ir::kir`), thresholds |
 //! | `back`   | `back::cpu::compile` | kernel IR -> Cranelift functions (CPU backend)        |
 //!
-//! `pipeline` holds the one ordered list of middle-end passes (`ogham dev --dump-after PASS`);
-//! `ogham_ir::verify` checks the IR after each of them in debug builds and tests;
+//! `pipeline` holds the one ordered list of passes, the middle end's then one backend's
+//! code-generating pass (`ogham dev --dump-after PASS`); `ogham_ir::verify` checks the IR after
+//! each of them in debug builds and tests;
 //! `ogham_ir::print` and `ogham_ir::parse` write and read its text form (filetests run one pass on
 //! it). `ogham_ir::sizes` is the one checked size arithmetic that every executor and the
 //! generated code share. `docs/compiler.md` explains the IRs.

@@ -1,33 +1,110 @@
-//! The middle end's one ordered list of passes ([`Pass::ALL`]), from the typed AST to core IR
-//! and kernel IR.
+//! The compiler's one ordered list of passes ([`Pass::ALL`]), from the typed AST to core IR,
+//! kernel IR and, last, a backend's artefact.
 //!
-//! | pass          | module             | form after   |
-//! |---------------|--------------------|--------------|
-//! | `lower`       | `lower`            | core         |
-//! | `simplify`    | `opt::simplify`    | core         |
-//! | `fuse`        | `opt::fuse`        | core         |
-//! | `resimplify`  | `opt::simplify`    | core         |
-//! | `flatten`     | `flatten`          | kernel       |
-//! | `kir-simplify`| `opt::simplify`    | kernel       |
-//! | `layout`      | `opt::layout`      | kernel       |
+//! | pass           | module             | product after          |
+//! |----------------|--------------------|------------------------|
+//! | `lower`        | `lower`            | core                   |
+//! | `simplify`     | `opt::simplify`    | core                   |
+//! | `fuse`         | `opt::fuse`        | core                   |
+//! | `resimplify`   | `opt::simplify`    | core                   |
+//! | `flatten`      | `flatten`          | kernel                 |
+//! | `narrow`       | `opt::narrow`      | kernel                 |
+//! | `kir-simplify` | `opt::simplify`    | kernel                 |
+//! | `layout`       | `opt::layout`      | kernel                 |
+//! | `codegen-cpu`  | `back::cpu`        | artefact: CLIF         |
+//! | `codegen-cuda` | `back::cuda`       | artefact: CUDA C, plans|
 //!
-//! Every pass is followed by the IR verifier in debug builds and when [`Options::verify`] is set
-//! (tests set it), so a pass that breaks an invariant is caught where it happens. An observer sees
-//! the program after each pass (`ogham dev --dump-after PASS`). Between passes the program is an
+//! Every IR pass is followed by the IR verifier in debug builds and when [`Options::verify`] is
+//! set (tests set it), so a pass that breaks an invariant is caught where it happens. An observer
+//! sees the product after each pass (`ogham dev --dump-after PASS`, the snapshots of test
+//! blocks, the filetests), printed by [`Product::print`]. Between passes the program is an
 //! [`Ir`]: core IR, or kernel IR from `flatten` on (the only pass that converts one to the
 //! other).
+//!
+//! The code-generating passes (`Pass::Codegen(target)`) are alternatives, one per [`Target`]:
+//! the pipeline runs the one [`Options::stop_after`] names, after `layout`, and stops there; a
+//! compilation that stops earlier runs neither. Their product is an [`Artifact`], not IR. The
+//! runtime does not run them on a whole program: it receives kernel IR and asks a backend for
+//! one entry point's artefact when that entry point runs (`ogham::codegen`).
 
 use crate::syntax::ast;
 use crate::typeck::Checked;
-use crate::{flatten, lower, opt};
+use crate::{back, flatten, lower, opt};
 use ogham_ir::Ir;
+use ogham_ir::artifact::cuda::CudaProgram;
 use ogham_ir::diag::Diagnostic;
+use ogham_ir::kir;
 use ogham_ir::source::SourceMap;
 
 /// The code of the diagnostic reporting IR that fails verification: a compiler bug.
 pub const INTERNAL_ERROR: &str = "ICE";
 
-/// A middle-end pass, in the order [`Pass::ALL`] runs them.
+/// What a code-generating pass generates code for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// The CPU backend (Cranelift).
+    Cpu,
+    /// The CUDA backend (CUDA C for NVRTC).
+    Cuda,
+}
+
+impl Target {
+    /// The backend's artefact for every kernel of `program`.
+    pub fn generate(self, program: &kir::Program) -> Artifact {
+        match self {
+            Target::Cpu => Artifact::Clif(back::cpu::print_clif(program)),
+            Target::Cuda => Artifact::Cuda(back::cuda::generate(program)),
+        }
+    }
+}
+
+/// What a backend makes of a kernel-IR program.
+#[derive(Clone, Debug)]
+pub enum Artifact {
+    /// The Cranelift IR of every kernel, as text (`; kernel NAME` before each; a kernel the
+    /// backend does not compile is a comment saying why).
+    Clif(String),
+    /// The CUDA C of every kernel with its launch plan, and the prelude of the translation unit.
+    Cuda(CudaProgram),
+}
+
+impl Artifact {
+    /// The deterministic text of the artefact: the CLIF, or the CUDA kernels without the
+    /// prelude.
+    pub fn print(&self) -> String {
+        match self {
+            Artifact::Clif(text) => text.clone(),
+            Artifact::Cuda(program) => program.kernels_text(),
+        }
+    }
+}
+
+/// What a pass makes: IR, or (the code-generating passes) a backend's artefact.
+#[derive(Clone, Debug)]
+pub enum Product {
+    Ir(Ir),
+    Artifact(Artifact),
+}
+
+impl Product {
+    /// The product's text: the printed IR, or the artefact's ([`Artifact::print`]).
+    pub fn print(&self) -> String {
+        match self {
+            Product::Ir(ir) => ir.print(),
+            Product::Artifact(artifact) => artifact.print(),
+        }
+    }
+
+    /// The IR, if the product is IR.
+    pub fn ir(&self) -> Option<&Ir> {
+        match self {
+            Product::Ir(ir) => Some(ir),
+            Product::Artifact(_) => None,
+        }
+    }
+}
+
+/// A pass, in the order [`Pass::ALL`] runs them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Pass {
     Lower,
@@ -38,11 +115,14 @@ pub enum Pass {
     Narrow,
     KirSimplify,
     Layout,
+    /// The last pass: a backend's code for the kernel IR (the pipeline runs only the one
+    /// [`Options::stop_after`] names).
+    Codegen(Target),
 }
 
 impl Pass {
-    /// Every pass, in order.
-    pub const ALL: [Pass; 8] = [
+    /// Every pass, in order (the code-generating passes last, one per target).
+    pub const ALL: [Pass; 10] = [
         Pass::Lower,
         Pass::Simplify,
         Pass::Fuse,
@@ -51,6 +131,8 @@ impl Pass {
         Pass::Narrow,
         Pass::KirSimplify,
         Pass::Layout,
+        Pass::Codegen(Target::Cpu),
+        Pass::Codegen(Target::Cuda),
     ];
 
     /// The pass's name on the command line (`ogham dev --dump-after NAME`).
@@ -64,6 +146,8 @@ impl Pass {
             Pass::Narrow => "narrow",
             Pass::KirSimplify => "kir-simplify",
             Pass::Layout => "layout",
+            Pass::Codegen(Target::Cpu) => "codegen-cpu",
+            Pass::Codegen(Target::Cuda) => "codegen-cuda",
         }
     }
 
@@ -72,7 +156,7 @@ impl Pass {
         Pass::ALL.into_iter().find(|p| p.name() == name)
     }
 
-    /// Whether the pass produces kernel IR (otherwise core IR).
+    /// Whether the pass produces kernel IR (otherwise core IR, or an artefact).
     pub fn makes_kernel_ir(self) -> bool {
         matches!(
             self,
@@ -82,14 +166,17 @@ impl Pass {
 
     /// Whether the pass reads kernel IR (`lower` reads the AST: core, as it makes core IR).
     pub fn reads_kernel_ir(self) -> bool {
-        matches!(self, Pass::Narrow | Pass::KirSimplify | Pass::Layout)
+        matches!(
+            self,
+            Pass::Narrow | Pass::KirSimplify | Pass::Layout | Pass::Codegen(_)
+        )
     }
 
     /// Runs the pass on `ir` (filetests run one pass on parsed IR). `lower` starts from the
     /// AST, so on IR it returns the program unchanged; so does a pass given the other form than
     /// the one it reads ([`Pass::reads_kernel_ir`]).
-    pub fn run(self, ir: Ir) -> Ir {
-        match (self, ir) {
+    pub fn run(self, ir: Ir) -> Product {
+        Product::Ir(match (self, ir) {
             (Pass::Simplify | Pass::Resimplify, Ir::Core(mut p)) => {
                 opt::simplify::simplify(&mut p);
                 Ir::Core(p)
@@ -111,13 +198,26 @@ impl Pass {
                 Ir::Core(p)
             }
             (Pass::Flatten, Ir::Core(p)) => Ir::Kernel(flatten::flatten(p)),
+            (Pass::Codegen(target), Ir::Kernel(p)) => {
+                return Product::Artifact(target.generate(&p));
+            }
             (_, ir) => ir,
-        }
+        })
     }
 
     /// Whether the pass is an optimisation (skipped when [`Options::optimise`] is off).
     pub fn optimises(self) -> bool {
-        !matches!(self, Pass::Lower | Pass::Flatten)
+        !matches!(self, Pass::Lower | Pass::Flatten | Pass::Codegen(_))
+    }
+
+    /// Whether a compilation with `options` skips the pass: an optimisation without
+    /// [`Options::optimise`], `fuse` without [`Options::fuse`], a code-generating pass other
+    /// than the one [`Options::stop_after`] names.
+    fn skipped(self, options: Options) -> bool {
+        match self {
+            Pass::Codegen(_) => self != options.stop_after,
+            _ => (!options.optimise && self.optimises()) || (!options.fuse && self == Pass::Fuse),
+        }
     }
 }
 
@@ -158,36 +258,42 @@ impl Options {
     };
 }
 
-/// Runs the passes up to `options.stop_after`, calling `observe(pass, program)` after each.
+/// Runs the passes up to `options.stop_after`, calling `observe(pass, product)` after each.
 pub fn compile(
     sources: &SourceMap,
     program: &ast::Program,
     checked: &Checked,
     options: Options,
-    observe: &mut dyn FnMut(Pass, &Ir),
-) -> Result<Ir, Vec<Diagnostic>> {
-    let mut ir = Ir::Core(lower::lower(sources, program, checked)?);
+    observe: &mut dyn FnMut(Pass, &Product),
+) -> Result<Product, Vec<Diagnostic>> {
+    let mut product = Product::Ir(Ir::Core(lower::lower(sources, program, checked)?));
     for pass in Pass::ALL {
         match pass {
             // Lowering makes the pipeline's first program, above.
             Pass::Lower => {}
-            _ if (!options.optimise && pass.optimises())
-                || (!options.fuse && pass == Pass::Fuse) =>
-            {
+            _ if pass.skipped(options) => {
                 if pass == options.stop_after {
                     break;
                 }
                 continue;
             }
-            _ => ir = pass.run(ir),
+            _ => {
+                product = match product {
+                    Product::Ir(ir) => pass.run(ir),
+                    // Nothing runs after a code-generating pass (it is the last to run).
+                    artifact @ Product::Artifact(_) => artifact,
+                }
+            }
         }
-        check(&ir, pass, options)?;
-        observe(pass, &ir);
+        if let Product::Ir(ir) = &product {
+            check(ir, pass, options)?;
+        }
+        observe(pass, &product);
         if pass == options.stop_after {
             break;
         }
     }
-    Ok(ir)
+    Ok(product)
 }
 
 /// Verifies `ir` when asked; a failure is an internal compiler error naming the pass.
@@ -216,6 +322,14 @@ mod tests {
             assert_eq!(Pass::named(pass.name()), Some(pass));
         }
         assert_eq!(Pass::named("fusion"), None);
+        assert_eq!(
+            Pass::named("codegen-cuda"),
+            Some(Pass::Codegen(Target::Cuda))
+        );
+        // The code-generating passes come last, after `kir-simplify` and `layout`.
+        let at = |p| Pass::ALL.iter().position(|q| *q == p);
+        assert!(at(Pass::KirSimplify) < at(Pass::Layout));
+        assert!(at(Pass::Layout) < at(Pass::Codegen(Target::Cpu)));
         assert!(Options::KERNEL.stop_after.makes_kernel_ir());
         assert!(!Options::CORE.stop_after.makes_kernel_ir());
     }

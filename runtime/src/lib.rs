@@ -17,17 +17,16 @@
 //! `memory` and `trace` that executors use to report errors and traces are public for it (and
 //! documented as such). The runtime does not know the interpreter or the AST.
 //!
-//! The IR is the `ogham-ir` crate's; the compiler (`ogham-compiler`, with Cranelift) comes in
-//! only with the default feature `cuda`. The CPU backend's code generation is not the
-//! runtime's: the default feature `jit` (programs whose kernels a `cpu::CpuCodegen` compiles,
-//! `.ogl` libraries, the disk cache's native code; it needs the `object` crate only) takes it
-//! from the caller. Without these features the runtime runs ahead-of-time objects and has
-//! neither the compiler nor Cranelift (`ogham-capi --no-default-features`).
+//! The IR is the `ogham-ir` crate's; the runtime never depends on the compiler. Code generation
+//! is handed in by the caller (the `ogham` crate wires the compiler's backends): the default
+//! feature `jit` runs programs whose kernels a `cpu::CpuCodegen` compiles (`.ogl` libraries, the
+//! disk cache's native code; it needs the `object` crate only), the default feature `cuda` runs
+//! kernels whose CUDA C a `cuda::CudaCodegen` writes, and both read only the artefacts of
+//! `ogham_ir::artifact`. Without these features the runtime runs ahead-of-time objects.
 //!
-//! `tests/layering.rs` checks that no runtime code uses the front end, that the base layer, the
-//! IR evaluator and libraries do not name the compiler, that the compiler is a dependency only
-//! through those features, and the dependencies without features. The IR evaluator and the CPU
-//! and CUDA executors must agree with the interpreter.
+//! `tests/layering.rs` checks that no runtime code names the compiler or Cranelift, that the
+//! manifest has no dependency on the compiler, and what each build links. The IR evaluator and
+//! the CPU and CUDA executors must agree with the interpreter.
 
 pub mod boundary;
 pub mod buffer;

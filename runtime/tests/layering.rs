@@ -1,13 +1,11 @@
-//! The runtime's layering, checked on its sources, its manifest and its dependency graph: no
-//! runtime code names the AST or the front end (the reference interpreter, which evaluates the
-//! AST, is the `ogham-interp` crate, built on the runtime). The base layer (values, errors,
-//! indexing, scalar operations, `.npy`) and the executors of compiled code (`ireval`, `cpu`,
-//! `cuda`, `kernel_io`, `memory`, libraries) depend on the IR (`ogham-ir`) and the base layer;
-//! only the CUDA executor (`cuda`) uses the compiler's backends, and the compiler is a
-//! dependency only through that feature. The CPU executor uses none: its code generator is
-//! handed in (`cpu::CpuCodegen`), so no file of `cpu/` names the compiler or Cranelift and the
-//! `jit` feature links neither. Without default features the runtime, and the C interface
-//! built on it, contain neither the compiler nor Cranelift.
+//! The runtime's layering, checked on its sources, its manifest and its dependency graph: the
+//! runtime depends on the IR (`ogham-ir`) and never on the compiler. No runtime code names the
+//! compiler or Cranelift; the executors of compiled code get their code generators from the
+//! caller through traits (`cpu::CpuCodegen`, `cuda::CudaCodegen`, which the root crate
+//! implements with the compiler's backends) and read only the IR's artefacts
+//! (`ogham_ir::artifact`). The reference interpreter, which evaluates the AST, is the
+//! `ogham-interp` crate, built on the runtime. Without default features the runtime, and the C
+//! interface built on it, contain neither the compiler nor Cranelift.
 //!
 //! Also checked here, for the IR, the compiler, the runtime and the interpreter: no import
 //! cycles between modules. Module `a` depends on module `b` when code in `a`'s subtree names
@@ -19,17 +17,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The front end: paths that no runtime code may name.
-const FORBIDDEN: &[&str] = &[
-    "ogham_compiler::syntax",
-    "ogham_compiler::typeck",
-    "ogham_compiler::lower",
-    "ogham_compiler::loader",
-    "ogham_compiler::stdlib",
-    "ogham_compiler::pipeline",
-    "ogham_compiler::opt",
-    "ogham_compiler::flatten",
-];
+/// The compiler's crate, in code.
+const COMPILER: &str = "ogham_compiler";
+
+/// Names that no runtime code may use: the compiler, its parser generators and Cranelift.
+const FORBIDDEN: &[&str] = &[COMPILER, "cranelift", "lalrpop", "logos"];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("the runtime's sources are readable") {
@@ -50,18 +42,15 @@ fn code(text: &str) -> String {
         .join("\n")
 }
 
-/// The runtime's source files outside those `exempt` accepts (paths relative to `src/`) whose
-/// code names one of `forbidden`, one line per name; and how many files there are.
-fn violations(exempt: impl Fn(&Path) -> bool, forbidden: &[&str]) -> (usize, Vec<String>) {
+/// The runtime's source files whose code names one of `forbidden`, one line per name; and how
+/// many files there are.
+fn violations(forbidden: &[&str]) -> (usize, Vec<String>) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
     let mut found = Vec::new();
     for file in &files {
         let relative = file.strip_prefix(&src).expect("under src");
-        if exempt(relative) {
-            continue;
-        }
         let text = code(&std::fs::read_to_string(file).expect("a readable source file"));
         for name in forbidden {
             if text.contains(name) {
@@ -73,21 +62,9 @@ fn violations(exempt: impl Fn(&Path) -> bool, forbidden: &[&str]) -> (usize, Vec
 }
 
 #[test]
-fn no_runtime_code_names_the_front_end() {
-    let (files, violations) = violations(|_| false, FORBIDDEN);
+fn no_runtime_code_names_the_compiler_or_cranelift() {
+    let (files, violations) = violations(FORBIDDEN);
     assert!(files > 20, "the sources were found: {files}");
-    assert!(violations.is_empty(), "{}", violations.join("\n"));
-}
-
-/// Where the compiler's backends and Cranelift may be named: the CUDA executor (never `cpu/`).
-const COMPILER_USERS: &[&str] = &["cuda"];
-
-#[test]
-fn the_base_layer_and_the_ir_evaluator_need_only_the_ir() {
-    let (_, violations) = violations(
-        |relative| COMPILER_USERS.iter().any(|u| relative.starts_with(u)),
-        &["ogham_compiler", "cranelift"],
-    );
     assert!(violations.is_empty(), "{}", violations.join("\n"));
 }
 
@@ -115,31 +92,21 @@ fn dependencies(args: &[&str]) -> String {
 }
 
 #[test]
-fn without_default_features_neither_the_compiler_nor_cranelift_is_linked() {
-    for package in ["ogham-runtime", "ogham-capi"] {
-        let tree = dependencies(&["-p", package, "--no-default-features"]);
+fn neither_the_compiler_nor_cranelift_is_linked_into_the_runtime() {
+    // With every feature, then without default features (the C interface's build).
+    for args in [
+        &["-p", "ogham-runtime", "--all-features"][..],
+        &["-p", "ogham-runtime", "--no-default-features"],
+        &["-p", "ogham-capi", "--no-default-features"],
+    ] {
+        let tree = dependencies(args);
         assert!(tree.contains("ogham-ir"), "{tree}");
         for forbidden in ["ogham-compiler", "cranelift", "lalrpop", "logos"] {
             assert!(
                 !tree.contains(forbidden),
-                "{package} needs {forbidden}:\n{tree}"
+                "{args:?} needs {forbidden}:\n{tree}"
             );
         }
-    }
-    // The CPU executor's JIT takes its code generator from the caller.
-    let tree = dependencies(&[
-        "-p",
-        "ogham-runtime",
-        "--no-default-features",
-        "--features",
-        "jit",
-    ]);
-    assert!(tree.contains("object"), "{tree}");
-    for forbidden in ["ogham-compiler", "cranelift"] {
-        assert!(
-            !tree.contains(forbidden),
-            "the jit feature needs {forbidden}:\n{tree}"
-        );
     }
     // The check sees them where they are.
     let tree = dependencies(&["-p", "ogham-capi"]);
@@ -148,14 +115,6 @@ fn without_default_features_neither_the_compiler_nor_cranelift_is_linked() {
         "{tree}"
     );
 }
-
-/// The features through which the runtime depends on the compiler (`ogham-compiler`): the CUDA
-/// executor (`cuda`; the CPU backend's code generation is the compiler's already). Once it has
-/// moved into the compiler, delete the line below: the test then checks that the runtime does
-/// not depend on the compiler at all.
-const COMPILER_FEATURES: &[&str] = &[
-    "cuda", // code generation, until it moves into the compiler: delete this line then
-];
 
 /// The runtime's package in `cargo metadata` (the manifest as cargo reads it).
 fn runtime_manifest() -> serde_json::Value {
@@ -170,17 +129,17 @@ fn runtime_manifest() -> serde_json::Value {
         .clone()
 }
 
-/// The runtime's dependencies on the compiler, and the features that name it (with an entry
-/// `dep:ogham-compiler`, `ogham-compiler/...` or `ogham-compiler?/...`).
+/// The runtime's dependencies on the compiler (of any kind), and the features that name it
+/// (with an entry `dep:ogham-compiler`, `ogham-compiler/...` or `ogham-compiler?/...`).
 fn compiler_dependencies(
     package: &serde_json::Value,
 ) -> (Vec<serde_json::Value>, BTreeSet<String>) {
-    const COMPILER: &str = "ogham-compiler";
+    const PACKAGE: &str = "ogham-compiler";
     let dependencies = package["dependencies"]
         .as_array()
         .expect("a dependency list")
         .iter()
-        .filter(|d| d["name"] == COMPILER)
+        .filter(|d| d["name"] == PACKAGE)
         .cloned()
         .collect();
     let features = package["features"].as_object().expect("a feature table");
@@ -190,7 +149,7 @@ fn compiler_dependencies(
             let entries = entries.as_array().expect("a feature's entries");
             entries.iter().filter_map(|e| e.as_str()).any(|e| {
                 let name = e.strip_prefix("dep:").unwrap_or(e);
-                name.split(['/', '?']).next() == Some(COMPILER)
+                name.split(['/', '?']).next() == Some(PACKAGE)
             })
         })
         .map(|(feature, _)| feature.clone())
@@ -199,28 +158,17 @@ fn compiler_dependencies(
 }
 
 #[test]
-fn the_compiler_is_a_dependency_only_through_the_code_generation_features() {
+fn the_runtime_does_not_depend_on_the_compiler() {
     let (dependencies, enabling) = compiler_dependencies(&runtime_manifest());
-    let expected: BTreeSet<String> = COMPILER_FEATURES.iter().map(|f| f.to_string()).collect();
-    assert_eq!(enabling, expected, "the features that name the compiler");
-    // With no such features, no dependency at all (not even a dev- or build-dependency).
-    assert_eq!(
-        dependencies.is_empty(),
-        COMPILER_FEATURES.is_empty(),
-        "{dependencies:?}"
-    );
-    for dependency in &dependencies {
-        assert!(
-            dependency["optional"] == true && dependency["kind"].is_null(),
-            "the compiler is a normal, optional dependency: {dependency}"
-        );
-    }
+    assert!(enabling.is_empty(), "features naming the compiler: {enabling:?}");
+    // Not even a dev- or build-dependency.
+    assert!(dependencies.is_empty(), "{dependencies:?}");
 }
 
 #[test]
 fn the_checks_see_a_violation() {
-    assert!(code("use ogham_compiler::syntax::ast::Expr;").contains(FORBIDDEN[0]));
-    assert!(!code("/// like `ogham_compiler::syntax::ast`").contains(FORBIDDEN[0]));
+    assert!(code("use ogham_compiler::syntax::ast::Expr;").contains(COMPILER));
+    assert!(!code("/// like `ogham_compiler::syntax::ast`").contains(COMPILER));
     let package = serde_json::json!({
         "dependencies": [{"name": "ogham-compiler", "optional": false, "kind": null}],
         "features": {"interp": ["ogham-compiler?/x"], "jit": ["dep:cranelift-jit"]},

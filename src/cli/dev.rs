@@ -1,17 +1,20 @@
-//! `ogham dev`: compiles a file up to a pass or the end of a stage and prints the IR there,
-//! verified after every pass (the compiler's debugging view).
+//! `ogham dev`: compiles a file up to a pass or the end of a stage and prints the product there
+//! (the IR, or a code-generating pass's artefact), verified after every IR pass (the compiler's
+//! debugging view). `--print clif` is `--dump-after codegen-cpu`; `--print cuda` is
+//! `--dump-after codegen-cuda` after the prelude (the translation unit NVRTC compiles);
+//! `--print kir` is `--dump-after layout` after one line per kernel saying where it comes from.
 //!
 //! Invariants: what is printed passed `verify` after every pass that made it.
 
 use crate::{Failure, StageArg, load, out};
-use ogham_compiler::pipeline;
+use ogham_compiler::pipeline::{self, Artifact, Pass, Product, Target};
 use ogham_ir::Ir;
 use ogham_ir::diag::emit_to_stderr;
 use ogham_ir::print::print_program;
 use std::path::Path;
 
-/// Compiles `file` up to the pass asked for (by name, or the end of a stage) and prints the IR
-/// there, verified after every pass.
+/// Compiles `file` up to the pass asked for (by name, or the end of a stage) and prints its
+/// product, verified after every pass.
 pub(crate) fn dev(
     file: &Path,
     dump_after: Option<&str>,
@@ -24,9 +27,9 @@ pub(crate) fn dev(
             format!("there is no pass `{name}` (passes: {})", names.join(", "))
         })?,
         (None, Some(StageArg::Core)) => pipeline::Options::CORE.stop_after,
-        (None, Some(StageArg::Kir | StageArg::Clif | StageArg::Cuda)) | (None, None) => {
-            pipeline::Options::KERNEL.stop_after
-        }
+        (None, Some(StageArg::Kir)) | (None, None) => pipeline::Options::KERNEL.stop_after,
+        (None, Some(StageArg::Clif)) => Pass::Codegen(Target::Cpu),
+        (None, Some(StageArg::Cuda)) => Pass::Codegen(Target::Cuda),
     };
     let fe = load(file)?;
     let options = pipeline::Options {
@@ -41,24 +44,22 @@ pub(crate) fn dev(
         &fe.program,
         &fe.checked,
         options,
-        &mut |pass, ir| {
+        &mut |pass, product| {
             if pass == stop_after {
-                printed = Some(match (print, ir) {
-                    (Some(StageArg::Clif), Ir::Kernel(ir)) => {
-                        ogham_compiler::back::cpu::print_clif(ir)
+                printed = Some(match (print, product) {
+                    // The whole translation unit NVRTC compiles.
+                    (Some(StageArg::Cuda), Product::Artifact(Artifact::Cuda(cuda))) => {
+                        cuda.source()
                     }
-                    (Some(StageArg::Cuda), Ir::Kernel(ir)) => {
-                        ogham_compiler::back::cuda::generate(ir).source()
-                    }
-                    (Some(StageArg::Kir), Ir::Kernel(ir)) => {
+                    (Some(StageArg::Kir), Product::Ir(Ir::Kernel(ir))) => {
                         let origins: String = ogham_ir::abi::kernel_origins(ir, &fe.sources)
                             .into_iter()
                             .map(|(_, line)| format!("-- kernel {line}\n"))
                             .collect();
                         format!("{origins}{}", print_program(ir))
                     }
-                    // Core IR (a pass before `flatten`) has no kernels: its text.
-                    _ => ir.print(),
+                    // The pass's product, as the snapshots and filetests see it.
+                    _ => product.print(),
                 });
             }
         },

@@ -1,5 +1,6 @@
-//! The text a snapshot or a `filecheck` of a test block reads: the compiled stage printed
-//! (core IR, kernel IR, the kernels' CLIF, the CUDA translation unit), and the kernels a
+//! The text a snapshot or a `filecheck` of a test block reads: the product of the pipeline at
+//! the end of the stage, printed as `ogham dev --dump-after` prints it (core IR, kernel IR, the
+//! `codegen-cpu` pass's CLIF, the `codegen-cuda` pass's kernels), and the kernels a
 //! `snapshot { ... kernel = NAME }` keeps of it.
 //!
 //! Invariant: the backends print each kernel from a header line (`; kernel NAME` in CLIF,
@@ -7,19 +8,13 @@
 
 use super::{Stage, compile_stage};
 use crate::{Frontend, FrontendErrors};
-use ogham_ir::Ir;
 
-/// The text of `stage` (not `diag`): the printed core IR or kernel IR, the kernels' CLIF, or
-/// the CUDA translation unit.
+/// The text of `stage` (not `diag`): the pipeline's product at its end, printed.
 pub(super) fn stage_text(
     loaded: &Result<Frontend, FrontendErrors>,
     stage: Stage,
 ) -> Result<String, String> {
-    Ok(match compile_stage(loaded, stage)? {
-        Ir::Kernel(ir) if stage == Stage::Clif => ogham_compiler::back::cpu::print_clif(&ir),
-        Ir::Kernel(ir) if stage == Stage::Cuda => ogham_compiler::back::cuda::print_cuda(&ir),
-        ir => ir.print(),
-    })
+    Ok(compile_stage(loaded, stage)?.print())
 }
 
 /// The parts of a `clif` or `cuda` text for the kernels `names`, in that order (each from its

@@ -578,6 +578,40 @@ fn kernels_are_traced_to_their_source() {
     );
 }
 
+/// The code-generating passes dump like any other: `--dump-after codegen-cpu` is `--print clif`,
+/// and `--print cuda` is the prelude followed by `--dump-after codegen-cuda`.
+#[test]
+fn codegen_is_the_last_pass() {
+    let dir = scratch("codegen_pass");
+    let program = write(
+        &dir,
+        "sum.og",
+        "entry main (xs: []f32) : f32 = reduce (+) 0f32 (map (\\x -> x * 2f32) xs)\n",
+    );
+    let path = program.to_str().unwrap();
+    let dump = |args: &[&str]| {
+        let out = ogham(&[&["dev"], args, &[path]].concat());
+        assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    let clif = dump(&["--dump-after", "codegen-cpu"]);
+    assert!(clif.starts_with("; kernel main_k"), "{clif}");
+    assert_eq!(clif, dump(&["--print", "clif"]));
+    let kernels = dump(&["--dump-after", "codegen-cuda"]);
+    assert!(kernels.starts_with("// kernel main_k"), "{kernels}");
+    let unit = dump(&["--print", "cuda"]);
+    assert!(
+        unit.len() > kernels.len() && unit.ends_with(&kernels),
+        "{unit}"
+    );
+    let out = ogham(&["dev", "--dump-after", "codegen", path]);
+    assert_user_error(
+        &out,
+        "there is no pass `codegen` (passes: lower, simplify, fuse, resimplify, flatten, narrow, \
+         kir-simplify, layout, codegen-cpu, codegen-cuda)",
+    );
+}
+
 #[test]
 fn autotune_writes_a_tuning_file_that_runs() {
     let dir = scratch("autotune");

@@ -42,8 +42,10 @@ pub fn round_trip_every_pass(fe: &Frontend) -> Result<(), String> {
         &fe.program,
         &fe.checked,
         options,
-        &mut |pass, ir| {
-            if let Err(e) = round_trip(ir) {
+        &mut |pass, product| {
+            if let Some(ir) = product.ir()
+                && let Err(e) = round_trip(ir)
+            {
                 errors.push(format!("after `{pass}`: {e}"));
             }
         },

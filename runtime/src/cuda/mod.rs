@@ -1,8 +1,11 @@
 //! The CUDA executor (`--backend cuda`): the host program of a kernel-IR program runs in the IR
-//! evaluator; the kernels the CUDA backend generated (`ogham_compiler::back::cuda`) for the entry
-//! point being run are compiled with NVRTC for the device's architecture, as one translation
-//! unit per entry point (CUBINs cached on disk, keyed by the source, the compiler options, the
-//! architecture and the NVRTC version) and launched through the CUDA driver (cudarc). Kernels the backend could not generate are evaluated on the host.
+//! evaluator; the kernels a code generator ([`CudaCodegen`]: the compiler's CUDA backend, wired
+//! in by the root crate) makes of the entry point being run, when it runs, are compiled with
+//! NVRTC for the device's architecture, as one translation unit per entry point (CUBINs cached
+//! on disk, keyed by the source, the compiler options, the architecture and the NVRTC version)
+//! and launched through the CUDA driver (cudarc). Kernels the backend could not generate are
+//! evaluated on the host. A kernel statement finds its generated kernel by its name
+//! ([`ogham_ir::abi::kernels`]).
 //!
 //! Memory (`resident.rs`, docs/cuda.md "Residency"): arrays stay on the device between
 //! kernels. A kernel's results are left there as remote arrays, copied to the host only when
@@ -40,9 +43,9 @@ use crate::kernel_io::{
 };
 use crate::value::Value;
 use cudarc::driver::{CudaContext, sys};
-use ogham_compiler::back::cuda::{self as back, Counting, CudaKernel, GeneratedSeg};
 use ogham_ir::VarId;
-use ogham_ir::abi::{ArgSlots, ArgValue, Failure, MAX_DETAILS};
+use ogham_ir::abi::{ArgSlots, ArgValue, Failure, KernelSite, MAX_DETAILS};
+use ogham_ir::artifact::cuda::{Counting, CudaKernel, CudaProgram, GeneratedSeg};
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::kir::Program;
 use ogham_ir::kir::{SegKind, SegLevel, SegOp};
@@ -102,6 +105,16 @@ trait Device: Send + Sync {
     }
 }
 
+/// What the executor needs of the CUDA code generator: the artefact of one entry point, made
+/// when that entry point runs (the runtime does not depend on the compiler; the root crate
+/// implements this with its CUDA backend).
+pub trait CudaCodegen: Send + Sync {
+    /// The kernels of entry point `function` (its index in `program.functions`), in the order
+    /// of [`ogham_ir::abi::kernels`] and with its names, and the prelude of their translation
+    /// unit.
+    fn entry(&self, program: &Program, function: usize, counting: Counting) -> CudaProgram;
+}
+
 /// Why the CUDA backend cannot run on this machine, or `None` when it can.
 pub fn unavailable() -> Option<String> {
     // SAFETY: only tries to open the library.
@@ -137,6 +150,7 @@ fn driver_error(what: &str, e: impl std::fmt::Debug) -> Box<Diagnostic> {
 
 /// Runs entry point `entry` of kernel-IR `program` on the first GPU.
 pub fn run(
+    codegen: &dyn CudaCodegen,
     program: &Program,
     entry: &str,
     args: Vec<Value>,
@@ -145,19 +159,20 @@ pub fn run(
     if let Some(why) = unavailable() {
         return Err(machine_error(R_CUDA_UNAVAILABLE, why));
     }
-    run_on(program, entry, args, thresholds, || {
+    run_on(codegen, program, entry, args, thresholds, || {
         driver::Driver::open().map(|d| Box::new(d) as Box<dyn Device>)
     })
 }
 
 /// Runs entry point `entry` of kernel-IR `program` in the CUDA emulator (`--backend cuda-emu`).
 pub fn run_emulated(
+    codegen: &dyn CudaCodegen,
     program: &Program,
     entry: &str,
     args: Vec<Value>,
     thresholds: &Thresholds,
 ) -> Res<Vec<Value>> {
-    run_on(program, entry, args, thresholds, || {
+    run_on(codegen, program, entry, args, thresholds, || {
         emulator::Emulator::new().map(|d| Box::new(d) as Box<dyn Device>)
     })
 }
@@ -166,6 +181,7 @@ pub fn run_emulated(
 /// (`--backend cuda-model`) on the GPU `OGHAM_GPU_MODEL` names, sampling as
 /// `OGHAM_MODEL_WARPS` says; with `OGHAM_PROFILE`, prints the modelled total last.
 pub fn run_modeled(
+    codegen: &dyn CudaCodegen,
     program: &Program,
     entry: &str,
     args: Vec<Value>,
@@ -174,7 +190,7 @@ pub fn run_modeled(
     let settings =
         model::gpus::from_env().and_then(|gpu| Ok((gpu, model::sampled_warps_from_env()?)));
     let (gpu, sampled) = settings.map_err(|e| machine_error(R_CUDA_UNAVAILABLE, e))?;
-    let (outputs, report) = run_model(program, entry, args, thresholds, gpu, sampled)?;
+    let (outputs, report) = run_model(codegen, program, entry, args, thresholds, gpu, sampled)?;
     if std::env::var_os("OGHAM_PROFILE").is_some() {
         if let Some(why) = &report.assumed_registers {
             eprintln!("ogham-profile: {why}");
@@ -187,6 +203,7 @@ pub fn run_modeled(
 /// Runs entry point `entry` in the performance model of `gpu`, sampling `sampled` warps per
 /// launch (every warp: `None`); the outputs and the model's report.
 pub fn run_model(
+    codegen: &dyn CudaCodegen,
     program: &Program,
     entry: &str,
     args: Vec<Value>,
@@ -196,7 +213,7 @@ pub fn run_model(
 ) -> Res<(Vec<Value>, model::Report)> {
     let report = Arc::new(std::sync::Mutex::new(model::Report::default()));
     let shared = Arc::clone(&report);
-    let outputs = run_on(program, entry, args, thresholds, move || {
+    let outputs = run_on(codegen, program, entry, args, thresholds, move || {
         model::Model::new(gpu, sampled, shared).map(|d| Box::new(d) as Box<dyn Device>)
     })?;
     let report = report.lock().expect("no panics while locked").clone();
@@ -204,6 +221,7 @@ pub fn run_model(
 }
 
 fn run_on(
+    codegen: &dyn CudaCodegen,
     program: &Program,
     entry: &str,
     args: Vec<Value>,
@@ -212,26 +230,37 @@ fn run_on(
 ) -> Res<Vec<Value>> {
     let function = program.functions.iter().position(|f| f.name == entry);
     ireval::run_with(program, entry, args, thresholds, move || {
+        // (The evaluator reports an unknown entry point before it asks for a launcher.)
+        let Some(function) = function else {
+            return Ok(None);
+        };
         let mut dev = profile::Timed::new(open()?);
         let times = dev.times();
-        let generated = back::generate_with(program, dev.counting());
         // Only this entry point's kernels: NVRTC's time grows with the unit (docs/cuda.md).
-        let source = match function {
-            Some(f) => generated.source_of(f),
-            None => generated.source(),
-        };
-        let segs: Vec<GeneratedSeg> = generated
+        let generated = codegen.entry(program, function, dev.counting());
+        let mut sites: Vec<KernelSite> = ogham_ir::abi::kernels(program);
+        sites.retain(|k| k.function == function);
+        if generated.segs.len() != sites.len()
+            || generated
+                .segs
+                .iter()
+                .zip(&sites)
+                .any(|(g, k)| g.name != k.name)
+        {
+            return Err(machine_error(
+                R_CUDA,
+                format!("CUDA: the generated kernels are not those of entry point `{entry}`"),
+            ));
+        }
+        let names: Vec<String> = generated
             .segs
-            .into_iter()
-            .filter(|s| Some(s.function) == function)
-            .collect();
-        let names: Vec<String> = segs
             .iter()
             .filter_map(|s| s.kernel.as_ref().ok())
             .flat_map(|k| std::iter::once(k.name.clone()).chain(k.combine.clone()))
             .collect();
-        let functions = dev.load(&source, &names)?;
-        let by_seg = kernel_index(segs.iter().map(|s| s.stmt));
+        let functions = dev.load(&generated.source(), &names)?;
+        let by_seg = kernel_index(sites.iter().map(|k| k.stmt));
+        let segs = generated.segs;
         let pool = Pool::new(Arc::new(dev));
         let ctx_record = pool.alloc(CTX_BYTES)?;
         pool.device().zero(ctx_record.ptr, CTX_BYTES)?;
@@ -247,13 +276,13 @@ fn run_on(
     })
 }
 
-struct CudaLauncher<'p> {
+struct CudaLauncher {
     /// The device's memory (and the device).
     pool: Arc<Pool>,
     /// Where the current kernel's time went (`OGHAM_PROFILE`).
     times: Arc<std::sync::Mutex<profile::Breakdown>>,
     profile: bool,
-    segs: Vec<GeneratedSeg<'p>>,
+    segs: Vec<GeneratedSeg>,
     functions: HashMap<String, u64>,
     by_seg: HashMap<*const SegOp, usize>,
     /// The failure record every launch shares: zeroed before a launch whose kernel can fail.
@@ -264,7 +293,7 @@ struct CudaLauncher<'p> {
 /// failing point and the record's lock (zeroed when the launcher starts and after a failure).
 const CTX_BYTES: usize = 8 + 8 * MAX_DETAILS + 8 + 8;
 
-impl Launcher for CudaLauncher<'_> {
+impl Launcher for CudaLauncher {
     fn launch(&self, ev: &mut Evaluator, seg: &SegOp, pat: &[VarId]) -> Option<Res<Vec<Val>>> {
         let &i = self.by_seg.get(&(seg as *const SegOp))?;
         let kernel = self.segs[i].kernel.as_ref().ok()?;
@@ -307,7 +336,7 @@ impl Launcher for CudaLauncher<'_> {
     }
 }
 
-impl Drop for CudaLauncher<'_> {
+impl Drop for CudaLauncher {
     /// Copies after the last kernel (the outputs the run returns, read back from the device)
     /// are reported as one more entry, `host-reads`.
     fn drop(&mut self) {
@@ -332,7 +361,7 @@ struct Launch {
     params: Vec<u64>,
 }
 
-impl CudaLauncher<'_> {
+impl CudaLauncher {
     fn dev(&self) -> &Arc<dyn Device> {
         self.pool.device()
     }

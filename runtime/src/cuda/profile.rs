@@ -8,7 +8,7 @@
 //! Invariant: `Timed` changes nothing a device does; it only times and counts.
 
 use super::{Device, Res};
-use ogham_compiler::back::cuda::Counting;
+use ogham_ir::artifact::cuda::Counting;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;

@@ -19,11 +19,11 @@
 //! out across the threads or done by thread 0 between barriers, and the SOACs there run across
 //! the block's threads (`block.rs`).
 
-use super::Counting;
 use crate::back::lower::Checks;
 pub use crate::back::lower::Res;
 use crate::back::lower::bounds::Proofs;
 use ogham_ir::abi::{ErrorSite, Failure};
+use ogham_ir::artifact::cuda::Counting;
 use ogham_ir::kir::Function;
 use ogham_ir::source::Span;
 use ogham_ir::types::PrimType;

@@ -31,10 +31,11 @@
 //! first pass writes: see `docs/compiler.md`, "Kernel calling convention"). Histogram
 //! destinations are viewed as `[segments × bins]` rows by the shared `lower::kernel_hist_dests`.
 
+use super::Unsupported;
 use super::emit::{Emit, Res, ctype, var};
-use super::{Counting, Unsupported};
 use crate::back::lower;
 use ogham_ir::abi::{self, ArgSlots, ErrorSite};
+use ogham_ir::artifact::cuda::Counting;
 use ogham_ir::kir::{HostStmt, PointLayout, SegKind, SegLevel, SegOp};
 use ogham_ir::source::Span;
 use ogham_ir::{Lambda, SubExp, VarId};

@@ -31,7 +31,7 @@ use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE};
 use caches::SectorCache;
 use estimate::{Counts, Estimate, Occupancy, Shape};
 use gpus::Gpu;
-use ogham_compiler::back::cuda::Counting;
+use ogham_ir::artifact::cuda::Counting;
 use ptxas::Resources;
 use region::Region;
 use std::collections::HashMap;

@@ -1,0 +1,79 @@
+//! The CUDA backend's artefact: for every kernel statement of a kernel-IR program, its CUDA C
+//! (or why there is none) and its launch plan ([`CudaKernel`]), plus the prelude that every
+//! translation unit starts with. The compiler's `back::cuda` makes it; the runtime's CUDA
+//! executor compiles [`CudaProgram::source`] with NVRTC and launches the kernels by their plans.
+//!
+//! Invariants: the kernels are in the order of [`crate::abi::kernels`] and carry its names
+//! (`<entry>_k<n>`, unique in a program), which is how the runtime finds a kernel statement's
+//! plan; the text is deterministic (`ogham dev --dump-after codegen-cuda`, `snapshot { cuda }`).
+
+use crate::VarId;
+use crate::abi::ErrorSite;
+use crate::kir::SegLevel;
+
+/// Whether kernels count their float operations: `Plain` for the GPU and the emulator,
+/// `Counted` for the performance model (`--backend cuda-model`), whose translation unit wraps
+/// every float operation in `og_flop`/`og_special` (defined by the model's header, not by the
+/// prelude: NVRTC never sees counted code). Counting changes no value: each wrapper returns its
+/// argument.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Counting {
+    Plain,
+    Counted,
+}
+
+/// A generated kernel: its name and what the runtime needs to launch it (its launch plan; the
+/// conventions are documented by the backend's `kernel.rs`).
+#[derive(Clone, Debug)]
+pub struct CudaKernel {
+    pub name: String,
+    pub level: SegLevel,
+    /// The variables passed in the argument slots, in order.
+    pub inputs: Vec<VarId>,
+    /// The checks of the kernel then of its combine kernel, by number.
+    pub sites: Vec<ErrorSite>,
+    /// Accumulator components of a reduction or scan (slots per partial result).
+    pub accumulators: usize,
+    /// `<name>_combine`, for reductions and scans.
+    pub combine: Option<String>,
+    /// Block level: 8-byte shared-memory slots needed per thread.
+    pub shared_slots: usize,
+    /// Whether the kernel needs an arena (it makes arrays).
+    pub allocates: bool,
+}
+
+/// One kernel statement of a program and its generated form (or why there is none).
+#[derive(Clone, Debug)]
+pub struct GeneratedSeg {
+    /// Index of the entry point in [`crate::kir::Program::functions`].
+    pub function: usize,
+    /// The kernel statement's name ([`crate::abi::KernelSite::name`]).
+    pub name: String,
+    /// The kernel, or why the backend could not generate it (the runtime evaluates it on the
+    /// host).
+    pub kernel: Result<CudaKernel, String>,
+    /// The kernel's code (or the comment saying why there is none), without the prelude.
+    pub text: String,
+}
+
+/// The CUDA code of a program's kernels: of every entry point, or of the one the runtime asked
+/// for.
+#[derive(Clone, Debug)]
+pub struct CudaProgram {
+    /// What every translation unit starts with (types, the failure record, scalar semantics,
+    /// the arena allocator).
+    pub prelude: String,
+    pub segs: Vec<GeneratedSeg>,
+}
+
+impl CudaProgram {
+    /// The kernels, without the prelude: the artefact's text.
+    pub fn kernels_text(&self) -> String {
+        self.segs.iter().map(|s| s.text.as_str()).collect()
+    }
+
+    /// The translation unit: the prelude then every kernel.
+    pub fn source(&self) -> String {
+        format!("{}\n{}", self.prelude, self.kernels_text())
+    }
+}
