@@ -160,7 +160,10 @@ fn compiler_dependencies(
 #[test]
 fn the_runtime_does_not_depend_on_the_compiler() {
     let (dependencies, enabling) = compiler_dependencies(&runtime_manifest());
-    assert!(enabling.is_empty(), "features naming the compiler: {enabling:?}");
+    assert!(
+        enabling.is_empty(),
+        "features naming the compiler: {enabling:?}"
+    );
     // Not even a dev- or build-dependency.
     assert!(dependencies.is_empty(), "{dependencies:?}");
 }
