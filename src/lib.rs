@@ -357,17 +357,17 @@ impl Backend {
                 ogham_runtime::cpu::run(codegen::cpu::CPU, ir, entry, args, thresholds)
             }
             (Backend::Cuda, Ir::Kernel(ir)) => {
-                ogham_runtime::cuda::run(&codegen::cuda::CudaBackend, ir, entry, args, thresholds)
+                ogham_runtime::cuda::run(codegen::cuda::CUDA, ir, entry, args, thresholds)
             }
             (Backend::CudaEmu, Ir::Kernel(ir)) => ogham_runtime::cuda::run_emulated(
-                &codegen::cuda::CudaBackend,
+                codegen::cuda::CUDA,
                 ir,
                 entry,
                 args,
                 thresholds,
             ),
             (Backend::CudaModel, Ir::Kernel(ir)) => ogham_runtime::cuda::run_modeled(
-                &codegen::cuda::CudaBackend,
+                codegen::cuda::CUDA,
                 ir,
                 entry,
                 args,

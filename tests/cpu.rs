@@ -4,7 +4,7 @@
 
 use ogham::codegen::cpu::CPU;
 use ogham::{Backend, Frontend};
-use ogham_compiler::back::cpu::print_clif;
+use ogham_compiler::back::cpu::compile;
 use ogham_compiler::pipeline::Options;
 
 fn load(source: &str) -> Frontend {
@@ -20,7 +20,7 @@ fn checks(source: &str) -> usize {
     // A failure exit is a cold block with the failure's details as parameters (the blocks
     // that branch to them from the entry have none: `Gen::check`).
     let exit = regex::Regex::new(r"(?m)^block\d+\(.*\) cold:$").expect("a valid pattern");
-    exit.find_iter(&print_clif(&ir)).count()
+    exit.find_iter(&compile(&ir).print()).count()
 }
 
 const CHECKED: &str = "
@@ -41,7 +41,8 @@ fn optimised_kernel(source: &str, name: &str) -> cranelift_codegen::Context {
     let ir = load(source)
         .compile_kernel(Options::KERNEL)
         .expect("the program compiles");
-    let kernel = ogham_compiler::back::cpu::compile(&ir)
+    let kernel = compile(&ir)
+        .segs
         .into_iter()
         .filter_map(|seg| seg.kernel.ok())
         .find(|kernel| kernel.name == name)
@@ -271,7 +272,7 @@ fn vector_maps_agree_with_the_interpreter_bit_for_bit() {
         .compile_kernel(Options::KERNEL)
         .expect("the program compiles");
     assert!(
-        print_clif(&ir).contains("load.f32x4"),
+        compile(&ir).print().contains("load.f32x4"),
         "the map kernel is vectorised"
     );
     // Lengths around multiples of four (vector iterations and scalar remainders), and one long
@@ -313,7 +314,7 @@ fn vector_maps_report_out_of_bounds_reads() {
     let ir = fe
         .compile_kernel(Options::KERNEL)
         .expect("the program compiles");
-    assert!(print_clif(&ir).contains("load.f32x4"));
+    assert!(compile(&ir).print().contains("load.f32x4"));
     let f32s = |n: usize| Value::Array(Array::from_f32(vec![n], vec![1.0; n]).expect("shape"));
     let sums = Backend::Cpu
         .run(&fe, "main", vec![f32s(9), f32s(9)], None)
@@ -359,7 +360,7 @@ entry main [n] (a: [n]f32) (b: [n]f64) (c: [n]i32) : ([n]f32, [n]f64, i32, f64) 
         let ir = load(source)
             .compile_kernel(Options::KERNEL)
             .expect("the program compiles");
-        print_clif(&ir)
+        compile(&ir).print()
     };
     let generic = clif(GENERIC);
     assert!(

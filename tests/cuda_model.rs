@@ -8,7 +8,7 @@
 //! Needs `g++` (as the emulator); without it the tests report themselves skipped, except under
 //! CI, where that is a failure.
 
-use ogham::codegen::cuda::CudaBackend;
+use ogham::codegen::cuda::CUDA;
 use ogham::{Backend, Frontend};
 use ogham_compiler::pipeline::Options;
 use ogham_runtime::cuda::model::{Report, Site, gpus};
@@ -50,7 +50,7 @@ fn model(entry: &str, args: Vec<Value>, gpu: &str, sampled: Option<i64>) -> Repo
     let ir = fe.compile_kernel(Options::KERNEL).expect("compiles");
     let gpu = gpus::by_key(gpu).expect("a known GPU");
     let (outputs, report) = run_model(
-        &CudaBackend,
+        CUDA,
         &ir,
         entry,
         args.clone(),

@@ -52,7 +52,7 @@ impl Target {
     /// The backend's artefact for every kernel of `program`.
     pub fn generate(self, program: &kir::Program) -> Artifact {
         match self {
-            Target::Cpu => Artifact::Clif(back::cpu::print_clif(program)),
+            Target::Cpu => Artifact::Clif(back::cpu::compile(program)),
             Target::Cuda => Artifact::Cuda(back::cuda::generate(program)),
         }
     }
@@ -61,9 +61,10 @@ impl Target {
 /// What a backend makes of a kernel-IR program.
 #[derive(Clone, Debug)]
 pub enum Artifact {
-    /// The Cranelift IR of every kernel, as text (`; kernel NAME` before each; a kernel the
-    /// backend does not compile is a comment saying why).
-    Clif(String),
+    /// The Cranelift IR of every kernel with what the executor needs to call it (printed with
+    /// `; kernel NAME` before each; a kernel the backend does not compile is a comment saying
+    /// why).
+    Clif(back::cpu::ClifModule),
     /// The CUDA C of every kernel with its launch plan, and the prelude of the translation unit.
     Cuda(CudaProgram),
 }
@@ -73,7 +74,7 @@ impl Artifact {
     /// prelude.
     pub fn print(&self) -> String {
         match self {
-            Artifact::Clif(text) => text.clone(),
+            Artifact::Clif(module) => module.print(),
             Artifact::Cuda(program) => program.kernels_text(),
         }
     }

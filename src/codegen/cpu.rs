@@ -1,8 +1,10 @@
 //! The CPU executor's code generator ([`ogham_runtime::cpu::CpuCodegen`]) implemented with the
 //! compiler's Cranelift backend ([`ogham_compiler::back::cpu`]): [`CPU`] is what every
-//! executable, library and disk cache entry of this crate compiles its kernels with.
+//! executable, library and disk cache entry of this crate compiles its kernels with. Each
+//! request runs the pipeline's last pass, `codegen-cpu` (`back::cpu::compile`, here for one
+//! entry point), then turns its artefact, the CLIF module, into machine code.
 
-use ogham_compiler::back::cpu::{jit, object};
+use ogham_compiler::back::cpu::{compile, compile_function, jit, object};
 use ogham_compiler::back::lower::unsafe_ranges;
 use ogham_ir::artifact::cpu::{JitCode, MakeImage, NativeCode};
 use ogham_ir::kir::Program;
@@ -22,11 +24,11 @@ impl CpuCodegen for Cranelift {
         function: usize,
         helpers: &[(&str, *const u8)],
     ) -> Result<JitCode, String> {
-        jit::jit(program, function, helpers)
+        jit::jit(&compile_function(program, function), helpers)
     }
 
     fn native(&self, program: &Program, function: usize) -> Result<NativeCode, String> {
-        object::native(program, function)
+        object::native(&compile_function(program, function))
     }
 
     fn object(
@@ -35,7 +37,7 @@ impl CpuCodegen for Cranelift {
         name: &str,
         image: &mut MakeImage,
     ) -> Result<Vec<u8>, String> {
-        object::image_object(program, name, image)
+        object::image_object(&compile(program), name, image)
     }
 
     fn unsafe_ranges(&self, file: FileId, text: &str) -> Vec<Span> {

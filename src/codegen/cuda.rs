@@ -7,11 +7,13 @@ use ogham_ir::artifact::cuda::{Counting, CudaProgram};
 use ogham_ir::kir::Program;
 use ogham_runtime::cuda::CudaCodegen;
 
-/// The compiler's CUDA backend, for the runtime's CUDA executors (`cuda`, `cuda-emu`,
-/// `cuda-model`).
-pub struct CudaBackend;
+/// The compiler's CUDA C backend.
+struct CudaC;
 
-impl CudaCodegen for CudaBackend {
+/// The code generator of the runtime's CUDA executors (`cuda`, `cuda-emu`, `cuda-model`).
+pub static CUDA: &dyn CudaCodegen = &CudaC;
+
+impl CudaCodegen for CudaC {
     fn entry(&self, program: &Program, function: usize, counting: Counting) -> CudaProgram {
         generate_entry(program, function, counting)
     }

@@ -1,5 +1,5 @@
-//! JIT compilation of an entry point's kernels with Cranelift into this process's memory
-//! ([`jit`]), binding the runtime's helpers to the addresses the runtime gives (the compiler
+//! JIT compilation of the kernels of a CLIF module (the `codegen-cpu` artefact, usually one
+//! entry point's) with Cranelift into this process's memory ([`jit`]), binding the runtime's helpers to the addresses the runtime gives (the compiler
 //! does not know the runtime: the caller passes every helper's name and address).
 //!
 //! Invariants: the machine code lives as long as the returned [`JitCode`]'s `memory`, which
@@ -8,11 +8,10 @@
 //! With `OGHAM_PERF_MAP` set the kernels' addresses also go to `/tmp/perf-<pid>.map`.
 
 use super::helpers::all_helpers;
-use super::{compile_function, machine};
+use super::{ClifModule, machine};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::FuncId;
 use ogham_ir::artifact::cpu::{JitCode, JitKernel};
-use ogham_ir::kir::Program;
 
 /// Machine code of compiled kernels; freed when dropped.
 struct Jit {
@@ -34,11 +33,10 @@ impl Drop for Jit {
     }
 }
 
-/// JIT-compiles the kernels of entry point `function` of `program` for the host CPU; their
-/// calls to helpers go to `helpers` (each helper's symbol and address in this process).
+/// JIT-compiles the kernels of `clif` for the host CPU; their calls to helpers go to `helpers`
+/// (each helper's symbol and address in this process).
 pub fn jit(
-    program: &Program,
-    function: usize,
+    clif: &ClifModule,
     helpers: &[(&str, *const u8)],
 ) -> Result<JitCode, String> {
     if let Some(h) = all_helpers()
@@ -47,14 +45,14 @@ pub fn jit(
     {
         return Err(format!("no address for the helper {}", h.name));
     }
-    let segs = compile_function(program, function);
+    let segs = &clif.segs;
     let isa = machine::isa(false)?;
     let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
     for &(name, ptr) in helpers {
         builder.symbol(name, ptr);
     }
     let mut module = JITModule::new(builder);
-    let (ids, sizes) = machine::define_kernels(&mut module, &segs, "")?;
+    let (ids, sizes) = machine::define_kernels(&mut module, segs, "")?;
     module
         .finalize_definitions()
         .map_err(|e| format!("linking kernels: {e}"))?;
@@ -110,7 +108,8 @@ mod tests {
     fn every_helper_needs_an_address() {
         let text = "entry main [n_0] (xs_1: [n_0]f32) : [n_0]f32 =\n  in (xs_1)\n";
         let program = ogham_ir::parse::parse_program(text).expect("an IR program");
-        let err = super::jit(&program, 0, &[("ogham_alloc", std::ptr::null())])
+        let clif = super::super::compile_function(&program, 0);
+        let err = super::jit(&clif, &[("ogham_alloc", std::ptr::null())])
             .err()
             .expect("refused");
         assert_eq!(err, "no address for the helper ogham_arena_reset");

@@ -70,10 +70,11 @@ use super::Unsupported;
 use ogham_ir::VarId;
 use ogham_ir::abi::{ErrorSite, KernelSite, kernels};
 use ogham_ir::artifact::cpu::KernelInfo;
-use ogham_ir::kir::{HostStmt, Program};
+use ogham_ir::kir::Program;
 use std::fmt::Write;
 
 /// A compiled kernel.
+#[derive(Clone, Debug)]
 pub struct Kernel {
     /// `<entry>_k<n>`, numbered in statement order within the entry point.
     pub name: String,
@@ -98,69 +99,83 @@ impl Kernel {
 }
 
 /// One kernel statement of a program and its compiled form (or why there is none).
-pub struct CompiledSeg<'p> {
+#[derive(Clone, Debug)]
+pub struct CompiledSeg {
     /// Index of the entry point in [`Program::functions`].
     pub function: usize,
-    pub stmt: &'p HostStmt,
+    /// The kernel statement's name ([`KernelSite::name`]).
     pub name: String,
     pub kernel: Result<Kernel, Unsupported>,
 }
 
+/// The backend's artefact (the pass `codegen-cpu`): the Cranelift IR of kernel statements, in
+/// statement order ([`kernels`]). The JIT and the object writers turn it into machine code.
+#[derive(Clone, Debug)]
+pub struct ClifModule {
+    pub segs: Vec<CompiledSeg>,
+}
+
+impl ClifModule {
+    /// The CLIF text of every kernel, `; kernel NAME` before each; a kernel the backend does
+    /// not compile is a comment saying why (deterministic: `ogham dev --print clif`,
+    /// `snapshot { clif }`).
+    pub fn print(&self) -> String {
+        let mut out = String::new();
+        for seg in &self.segs {
+            match &seg.kernel {
+                Ok(k) => {
+                    let _ = writeln!(out, "; kernel {}", seg.name);
+                    let _ = writeln!(out, "{}", k.func.display());
+                    if let Some(c) = &k.combine {
+                        let _ = writeln!(out, "{}", c.display());
+                    }
+                }
+                Err(Unsupported(why)) => {
+                    let _ = writeln!(
+                        out,
+                        "; kernel {}: not compiled ({why}); the runtime evaluates it\n",
+                        seg.name
+                    );
+                }
+            }
+        }
+        out
+    }
+}
+
 /// Compiles every kernel of a kernel-IR program.
-pub fn compile(program: &Program) -> Vec<CompiledSeg<'_>> {
-    kernels(program)
-        .into_iter()
-        .map(|k| compile_site(program, k))
-        .collect()
+pub fn compile(program: &Program) -> ClifModule {
+    compile_sites(program, kernels(program))
 }
 
 /// Compiles the kernels of entry point `function` (an index in [`Program::functions`]), in
 /// statement order: the entries of [`compile`] for that function.
-pub fn compile_function(program: &Program, function: usize) -> Vec<CompiledSeg<'_>> {
-    kernels(program)
+pub fn compile_function(program: &Program, function: usize) -> ClifModule {
+    let mut sites = kernels(program);
+    sites.retain(|k| k.function == function);
+    compile_sites(program, sites)
+}
+
+fn compile_sites(program: &Program, sites: Vec<KernelSite>) -> ClifModule {
+    let segs = sites
         .into_iter()
-        .filter(|k| k.function == function)
-        .map(|k| compile_site(program, k))
-        .collect()
-}
-
-fn compile_site<'p>(program: &'p Program, k: KernelSite<'p>) -> CompiledSeg<'p> {
-    let f = &program.functions[k.function];
-    let kernel = kernel::build(f, k.stmt, k.seg, &k.name, &program.unchecked).map(|built| Kernel {
-        name: k.name.clone(),
-        func: built.func,
-        combine: built.combine,
-        inputs: built.inputs,
-        sites: built.sites,
-    });
-    CompiledSeg {
-        function: k.function,
-        stmt: k.stmt,
-        name: k.name,
-        kernel,
-    }
-}
-
-/// The CLIF text of every kernel (deterministic; `ogham dev --print clif`, `snapshot { clif }`).
-pub fn print_clif(program: &Program) -> String {
-    let mut out = String::new();
-    for seg in compile(program) {
-        match &seg.kernel {
-            Ok(k) => {
-                let _ = writeln!(out, "; kernel {}", seg.name);
-                let _ = writeln!(out, "{}", k.func.display());
-                if let Some(c) = &k.combine {
-                    let _ = writeln!(out, "{}", c.display());
+        .map(|k| {
+            let f = &program.functions[k.function];
+            let kernel = kernel::build(f, k.stmt, k.seg, &k.name, &program.unchecked).map(|built| {
+                Kernel {
+                    name: k.name.clone(),
+                    func: built.func,
+                    combine: built.combine,
+                    inputs: built.inputs,
+                    sites: built.sites,
                 }
+            });
+            CompiledSeg {
+                function: k.function,
+                name: k.name,
+                kernel,
             }
-            Err(Unsupported(why)) => {
-                let _ = writeln!(
-                    out,
-                    "; kernel {}: not compiled ({why}); the runtime evaluates it\n",
-                    seg.name
-                );
-            }
-        }
-    }
-    out
+        })
+        .collect();
+    ClifModule { segs }
 }

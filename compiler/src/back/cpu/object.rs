@@ -9,14 +9,13 @@
 //! functions Cranelift calls; the image record follows the layout of
 //! [`ogham_ir::artifact::cpu`] (`IMAGE_*_AT`), which the runtime's `Image` type checks.
 
-use super::{CompiledSeg, compile, compile_function, machine};
+use super::{ClifModule, CompiledSeg, machine};
 use cranelift_module::{DataDescription, DataId, Linkage, Module};
 use cranelift_object::{ObjectBuilder, ObjectModule};
 use ogham_ir::artifact::cpu::{
     IMAGE_BUILD_AT, IMAGE_COUNT_AT, IMAGE_FEATURES_AT, IMAGE_KERNELS_AT, IMAGE_LIBRARY_AT,
     IMAGE_LIBRARY_LEN_AT, IMAGE_SIZE, IMAGE_VERSION_AT, KernelInfo, MakeImage, NativeCode,
 };
-use ogham_ir::kir::Program;
 
 /// The descriptions of the kernels of `segs` that were generated, in order.
 fn infos(segs: &[CompiledSeg]) -> Vec<Option<KernelInfo>> {
@@ -25,42 +24,42 @@ fn infos(segs: &[CompiledSeg]) -> Vec<Option<KernelInfo>> {
         .collect()
 }
 
-/// The kernels of entry point `function` of `program` as native code for this machine.
-pub fn native(program: &Program, function: usize) -> Result<NativeCode, String> {
-    let segs = compile_function(program, function);
+/// The kernels of `clif` (usually one entry point's) as native code for this machine.
+pub fn native(clif: &ClifModule) -> Result<NativeCode, String> {
+    let segs = &clif.segs;
     let isa = machine::isa(false)?;
     let builder = ObjectBuilder::new(isa, "ogham", cranelift_module::default_libcall_names())
         .map_err(|e| format!("object file: {e}"))?;
     let mut module = ObjectModule::new(builder);
-    machine::define_kernels(&mut module, &segs, "")?;
+    machine::define_kernels(&mut module, segs, "")?;
     let object = module
         .finish()
         .emit()
         .map_err(|e| format!("object file: {e}"))?;
     Ok(NativeCode {
         object,
-        kernels: infos(&segs),
+        kernels: infos(segs),
     })
 }
 
-/// An ELF object defining `<name>_image`, the image record of the library of kernel-IR
-/// `program`, whose kernels are compiled for this machine's CPU; `image` gives the record's
-/// other values from the descriptions of all the program's kernel statements (in order).
+/// An ELF object defining `<name>_image`, the image record of a library whose kernels are
+/// `clif` (all of its program's kernel statements, in order), compiled for this machine's CPU;
+/// `image` gives the record's other values from the descriptions of those kernels.
 /// `name` is a C identifier (the caller checks).
 pub fn image_object(
-    program: &Program,
+    clif: &ClifModule,
     name: &str,
     image: &mut MakeImage,
 ) -> Result<Vec<u8>, String> {
-    let segs = compile(program);
-    let data = image(&infos(&segs))?;
+    let segs = &clif.segs;
+    let data = image(&infos(segs))?;
     let isa = machine::isa(true)?;
     let mut features = machine::cpu_features(&*isa).join(",").into_bytes();
     features.push(0);
     let builder = ObjectBuilder::new(isa, name, cranelift_module::default_libcall_names())
         .map_err(|e| format!("object file: {e}"))?;
     let mut module = ObjectModule::new(builder);
-    let (ids, _) = machine::define_kernels(&mut module, &segs, &format!("{name}_"))?;
+    let (ids, _) = machine::define_kernels(&mut module, segs, &format!("{name}_"))?;
 
     let library = bytes_data(&mut module, &format!("{name}_library"), &data.library)?;
     let features = bytes_data(&mut module, &format!("{name}_cpu_features"), &features)?;

@@ -35,20 +35,15 @@ use super::Unsupported;
 use super::emit::{Emit, Res, ctype, var};
 use crate::back::lower;
 use ogham_ir::abi::{self, ArgSlots, ErrorSite};
-use ogham_ir::artifact::cuda::Counting;
+use ogham_ir::artifact::cuda::{Counting, CudaKernel};
 use ogham_ir::kir::{HostStmt, PointLayout, SegKind, SegLevel, SegOp};
 use ogham_ir::source::Span;
 use ogham_ir::{Lambda, SubExp, VarId};
 
-/// The text and layout of one kernel.
+/// The text of one kernel and its launch plan.
 pub struct Built {
     pub text: String,
-    pub inputs: Vec<VarId>,
-    pub sites: Vec<ErrorSite>,
-    pub accumulators: usize,
-    pub combine: Option<String>,
-    pub shared_slots: usize,
-    pub allocates: bool,
+    pub kernel: CudaKernel,
 }
 
 /// Declares the kernel's inputs from their argument slots ([`ArgSlots`]).
@@ -263,12 +258,16 @@ fn thread_kernel(
     };
     Ok(Built {
         text,
-        inputs: args.inputs,
-        sites,
-        accumulators: width,
-        combine,
-        shared_slots: 0,
-        allocates: emitted.allocates,
+        kernel: CudaKernel {
+            name: name.to_string(),
+            level: seg.level,
+            inputs: args.inputs,
+            sites,
+            accumulators: width,
+            combine,
+            shared_slots: 0,
+            allocates: emitted.allocates,
+        },
     })
 }
 
@@ -458,11 +457,15 @@ fn block_kernel(
             "extern \"C\" __global__ void {name}(OgCtx* ctx, const u64* args, char* arena, i64 arena_stride, i64 n_items) {{\n{shared}{}}}\n",
             emitted.text
         ),
-        inputs: args.inputs,
-        sites: emitted.sites,
-        accumulators: 0,
-        combine: None,
-        shared_slots: emitted.shared_slots,
-        allocates: emitted.allocates,
+        kernel: CudaKernel {
+            name: name.to_string(),
+            level: seg.level,
+            inputs: args.inputs,
+            sites: emitted.sites,
+            accumulators: 0,
+            combine: None,
+            shared_slots: emitted.shared_slots,
+            allocates: emitted.allocates,
+        },
     })
 }

@@ -74,16 +74,7 @@ fn generate_sites(program: &Program, sites: Vec<KernelSite>, counting: Counting)
                 let _ = writeln!(text, "// kernel {name} ({level} level)");
                 text.push_str(&built.text);
                 text.push('\n');
-                Ok(CudaKernel {
-                    name: name.clone(),
-                    level: seg.level,
-                    inputs: built.inputs,
-                    sites: built.sites,
-                    accumulators: built.accumulators,
-                    combine: built.combine,
-                    shared_slots: built.shared_slots,
-                    allocates: built.allocates,
-                })
+                Ok(built.kernel)
             }
             Err(Unsupported(why)) => {
                 let _ = writeln!(
