@@ -359,20 +359,12 @@ impl Backend {
             (Backend::Cuda, Ir::Kernel(ir)) => {
                 ogham_runtime::cuda::run(codegen::cuda::CUDA, ir, entry, args, thresholds)
             }
-            (Backend::CudaEmu, Ir::Kernel(ir)) => ogham_runtime::cuda::run_emulated(
-                codegen::cuda::CUDA,
-                ir,
-                entry,
-                args,
-                thresholds,
-            ),
-            (Backend::CudaModel, Ir::Kernel(ir)) => ogham_runtime::cuda::run_modeled(
-                codegen::cuda::CUDA,
-                ir,
-                entry,
-                args,
-                thresholds,
-            ),
+            (Backend::CudaEmu, Ir::Kernel(ir)) => {
+                ogham_runtime::cuda::run_emulated(codegen::cuda::CUDA, ir, entry, args, thresholds)
+            }
+            (Backend::CudaModel, Ir::Kernel(ir)) => {
+                ogham_runtime::cuda::run_modeled(codegen::cuda::CUDA, ir, entry, args, thresholds)
+            }
             (Backend::Cpu | Backend::Cuda | Backend::CudaEmu | Backend::CudaModel, Ir::Core(_)) => {
                 Err(needs_kernel_ir(&format!(
                     "backend `{}` runs kernel IR",

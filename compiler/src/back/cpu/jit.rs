@@ -35,10 +35,7 @@ impl Drop for Jit {
 
 /// JIT-compiles the kernels of `clif` for the host CPU; their calls to helpers go to `helpers`
 /// (each helper's symbol and address in this process).
-pub fn jit(
-    clif: &ClifModule,
-    helpers: &[(&str, *const u8)],
-) -> Result<JitCode, String> {
+pub fn jit(clif: &ClifModule, helpers: &[(&str, *const u8)]) -> Result<JitCode, String> {
     if let Some(h) = all_helpers()
         .into_iter()
         .find(|h| !helpers.iter().any(|(name, _)| *name == h.name))

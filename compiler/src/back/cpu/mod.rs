@@ -161,15 +161,14 @@ fn compile_sites(program: &Program, sites: Vec<KernelSite>) -> ClifModule {
         .into_iter()
         .map(|k| {
             let f = &program.functions[k.function];
-            let kernel = kernel::build(f, k.stmt, k.seg, &k.name, &program.unchecked).map(|built| {
-                Kernel {
+            let kernel =
+                kernel::build(f, k.stmt, k.seg, &k.name, &program.unchecked).map(|built| Kernel {
                     name: k.name.clone(),
                     func: built.func,
                     combine: built.combine,
                     inputs: built.inputs,
                     sites: built.sites,
-                }
-            });
+                });
             CompiledSeg {
                 function: k.function,
                 name: k.name,

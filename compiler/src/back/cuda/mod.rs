@@ -34,7 +34,7 @@ mod scalar;
 
 use super::Unsupported;
 use ogham_ir::abi::KernelSite;
-use ogham_ir::artifact::cuda::{Counting, CudaKernel, CudaProgram, GeneratedSeg};
+use ogham_ir::artifact::cuda::{Counting, CudaProgram, GeneratedSeg};
 use ogham_ir::kir::{Program, SegLevel};
 use std::fmt::Write;
 
