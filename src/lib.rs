@@ -8,7 +8,9 @@ pub mod args;
 pub mod atomic;
 pub mod autotune;
 pub mod cache;
-pub mod codegen;
+/// The compiler's backends wired to the runtime's code-generator traits (the crate
+/// `ogham-codegen`).
+pub use ogham_codegen as codegen;
 pub mod demo;
 pub mod doc;
 pub mod lsp;

@@ -89,7 +89,7 @@ pub unsafe extern "C" fn ogham_load(path: *const c_char) -> *mut OghamLibrary {
 /// The `.ogl` library at `path`, whose kernels the compiler's Cranelift backend JIT-compiles.
 #[cfg(feature = "jit")]
 fn load(path: &Path) -> Result<Library, String> {
-    Library::load(path, ogham::codegen::cpu::CPU)
+    Library::load(path, ogham_codegen::cpu::CPU)
 }
 
 /// Without the JIT (no code generator in this library), a `.ogl` file cannot run: error R0713.

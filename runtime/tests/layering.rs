@@ -108,12 +108,19 @@ fn neither_the_compiler_nor_cranelift_is_linked_into_the_runtime() {
             );
         }
     }
-    // The check sees them where they are.
+    // The check sees them where they are: the C interface's JIT (its default feature) links
+    // the compiler through `ogham-codegen`, but neither CUDA nor the command-line tool's crate.
     let tree = dependencies(&["-p", "ogham-capi"]);
     assert!(
         tree.contains("cranelift-jit") && tree.contains("ogham-compiler"),
         "{tree}"
     );
+    for forbidden in ["cudarc", "clap", "ogham v"] {
+        assert!(
+            !tree.contains(forbidden),
+            "the C interface needs {forbidden}:\n{tree}"
+        );
+    }
 }
 
 /// The runtime's package in `cargo metadata` (the manifest as cargo reads it).
