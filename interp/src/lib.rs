@@ -45,10 +45,6 @@ use ogham_ir::source::SourceMap;
 use ogham_runtime::error::{R_INTERNAL, Res};
 use ogham_runtime::value::Value;
 
-/// Stack size of the interpreter thread: evaluation recurses along the nesting of the program
-/// text, which deeply nested (generated) programs can make deep.
-const STACK_SIZE: usize = 256 << 20;
-
 /// Runs entry point `entry` of the root module on `args`; returns its outputs (a tuple result
 /// is several outputs). Errors (bad arguments, out-of-bounds, shape mismatches) are diagnostics
 /// with the source location. Evaluation runs on its own thread with a large stack.
@@ -97,22 +93,14 @@ fn run_entry_with(
         });
         (result, interp.into_warnings())
     };
-    let result = std::thread::scope(|s| {
-        let thread = std::thread::Builder::new()
-            .name("ogham-interp".into())
-            .stack_size(STACK_SIZE);
-        match thread.spawn_scoped(s, run) {
-            Ok(handle) => handle
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            Err(e) => (
-                Err(Box::new(Diagnostic::error(
-                    R_INTERNAL,
-                    format!("cannot start the interpreter thread: {e}"),
-                ))),
-                Vec::new(),
-            ),
-        }
+    let result = ogham_runtime::stack::on_large_stack("ogham-interp", run).unwrap_or_else(|e| {
+        (
+            Err(Box::new(Diagnostic::error(
+                R_INTERNAL,
+                format!("cannot start the interpreter thread: {e}"),
+            ))),
+            Vec::new(),
+        )
     });
     (result.0.map_err(|d| *d), result.1)
 }

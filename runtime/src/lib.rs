@@ -4,7 +4,7 @@
 //! - **base**, which knows nothing of the AST: `value` (values crossing the boundary), `val`
 //!   (values executors compute with), `index`, `scalar` (the IR's one definition of scalar
 //!   operations, `ogham_ir::scalar`), `error` (run-time error codes), `memory`,
-//!   `buffer`, `boundary`, `npy`, `text`, `trace`;
+//!   `buffer`, `boundary`, `npy`, `text`, `trace`, `stack`;
 //! - **executors of compiled code**, on the IR and the base: `ireval` (core and kernel IR),
 //!   `cpu` (kernels JIT-compiled by a code generator it is given, `cpu::CpuCodegen`; native
 //!   code for the disk cache and ahead-of-time objects, which it loads), `cuda`, `kernel_io`
@@ -42,6 +42,7 @@ pub mod library;
 pub mod memory;
 pub mod npy;
 pub mod scalar;
+pub mod stack;
 pub mod text;
 pub mod trace;
 pub mod val;

@@ -55,9 +55,6 @@ impl Thresholds {
     }
 }
 
-/// Stack size of the evaluation thread (evaluation recurses along the nesting of bodies).
-const STACK_SIZE: usize = 256 << 20;
-
 /// Runs function `entry` of `program` on `args` (checked against its signature exactly as the
 /// interpreter checks them); returns its outputs, one per result of the signature. Traces go
 /// to the sink in force on the calling thread (`crate::trace`).
@@ -117,19 +114,11 @@ fn run_in<'p, H: Form>(
         }
         Ok(outputs)
     };
-    std::thread::scope(|s| {
-        let thread = std::thread::Builder::new()
-            .name("ogham-ireval".into())
-            .stack_size(STACK_SIZE);
-        match thread.spawn_scoped(s, run) {
-            Ok(handle) => handle
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            Err(e) => Err(error(
-                R_INTERNAL,
-                Default::default(),
-                format!("cannot start the evaluator thread: {e}"),
-            )),
-        }
+    crate::stack::on_large_stack("ogham-ireval", run).unwrap_or_else(|e| {
+        Err(error(
+            R_INTERNAL,
+            Default::default(),
+            format!("cannot start the evaluator thread: {e}"),
+        ))
     })
 }
