@@ -14,6 +14,8 @@
 //!   type is the one its binder gives (`x_1: [n_0]f32`); variables bound without a type (size
 //!   parameters, loop and segment-space indices) are `i64`.
 //! - Constants carry their type: `1i64`, `-0.5f32`, `1e-7f32`, `f32.nan`, `-f64.inf`, `true`.
+//! - Inside a kernel's body, a statement may be preceded by its plan (`@unswitch(c_3)`,
+//!   `@skip_idle`, `@jam`, `@interleave`: [`crate::kir::Plan`]).
 //! - Statements and expressions as `print` writes them; see `docs/compiler.md`, "IR text format
 //!   and filetests", for the grammar.
 //! - One form at a time ([`crate::Form`]): `parse_program::<Core>` reads core IR and rejects a
@@ -34,7 +36,7 @@
 //!   the source-level signature is derived from the IR types, the arena slots no variable uses
 //!   are unnamed `i64` variables, and `unchecked` (`#[unsafe]` ranges) is empty.
 
-use crate::kir::{Threshold, ThresholdId};
+use crate::kir::{Plan, Plans, Threshold, ThresholdId};
 use crate::print::size_params;
 use crate::source::Span;
 use crate::types::{self, PrimType, Size};
@@ -71,6 +73,7 @@ pub fn parse_program<H: Form>(text: &str) -> Result<Program<H>, ParseError> {
         tokens,
         pos: 0,
         vars: Vec::new(),
+        plans: None,
     };
     let mut program = Program::default();
     while p.peek_word("threshold") {
@@ -90,6 +93,8 @@ struct Parser {
     pos: usize,
     /// The arena of the function being parsed: name and type of each index seen so far.
     vars: Vec<Option<Slot>>,
+    /// The plans (`@plan` lines) of the kernel whose body is being parsed; `None` outside one.
+    plans: Option<Plans>,
 }
 
 struct Slot {
@@ -500,7 +505,7 @@ impl Parser {
     /// Statements then `in results` (a function's body, or inside braces).
     fn body_lines<H: Form>(&mut self) -> Res<Body<H>> {
         let mut stmts = Vec::new();
-        while self.peek_word("let") {
+        while self.peek_word("let") || self.peek_punct("@") {
             stmts.push(self.stmt()?);
         }
         self.keyword("in")?;
@@ -517,14 +522,49 @@ impl Parser {
     }
 
     fn stmt<H: Form>(&mut self) -> Res<Stmt<H>> {
+        let at = self.next_index();
+        let plan = match self.eat_punct("@") {
+            true => Some(self.plan()?),
+            false => None,
+        };
         self.keyword("let")?;
         let pat = self.tuple(Parser::binder)?;
+        if let Some(plan) = plan {
+            match (&mut self.plans, pat.first()) {
+                (Some(plans), Some(v)) => {
+                    plans.insert(*v, plan);
+                }
+                (None, _) => return self.error_at(at, "a plan outside a kernel's body"),
+                (Some(_), None) => {
+                    return self.error_at(at, "a plan on a statement that binds nothing");
+                }
+            }
+        }
         self.punct("=")?;
         let exp = self.exp()?;
         Ok(Stmt {
             pat,
             exp,
             loc: Span::default(),
+        })
+    }
+}
+
+impl Parser {
+    /// A plan's name and operands, after its `@`.
+    fn plan(&mut self) -> Res<Plan> {
+        let at = self.next_index();
+        Ok(match self.word("a plan")?.as_str() {
+            "unswitch" => {
+                self.punct("(")?;
+                let cond = self.var()?;
+                self.punct(")")?;
+                Plan::Unswitch { cond }
+            }
+            "skip_idle" => Plan::SkipIdle,
+            "jam" => Plan::Jam,
+            "interleave" => Plan::Interleave,
+            other => return self.error_at(at, &format!("unknown plan `{other}`")),
         })
     }
 }
@@ -622,6 +662,42 @@ mod tests {
              let z_13: [n_0]i64 = ys_2 with [0i64:+1i64*1i64] = l_12\n  \
              in (r_4, s_7, l_12)\n",
         );
+    }
+
+    #[test]
+    fn plans_of_kernel_statements() {
+        let text = "entry main [n_0, m_1] (xs_2: [n_0][m_1]f32, c_3: bool) : [n_0][m_1]f32 =\n  \
+             let r_4: [n_0][m_1]f32 = segmap thread (gtid_5 < n_0) : [m_1]f32\n    \
+             do {\n      \
+             let row_6: [m_1]f32 = xs_2[gtid_5]\n      \
+             @unswitch(c_3)\n      \
+             let y_7: [m_1]f32 = map m_1 (row_6) \\(x_8: f32) : f32 -> {\n        \
+             let z_9: f32 = if c_3 : f32 then {\n          \
+             in x_8\n        \
+             } else {\n          \
+             let w_10: f32 = x_8 + 1.0f32\n          \
+             in w_10\n        \
+             }\n        \
+             in z_9\n      \
+             }\n      \
+             in y_7\n    \
+             }\n  \
+             in r_4\n";
+        round_trip(text);
+        let program = parse_program::<HostOp>(text).unwrap_or_else(|e| panic!("{e}"));
+        crate::verify::verify(&program).unwrap_or_else(|e| panic!("{}", e.join("\n")));
+        let mut program = program;
+        let crate::Exp::Host(HostOp::Seg(seg)) = &mut program.functions[0].body.stmts[0].exp else {
+            panic!("the first statement is the kernel");
+        };
+        seg.plans.insert(VarId(5), Plan::Jam);
+        let errors = crate::verify::verify(&program).expect_err("a plan on a space index verifies");
+        assert!(errors[0].contains("plan @jam on gtid_5"), "{errors:?}");
+        assert_eq!(
+            error("entry main (x_0: i64) : i64 =\n  @jam\n  let y_1: i64 = x_0\n  in y_1\n"),
+            "2:3: a plan outside a kernel's body"
+        );
+        assert!(error(&text.replace("@unswitch(c_3)", "@fuse")).contains("unknown plan `fuse`"));
     }
 
     #[test]

@@ -12,8 +12,10 @@
 //!   even on invalid IR (the verifier prints the statements it rejects).
 //! - The text of a valid program reads back with [`super::parse`], and prints again identically
 //!   (so `-(1i64)`, an operator on a constant, is not `-1i64`, a constant).
+//! - A statement of a kernel's body that the target passes planned ([`crate::kir::Plans`]) has
+//!   its plan on the line before it: `@unswitch(c_3)`, `@skip_idle`, `@jam`, `@interleave`.
 
-use crate::kir::{HostOp, PointLayout, SegKind, SegLevel, SegOp};
+use crate::kir::{HostOp, Plan, Plans, PointLayout, SegKind, SegLevel, SegOp};
 use crate::{
     AssertKind, Body, Const, DimIndex, Exp, Form, Function, HistOp, Lambda, LoopForm, Program,
     RedOp, ScanOp, Soac, Stmt, SubExp, Type, VarId,
@@ -37,7 +39,7 @@ pub fn print_program<F: Form>(program: &Program<F>) -> String {
 
 /// One function: `entry name [size params] (params) : (result types) =`, then its body.
 pub fn print_function<F: Form>(function: &Function<F>) -> String {
-    let p = Printer { f: function };
+    let p = Printer::new(function);
     let mut out = String::new();
     let sizes = size_params(function);
     let _ = write!(out, "entry {} ", function.name);
@@ -71,28 +73,28 @@ pub fn print_stmt<F: Form, H: Form>(
     indent: usize,
 ) -> String {
     let mut out = String::new();
-    Printer { f: function }.stmt(&mut out, stmt, indent);
+    Printer::new(function).stmt(&mut out, stmt, indent);
     out
 }
 
 /// The pattern of a statement, as in `let (a_1: i64, b_2: [a_1]f32)`.
 pub fn print_pattern<F: Form>(function: &Function<F>, pat: &[VarId]) -> String {
-    Printer { f: function }.pattern(pat)
+    Printer::new(function).pattern(pat)
 }
 
 /// A type, with variables named as in `function`.
 pub fn print_type<F: Form>(function: &Function<F>, ty: &Type) -> String {
-    Printer { f: function }.ty(ty)
+    Printer::new(function).ty(ty)
 }
 
 /// An operand, with variables named as in `function`.
 pub fn print_subexp<F: Form>(function: &Function<F>, se: SubExp) -> String {
-    Printer { f: function }.subexp(se)
+    Printer::new(function).subexp(se)
 }
 
 /// A variable's printed name, `name_id`.
 pub fn var_name<F: Form>(function: &Function<F>, v: VarId) -> String {
-    Printer { f: function }.var(v)
+    Printer::new(function).var(v)
 }
 
 /// A constant with its type suffix (`3i32`, `0.1f32`, `-f64.inf`, `true`).
@@ -153,9 +155,15 @@ fn pad(indent: usize) -> String {
 
 struct Printer<'a, F: Form> {
     f: &'a Function<F>,
+    /// The plans of the kernel whose body is being printed.
+    plans: Option<&'a Plans>,
 }
 
-impl<F: Form> Printer<'_, F> {
+impl<'a, F: Form> Printer<'a, F> {
+    fn new(f: &'a Function<F>) -> Self {
+        Printer { f, plans: None }
+    }
+
     fn var(&self, v: VarId) -> String {
         match self.f.vars.get(v.index()) {
             Some(info) if !info.name.is_empty() => format!("{}_{}", info.name, v.0),
@@ -240,6 +248,14 @@ impl<F: Form> Printer<'_, F> {
     }
 
     fn stmt<H: Form>(&self, out: &mut String, stmt: &Stmt<H>, indent: usize) {
+        let plan = self.plans.zip(stmt.pat.first()).and_then(|(p, v)| p.get(v));
+        if let Some(plan) = plan {
+            let _ = write!(out, "{}@{}", pad(indent), plan.name());
+            if let Plan::Unswitch { cond } = plan {
+                let _ = write!(out, "({})", self.var(*cond));
+            }
+            out.push('\n');
+        }
         let _ = write!(out, "{}let {} = ", pad(indent), self.pattern(&stmt.pat));
         self.exp(out, &stmt.exp, indent);
         out.push('\n');
@@ -557,6 +573,10 @@ impl<F: Form> Printer<'_, F> {
             SegKind::Hist(hists) => self.hists(out, hists, inner),
         }
         let _ = write!(out, "\n{}do ", pad(inner));
-        self.block(out, &seg.body, inner);
+        let body = Printer {
+            f: self.f,
+            plans: Some(&seg.plans),
+        };
+        body.block(out, &seg.body, inner);
     }
 }

@@ -357,6 +357,7 @@ impl Flattener<'_> {
             body: code,
             ret,
             layout: PointLayout::Contiguous,
+            plans: Default::default(),
         })
     }
 

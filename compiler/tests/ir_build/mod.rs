@@ -244,6 +244,7 @@ pub fn sample_kernel() -> kir::Program {
         body: body(vec![], &[f32c(2.5)]),
         ret: vec![F32],
         layout: PointLayout::Contiguous,
+        plans: Default::default(),
     };
     let histogram = SegOp {
         level: SegLevel::Thread,
@@ -257,6 +258,7 @@ pub fn sample_kernel() -> kir::Program {
         body: body(vec![], &[v(bin), f32c(1.0)]),
         ret: vec![I64, F32],
         layout: PointLayout::Contiguous,
+        plans: Default::default(),
     };
     let id = ThresholdId {
         kind: ThresholdKind::SuffOuterPar,
@@ -324,6 +326,7 @@ pub fn sample_segred(sum_type: Type) -> kir::Program {
         ),
         ret: vec![F32, F32],
         layout: PointLayout::Contiguous,
+        plans: Default::default(),
     };
     b.kernel_program(body(
         vec![stmt(&[sum, doubled], Exp::Host(HostOp::Seg(Box::new(seg))))],

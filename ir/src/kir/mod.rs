@@ -76,6 +76,49 @@ pub struct SegOp {
     /// Where the arrays the body makes at a point live (chosen by the `layout` pass).
     #[serde(default)]
     pub layout: PointLayout,
+    /// How the code generators run statements of the body, as the kernel-IR target passes chose
+    /// ([`Plans`]).
+    #[serde(default)]
+    pub plans: Plans,
+}
+
+/// The plans of a kernel's statements, keyed by the statement's first bound variable (each
+/// variable is bound once, so the key names one statement of the body, at any depth). Printed
+/// `@plan` on the line before the statement. A statement without a plan is emitted plainly;
+/// a code generator may also emit a planned statement plainly (where the plan's run-time
+/// conditions fail, or it does not implement the plan), which is always correct: a plan
+/// changes how a statement runs, never what it computes.
+pub type Plans = std::collections::BTreeMap<VarId, Plan>;
+
+/// How a statement of a kernel's body is run, chosen by a target pass on kernel IR just before
+/// code generation. Each pass's module says which program shape it matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Plan {
+    /// `unswitch`: a sequential SOAC whose lambda tests `cond`, a value bound outside it, runs
+    /// its loop once per value of `cond`, behind one branch (printed `@unswitch(c_3)`).
+    Unswitch { cond: VarId },
+    /// `skip-idle`: a `for` loop whose iterations leave its parameters unchanged where an
+    /// element it reads is (or is not) NaN skips those iterations a vector at a time (printed
+    /// `@skip_idle`).
+    SkipIdle,
+    /// `jam`: a sequential map of maps of dot products runs several outer iterations together
+    /// (unroll-and-jam; printed `@jam`).
+    Jam,
+    /// `interleave`: a sequential map whose lambda computes one reduction runs several
+    /// iterations' reductions in one loop (printed `@interleave`).
+    Interleave,
+}
+
+impl Plan {
+    /// The word after `@` in the text form.
+    pub fn name(self) -> &'static str {
+        match self {
+            Plan::Unswitch { .. } => "unswitch",
+            Plan::SkipIdle => "skip_idle",
+            Plan::Jam => "jam",
+            Plan::Interleave => "interleave",
+        }
+    }
 }
 
 /// Where the arrays a kernel's body makes at one point (its per-point arrays) live. Backends

@@ -8,7 +8,7 @@
 
 use super::lex::{DOT, Tok};
 use super::{Parser, Res};
-use crate::kir::{HostOp, PointLayout, SegKind, SegLevel, SegOp};
+use crate::kir::{HostOp, Plans, PointLayout, SegKind, SegLevel, SegOp};
 use crate::math::MathFn;
 use crate::op::{BinOp, UnOp};
 use crate::types::PrimType;
@@ -443,14 +443,17 @@ impl Parser {
             }
         };
         self.keyword("do")?;
-        let body = self.block()?;
+        let outer = self.plans.replace(Plans::new());
+        let body = self.block();
+        let plans = std::mem::replace(&mut self.plans, outer).unwrap_or_default();
         let seg = SegOp {
             level,
             space,
             kind,
-            body,
+            body: body?,
             ret,
             layout,
+            plans,
         };
         self.host(at, HostOp::Seg(Box::new(seg)))
     }

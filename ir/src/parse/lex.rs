@@ -42,9 +42,9 @@ pub(super) struct Token {
 }
 
 /// Operators and punctuation, longest first.
-const PUNCT: [&str; 31] = [
+const PUNCT: [&str; 32] = [
     "**", "//", "%%", "==", "!=", "<=", ">=", "<<", ">>", "->", "(", ")", "[", "]", "{", "}", ",",
-    ":", "=", "<", ">", "|", "^", "&", "+", "-", "*", "/", "%", "!", "\\",
+    ":", "=", "<", ">", "|", "^", "&", "+", "-", "*", "/", "%", "!", "\\", "@",
 ];
 
 /// The punctuation `.` (in `f32.sqrt`) is separate: it is not an operator.

@@ -1,6 +1,6 @@
 //! The typing rules of SOACs and kernels: lambdas against their inputs, scan, reduce and
 //! histogram operators against their neutral elements, and the shapes of what a SOAC or a
-//! segmented kernel produces.
+//! segmented kernel produces, and that a kernel's plans name statements of its body.
 //!
 //! Invariants: a lambda or kernel body is a new consumption frame (it may consume only what it
 //! binds), entered and left here around the body's check.
@@ -8,9 +8,10 @@
 use super::Checker;
 use crate::kir::{SegKind, SegOp};
 use crate::print::print_subexp;
-use crate::traverse::Subst;
+use crate::traverse::{Subst, for_each_stmt};
 use crate::types::PrimType;
 use crate::{Form, HistOp, Lambda, RedOp, ScanOp, Soac, SubExp, Type, VarId};
+use std::collections::BTreeSet;
 
 impl<'a, F: Form> Checker<'a, F> {
     /// Checks a lambda whose parameters receive values of types `args` (compared leniently);
@@ -212,6 +213,22 @@ impl<'a, F: Form> Checker<'a, F> {
         }
     }
 
+    /// Every plan of `seg` names a statement of its body by the statement's first bound
+    /// variable.
+    fn plans(&mut self, seg: &SegOp) {
+        let mut firsts = BTreeSet::new();
+        for_each_stmt(&seg.body, &mut |s| firsts.extend(s.pat.first().copied()));
+        for (v, plan) in &seg.plans {
+            if !firsts.contains(v) {
+                self.error(format!(
+                    "plan @{} on {}, which no statement of the kernel binds first",
+                    plan.name(),
+                    self.name(*v)
+                ));
+            }
+        }
+    }
+
     pub(super) fn seg(&mut self, seg: &'a SegOp) -> Option<Vec<Type>> {
         let extents: Vec<SubExp> = seg.space.iter().map(|&(_, e)| e).collect();
         for &e in &extents {
@@ -239,6 +256,7 @@ impl<'a, F: Form> Checker<'a, F> {
             }
         }
         self.body_against("the kernel body", &seg.body, &seg.ret, &Subst::new());
+        self.plans(seg);
         self.frame -= 1;
         self.leave_scope(mark);
         let mapped = self.fed_then_mapped("the kernel body", &seg.ret, &fed)?;

@@ -25,6 +25,7 @@ use cranelift_codegen::ir::{
 use cranelift_frontend::{FunctionBuilder, Variable};
 use ogham_ir::abi::Failure;
 use ogham_ir::math::MathFn;
+use ogham_ir::kir::Plans;
 use ogham_ir::source::Span;
 use ogham_ir::types::PrimType;
 use ogham_ir::{Body, Const, Exp, Soac, Stmt, SubExp, VarId};
@@ -149,6 +150,9 @@ pub fn allocates(body: &Body) -> bool {
 /// The code generator of one CLIF function.
 pub struct Gen<'a> {
     pub f: &'a ogham_ir::kir::Function,
+    /// The plans of the kernel being emitted (`SegOp::plans`, chosen by the kernel-IR target
+    /// passes), by the first variable of the statement each plans.
+    pub plans: &'a Plans,
     pub b: FunctionBuilder<'a>,
     vars: HashMap<VarId, Vec<Variable>>,
     /// The context record (first parameter of every generated function).
@@ -199,7 +203,7 @@ enum Condition {
 
 impl<'a> Gen<'a> {
     pub fn new(
-        f: &'a ogham_ir::kir::Function,
+        (f, plans): (&'a ogham_ir::kir::Function, &'a Plans),
         mut b: FunctionBuilder<'a>,
         ctx: Value,
         unchecked: &'a [Span],
@@ -216,6 +220,7 @@ impl<'a> Gen<'a> {
             failures: Vec::new(),
             dispatch,
             f,
+            plans,
             b,
             vars: HashMap::new(),
             ctx,

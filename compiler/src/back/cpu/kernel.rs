@@ -145,7 +145,7 @@ pub fn build(
     b.switch_to_block(entry);
     b.seal_block(entry);
     let params = b.block_params(entry).to_vec();
-    let mut g = Gen::new(f, b, params[0], unchecked);
+    let mut g = Gen::new((f, &seg.plans), b, params[0], unchecked);
     kernel_body(&mut g, seg, (&slots, &inputs, &stmt.pat), &params)?;
     let zero = g.b.ins().iconst(I32, 0);
     g.b.ins().return_(&[zero]);
@@ -369,7 +369,7 @@ fn build_combine(
     b.switch_to_block(entry);
     b.seal_block(entry);
     let params = b.block_params(entry).to_vec();
-    let mut g = Gen::new(f, b, params[0], unchecked);
+    let mut g = Gen::new((f, &seg.plans), b, params[0], unchecked);
     g.checks.first = first_site;
     load_inputs(&mut g, params[1], slots, inputs);
     let flags = MemFlagsData::trusted();
