@@ -29,6 +29,7 @@ pub mod loader;
 pub mod lower;
 pub mod opt;
 pub mod pipeline;
+pub mod plan;
 pub mod stdlib;
 pub mod syntax;
 pub mod typeck;

@@ -157,20 +157,19 @@ impl Pass {
         Pass::ALL.into_iter().find(|p| p.name() == name)
     }
 
-    /// Whether the pass produces kernel IR (otherwise core IR, or an artefact).
+    /// Whether the pass produces kernel IR (otherwise core IR, or an artefact): `flatten` and
+    /// every pass after it but the code generators.
     pub fn makes_kernel_ir(self) -> bool {
-        matches!(
+        !matches!(
             self,
-            Pass::Flatten | Pass::Narrow | Pass::KirSimplify | Pass::Layout
+            Pass::Lower | Pass::Simplify | Pass::Fuse | Pass::Resimplify | Pass::Codegen(_)
         )
     }
 
-    /// Whether the pass reads kernel IR (`lower` reads the AST: core, as it makes core IR).
+    /// Whether the pass reads kernel IR (`lower` reads the AST: core, as it makes core IR):
+    /// every pass after `flatten`.
     pub fn reads_kernel_ir(self) -> bool {
-        matches!(
-            self,
-            Pass::Narrow | Pass::KirSimplify | Pass::Layout | Pass::Codegen(_)
-        )
+        (self.makes_kernel_ir() && self != Pass::Flatten) || matches!(self, Pass::Codegen(_))
     }
 
     /// Runs the pass on `ir` (filetests run one pass on parsed IR). `lower` starts from the
