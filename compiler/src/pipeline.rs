@@ -11,6 +11,7 @@
 //! | `narrow`       | `opt::narrow`      | kernel                 |
 //! | `kir-simplify` | `opt::simplify`    | kernel                 |
 //! | `layout`       | `opt::layout`      | kernel                 |
+//! | `unswitch`     | `plan::unswitch`   | kernel (plans)         |
 //! | `codegen-cpu`  | `back::cpu`        | artefact: CLIF         |
 //! | `codegen-cuda` | `back::cuda`       | artefact: CUDA C, plans|
 //!
@@ -29,7 +30,7 @@
 
 use crate::syntax::ast;
 use crate::typeck::Checked;
-use crate::{back, flatten, lower, opt};
+use crate::{back, flatten, lower, opt, plan};
 use ogham_ir::Ir;
 use ogham_ir::artifact::cuda::CudaProgram;
 use ogham_ir::diag::Diagnostic;
@@ -116,6 +117,8 @@ pub enum Pass {
     Narrow,
     KirSimplify,
     Layout,
+    /// Target passes on kernel IR (`plan/`): they record how statements of kernels run.
+    Unswitch,
     /// The last pass: a backend's code for the kernel IR (the pipeline runs only the one
     /// [`Options::stop_after`] names).
     Codegen(Target),
@@ -123,7 +126,7 @@ pub enum Pass {
 
 impl Pass {
     /// Every pass, in order (the code-generating passes last, one per target).
-    pub const ALL: [Pass; 10] = [
+    pub const ALL: [Pass; 11] = [
         Pass::Lower,
         Pass::Simplify,
         Pass::Fuse,
@@ -132,6 +135,7 @@ impl Pass {
         Pass::Narrow,
         Pass::KirSimplify,
         Pass::Layout,
+        Pass::Unswitch,
         Pass::Codegen(Target::Cpu),
         Pass::Codegen(Target::Cuda),
     ];
@@ -147,6 +151,7 @@ impl Pass {
             Pass::Narrow => "narrow",
             Pass::KirSimplify => "kir-simplify",
             Pass::Layout => "layout",
+            Pass::Unswitch => "unswitch",
             Pass::Codegen(Target::Cpu) => "codegen-cpu",
             Pass::Codegen(Target::Cuda) => "codegen-cuda",
         }
@@ -191,6 +196,10 @@ impl Pass {
             }
             (Pass::Layout, Ir::Kernel(mut p)) => {
                 opt::layout::layout(&mut p);
+                Ir::Kernel(p)
+            }
+            (Pass::Unswitch, Ir::Kernel(mut p)) => {
+                plan::unswitch::unswitch(&mut p);
                 Ir::Kernel(p)
             }
             (Pass::Fuse, Ir::Core(mut p)) => {
@@ -251,7 +260,7 @@ impl Options {
     };
     /// Kernel IR, optimised.
     pub const KERNEL: Options = Options {
-        stop_after: Pass::Layout,
+        stop_after: Pass::Unswitch,
         optimise: true,
         verify: false,
         fuse: true,
@@ -329,7 +338,8 @@ mod tests {
         // The code-generating passes come last, after `kir-simplify` and `layout`.
         let at = |p| Pass::ALL.iter().position(|q| *q == p);
         assert!(at(Pass::KirSimplify) < at(Pass::Layout));
-        assert!(at(Pass::Layout) < at(Pass::Codegen(Target::Cpu)));
+        assert!(at(Pass::Layout) < at(Pass::Unswitch));
+        assert!(at(Pass::Unswitch) < at(Pass::Codegen(Target::Cpu)));
         assert!(Options::KERNEL.stop_after.makes_kernel_ir());
         assert!(!Options::CORE.stop_after.makes_kernel_ir());
     }

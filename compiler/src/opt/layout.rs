@@ -28,35 +28,17 @@
 //! correct (the CPU backend does so for now; across-point SIMD, lanes in place of threads,
 //! is what the interleaved layout is for there).
 
-use ogham_ir::kir::{HostBody, HostOp, PointLayout, Program, SegLevel, SegOp};
-use ogham_ir::traverse::{NestedMut, for_each_stmt, nested_bodies_mut};
-use ogham_ir::{Exp, Function};
+use ogham_ir::Exp;
+use ogham_ir::kir::{Function, PointLayout, Program, SegLevel, SegOp, for_each_kernel_mut};
+use ogham_ir::traverse::for_each_stmt;
 
 /// Chooses the layout of every kernel of the program.
 pub fn layout(program: &mut Program) {
-    for f in &mut program.functions {
-        let mut body = std::mem::take(&mut f.body);
-        host_body(f, &mut body);
-        f.body = body;
-    }
-}
-
-fn host_body(f: &Function<HostOp>, body: &mut HostBody) {
-    for stmt in &mut body.stmts {
-        if let Exp::Host(HostOp::Seg(seg)) = &mut stmt.exp {
-            seg.layout = choose(f, seg);
-            continue;
-        }
-        for nested in nested_bodies_mut(&mut stmt.exp) {
-            if let NestedMut::Host(b) = nested {
-                host_body(f, b);
-            }
-        }
-    }
+    for_each_kernel_mut(program, &mut |f, seg| seg.layout = choose(f, seg));
 }
 
 /// The layout of `seg`'s per-point arrays, by the rule of the module header.
-fn choose(f: &Function<HostOp>, seg: &SegOp) -> PointLayout {
+fn choose(f: &Function, seg: &SegOp) -> PointLayout {
     if seg.level != SegLevel::Thread {
         return PointLayout::Contiguous;
     }

@@ -6,3 +6,5 @@
 //! emits the statement plainly otherwise, or where it does not implement the plan, which is
 //! always correct. What stays inside emission (the run-time tests, the vector instructions) is
 //! each emitter module's business and its header says why.
+
+pub mod unswitch;

@@ -647,10 +647,11 @@ impl Lower for Gen<'_> {
 
     fn unswitched(
         &mut self,
+        pat: &[VarId],
         map: &Lambda,
         emit_loop: &mut dyn FnMut(&mut Self) -> Res<()>,
     ) -> Res<()> {
-        match unswitch::invariant_condition(self, map) {
+        match unswitch::planned(self, pat, map) {
             Some(c) => unswitch::emit(self, map, c, emit_loop),
             None => emit_loop(self),
         }

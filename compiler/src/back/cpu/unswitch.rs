@@ -1,56 +1,25 @@
-//! Loop unswitching: a sequential SOAC loop whose lambda has an `if` on a condition the lambda
-//! does not bind (a value of the enclosing code, so the same in every iteration) is emitted twice,
-//! behind one branch on the condition, each copy with the `if` replaced by the branch it takes
-//! (`Gen::if_else` looks the condition up in [`Gen::unswitched`]). The loop then neither tests
-//! the condition nor selects between the branches in every iteration: Gauss–Jordan elimination's
-//! `map2 (\v x -> if last then x else v - factor * x) row scaled` (`lib/linalg.og` `inverse`).
-//!
-//! Applies when ([`invariant_condition`]) the lambda has at most [`MAX_STATEMENTS`] statements,
-//! none of them (nor of its `if`s' branches) a SOAC or a loop, so a copy costs little code and
-//! copies do not multiply through nested loops. Each copy runs the statements the original runs
-//! for that condition, in the same order, so results and failures are the same; reading the
-//! condition before the loop cannot fail.
+//! Emission of loop unswitching (planned by `plan/unswitch.rs`, which describes the shape): the
+//! loop of a sequential SOAC planned [`Plan::Unswitch`] on condition `c` is emitted twice,
+//! behind one branch on `c`, each copy with `c` fixed in [`Gen::unswitched`] so that an `if` on
+//! it emits only the branch it takes (`Gen::if_else`).
 //!
 //! A copy loads only the rows of the inputs it reads ([`Gen::unread_rows`]): in Gauss–Jordan's
-//! copy for `last`, `row`'s elements are not loaded.
+//! copy for `last`, `row`'s elements are not loaded. That is emission's part because it is
+//! about which loads the copy makes, which kernel IR does not express.
+//!
+//! A plan whose condition is not (any more) the lambda's invariant condition (hand-written IR),
+//! or that an enclosing copy has already fixed, is ignored: the loop is emitted once.
 
 use super::codegen::{Gen, Res};
+use crate::plan::unswitch;
 use cranelift_codegen::ir::InstBuilder;
 use ogham_ir::traverse::free_vars_body;
 use ogham_ir::{Body, Exp, Lambda, SubExp, VarId};
 
-/// The most statements a lambda emitted twice may have.
-const MAX_STATEMENTS: usize = 16;
-
-/// Whether `body` and its `if`s' branches have no SOAC or loop (a lambda's body holds no kernel).
-fn flat(body: &Body) -> bool {
-    body.stmts.iter().all(|s| match &s.exp {
-        Exp::Soac(_) | Exp::Loop { .. } => false,
-        Exp::If {
-            then_body,
-            else_body,
-            ..
-        } => flat(then_body) && flat(else_body),
-        _ => true,
-    })
-}
-
-/// The condition to unswitch `map`'s loop on: that of the first `if` among the lambda's
-/// statements whose condition the lambda does not bind and no enclosing copy has fixed, when the
-/// lambda is small and flat.
-pub fn invariant_condition(g: &Gen, map: &Lambda) -> Option<VarId> {
-    let stmts = &map.body.stmts;
-    if stmts.len() > MAX_STATEMENTS || !flat(&map.body) {
-        return None;
-    }
-    let bound = |c: &VarId| map.params.contains(c) || stmts.iter().any(|s| s.pat.contains(c));
-    stmts.iter().find_map(|s| match s.exp {
-        Exp::If {
-            cond: SubExp::Var(c),
-            ..
-        } if !bound(&c) && !g.unswitched.contains_key(&c) => Some(c),
-        _ => None,
-    })
+/// The condition to unswitch the SOAC binding `pat`, with lambda `map`, on: its plan's, unless
+/// an enclosing copy has fixed it.
+pub fn planned(g: &Gen, pat: &[VarId], map: &Lambda) -> Option<VarId> {
+    unswitch::planned(g.plans, pat, map).filter(|c| !g.unswitched.contains_key(c))
 }
 
 /// Emits `emit_loop`, the loop of a SOAC with lambda `map`, once per value of condition `c`,

@@ -24,10 +24,11 @@ pub use crate::back::lower::Res;
 use crate::back::lower::bounds::Proofs;
 use ogham_ir::abi::{ErrorSite, Failure};
 use ogham_ir::artifact::cuda::Counting;
-use ogham_ir::kir::Function;
+use ogham_ir::kir::{Function, Plans};
 use ogham_ir::source::Span;
 use ogham_ir::types::PrimType;
 use ogham_ir::{Const, SubExp, VarId};
+use std::collections::HashMap;
 
 /// The C type of a scalar.
 pub fn ctype(p: PrimType) -> &'static str {
@@ -88,6 +89,11 @@ pub struct CView {
 
 pub struct Emit<'f> {
     pub f: &'f Function,
+    /// The plans of the kernel being emitted (`SegOp::plans`).
+    pub(super) plans: &'f Plans,
+    /// Conditions fixed while a copy of an unswitched loop is emitted (`plan/unswitch.rs`): an
+    /// `if` on one of them emits only the branch it takes.
+    pub(super) unswitched: HashMap<VarId, bool>,
     out: String,
     depth: usize,
     /// The checks emitted so far and the location of the statement being emitted.
@@ -124,13 +130,15 @@ pub struct Emitted {
 
 impl<'f> Emit<'f> {
     pub fn new(
-        f: &'f Function,
+        (f, plans): (&'f Function, &'f Plans),
         unchecked: &'f [Span],
         counting: Counting,
         depth: usize,
     ) -> Emit<'f> {
         Emit {
             f,
+            plans,
+            unswitched: HashMap::new(),
             out: String::new(),
             depth,
             checks: Checks::default(),

@@ -10,6 +10,7 @@ use super::emit::{CView, Emit, ctype, type_str, var, view_type};
 use super::scalar::{self, Cost};
 use crate::back::lower::bounds::Proofs;
 use crate::back::lower::{self, Checks, Lower, Place, Res};
+use crate::plan::unswitch;
 use ogham_ir::abi::Failure;
 use ogham_ir::math::MathFn;
 use ogham_ir::op::{BinOp, UnOp};
@@ -430,6 +431,17 @@ impl Lower for Emit<'_> {
             let ty = type_str(self.f.ty(*v));
             self.line(format!("{ty} {};", var(*v)));
         }
+        if let SubExp::Var(c) = cond
+            && let Some(&taken) = self.unswitched.get(&c)
+        {
+            // A copy of an unswitched loop (`plan/unswitch.rs`): the branch its condition takes.
+            return self.assign_results(
+                pat,
+                cond,
+                taken,
+                if taken { then_body } else { else_body },
+            );
+        }
         let c = Emit::operand(self, cond);
         self.open(format!("if ({c})"));
         self.assign_results(pat, cond, true, then_body)?;
@@ -544,6 +556,32 @@ impl Lower for Emit<'_> {
         _arrays: &[CView],
     ) -> Res<String> {
         Ok("0".to_string())
+    }
+
+    fn unswitched(
+        &mut self,
+        pat: &[VarId],
+        map: &Lambda,
+        emit_loop: &mut dyn FnMut(&mut Self) -> Res<()>,
+    ) -> Res<()> {
+        let planned = unswitch::planned(self.plans, pat, map);
+        let Some(cond) = planned.filter(|c| !self.unswitched.contains_key(c)) else {
+            return emit_loop(self);
+        };
+        // The loop once per value of the condition (`plan/unswitch.rs`).
+        let c = Emit::operand(self, SubExp::Var(cond));
+        self.open(format!("if ({c})"));
+        for taken in [true, false] {
+            if !taken {
+                self.else_branch();
+            }
+            self.unswitched.insert(cond, taken);
+            let emitted = emit_loop(self);
+            self.unswitched.remove(&cond);
+            emitted?;
+        }
+        self.close();
+        Ok(())
     }
 
     fn rows_in_place(

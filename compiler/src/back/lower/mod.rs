@@ -303,15 +303,15 @@ pub trait Lower: Sized {
         rows: &Self::Rows,
         arrays: &[Self::View],
     ) -> Res<Self::S>;
-    /// Emits `emit_loop`, the setup and loop of a Screma with lambda `map`: once, or (CPU,
-    /// `cpu/unswitch.rs`) once per value of a condition the lambda tests but does not bind.
+    /// Emits `emit_loop`, the setup and loop of the Screma binding `pat` with lambda `map`:
+    /// once, or, when it is planned [`ogham_ir::kir::Plan::Unswitch`], once per value of the
+    /// condition (`plan/unswitch.rs`).
     fn unswitched(
         &mut self,
-        _map: &Lambda,
+        pat: &[VarId],
+        map: &Lambda,
         emit_loop: &mut dyn FnMut(&mut Self) -> Res<()>,
-    ) -> Res<()> {
-        emit_loop(self)
-    }
+    ) -> Res<()>;
     /// Before iteration `i` of a map: lets the rows that the lambda's results `results` are
     /// made by a SOAC go straight into `arrays` (the map's result arrays).
     fn rows_in_place(

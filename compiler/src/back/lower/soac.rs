@@ -112,7 +112,7 @@ pub fn sequential<L: Lower>(l: &mut L, soac: &Soac, pat: &[VarId]) -> Res<()> {
             let arrays = screma_arrays(l, pat, n_scan, n_red)?;
             let ops = ogham_ir::screma_operators(scans, reds);
             let accs = accumulators(l, &ops)?;
-            l.unswitched(map, &mut |l| {
+            l.unswitched(pat, map, &mut |l| {
                 let start = l.screma_start(map, (n_scan, n_red), &width, &rows, &arrays)?;
                 l.for_range(&i, start, width.clone(), &mut |l, i| {
                     let args = l.current_rows(&rows, &i);
