@@ -11,6 +11,7 @@
 //! | `narrow`       | `opt::narrow`      | kernel                 |
 //! | `kir-simplify` | `opt::simplify`    | kernel                 |
 //! | `layout`       | `opt::layout`      | kernel                 |
+//! | `skip-idle`    | `plan::skip_idle`  | kernel                 |
 //! | `codegen-cpu`  | `back::cpu`        | artefact: CLIF         |
 //! | `codegen-cuda` | `back::cuda`       | artefact: CUDA C, plans|
 //!
@@ -22,14 +23,14 @@
 //! other).
 //!
 //! The code-generating passes (`Pass::Codegen(target)`) are alternatives, one per [`Target`]:
-//! the pipeline runs the one [`Options::stop_after`] names, after `layout`, and stops there; a
-//! compilation that stops earlier runs neither. Their product is an [`Artifact`], not IR. The
+//! the pipeline runs the one [`Options::stop_after`] names, after `layout` and the target passes
+//! (`plan`), and stops there; a compilation that stops earlier runs neither. Their product is an [`Artifact`], not IR. The
 //! runtime does not run them on a whole program: it receives kernel IR and asks a backend for
 //! one entry point's artefact when that entry point runs (`ogham::codegen`).
 
 use crate::syntax::ast;
 use crate::typeck::Checked;
-use crate::{back, flatten, lower, opt};
+use crate::{back, flatten, lower, opt, plan};
 use ogham_ir::Ir;
 use ogham_ir::artifact::cuda::CudaProgram;
 use ogham_ir::diag::Diagnostic;
@@ -116,6 +117,7 @@ pub enum Pass {
     Narrow,
     KirSimplify,
     Layout,
+    SkipIdle,
     /// The last pass: a backend's code for the kernel IR (the pipeline runs only the one
     /// [`Options::stop_after`] names).
     Codegen(Target),
@@ -123,7 +125,7 @@ pub enum Pass {
 
 impl Pass {
     /// Every pass, in order (the code-generating passes last, one per target).
-    pub const ALL: [Pass; 10] = [
+    pub const ALL: [Pass; 11] = [
         Pass::Lower,
         Pass::Simplify,
         Pass::Fuse,
@@ -132,6 +134,7 @@ impl Pass {
         Pass::Narrow,
         Pass::KirSimplify,
         Pass::Layout,
+        Pass::SkipIdle,
         Pass::Codegen(Target::Cpu),
         Pass::Codegen(Target::Cuda),
     ];
@@ -147,6 +150,7 @@ impl Pass {
             Pass::Narrow => "narrow",
             Pass::KirSimplify => "kir-simplify",
             Pass::Layout => "layout",
+            Pass::SkipIdle => "skip-idle",
             Pass::Codegen(Target::Cpu) => "codegen-cpu",
             Pass::Codegen(Target::Cuda) => "codegen-cuda",
         }
@@ -191,6 +195,10 @@ impl Pass {
             }
             (Pass::Layout, Ir::Kernel(mut p)) => {
                 opt::layout::layout(&mut p);
+                Ir::Kernel(p)
+            }
+            (Pass::SkipIdle, Ir::Kernel(mut p)) => {
+                plan::skip_idle::run(&mut p);
                 Ir::Kernel(p)
             }
             (Pass::Fuse, Ir::Core(mut p)) => {
@@ -251,7 +259,7 @@ impl Options {
     };
     /// Kernel IR, optimised.
     pub const KERNEL: Options = Options {
-        stop_after: Pass::Layout,
+        stop_after: Pass::SkipIdle,
         optimise: true,
         verify: false,
         fuse: true,
@@ -329,7 +337,8 @@ mod tests {
         // The code-generating passes come last, after `kir-simplify` and `layout`.
         let at = |p| Pass::ALL.iter().position(|q| *q == p);
         assert!(at(Pass::KirSimplify) < at(Pass::Layout));
-        assert!(at(Pass::Layout) < at(Pass::Codegen(Target::Cpu)));
+        assert!(at(Pass::Layout) < at(Pass::SkipIdle));
+        assert!(at(Pass::SkipIdle) < at(Pass::Codegen(Target::Cpu)));
         assert!(Options::KERNEL.stop_after.makes_kernel_ir());
         assert!(!Options::CORE.stop_after.makes_kernel_ir());
     }

@@ -24,8 +24,8 @@ use cranelift_codegen::ir::{
 };
 use cranelift_frontend::{FunctionBuilder, Variable};
 use ogham_ir::abi::Failure;
-use ogham_ir::math::MathFn;
 use ogham_ir::kir::Plans;
+use ogham_ir::math::MathFn;
 use ogham_ir::source::Span;
 use ogham_ir::types::PrimType;
 use ogham_ir::{Body, Const, Exp, Soac, Stmt, SubExp, VarId};
