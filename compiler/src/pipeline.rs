@@ -24,9 +24,10 @@
 //!
 //! The code-generating passes (`Pass::Codegen(target)`) are alternatives, one per [`Target`]:
 //! the pipeline runs the one [`Options::stop_after`] names, after `layout` and the target passes
-//! (`plan`), and stops there; a compilation that stops earlier runs neither. Their product is an [`Artifact`], not IR. The
-//! runtime does not run them on a whole program: it receives kernel IR and asks a backend for
-//! one entry point's artefact when that entry point runs (`ogham::codegen`).
+//! (`plan`), and stops there; a compilation that stops earlier runs neither. Their product is
+//! an [`Artifact`], not IR. The runtime does not run them on a whole program: it receives
+//! kernel IR and asks a backend for one entry point's artefact when that entry point runs
+//! (`ogham::codegen`).
 
 use crate::syntax::ast;
 use crate::typeck::Checked;
@@ -334,7 +335,7 @@ mod tests {
             Pass::named("codegen-cuda"),
             Some(Pass::Codegen(Target::Cuda))
         );
-        // The code-generating passes come last, after `kir-simplify` and `layout`.
+        // The code-generating passes come last, after `kir-simplify`, `layout` and `skip-idle`.
         let at = |p| Pass::ALL.iter().position(|q| *q == p);
         assert!(at(Pass::KirSimplify) < at(Pass::Layout));
         assert!(at(Pass::Layout) < at(Pass::SkipIdle));
