@@ -12,6 +12,7 @@
 //! | `kir-simplify` | `opt::simplify`    | kernel                 |
 //! | `layout`       | `opt::layout`      | kernel                 |
 //! | `unswitch`     | `plan::unswitch`   | kernel (plans)         |
+//! | `skip-idle`    | `plan::skip_idle`  | kernel (plans)         |
 //! | `codegen-cpu`  | `back::cpu`        | artefact: CLIF         |
 //! | `codegen-cuda` | `back::cuda`       | artefact: CUDA C, plans|
 //!
@@ -23,10 +24,11 @@
 //! other).
 //!
 //! The code-generating passes (`Pass::Codegen(target)`) are alternatives, one per [`Target`]:
-//! the pipeline runs the one [`Options::stop_after`] names, after `layout`, and stops there; a
-//! compilation that stops earlier runs neither. Their product is an [`Artifact`], not IR. The
-//! runtime does not run them on a whole program: it receives kernel IR and asks a backend for
-//! one entry point's artefact when that entry point runs (`ogham::codegen`).
+//! the pipeline runs the one [`Options::stop_after`] names, after `layout` and the target passes
+//! (`plan`), and stops there; a compilation that stops earlier runs neither. Their product is
+//! an [`Artifact`], not IR. The runtime does not run them on a whole program: it receives
+//! kernel IR and asks a backend for one entry point's artefact when that entry point runs
+//! (`ogham::codegen`).
 
 use crate::syntax::ast;
 use crate::typeck::Checked;
@@ -119,6 +121,7 @@ pub enum Pass {
     Layout,
     /// Target passes on kernel IR (`plan/`): they record how statements of kernels run.
     Unswitch,
+    SkipIdle,
     /// The last pass: a backend's code for the kernel IR (the pipeline runs only the one
     /// [`Options::stop_after`] names).
     Codegen(Target),
@@ -126,7 +129,7 @@ pub enum Pass {
 
 impl Pass {
     /// Every pass, in order (the code-generating passes last, one per target).
-    pub const ALL: [Pass; 11] = [
+    pub const ALL: [Pass; 12] = [
         Pass::Lower,
         Pass::Simplify,
         Pass::Fuse,
@@ -136,6 +139,7 @@ impl Pass {
         Pass::KirSimplify,
         Pass::Layout,
         Pass::Unswitch,
+        Pass::SkipIdle,
         Pass::Codegen(Target::Cpu),
         Pass::Codegen(Target::Cuda),
     ];
@@ -152,6 +156,7 @@ impl Pass {
             Pass::KirSimplify => "kir-simplify",
             Pass::Layout => "layout",
             Pass::Unswitch => "unswitch",
+            Pass::SkipIdle => "skip-idle",
             Pass::Codegen(Target::Cpu) => "codegen-cpu",
             Pass::Codegen(Target::Cuda) => "codegen-cuda",
         }
@@ -199,7 +204,11 @@ impl Pass {
                 Ir::Kernel(p)
             }
             (Pass::Unswitch, Ir::Kernel(mut p)) => {
-                plan::unswitch::unswitch(&mut p);
+                plan::unswitch::run(&mut p);
+                Ir::Kernel(p)
+            }
+            (Pass::SkipIdle, Ir::Kernel(mut p)) => {
+                plan::skip_idle::run(&mut p);
                 Ir::Kernel(p)
             }
             (Pass::Fuse, Ir::Core(mut p)) => {
@@ -260,7 +269,7 @@ impl Options {
     };
     /// Kernel IR, optimised.
     pub const KERNEL: Options = Options {
-        stop_after: Pass::Unswitch,
+        stop_after: Pass::SkipIdle,
         optimise: true,
         verify: false,
         fuse: true,
@@ -335,11 +344,12 @@ mod tests {
             Pass::named("codegen-cuda"),
             Some(Pass::Codegen(Target::Cuda))
         );
-        // The code-generating passes come last, after `kir-simplify` and `layout`.
+        // The code-generating passes come last, after `kir-simplify`, `layout` and `skip-idle`.
         let at = |p| Pass::ALL.iter().position(|q| *q == p);
         assert!(at(Pass::KirSimplify) < at(Pass::Layout));
         assert!(at(Pass::Layout) < at(Pass::Unswitch));
-        assert!(at(Pass::Unswitch) < at(Pass::Codegen(Target::Cpu)));
+        assert!(at(Pass::Unswitch) < at(Pass::SkipIdle));
+        assert!(at(Pass::SkipIdle) < at(Pass::Codegen(Target::Cpu)));
         assert!(Options::KERNEL.stop_after.makes_kernel_ir());
         assert!(!Options::CORE.stop_after.makes_kernel_ir());
     }

@@ -7,4 +7,5 @@
 //! always correct. What stays inside emission (the run-time tests, the vector instructions) is
 //! each emitter module's business and its header says why.
 
+pub mod skip_idle;
 pub mod unswitch;

@@ -27,7 +27,7 @@ pub const MAX_STATEMENTS: usize = 16;
 
 /// Plans every sequential `Screma` of the program's kernels whose lambda has the shape of the
 /// module header.
-pub fn unswitch(program: &mut Program) {
+pub fn run(program: &mut Program) {
     for_each_kernel_mut(program, &mut |_, seg| {
         let mut planned = Vec::new();
         for_each_stmt(&seg.body, &mut |stmt| {

@@ -524,10 +524,11 @@ impl Lower for Gen<'_> {
                 LoopForm::While { cond } => g.scalar(SubExp::Var(*cond)),
             }
         };
-        // Idle iterations of a filtering loop skipped a vector at a time (`skip.rs`).
+        // Idle iterations of a filtering loop skipped a vector at a time where the `skip-idle`
+        // pass planned it (`skip.rs`).
         let skip = match (form, counter) {
-            (LoopForm::For { index, bound }, Some(i)) => {
-                match skip::plan(self, params, *index, body) {
+            (LoopForm::For { bound, .. }, Some(i)) => {
+                match skip::planned(self, pat, params, form, body) {
                     Some(s) => {
                         let bound = self.scalar(*bound)?;
                         let limit = skip::limit(self, &s, bound)?;

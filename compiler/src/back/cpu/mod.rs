@@ -41,7 +41,7 @@
 //! of the walk) and `scalar.rs` (scalar operations, with the steps of the shared description in
 //! `back/steps.rs`) emit; `simd/` and `interleave.rs` vectorise
 //! points and interleave reductions, `jam.rs` runs maps of them several outer rows at a time, `unswitch.rs` specialises loops on invariant conditions,
-//! `skip.rs` skips the idle iterations of filtering loops, `fill.rs` and `copy.rs` fill and copy
+//! `skip.rs` skips the idle iterations of the filtering loops `skip-idle` planned, `fill.rs` and `copy.rs` fill and copy
 //! rows in vectors, `helpers.rs` lists the runtime's helpers; `machine.rs` sets up the host
 //! target and defines kernels in a Cranelift module, which `jit.rs` (machine code in memory,
 //! [`ogham_ir::artifact::cpu::JitCode`]) and `object.rs` (ELF objects,

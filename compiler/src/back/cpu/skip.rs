@@ -20,97 +20,42 @@
 //! array's extent, checked before the vector load) and has no other effect. A contiguous array
 //! only (its stride, tested once before the loop); otherwise the probe never passes.
 //!
-//! Applies ([`plan`]) to a body of exactly: the read `x = a[i]` of a rank-1 `f32` or `f64`
-//! array `a` bound outside the loop, a chain of `isnan x` and `!`s on it, and the `if` on the
-//! chain's last value, whose results are the body's. Off with the other SIMD code
-//! (`OGHAM_SIMD=0`).
+//! Applies to the loops the `skip-idle` pass planned (`plan/skip_idle.rs` describes the shape
+//! and recovers its pieces, [`planned`]). What stays here, and why: whether SIMD code is on
+//! (`OGHAM_SIMD=0` turns it off, and a dump of the plans must not depend on the environment),
+//! the array's stride and the room for a vector (known only at run time), and the vector code.
 
 use super::codegen::{Gen, Res, clif_type, elem_size};
 use super::simd;
+use crate::plan::skip_idle::{self, Shape};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F32X4, F64X2, I64};
 use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::Variable;
-use ogham_ir::math::MathFn;
-use ogham_ir::op::UnOp;
-use ogham_ir::types::PrimType;
-use ogham_ir::{Body, DimIndex, Exp, SubExp, VarId};
+use ogham_ir::kir::Plan;
+use ogham_ir::{Body, LoopForm, SubExp, VarId};
 
-/// A loop whose idle iterations can be skipped: the array its body reads at the counter and
-/// which elements run the body (NaNs when `nan_runs`, the others otherwise).
-pub struct Skip {
-    array: VarId,
-    nan_runs: bool,
-}
-
-/// The skip plan of a `for` loop with parameters `params`, counter `index` and `body`, or `None`
-/// when the body is not of the form of the module header (or SIMD is off).
-pub fn plan(g: &Gen, params: &[(VarId, SubExp)], index: VarId, body: &Body) -> Option<Skip> {
-    if !simd::enabled() {
+/// The shape of the loop with pattern `pat`, parameters `params`, form `form` and body `body`
+/// when the `skip-idle` pass planned it (`@skip_idle` on the statement, keyed by its first
+/// bound variable) and SIMD code is on; `None` otherwise, also when a planned loop (in
+/// hand-written IR) does not have the shape, so that the loop is emitted plainly.
+pub fn planned(
+    g: &Gen,
+    pat: &[VarId],
+    params: &[(VarId, SubExp)],
+    form: &LoopForm,
+    body: &Body,
+) -> Option<Shape> {
+    let key = pat.first()?;
+    if g.plans.get(key) != Some(&Plan::SkipIdle) || !simd::enabled() {
         return None;
     }
-    let (first, rest) = body.stmts.split_first()?;
-    let (last, chain) = rest.split_last()?;
-    let (array, x) = match (&first.pat[..], &first.exp) {
-        ([x], Exp::Index(a, idx)) if idx == &[DimIndex::Fix(SubExp::Var(index))] => (*a, *x),
-        _ => return None,
-    };
-    let t = g.f.ty(array);
-    let bound = params.iter().any(|(p, _)| *p == array) || array == index;
-    if t.rank() != 1 || !matches!(t.elem(), PrimType::F32 | PrimType::F64) || bound {
-        return None;
-    }
-    // The chain `isnan x`, then `!`s: its last value and whether it is negated.
-    let (mut cur, mut tested, mut negated) = (x, false, false);
-    for s in chain {
-        let [b] = s.pat[..] else { return None };
-        match &s.exp {
-            Exp::Math(MathFn::IsNan, _, args) if !tested && args == &[SubExp::Var(cur)] => {
-                tested = true;
-            }
-            Exp::UnOp(UnOp::Not, SubExp::Var(v)) if tested && *v == cur => negated = !negated,
-            _ => return None,
-        }
-        cur = b;
-    }
-    let Exp::If {
-        cond: SubExp::Var(c),
-        then_body,
-        else_body,
-        ..
-    } = &last.exp
-    else {
-        return None;
-    };
-    let results: Vec<SubExp> = last.pat.iter().map(|v| SubExp::Var(*v)).collect();
-    if !tested || *c != cur || body.result != results {
-        return None;
-    }
-    let idle = |b: &Body| {
-        b.stmts.is_empty()
-            && b.result.len() == params.len()
-            && b.result
-                .iter()
-                .zip(params)
-                .all(|(r, (p, _))| r == &SubExp::Var(*p))
-    };
-    // The value of the condition for which the body does something.
-    let runs_when = if idle(else_body) {
-        true
-    } else if idle(then_body) {
-        false
-    } else {
-        return None;
-    };
-    Some(Skip {
-        array,
-        nan_runs: runs_when != negated,
-    })
+    skip_idle::shape(g.f, params, form, body)
 }
 
 /// The last counter value from which a vector of the skip's array lies within the loop's range
 /// `bound` and the array (-1 when the array is not contiguous), computed before the loop.
-pub fn limit(g: &mut Gen, skip: &Skip, bound: Value) -> Res<Value> {
+pub fn limit(g: &mut Gen, skip: &Shape, bound: Value) -> Res<Value> {
     let view = g.view(skip.array)?;
     let lanes = 16 / elem_size(view.elem);
     let contiguous = g.b.ins().icmp_imm_s(IntCC::Equal, view.strides[0], 1);
@@ -125,7 +70,7 @@ pub fn limit(g: &mut Gen, skip: &Skip, bound: Value) -> Res<Value> {
 /// back to, and `exit` the block after it); continues in a new block where the body runs.
 pub fn emit(
     g: &mut Gen,
-    skip: &Skip,
+    skip: &Shape,
     counter: Variable,
     limit: Value,
     bound: Value,
