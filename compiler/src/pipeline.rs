@@ -11,6 +11,8 @@
 //! | `narrow`       | `opt::narrow`      | kernel                 |
 //! | `kir-simplify` | `opt::simplify`    | kernel                 |
 //! | `layout`       | `opt::layout`      | kernel                 |
+//! | `jam`          | `plan::jam`        | kernel                 |
+//! | `interleave`   | `plan::interleave` | kernel                 |
 //! | `codegen-cpu`  | `back::cpu`        | artefact: CLIF         |
 //! | `codegen-cuda` | `back::cuda`       | artefact: CUDA C, plans|
 //!
@@ -29,7 +31,7 @@
 
 use crate::syntax::ast;
 use crate::typeck::Checked;
-use crate::{back, flatten, lower, opt};
+use crate::{back, flatten, lower, opt, plan};
 use ogham_ir::Ir;
 use ogham_ir::artifact::cuda::CudaProgram;
 use ogham_ir::diag::Diagnostic;
@@ -116,6 +118,8 @@ pub enum Pass {
     Narrow,
     KirSimplify,
     Layout,
+    Jam,
+    Interleave,
     /// The last pass: a backend's code for the kernel IR (the pipeline runs only the one
     /// [`Options::stop_after`] names).
     Codegen(Target),
@@ -123,7 +127,7 @@ pub enum Pass {
 
 impl Pass {
     /// Every pass, in order (the code-generating passes last, one per target).
-    pub const ALL: [Pass; 10] = [
+    pub const ALL: [Pass; 12] = [
         Pass::Lower,
         Pass::Simplify,
         Pass::Fuse,
@@ -132,6 +136,8 @@ impl Pass {
         Pass::Narrow,
         Pass::KirSimplify,
         Pass::Layout,
+        Pass::Jam,
+        Pass::Interleave,
         Pass::Codegen(Target::Cpu),
         Pass::Codegen(Target::Cuda),
     ];
@@ -147,6 +153,8 @@ impl Pass {
             Pass::Narrow => "narrow",
             Pass::KirSimplify => "kir-simplify",
             Pass::Layout => "layout",
+            Pass::Jam => "jam",
+            Pass::Interleave => "interleave",
             Pass::Codegen(Target::Cpu) => "codegen-cpu",
             Pass::Codegen(Target::Cuda) => "codegen-cuda",
         }
@@ -191,6 +199,14 @@ impl Pass {
             }
             (Pass::Layout, Ir::Kernel(mut p)) => {
                 opt::layout::layout(&mut p);
+                Ir::Kernel(p)
+            }
+            (Pass::Jam, Ir::Kernel(mut p)) => {
+                plan::jam::run(&mut p);
+                Ir::Kernel(p)
+            }
+            (Pass::Interleave, Ir::Kernel(mut p)) => {
+                plan::interleave::run(&mut p);
                 Ir::Kernel(p)
             }
             (Pass::Fuse, Ir::Core(mut p)) => {
@@ -251,7 +267,7 @@ impl Options {
     };
     /// Kernel IR, optimised.
     pub const KERNEL: Options = Options {
-        stop_after: Pass::Layout,
+        stop_after: Pass::Interleave,
         optimise: true,
         verify: false,
         fuse: true,

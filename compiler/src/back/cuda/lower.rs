@@ -537,7 +537,7 @@ impl Lower for Emit<'_> {
 
     fn screma_start(
         &mut self,
-        _map: &Lambda,
+        _stmt: (&[VarId], &Soac),
         _counts: (usize, usize),
         _width: &String,
         _rows: &Vec<CView>,
