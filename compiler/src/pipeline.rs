@@ -24,7 +24,7 @@
 //! other).
 //!
 //! The code-generating passes (`Pass::Codegen(target)`) are alternatives, one per [`Target`]:
-//! the pipeline runs the one [`Options::stop_after`] names, after `layout`, and stops there; a
+//! the pipeline runs the one [`Options::stop_after`] names, after the kernel-IR passes, and stops there; a
 //! compilation that stops earlier runs neither. Their product is an [`Artifact`], not IR. The
 //! runtime does not run them on a whole program: it receives kernel IR and asks a backend for
 //! one entry point's artefact when that entry point runs (`ogham::codegen`).
@@ -342,10 +342,15 @@ mod tests {
             Pass::named("codegen-cuda"),
             Some(Pass::Codegen(Target::Cuda))
         );
-        // The code-generating passes come last, after `kir-simplify` and `layout`.
+        // The code-generating passes come last, after `kir-simplify`, `layout` and the target passes.
         let at = |p| Pass::ALL.iter().position(|q| *q == p);
         assert!(at(Pass::KirSimplify) < at(Pass::Layout));
-        assert!(at(Pass::Layout) < at(Pass::Codegen(Target::Cpu)));
+        assert!(at(Pass::Layout) < at(Pass::Jam));
+        assert!(at(Pass::Jam) < at(Pass::Interleave));
+        assert!(at(Pass::Interleave) < at(Pass::Codegen(Target::Cpu)));
+        // The JIT compiles `Options::KERNEL`'s product: it must run every kernel-IR pass.
+        let last = at(Options::KERNEL.stop_after).map(|i| i + 1);
+        assert_eq!(last, at(Pass::Codegen(Target::Cpu)));
         assert!(Options::KERNEL.stop_after.makes_kernel_ir());
         assert!(!Options::CORE.stop_after.makes_kernel_ir());
     }
