@@ -24,7 +24,7 @@ pub use crate::back::lower::Res;
 use crate::back::lower::bounds::Proofs;
 use ogham_ir::abi::{ErrorSite, Failure};
 use ogham_ir::artifact::cuda::Counting;
-use ogham_ir::kir::Function;
+use ogham_ir::kir::{Function, Plans};
 use ogham_ir::source::Span;
 use ogham_ir::types::PrimType;
 use ogham_ir::{Const, SubExp, VarId};
@@ -88,6 +88,9 @@ pub struct CView {
 
 pub struct Emit<'f> {
     pub f: &'f Function,
+    /// The plans of the kernel being emitted (`SegOp::plans`, chosen by the kernel-IR target
+    /// passes), by the first variable of the statement each plans.
+    pub plans: &'f Plans,
     out: String,
     depth: usize,
     /// The checks emitted so far and the location of the statement being emitted.
@@ -124,13 +127,14 @@ pub struct Emitted {
 
 impl<'f> Emit<'f> {
     pub fn new(
-        f: &'f Function,
+        (f, plans): (&'f Function, &'f Plans),
         unchecked: &'f [Span],
         counting: Counting,
         depth: usize,
     ) -> Emit<'f> {
         Emit {
             f,
+            plans,
             out: String::new(),
             depth,
             checks: Checks::default(),
