@@ -13,6 +13,8 @@
 //! | `layout`       | `opt::layout`      | kernel                 |
 //! | `unswitch`     | `plan::unswitch`   | kernel (plans)         |
 //! | `skip-idle`    | `plan::skip_idle`  | kernel (plans)         |
+//! | `jam`          | `plan::jam`        | kernel (plans)         |
+//! | `interleave`   | `plan::interleave` | kernel (plans)         |
 //! | `codegen-cpu`  | `back::cpu`        | artefact: CLIF         |
 //! | `codegen-cuda` | `back::cuda`       | artefact: CUDA C, plans|
 //!
@@ -122,6 +124,8 @@ pub enum Pass {
     /// Target passes on kernel IR (`plan/`): they record how statements of kernels run.
     Unswitch,
     SkipIdle,
+    Jam,
+    Interleave,
     /// The last pass: a backend's code for the kernel IR (the pipeline runs only the one
     /// [`Options::stop_after`] names).
     Codegen(Target),
@@ -129,7 +133,7 @@ pub enum Pass {
 
 impl Pass {
     /// Every pass, in order (the code-generating passes last, one per target).
-    pub const ALL: [Pass; 12] = [
+    pub const ALL: [Pass; 14] = [
         Pass::Lower,
         Pass::Simplify,
         Pass::Fuse,
@@ -140,6 +144,8 @@ impl Pass {
         Pass::Layout,
         Pass::Unswitch,
         Pass::SkipIdle,
+        Pass::Jam,
+        Pass::Interleave,
         Pass::Codegen(Target::Cpu),
         Pass::Codegen(Target::Cuda),
     ];
@@ -157,6 +163,8 @@ impl Pass {
             Pass::Layout => "layout",
             Pass::Unswitch => "unswitch",
             Pass::SkipIdle => "skip-idle",
+            Pass::Jam => "jam",
+            Pass::Interleave => "interleave",
             Pass::Codegen(Target::Cpu) => "codegen-cpu",
             Pass::Codegen(Target::Cuda) => "codegen-cuda",
         }
@@ -209,6 +217,14 @@ impl Pass {
             }
             (Pass::SkipIdle, Ir::Kernel(mut p)) => {
                 plan::skip_idle::run(&mut p);
+                Ir::Kernel(p)
+            }
+            (Pass::Jam, Ir::Kernel(mut p)) => {
+                plan::jam::run(&mut p);
+                Ir::Kernel(p)
+            }
+            (Pass::Interleave, Ir::Kernel(mut p)) => {
+                plan::interleave::run(&mut p);
                 Ir::Kernel(p)
             }
             (Pass::Fuse, Ir::Core(mut p)) => {
@@ -269,7 +285,7 @@ impl Options {
     };
     /// Kernel IR, optimised.
     pub const KERNEL: Options = Options {
-        stop_after: Pass::SkipIdle,
+        stop_after: Pass::Interleave,
         optimise: true,
         verify: false,
         fuse: true,
@@ -344,12 +360,17 @@ mod tests {
             Pass::named("codegen-cuda"),
             Some(Pass::Codegen(Target::Cuda))
         );
-        // The code-generating passes come last, after `kir-simplify`, `layout` and `skip-idle`.
+        // The code-generating passes come last, after `kir-simplify`, `layout` and the target passes.
         let at = |p| Pass::ALL.iter().position(|q| *q == p);
         assert!(at(Pass::KirSimplify) < at(Pass::Layout));
         assert!(at(Pass::Layout) < at(Pass::Unswitch));
         assert!(at(Pass::Unswitch) < at(Pass::SkipIdle));
-        assert!(at(Pass::SkipIdle) < at(Pass::Codegen(Target::Cpu)));
+        assert!(at(Pass::SkipIdle) < at(Pass::Jam));
+        assert!(at(Pass::Jam) < at(Pass::Interleave));
+        assert!(at(Pass::Interleave) < at(Pass::Codegen(Target::Cpu)));
+        // The JIT compiles `Options::KERNEL`'s product: it must run every kernel-IR pass.
+        let last = at(Options::KERNEL.stop_after).map(|i| i + 1);
+        assert_eq!(last, at(Pass::Codegen(Target::Cpu)));
         assert!(Options::KERNEL.stop_after.makes_kernel_ir());
         assert!(!Options::CORE.stop_after.makes_kernel_ir());
     }

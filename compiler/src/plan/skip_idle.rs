@@ -31,10 +31,9 @@
 //! four scalar comparisons and branches), so a probe would cost each thread about what the
 //! idle iterations it replaces cost.
 
-use ogham_ir::kir::{Function, Plan, Program, for_each_kernel_mut};
+use ogham_ir::kir::{Function, Plan, Program};
 use ogham_ir::math::MathFn;
 use ogham_ir::op::UnOp;
-use ogham_ir::traverse::for_each_stmt;
 use ogham_ir::types::PrimType;
 use ogham_ir::{Body, DimIndex, Exp, LoopForm, SubExp, VarId};
 
@@ -48,17 +47,9 @@ pub struct Shape {
 
 /// Plans every loop of the shape of the module header, in every kernel of `program`.
 pub fn run(program: &mut Program) {
-    for_each_kernel_mut(program, &mut |f, seg| {
-        let mut planned = Vec::new();
-        for_each_stmt(&seg.body, &mut |stmt| {
-            if let (Some(&key), Exp::Loop { params, form, body }) = (stmt.pat.first(), &stmt.exp)
-                && shape(f, params, form, body).is_some()
-            {
-                planned.push(key);
-            }
-        });
-        seg.plans
-            .extend(planned.into_iter().map(|key| (key, Plan::SkipIdle)));
+    super::plan_statements(program, &|f, stmt| match &stmt.exp {
+        Exp::Loop { params, form, body } => shape(f, params, form, body).map(|_| Plan::SkipIdle),
+        _ => None,
     });
 }
 

@@ -18,8 +18,7 @@
 //! around the two copies). A backend running the SOAC as a parallel loop (CUDA's block-level
 //! SOACs) emits it plainly.
 
-use ogham_ir::kir::{Plan, Plans, Program, for_each_kernel_mut};
-use ogham_ir::traverse::for_each_stmt;
+use ogham_ir::kir::{Plan, Plans, Program};
 use ogham_ir::{Body, Exp, Lambda, Soac, SubExp, VarId};
 
 /// The most statements a lambda emitted twice may have.
@@ -28,17 +27,11 @@ pub const MAX_STATEMENTS: usize = 16;
 /// Plans every sequential `Screma` of the program's kernels whose lambda has the shape of the
 /// module header.
 pub fn run(program: &mut Program) {
-    for_each_kernel_mut(program, &mut |_, seg| {
-        let mut planned = Vec::new();
-        for_each_stmt(&seg.body, &mut |stmt| {
-            if let (Some(&first), Exp::Soac(Soac::Screma { map, .. })) =
-                (stmt.pat.first(), &stmt.exp)
-                && let Some(cond) = invariant_condition(map)
-            {
-                planned.push((first, Plan::Unswitch { cond }));
-            }
-        });
-        seg.plans.extend(planned);
+    super::plan_statements(program, &|_, stmt| match &stmt.exp {
+        Exp::Soac(Soac::Screma { map, .. }) => {
+            invariant_condition(map).map(|cond| Plan::Unswitch { cond })
+        }
+        _ => None,
     });
 }
 

@@ -28,7 +28,7 @@ use ogham_ir::kir::Plans;
 use ogham_ir::math::MathFn;
 use ogham_ir::source::Span;
 use ogham_ir::types::PrimType;
-use ogham_ir::{Body, Const, Exp, Soac, Stmt, SubExp, VarId};
+use ogham_ir::{Body, Const, Exp, Soac, SubExp, VarId};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 mod checks;
@@ -123,28 +123,6 @@ pub fn made_by_soac(body: &Body, v: VarId) -> bool {
     body.stmts
         .iter()
         .any(|s| matches!(s.exp, Exp::Soac(Soac::Screma { .. })) && s.pat.contains(&v))
-}
-
-/// Whether running `body` may allocate arena memory (then each point resets the arena).
-pub fn allocates(body: &Body) -> bool {
-    let mut found = false;
-    ogham_ir::traverse::for_each_stmt(body, &mut |stmt: &Stmt| {
-        found |= match &stmt.exp {
-            Exp::Iota(_)
-            | Exp::Replicate(..)
-            | Exp::ArrayLit(..)
-            | Exp::Reshape(..)
-            | Exp::Concat(_)
-            | Exp::Copy(_) => true,
-            // A reduction-only `redomap` keeps its accumulators in registers.
-            Exp::Soac(Soac::Screma { scans, reds, .. }) => {
-                let reduced: usize = reds.iter().map(|r| r.neutral.len()).sum();
-                !scans.is_empty() || stmt.pat.len() > reduced
-            }
-            _ => false,
-        };
-    });
-    found
 }
 
 /// The code generator of one CLIF function.

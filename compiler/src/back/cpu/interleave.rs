@@ -1,21 +1,21 @@
-//! Interleaved reductions: a sequential map (inside a kernel) whose lambda computes one reduction
-//! per element — `map (\c -> dot r c) cs`: matrix–vector products, Gram matrices, the residuals
-//! of a fit — runs [`LANES`] of its iterations together. Their statements before the reduction
-//! are emitted once per iteration, then a single loop over the reduction's width carries one
-//! accumulator per iteration, then their statements after it. The additions of different
-//! iterations overlap in the processor instead of forming one dependency chain per iteration,
-//! and each accumulator still adds its own terms in order, so the results are bit-identical.
-//! The iterations left over (`width % LANES`) run one by one (`crate::back::lower::sequential`).
-//! Where the reduction fits `lanedot.rs` and the interleaved iterations' rows are adjacent in
-//! memory, the shared loop runs in the lanes of vectors instead; then blocks of two vectors'
-//! worth of iterations (8 for `f32`, 4 for `f64`) run first, so that the vectors share the
-//! loop and the loads of the uniform inputs, and one block of [`LANES`] follows when that many
-//! iterations are left.
+//! Interleaved reductions, planned by the `interleave` pass (`crate::plan::interleave`,
+//! `@interleave`: a map whose lambda computes one reduction between flat statements, e.g.
+//! `map (\c -> dot r c) cs`): runs [`LANES`] of the map's iterations together. Their statements
+//! before the reduction are emitted once per iteration, then a single loop over the reduction's
+//! width carries one accumulator per iteration, then their statements after it. The additions
+//! of different iterations overlap in the processor instead of forming one dependency chain per
+//! iteration, and each accumulator still adds its own terms in order, so the results are
+//! bit-identical. The iterations left over (`width % LANES`) run one by one
+//! (`crate::back::lower::sequential`).
 //!
-//! Applies when ([`plan`]) the map has no scans or reductions of its own and returns scalars,
-//! and its lambda's body is: statements without nested bodies, one `Screma` with reductions
-//! only (no scans, no mapped outputs, scalar accumulators, a lambda that allocates nothing)
-//! whose width does not depend on the iteration, and more statements without nested bodies.
+//! Emission follows the plan (the pieces of a planned statement are recovered with the pass's
+//! matcher; a statement that does not match is emitted plainly). What stays here is not the
+//! program's to decide: where the reduction has the lane-dot shape and vectors are available
+//! (`lanedot.rs`; `OGHAM_SIMD`, the machine), and the interleaved iterations' rows are adjacent
+//! in memory (known only at run time), the shared loop runs in the lanes of vectors instead;
+//! then blocks of two vectors' worth of iterations (8 for `f32`, 4 for `f64`) run first, so that
+//! the vectors share the loop and the loads of the uniform inputs, and one block of [`LANES`]
+//! follows when that many iterations are left.
 //!
 //! Invariants relied on: every variable is bound once, so the statements of the interleaved
 //! iterations can be emitted one after the other, each iteration's values captured (as
@@ -24,105 +24,15 @@
 //! different order than one iteration after the other: when several fail, the one reported may
 //! differ from the interpreter's first (each is a real failure, reported with its location).
 
-use super::codegen::{Cursor, Gen, Res, View, allocates};
+use super::codegen::{Cursor, Gen, Res, View};
 use super::lanedot;
 use crate::back::lower;
+use crate::plan::interleave::Shape;
 use cranelift_codegen::ir::{InstBuilder, Value};
-use ogham_ir::traverse::free_vars_stmt;
-use ogham_ir::{Exp, Lambda, RedOp, Soac, Stmt, SubExp, VarId};
-use std::collections::BTreeSet;
 
 /// How many iterations run together (enough to cover the latency of a float addition), at
 /// least (see [`emit`]).
 pub const LANES: i64 = 4;
-
-/// The most statements the lambda may have around its reduction (they are emitted once per
-/// interleaved iteration).
-const MAX_STATEMENTS: usize = 16;
-
-/// A map lambda split around its reduction.
-pub struct Plan<'a> {
-    before: &'a [Stmt],
-    reduction: &'a Stmt,
-    after: &'a [Stmt],
-    /// The variables the iterations bind before the reduction (parameters included): captured
-    /// per iteration.
-    bound: Vec<VarId>,
-    /// Those the reduction's lambda reads: bound again before each iteration's part of the loop.
-    read_in_loop: Vec<VarId>,
-}
-
-impl Plan<'_> {
-    /// The reduction's width, inputs, map lambda and operators.
-    fn screma(&self) -> (&SubExp, &[VarId], &Lambda, &[RedOp]) {
-        let Exp::Soac(Soac::Screma {
-            width,
-            inputs,
-            map,
-            reds,
-            ..
-        }) = &self.reduction.exp
-        else {
-            unreachable!("the plan's reduction is a Screma");
-        };
-        (width, inputs, map, reds)
-    }
-}
-
-/// The split of `map`'s lambda, when the map (with `n_scan` scan and `n_red` reduction
-/// components of its own) can be interleaved.
-pub fn plan<'a>(g: &Gen, map: &'a Lambda, n_scan: usize, n_red: usize) -> Option<Plan<'a>> {
-    if n_scan + n_red > 0 || map.ret.iter().any(|t| t.rank() > 0) {
-        return None;
-    }
-    let stmts = &map.body.stmts;
-    let at = stmts.iter().position(|s| matches!(s.exp, Exp::Soac(_)))?;
-    let (before, rest) = stmts.split_at(at);
-    let (reduction, after) = rest.split_first()?;
-    let flat = |s: &Stmt| !matches!(s.exp, Exp::Soac(_) | Exp::Loop { .. } | Exp::If { .. });
-    if before.len() + after.len() > MAX_STATEMENTS || !before.iter().chain(after).all(flat) {
-        return None;
-    }
-    let Exp::Soac(Soac::Screma {
-        width,
-        map: inner,
-        scans,
-        reds,
-        ..
-    }) = &reduction.exp
-    else {
-        return None;
-    };
-    let components: usize = reds.iter().map(|r| r.neutral.len()).sum();
-    let scalar_accumulators = reds
-        .iter()
-        .flat_map(|r| &r.neutral)
-        .all(|n| g.f.subexp_type(*n).rank() == 0);
-    if !scans.is_empty()
-        || reds.is_empty()
-        || inner.ret.len() != components
-        || !scalar_accumulators
-        || allocates(&inner.body)
-    {
-        return None;
-    }
-    let mut bound: Vec<VarId> = map.params.clone();
-    bound.extend(before.iter().flat_map(|s| s.pat.iter().copied()));
-    if let SubExp::Var(w) = width
-        && bound.contains(w)
-    {
-        return None;
-    }
-    let free: BTreeSet<VarId> = free_vars_stmt(g.f, reduction);
-    let read_in_loop = bound.iter().copied().filter(|v| free.contains(v)).collect();
-    Some(Plan {
-        before,
-        reduction,
-        after,
-        bound,
-        read_in_loop,
-    })
-}
 
 /// Emits the map's iterations `0 .. w·⌊width/w⌋` interleaved, `w` at a time, writing each
 /// iteration's results to row `i` of `arrays` (its inputs' rows are `cursors`' rows `i`). `w` is
@@ -131,31 +41,22 @@ pub fn plan<'a>(g: &Gen, map: &'a Lambda, n_scan: usize, n_red: usize) -> Option
 /// iteration left to run.
 pub fn emit(
     g: &mut Gen,
-    plan: &Plan,
-    map: &Lambda,
+    plan: &Shape,
     width: Value,
     cursors: &[Cursor],
     arrays: &[View],
 ) -> Res<Value> {
     let (_, inputs, inner, reds) = plan.screma();
-    let vector = lanedot::plan(g, map, (inputs, inner, reds), &plan.bound);
+    let vector = lanedot::plan(g, plan.map, (inputs, inner, reds), &plan.bound);
     let mut start = g.iconst(0);
     if let Some(vp) = &vector
         && vp.lanes() > LANES
     {
         let rows = (cursors, arrays);
-        start = blocks(
-            g,
-            plan,
-            map,
-            (start, width),
-            vp.lanes(),
-            rows,
-            vector.as_ref(),
-        )?;
+        start = blocks(g, plan, (start, width), vp.lanes(), rows, vector.as_ref())?;
     }
     let rows = (cursors, arrays);
-    blocks(g, plan, map, (start, width), LANES, rows, vector.as_ref())
+    blocks(g, plan, (start, width), LANES, rows, vector.as_ref())
 }
 
 /// Emits the iterations `start .. start + w·⌊(width - start)/w⌋` (`(start, width)`), `w` at a
@@ -163,14 +64,14 @@ pub fn emit(
 /// The map's inputs and outputs are `(cursors, arrays)`, as for [`emit`].
 fn blocks(
     g: &mut Gen,
-    plan: &Plan,
-    map: &Lambda,
+    plan: &Shape,
     (start, width): (Value, Value),
     w: i64,
     (cursors, arrays): (&[Cursor], &[View]),
     vector: Option<&lanedot::Plan>,
 ) -> Res<Value> {
     let (inner_width, inputs, inner, reds) = plan.screma();
+    let map = plan.map;
     let ops = ogham_ir::screma_operators(&[], reds);
     let left = g.b.ins().isub(width, start);
     let lanes = g.iconst(w);

@@ -1,15 +1,14 @@
-//! Unroll-and-jam of a map of interleaved dot products: `map (\c -> map (\d -> dot c d) ds) cs`
-//! (the Gram matrix of `gram_cols`, a product `A·Bᵀ`) runs [`ROWS`] iterations of the outer map
-//! together, so that each step of the shared reduction loop loads the inner iterations' elements
-//! once for all of them instead of once per outer iteration.
+//! Unroll-and-jam of a map of interleaved dot products, planned by the `jam` pass
+//! (`crate::plan::jam`, `@jam`: a map whose lambda is one map of one sum of lanewise products
+//! over a shared matrix, e.g. `map (\c -> map (\d -> dot c d) ds) cs`): runs [`ROWS`]
+//! iterations of the outer map together, so that each step of the shared reduction loop loads
+//! the inner iterations' elements once for all of them instead of once per outer iteration.
 //!
-//! Pattern ([`plan`]): a sequential map (no scans or reductions of its own) whose lambda's body
-//! is one map-only `Screma`, the inner map, whose array is the lambda's only result; the inner
-//! map's width and inputs do not depend on the outer lambda's parameters; the inner lambda's
-//! body is one reduction that `lanedot.rs` runs in vector lanes with its varying inputs rows of
-//! the inner map's inputs, and its result is that reduction's. The reduction's other inputs are
-//! parameters of the outer lambda (rows that change with the outer iteration: *jammed*) or
-//! bound outside both maps (uniform).
+//! Emission follows the plan ([`plan`]: the pieces of a planned statement, recovered with the
+//! pass's matcher; a statement that does not match is emitted plainly). Two decisions stay
+//! here because they are not the program's: whether vectors are available (`OGHAM_SIMD`, the
+//! machine: without them the statement is emitted plainly) and whether the inner map's rows
+//! are adjacent, which only the running program knows (tested at run time, below).
 //!
 //! At run time ([`emit`]), when the inner map's varying inputs have rows one element apart that
 //! move along the reduction (`transpose a` of a row-major `a`, as `gram_cols` reads it) and the
@@ -31,10 +30,11 @@
 use super::codegen::{Cursor, Gen, Res, View};
 use super::lanedot;
 use crate::back::lower;
+use crate::plan::jam::{self, Shape};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I8, I64};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
-use ogham_ir::{Exp, Lambda, Soac, Stmt, SubExp, VarId};
+use ogham_ir::{Lambda, Soac};
 
 /// How many iterations of the outer map run together (their accumulators, two vectors each,
 /// and the shared vectors fit in the 16 vector registers).
@@ -43,104 +43,18 @@ pub const ROWS: i64 = 4;
 /// Per iteration (outer or inner), its parameters' values.
 type Params = [Vec<Vec<Value>>];
 
-/// A map of interleaved dot products that can be jammed.
+/// A planned map of interleaved dot products, where vectors are available.
 pub struct Plan<'a> {
-    /// The inner map (the outer lambda's only statement).
-    inner: &'a Stmt,
-    /// The reduction (the inner lambda's only statement).
-    reduction: &'a Stmt,
+    shape: Shape<'a>,
     lanes: lanedot::Plan,
-    /// Per input of the reduction: the position of the outer lambda's parameter it is.
-    jammed: Vec<Option<usize>>,
 }
 
-impl Plan<'_> {
-    /// The inner map's SOAC and lambda.
-    fn inner(&self) -> (&Soac, &Lambda) {
-        match &self.inner.exp {
-            Exp::Soac(soac @ Soac::Screma { map, .. }) => (soac, map),
-            _ => unreachable!("the plan's inner map is a Screma"),
-        }
-    }
-
-    /// The reduction's width, inputs, map lambda and neutral element.
-    fn reduction(&self) -> (SubExp, &[VarId], &Lambda, SubExp) {
-        match &self.reduction.exp {
-            Exp::Soac(Soac::Screma {
-                width,
-                inputs,
-                map,
-                reds,
-                ..
-            }) => (*width, inputs, map, reds[0].neutral[0]),
-            _ => unreachable!("the plan's reduction is a Screma"),
-        }
-    }
-}
-
-/// The plan of `map` (a sequential map's lambda, with `n_scan` scan and `n_red` reduction
-/// components of its own) when it is a map of interleaved dot products worth jamming.
-pub fn plan<'a>(g: &Gen, map: &'a Lambda, n_scan: usize, n_red: usize) -> Option<Plan<'a>> {
-    let [inner] = map.body.stmts.as_slice() else {
-        return None;
-    };
-    let Exp::Soac(Soac::Screma {
-        width,
-        inputs,
-        map: inner_map,
-        scans,
-        reds,
-    }) = &inner.exp
-    else {
-        return None;
-    };
-    let outer = |se: &SubExp| matches!(se, SubExp::Var(v) if map.params.contains(v));
-    if n_scan + n_red > 0
-        || !scans.is_empty()
-        || !reds.is_empty()
-        || inner.pat.len() != 1
-        || map.body.result != [SubExp::Var(inner.pat[0])]
-        || outer(width)
-        || inputs.iter().any(|v| outer(&SubExp::Var(*v)))
-    {
-        return None;
-    }
-    let [reduction] = inner_map.body.stmts.as_slice() else {
-        return None;
-    };
-    let Exp::Soac(Soac::Screma {
-        width: k,
-        inputs: red_inputs,
-        map: red_map,
-        scans,
-        reds,
-    }) = &reduction.exp
-    else {
-        return None;
-    };
-    let bound_inside = matches!(k, SubExp::Var(v) if inner_map.params.contains(v));
-    if !scans.is_empty()
-        || reduction.pat.len() != 1
-        || inner_map.body.result != [SubExp::Var(reduction.pat[0])]
-        || outer(k)
-        || bound_inside
-    {
-        return None;
-    }
-    let lanes = lanedot::plan(g, inner_map, (red_inputs, red_map, reds), &inner_map.params)?;
-    let jammed: Vec<Option<usize>> = red_inputs
-        .iter()
-        .map(|v| map.params.iter().position(|p| p == v))
-        .collect();
-    if !lanes.shared_strides() || jammed.iter().all(Option::is_none) {
-        return None;
-    }
-    Some(Plan {
-        inner,
-        reduction,
-        lanes,
-        jammed,
-    })
+/// The plan of `soac` (a statement that the `jam` pass planned), when it has the pass's shape
+/// and vectors are available.
+pub fn plan<'a>(g: &Gen, soac: &'a Soac) -> Option<Plan<'a>> {
+    let shape = jam::shape(g.f, soac)?;
+    let lanes = lanedot::Plan::new(shape.dot.clone())?;
+    Some(Plan { shape, lanes })
 }
 
 /// Emits the outer map's iterations `0 .. ROWS·⌊width/ROWS⌋` jammed when the inner map's
@@ -155,8 +69,8 @@ pub fn emit(
     cursors: &[Cursor],
     arrays: &[View],
 ) -> Res<Value> {
-    let (soac, inner_map) = plan.inner();
-    let (_, red_inputs, _, _) = plan.reduction();
+    let (soac, inner_map) = plan.shape.inner();
+    let (_, red_inputs, _, _) = plan.shape.reduction();
     // The varying rows are rows of the inner map's inputs: adjacent when those have rows one
     // element apart, moving along the reduction.
     let mut adjacent = g.b.ins().iconst(I8, 1);
@@ -201,7 +115,7 @@ fn outer_block(
     cursors: &[Cursor],
     out: &View,
 ) -> Res<()> {
-    let (soac, inner_map) = plan.inner();
+    let (soac, inner_map) = plan.shape.inner();
     // Per outer iteration, its parameters' values (rows of the outer inputs).
     let outer_rows: Vec<Vec<Vec<Value>>> = (0..ROWS)
         .map(|r| {
@@ -211,7 +125,7 @@ fn outer_block(
             rows
         })
         .collect();
-    g.checks.loc = plan.inner.loc;
+    g.checks.loc = plan.shape.inner.loc;
     let (inner_width, inner_views) = lower::soac_inputs(g, soac)?;
     lower::check_same_shape(g, &out.dims[1..2], &[inner_width], "row")?;
     let inner_cursors = g.cursors(&inner_views);
@@ -257,9 +171,9 @@ fn inner_block(
     (first, j): (Value, Value),
     out: &View,
 ) -> Res<()> {
-    let (_, inner_map) = plan.inner();
-    let (k, red_inputs, red_map, neutral) = plan.reduction();
-    g.checks.loc = plan.reduction.loc;
+    let (_, inner_map) = plan.shape.inner();
+    let (k, red_inputs, red_map, neutral) = plan.shape.reduction();
+    g.checks.loc = plan.shape.reduction.loc;
     let k = g.scalar(k)?;
     // The view of reduction input `input` in outer iteration `r` and inner lane `l`.
     let view = |g: &mut Gen, input: usize, r: usize, l: usize| -> Res<View> {
@@ -268,7 +182,7 @@ fn inner_block(
         if let Some(p) = inner_map.params.iter().position(|p| *p == var) {
             return Ok(View::from_values(&lane_rows[l][p], elem));
         }
-        match plan.jammed[input] {
+        match plan.shape.jammed[input] {
             Some(q) => Ok(View::from_values(&outer_rows[r][q], elem)),
             None => g.view(var),
         }
@@ -296,7 +210,7 @@ fn inner_block(
         g.b.def_var(var, v0.ptr);
         let step = g.b.ins().imul_imm_s(v0.strides[0], layout.size);
         let mut offsets = Vec::new();
-        if plan.jammed[input].is_some() {
+        if plan.shape.jammed[input].is_some() {
             for r in 0..outer_rows.len() {
                 let vr = view(g, input, r, 0)?;
                 offsets.push(g.b.ins().isub(vr.ptr, v0.ptr));

@@ -15,10 +15,11 @@
 //! rows by the shared `lower::kernel_hist_dests`.
 
 use super::Unsupported;
-use super::codegen::{Gen, Res, View, allocates, clif_type, elem_size, made_by_soac};
+use super::codegen::{Gen, Res, View, clif_type, elem_size, made_by_soac};
 use super::helpers::HelperId;
 use super::simd;
 use crate::back::lower::{self, Lower};
+use crate::plan::allocates;
 use cranelift_codegen::ir::types::{I32, I64};
 use cranelift_codegen::ir::{
     AbiParam, Function, InstBuilder, MemFlagsData, Signature, UserFuncName, Value,

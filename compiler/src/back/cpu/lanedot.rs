@@ -2,15 +2,12 @@
 //! (`interleave.rs`) runs its reductions (one per interleaved iteration) in the lanes of vectors
 //! when their operands are adjacent in memory.
 //!
-//! Pattern: `map (\c -> reduce (+) z (map2 f r c)) cs` (more inputs allowed), where
-//! - the reduction is a single `+` on `f32` or `f64` (the lambda `\x y -> x + y`, accumulator
-//!   first);
-//! - its map lambda `f` is a chain of float `+`, `-`, `*`, `/` of its parameters and constants
-//!   (lanewise operations that round exactly as their scalar forms);
-//! - each input is either a parameter of the outer map (a row of one of its inputs: varying,
-//!   read in iteration `j` of the map and `i` of the reduction at `cs[j][i]`) or bound outside
-//!   the map (uniform, the same row for every iteration);
-//! - at least one input varies.
+//! Pattern: a reduction of the lane-dot shape (`crate::plan::dot`: a float `+` of a chain of
+//! lanewise arithmetic on inputs that vary with the map's iteration or are uniform), e.g.
+//! `map (\c -> reduce (+) z (map2 f r c)) cs`. The shape is the planning passes' (`jam` plans
+//! with it); whether vectors are available (`OGHAM_SIMD`, the machine) is decided here, at
+//! emission, since plans must not depend on the environment, and so are the run-time tests of
+//! the rows' addresses and strides below, which only the running program knows.
 //!
 //! When at run time the varying rows of the interleaved iterations (8 for `f32`, 4 for `f64`,
 //! or a block of 4 `f32` after them: [`Plan::lanes`]) start one element apart (`cs[j][i]` lies
@@ -42,6 +39,7 @@
 
 use super::codegen::{Gen, Res, View, clif_type, elem_size};
 use crate::back::cpu::simd;
+use crate::plan::dot::{self, Dot};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32X4, F64X2, I8X16, I64};
 use cranelift_codegen::ir::{
@@ -52,42 +50,39 @@ use ogham_ir::op::BinOp;
 use ogham_ir::types::PrimType;
 use ogham_ir::{Exp, Lambda, RedOp, SubExp, VarId};
 
-/// How the reduction's inputs run in lanes.
+/// How the reduction's inputs run in lanes: a reduction of the lane-dot shape
+/// (`crate::plan::dot`), where vectors are available.
 pub struct Plan {
-    elem: PrimType,
-    /// Per input of the reduction: whether it varies with the map's iteration.
-    varying: Vec<bool>,
-    /// The first varying input: its address ends the vector loop.
-    first: usize,
-    /// Whether every varying input is a row of the map's inputs (so has the same strides in
-    /// every iteration): only then can iterations one element apart share lane 0's addresses.
-    shared_strides: bool,
+    dot: Dot,
 }
 
 impl Plan {
+    /// The plan of a reduction of the lane-dot shape, when vectors are available
+    /// (`OGHAM_SIMD`: a property of the machine and the environment, so not the planning
+    /// passes' business).
+    pub fn new(dot: Dot) -> Option<Plan> {
+        simd::enabled().then_some(Plan { dot })
+    }
+
     /// How many interleaved iterations [`emit`] runs in lanes best: two vectors' worth.
     pub fn lanes(&self) -> i64 {
-        2 * per_vector(self.elem).1 as i64
+        2 * per_vector(self.dot.elem()).1 as i64
     }
 
     /// Per input of the reduction: whether it varies with the map's iteration.
     pub fn varying(&self) -> &[bool] {
-        &self.varying
-    }
-
-    /// Whether every varying input is a row of the map's inputs.
-    pub fn shared_strides(&self) -> bool {
-        self.shared_strides
+        self.dot.varying()
     }
 
     /// The layout of the plan's vectors.
     pub fn layout(&self) -> Layout {
-        let (vty, per) = per_vector(self.elem);
+        let elem = self.dot.elem();
+        let (vty, per) = per_vector(elem);
         Layout {
             vty,
             per,
-            ety: clif_type(self.elem),
-            size: elem_size(self.elem),
+            ety: clif_type(elem),
+            size: elem_size(elem),
         }
     }
 }
@@ -102,71 +97,14 @@ fn per_vector(elem: PrimType) -> (Type, usize) {
 
 /// The lane plan of an interleaved reduction (of `inputs`, map lambda `inner`, operators `reds`,
 /// no scans) in `map`'s lambda (`bound`: the variables its iterations bind before the
-/// reduction), when it fits the module's pattern.
+/// reduction), when it has the lane-dot shape and vectors are available.
 pub fn plan(
     g: &Gen,
     map: &Lambda,
-    (inputs, inner, reds): (&[VarId], &Lambda, &[RedOp]),
+    reduction: (&[VarId], &Lambda, &[RedOp]),
     bound: &[VarId],
 ) -> Option<Plan> {
-    if !simd::enabled() {
-        return None;
-    }
-    let [red] = reds else {
-        return None;
-    };
-    let [neutral] = red.neutral.as_slice() else {
-        return None;
-    };
-    let elem = g.f.subexp_type(*neutral).elem();
-    if !matches!(elem, PrimType::F32 | PrimType::F64) || !is_sum(&red.lambda) {
-        return None;
-    }
-    let arith = |se: &SubExp, known: &[VarId]| match se {
-        SubExp::Var(v) => known.contains(v),
-        SubExp::Const(c) => c.prim_type() == elem,
-    };
-    let mut known = inner.params.clone();
-    for s in &inner.body.stmts {
-        let (Exp::BinOp(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div, a, b), [v]) =
-            (&s.exp, s.pat.as_slice())
-        else {
-            return None;
-        };
-        if !arith(a, &known) || !arith(b, &known) {
-            return None;
-        }
-        known.push(*v);
-    }
-    let typed = |v: &VarId| g.f.ty(*v).elem() == elem;
-    let [result] = inner.body.result.as_slice() else {
-        return None;
-    };
-    if !inner.params.iter().all(typed) || !inputs.iter().all(typed) || !arith(result, &known) {
-        return None;
-    }
-    // A varying input is bound by the iteration: a row of the map's inputs, or an array its
-    // statements before the reduction bind (a gathered row).
-    let varying: Vec<bool> = inputs.iter().map(|v| bound.contains(v)).collect();
-    let first = varying.iter().position(|&v| v)?;
-    let shared_strides = inputs
-        .iter()
-        .all(|v| !bound.contains(v) || map.params.contains(v));
-    Some(Plan {
-        elem,
-        varying,
-        first,
-        shared_strides,
-    })
-}
-
-/// Whether a reduction operator is `\x y -> x + y`.
-fn is_sum(op: &Lambda) -> bool {
-    let ([x, y], [s]) = (op.params.as_slice(), op.body.stmts.as_slice()) else {
-        return false;
-    };
-    matches!(&s.exp, Exp::BinOp(BinOp::Add, SubExp::Var(a), SubExp::Var(b)) if a == x && b == y)
-        && op.body.result == [SubExp::Var(s.pat[0])]
+    Plan::new(dot::shape(g.f, map, reduction, bound)?)
 }
 
 /// The shared loop of interleaved iterations: the reduction's map lambda, its width and the
@@ -192,12 +130,12 @@ pub fn emit(
         return scalar(g);
     };
     let mut unit_rows = |g: &mut Gen| match all(g, plan, views, &unit_stride) {
-        Some(rows) if views.len().is_multiple_of(per_vector(plan.elem).1) => {
+        Some(rows) if views.len().is_multiple_of(per_vector(plan.dot.elem()).1) => {
             g.if_else(rows, &mut |g| rows_loop(g, plan, red, views), scalar)
         }
         _ => scalar(g),
     };
-    let adjacent = match plan.shared_strides {
+    let adjacent = match plan.dot.shared_strides() {
         true => all(g, plan, views, &one_apart),
         false => None,
     };
@@ -208,7 +146,7 @@ pub fn emit(
     // move.
     let moves =
         g.b.ins()
-            .icmp_imm_s(IntCC::NotEqual, lane0[plan.first].strides[0], 0);
+            .icmp_imm_s(IntCC::NotEqual, lane0[plan.dot.first()].strides[0], 0);
     let adjacent = g.b.ins().band(adjacent, moves);
     g.if_else(
         adjacent,
@@ -224,7 +162,7 @@ type RowTest = dyn Fn(&mut Gen, &View, i64, &View) -> Option<Value>;
 /// tests nothing).
 fn all(g: &mut Gen, plan: &Plan, views: &[Vec<View>], test: &RowTest) -> Option<Value> {
     let mut holds = None;
-    for (input, _) in plan.varying.iter().enumerate().filter(|(_, v)| **v) {
+    for (input, _) in plan.dot.varying().iter().enumerate().filter(|(_, v)| **v) {
         for (lane, lane_views) in views.iter().enumerate() {
             let Some(ok) = test(g, &views[0][input], lane as i64, &lane_views[input]) else {
                 continue;
@@ -270,12 +208,12 @@ fn vector_loop(g: &mut Gen, plan: &Plan, red: &Reduction, lane0: &[View]) -> Res
         })
         .collect();
     // No counter: the loop ends when the first varying input's address reaches its end.
-    let (drive, drive_step) = walks[plan.first];
+    let (drive, drive_step) = walks[plan.dot.first()];
     let pointer_loop = PointerLoop::open(g, drive, drive_step, k);
     let flags = MemFlagsData::new().with_notrap();
     // Per input, its vectors at this step.
     let mut args: Vec<Vec<Value>> = Vec::new();
-    for ((var, step), varying) in walks.iter().zip(&plan.varying) {
+    for ((var, step), varying) in walks.iter().zip(plan.dot.varying()) {
         let addr = g.b.use_var(*var);
         args.push(if *varying {
             (0..vectors)
@@ -363,7 +301,7 @@ fn rows_loop(g: &mut Gen, plan: &Plan, red: &Reduction, views: &[Vec<View>]) -> 
         let offset = g.b.ins().imul_imm_s(s, per as i64 * size);
         // Per input, per element of the step, per group: a vector.
         let mut args: Vec<Vec<Vec<Value>>> = Vec::new();
-        for (input, varying) in plan.varying.iter().enumerate() {
+        for (input, varying) in plan.dot.varying().iter().enumerate() {
             let mut columns = vec![Vec::new(); per];
             if *varying {
                 for lanes in views.chunks(per) {
@@ -398,7 +336,7 @@ fn rows_loop(g: &mut Gen, plan: &Plan, red: &Reduction, views: &[Vec<View>]) -> 
     g.for_range(done, k, &mut |g, j| {
         let offset = g.b.ins().imul_imm_s(j, size);
         let mut args: Vec<Vec<Value>> = Vec::new();
-        for (input, varying) in plan.varying.iter().enumerate() {
+        for (input, varying) in plan.dot.varying().iter().enumerate() {
             args.push(if *varying {
                 views
                     .chunks(per)

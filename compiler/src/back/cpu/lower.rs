@@ -20,6 +20,7 @@ use cranelift_codegen::ir::types::{I8, I64};
 use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::Variable;
 use ogham_ir::abi::Failure;
+use ogham_ir::kir::Plan;
 use ogham_ir::math::MathFn;
 use ogham_ir::op::{BinOp, UnOp};
 use ogham_ir::source::Span;
@@ -625,20 +626,27 @@ impl Lower for Gen<'_> {
 
     fn screma_start(
         &mut self,
-        map: &Lambda,
+        (pat, soac): (&[VarId], &Soac),
         (n_scan, n_red): (usize, usize),
         width: &Value,
         rows: &Vec<Cursor>,
         arrays: &[View],
     ) -> Res<Value> {
         // Maps of maps of dot products run several outer iterations together first
-        // (`jam.rs`), maps of reductions several iterations together (`interleave.rs`),
-        // elementwise maps several iterations per vector (`simd/elementwise.rs`).
-        if let Some(plan) = jam::plan(self, map, n_scan, n_red) {
+        // (`jam.rs`), maps of reductions several iterations together (`interleave.rs`), as the
+        // kernel's plans say; elementwise maps several iterations per vector
+        // (`simd/elementwise.rs`).
+        let map = soac.map_lambda();
+        let planned = pat.first().and_then(|v| self.plans.get(v)).copied();
+        if planned == Some(Plan::Jam)
+            && let Some(plan) = jam::plan(self, soac)
+        {
             return jam::emit(self, &plan, map, *width, rows, arrays);
         }
-        if let Some(plan) = interleave::plan(self, map, n_scan, n_red) {
-            return interleave::emit(self, &plan, map, *width, rows, arrays);
+        if planned == Some(Plan::Interleave)
+            && let Some(shape) = crate::plan::interleave::shape(self.f, soac)
+        {
+            return interleave::emit(self, &shape, *width, rows, arrays);
         }
         match elementwise::plan(self.f, map, n_scan, n_red) {
             Some(vector) => vector.emit(self, *width, rows, arrays),

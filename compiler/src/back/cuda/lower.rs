@@ -7,11 +7,13 @@
 use super::Counting;
 use super::block;
 use super::emit::{CView, Emit, ctype, type_str, var, view_type};
+use super::interleave;
 use super::scalar::{self, Cost};
 use crate::back::lower::bounds::Proofs;
 use crate::back::lower::{self, Checks, Lower, Place, Res};
-use crate::plan::unswitch;
+use crate::plan::{self, unswitch};
 use ogham_ir::abi::Failure;
+use ogham_ir::kir::Plan;
 use ogham_ir::math::MathFn;
 use ogham_ir::op::{BinOp, UnOp};
 use ogham_ir::source::Span;
@@ -549,13 +551,19 @@ impl Lower for Emit<'_> {
 
     fn screma_start(
         &mut self,
-        _map: &Lambda,
+        (pat, soac): (&[VarId], &Soac),
         _counts: (usize, usize),
-        _width: &String,
-        _rows: &Vec<CView>,
-        _arrays: &[CView],
+        width: &String,
+        rows: &Vec<CView>,
+        arrays: &[CView],
     ) -> Res<String> {
-        Ok("0".to_string())
+        // Maps of reductions the `interleave` pass planned run several iterations together
+        // (`interleave.rs`).
+        let planned = pat.first().and_then(|v| self.plans.get(v)) == Some(&Plan::Interleave);
+        match planned.then(|| plan::interleave::shape(self.f, soac)) {
+            Some(Some(shape)) => interleave::emit(self, &shape, width, rows, arrays),
+            _ => Ok("0".to_string()),
+        }
     }
 
     fn unswitched(

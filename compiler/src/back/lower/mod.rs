@@ -294,10 +294,12 @@ pub trait Lower: Sized {
     fn current_rows(&mut self, rows: &Self::Rows, i: &Self::S) -> Vec<Self::Val>;
     /// After an iteration.
     fn next_rows(&mut self, rows: &Self::Rows);
-    /// Where a Screma's loop starts (iterations before it done otherwise, e.g. interleaved).
+    /// Where a Screma's loop starts (iterations before it done otherwise, e.g. interleaved, as
+    /// the kernel's plans for the statement `(pat, soac)` say: they are keyed by `pat[0]`).
+    /// `counts`: the Screma's scan and reduction components.
     fn screma_start(
         &mut self,
-        map: &Lambda,
+        stmt: (&[VarId], &Soac),
         counts: (usize, usize),
         width: &Self::S,
         rows: &Self::Rows,

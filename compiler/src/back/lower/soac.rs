@@ -113,7 +113,8 @@ pub fn sequential<L: Lower>(l: &mut L, soac: &Soac, pat: &[VarId]) -> Res<()> {
             let ops = ogham_ir::screma_operators(scans, reds);
             let accs = accumulators(l, &ops)?;
             l.unswitched(pat, map, &mut |l| {
-                let start = l.screma_start(map, (n_scan, n_red), &width, &rows, &arrays)?;
+                let stmt = (pat, soac);
+                let start = l.screma_start(stmt, (n_scan, n_red), &width, &rows, &arrays)?;
                 l.for_range(&i, start, width.clone(), &mut |l, i| {
                     let args = l.current_rows(&rows, &i);
                     let mapped = &map.body.result[n_scan + n_red..];

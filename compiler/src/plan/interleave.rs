@@ -1,0 +1,136 @@
+//! `interleave` (kernel IR): plans interleaved reductions ([`Plan::Interleave`], printed
+//! `@interleave`) for a sequential map whose lambda computes one reduction between flat
+//! statements: several iterations of the map then run together, their reductions sharing one
+//! loop with one accumulator per iteration, so that the additions of different iterations
+//! overlap instead of forming one dependency chain each. Matrix–vector products
+//! (`map (\c -> dot r c) cs`), the rows of Gram matrices and the residuals of a fit are typical
+//! examples. Runs after `jam`, on the statements `jam` did not plan (the inner map of a jammed
+//! statement is one of them: its outer iterations left over run it).
+//!
+//! The shape ([`shape`]), on a `Screma` statement of a kernel's body (at any depth: the CPU
+//! backend runs every SOAC inside a kernel as a loop):
+//! - the map has no scans or reductions of its own and returns scalars;
+//! - its lambda's body is: statements without nested bodies (no SOAC, loop or `if`), one
+//!   `Screma` with reductions only (no scans, no mapped outputs, scalar accumulators, a lambda
+//!   that allocates nothing) whose width is not bound by the lambda (it is the same in every
+//!   iteration), and more statements without nested bodies, at most [`MAX_STATEMENTS`] around
+//!   the reduction in all (each is emitted once per interleaved iteration).
+//!
+//! Near misses that stay unplanned: a loop (or any nested body) among the statements around the
+//! reduction, an accumulator that is an array, the reduction's width bound by the lambda, a map
+//! that returns an array.
+//!
+//! The plan does not depend on the machine or the environment. The CPU code generator
+//! (`back/cpu/interleave.rs`) decides at emission whether the shared loop runs in vector lanes
+//! (`lanedot.rs`: vectors available, a reduction of [`super::dot`]'s shape) and tests at run
+//! time whether the iterations' rows are adjacent for it.
+//!
+//! CUDA: a thread of a CUDA kernel runs such a map as a loop too, and the CUDA code generator
+//! follows the plan the same way (`back/cuda/interleave.rs`: four iterations' accumulators in
+//! one loop, for instruction-level parallelism within the thread; scalar code, no lanes).
+
+use ogham_ir::kir::{Function, Plan, Program};
+use ogham_ir::traverse::free_vars_stmt;
+use ogham_ir::{Exp, Lambda, RedOp, Soac, Stmt, SubExp, VarId};
+use std::collections::BTreeSet;
+
+/// The most statements the lambda may have around its reduction (they are emitted once per
+/// interleaved iteration).
+pub const MAX_STATEMENTS: usize = 16;
+
+/// Plans every statement of the shape in every kernel of `program` that has no plan yet.
+pub fn run(program: &mut Program) {
+    super::plan_statements(program, &|f, stmt| match &stmt.exp {
+        Exp::Soac(soac) => shape(f, soac).map(|_| Plan::Interleave),
+        _ => None,
+    });
+}
+
+/// A map lambda split around its reduction.
+pub struct Shape<'a> {
+    /// The map's lambda.
+    pub map: &'a Lambda,
+    /// The statements before the reduction.
+    pub before: &'a [Stmt],
+    /// The reduction.
+    pub reduction: &'a Stmt,
+    /// The statements after the reduction.
+    pub after: &'a [Stmt],
+    /// The variables the iterations bind before the reduction (parameters included).
+    pub bound: Vec<VarId>,
+    /// Those the reduction reads.
+    pub read_in_loop: Vec<VarId>,
+}
+
+impl Shape<'_> {
+    /// The reduction's width, inputs, map lambda and operators.
+    pub fn screma(&self) -> (&SubExp, &[VarId], &Lambda, &[RedOp]) {
+        let Exp::Soac(Soac::Screma {
+            width,
+            inputs,
+            map,
+            reds,
+            ..
+        }) = &self.reduction.exp
+        else {
+            unreachable!("the shape's reduction is a Screma");
+        };
+        (width, inputs, map, reds)
+    }
+}
+
+/// The split of `soac`'s lambda (a statement's SOAC in `f`) when it has the module's shape.
+pub fn shape<'a>(f: &Function, soac: &'a Soac) -> Option<Shape<'a>> {
+    let map = super::map_only(soac)?;
+    if map.ret.iter().any(|t| t.rank() > 0) {
+        return None;
+    }
+    let stmts = &map.body.stmts;
+    let at = stmts.iter().position(|s| matches!(s.exp, Exp::Soac(_)))?;
+    let (before, rest) = stmts.split_at(at);
+    let (reduction, after) = rest.split_first()?;
+    let flat = |s: &Stmt| !matches!(s.exp, Exp::Soac(_) | Exp::Loop { .. } | Exp::If { .. });
+    if before.len() + after.len() > MAX_STATEMENTS || !before.iter().chain(after).all(flat) {
+        return None;
+    }
+    let Exp::Soac(Soac::Screma {
+        width,
+        map: inner,
+        scans,
+        reds,
+        ..
+    }) = &reduction.exp
+    else {
+        return None;
+    };
+    let components: usize = reds.iter().map(|r| r.neutral.len()).sum();
+    let scalar_accumulators = reds
+        .iter()
+        .flat_map(|r| &r.neutral)
+        .all(|n| f.subexp_type(*n).rank() == 0);
+    if !scans.is_empty()
+        || reds.is_empty()
+        || inner.ret.len() != components
+        || !scalar_accumulators
+        || super::allocates(&inner.body)
+    {
+        return None;
+    }
+    let mut bound: Vec<VarId> = map.params.clone();
+    bound.extend(before.iter().flat_map(|s| s.pat.iter().copied()));
+    if let SubExp::Var(w) = width
+        && bound.contains(w)
+    {
+        return None;
+    }
+    let free: BTreeSet<VarId> = free_vars_stmt(f, reduction);
+    let read_in_loop = bound.iter().copied().filter(|v| free.contains(v)).collect();
+    Some(Shape {
+        map,
+        before,
+        reduction,
+        after,
+        bound,
+        read_in_loop,
+    })
+}
