@@ -13,7 +13,7 @@
 //! expression's form (`if`, `loop`: [`Nested::Host`]) or is core IR (lambdas, kernels:
 //! [`Nested::Core`]); [`Visitor`] sees the statements of both.
 
-use crate::kir::{HostOp, SegKind, SegOp};
+use crate::kir::{self, HostOp, SegKind, SegOp};
 use crate::{
     Body, Core, DimIndex, Exp, Form, Function, HistOp, Lambda, LoopForm, Soac, Stmt, SubExp, Type,
     VarId,
@@ -731,5 +731,35 @@ impl<F: Form> Visitor<'_> for Consumed<'_, F> {
             }
             _ => {}
         }
+    }
+}
+
+/// Calls `visit` on every kernel of `program`, with the function it is in (host code nests
+/// kernels only in `if`s and loops: a kernel's body holds no kernel).
+pub fn for_each_kernel_mut(
+    program: &mut kir::Program,
+    visit: &mut impl FnMut(&kir::Function, &mut SegOp),
+) {
+    fn host_body(
+        f: &kir::Function,
+        body: &mut kir::HostBody,
+        visit: &mut impl FnMut(&kir::Function, &mut SegOp),
+    ) {
+        for stmt in &mut body.stmts {
+            if let crate::Exp::Host(HostOp::Seg(seg)) = &mut stmt.exp {
+                visit(f, seg);
+                continue;
+            }
+            for nested in nested_bodies_mut(&mut stmt.exp) {
+                if let NestedMut::Host(b) = nested {
+                    host_body(f, b, visit);
+                }
+            }
+        }
+    }
+    for f in &mut program.functions {
+        let mut body = std::mem::take(&mut f.body);
+        host_body(f, &mut body, visit);
+        f.body = body;
     }
 }

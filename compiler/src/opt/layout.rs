@@ -29,8 +29,8 @@
 //! is what the interleaved layout is for there).
 
 use ogham_ir::Exp;
-use ogham_ir::kir::{Function, PointLayout, Program, SegLevel, SegOp, for_each_kernel_mut};
-use ogham_ir::traverse::for_each_stmt;
+use ogham_ir::kir::{Function, PointLayout, Program, SegLevel, SegOp};
+use ogham_ir::traverse::{for_each_kernel_mut, for_each_stmt};
 
 /// Chooses the layout of every kernel of the program.
 pub fn layout(program: &mut Program) {

@@ -13,8 +13,8 @@ pub mod jam;
 pub mod skip_idle;
 pub mod unswitch;
 
-use ogham_ir::kir::{Function, Plan, Program, for_each_kernel_mut};
-use ogham_ir::traverse::for_each_stmt;
+use ogham_ir::kir::{Function, Plan, Program};
+use ogham_ir::traverse::{for_each_kernel_mut, for_each_stmt};
 use ogham_ir::{Body, Exp, Lambda, Soac, Stmt};
 
 /// Records, for every statement of every kernel's body (at any depth) that has no plan yet, the

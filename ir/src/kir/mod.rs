@@ -109,29 +109,6 @@ pub enum Plan {
     Interleave,
 }
 
-/// Calls `visit` on every kernel of `program`, with the function it is in (host code nests
-/// kernels only in `if`s and loops: a kernel's body holds no kernel).
-pub fn for_each_kernel_mut(program: &mut Program, visit: &mut impl FnMut(&Function, &mut SegOp)) {
-    fn host_body(f: &Function, body: &mut HostBody, visit: &mut impl FnMut(&Function, &mut SegOp)) {
-        for stmt in &mut body.stmts {
-            if let crate::Exp::Host(HostOp::Seg(seg)) = &mut stmt.exp {
-                visit(f, seg);
-                continue;
-            }
-            for nested in crate::traverse::nested_bodies_mut(&mut stmt.exp) {
-                if let crate::traverse::NestedMut::Host(b) = nested {
-                    host_body(f, b, visit);
-                }
-            }
-        }
-    }
-    for f in &mut program.functions {
-        let mut body = std::mem::take(&mut f.body);
-        host_body(f, &mut body, visit);
-        f.body = body;
-    }
-}
-
 impl Plan {
     /// The word after `@` in the text form.
     pub fn name(self) -> &'static str {

@@ -10,6 +10,9 @@
 //! to a row that is not its source, see `lower.rs` `copy_row`), so copying several elements per
 //! step stores the bits the element-by-element loop would. Loads and stores are not assumed
 //! aligned (the arena aligns allocations to 8 bytes) and move bits, whatever the element type.
+//!
+//! Why this is emission and not a pass on kernel IR: the choice is made at run time, from the
+//! views' strides, for every copy; there is nothing about the program's shape to plan.
 
 use super::codegen::{Gen, Res, View, elem_size};
 use cranelift_codegen::ir::condcodes::IntCC;

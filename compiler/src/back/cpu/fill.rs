@@ -9,6 +9,10 @@
 //!
 //! The stores are not assumed aligned (the arena aligns allocations to 8 bytes); every element
 //! gets the same bits as an element-by-element loop would store.
+//!
+//! Why this is emission and not a pass on kernel IR: it is how one statement (`replicate`) is
+//! turned into machine stores, with no choice between forms of the program to record; kernel IR
+//! has no notion of a vector store.
 
 use super::codegen::{Gen, Res, clif_type, elem_size};
 use cranelift_codegen::ir::types::{

@@ -26,6 +26,9 @@
 //! Invariants relied on: every input of the map has the map's width (checked by the SOAC before
 //! the loop) and a fresh result array does not overlap its inputs except element for element
 //! (a step reads all its inputs before it stores); `OGHAM_SIMD=0` turns it off.
+//!
+//! The decision stays in emission for the reason `mod.rs` gives: the lambda must be in the lane
+//! subset this backend can emit (`check.rs`), a property of the emitter, not of the program.
 
 use super::check::Check;
 use super::lanes::Lanes;

@@ -69,6 +69,12 @@
 //! `check.rs` decides what is in the subset, `lanes.rs` emits lane code for statements,
 //! `loops.rs` for loops and reductions; `elementwise.rs` runs sequential elementwise maps inside
 //! a point's code in vectors along their own dimension, with the same lane code.
+//!
+//! Why the decision is still taken here and not by a pass on kernel IR: what can run in lanes
+//! is what this backend's lane code can emit (`check.rs` is that subset, not a program shape),
+//! and it depends on the machine's vectors and on `OGHAM_SIMD`, which kernel IR must not. The
+//! target-neutral part of across-point SIMD, where a kernel's per-point arrays live for lanes,
+//! is the `layout` pass's (`opt/layout.rs`).
 
 mod check;
 pub mod elementwise;
