@@ -176,56 +176,32 @@ impl Pass {
     }
 
     /// Whether the pass produces kernel IR (otherwise core IR, or an artefact): `flatten` and
-    /// every pass after it but the code generators.
+    /// the rewrites of kernel IR after it.
     pub fn makes_kernel_ir(self) -> bool {
-        !matches!(
-            self,
-            Pass::Lower | Pass::Simplify | Pass::Fuse | Pass::Resimplify | Pass::Codegen(_)
-        )
+        self == Pass::Flatten || self.kernel_rewrite().is_some()
     }
 
     /// Whether the pass reads kernel IR (`lower` reads the AST: core, as it makes core IR):
-    /// every pass after `flatten`.
+    /// the rewrites of kernel IR and the code generators.
     pub fn reads_kernel_ir(self) -> bool {
-        (self.makes_kernel_ir() && self != Pass::Flatten) || matches!(self, Pass::Codegen(_))
+        self.kernel_rewrite().is_some() || matches!(self, Pass::Codegen(_))
     }
 
     /// Runs the pass on `ir` (filetests run one pass on parsed IR). `lower` starts from the
     /// AST, so on IR it returns the program unchanged; so does a pass given the other form than
     /// the one it reads ([`Pass::reads_kernel_ir`]).
     pub fn run(self, ir: Ir) -> Product {
+        let ir = match (self.kernel_rewrite(), ir) {
+            (Some(rewrite), Ir::Kernel(mut p)) => {
+                rewrite(&mut p);
+                return Product::Ir(Ir::Kernel(p));
+            }
+            (_, ir) => ir,
+        };
         Product::Ir(match (self, ir) {
             (Pass::Simplify | Pass::Resimplify, Ir::Core(mut p)) => {
                 opt::simplify::simplify(&mut p);
                 Ir::Core(p)
-            }
-            (Pass::KirSimplify, Ir::Kernel(mut p)) => {
-                opt::simplify::simplify(&mut p);
-                Ir::Kernel(p)
-            }
-            (Pass::Narrow, Ir::Kernel(mut p)) => {
-                opt::narrow::narrow(&mut p);
-                Ir::Kernel(p)
-            }
-            (Pass::Layout, Ir::Kernel(mut p)) => {
-                opt::layout::layout(&mut p);
-                Ir::Kernel(p)
-            }
-            (Pass::Unswitch, Ir::Kernel(mut p)) => {
-                plan::unswitch::run(&mut p);
-                Ir::Kernel(p)
-            }
-            (Pass::SkipIdle, Ir::Kernel(mut p)) => {
-                plan::skip_idle::run(&mut p);
-                Ir::Kernel(p)
-            }
-            (Pass::Jam, Ir::Kernel(mut p)) => {
-                plan::jam::run(&mut p);
-                Ir::Kernel(p)
-            }
-            (Pass::Interleave, Ir::Kernel(mut p)) => {
-                plan::interleave::run(&mut p);
-                Ir::Kernel(p)
             }
             (Pass::Fuse, Ir::Core(mut p)) => {
                 opt::fuse::fuse(&mut p);
@@ -236,6 +212,21 @@ impl Pass {
                 return Product::Artifact(target.generate(&p));
             }
             (_, ir) => ir,
+        })
+    }
+
+    /// The rewrite of kernel IR in place that a pass after `flatten` runs (`None` for the
+    /// passes on core IR, `flatten` itself and the code generators).
+    fn kernel_rewrite(self) -> Option<fn(&mut kir::Program)> {
+        Some(match self {
+            Pass::Narrow => opt::narrow::narrow,
+            Pass::KirSimplify => opt::simplify::simplify,
+            Pass::Layout => opt::layout::layout,
+            Pass::Unswitch => plan::unswitch::run,
+            Pass::SkipIdle => plan::skip_idle::run,
+            Pass::Jam => plan::jam::run,
+            Pass::Interleave => plan::interleave::run,
+            _ => return None,
         })
     }
 
