@@ -2,7 +2,8 @@
 //! a coalesced f32 map takes 4 sectors per warp load and store, a row walked by each thread 32
 //! per load, an array made at every point (interleaved across threads) 4 per load and store; the outputs equal the interpreter's, sampled or not; and the model's estimate
 //! responds to the modelled GPU as it should (a memory-bound map takes longer on the slower
-//! memory, and moves each byte once). Bank conflicts of strided shared-memory accesses are counted exactly by
+//! memory, and moves each byte once); a site's line of the generated code is found
+//! (`OGHAM_PROFILE=sites`). Bank conflicts of strided shared-memory accesses are counted exactly by
 //! `ogham_runtime::cuda::model::warps` (its unit tests); this file runs whole programs.
 //!
 //! Needs `g++` (as the emulator); without it the tests report themselves skipped, except under
@@ -112,6 +113,25 @@ fn a_row_walked_by_each_thread_takes_32_sectors_per_warp_load() {
         (loads[0].requests, loads[0].sectors, loads[0].ideal_sectors),
         (8 * 64, 8 * 64 * 32, 8 * 64 * 4)
     );
+}
+
+#[test]
+fn a_site_is_traced_to_its_line_of_the_generated_code() {
+    if !available() {
+        return;
+    }
+    let (n, m) = (256, 8);
+    let rows = Array::from_f32(vec![n, m], vec![0.5; n * m]).expect("shape");
+    let report = model("walk", vec![Value::Array(rows)], "h100", Some(2));
+    let loads = sites(&report, false);
+    let code = report.code.as_ref().expect("the model's code is known");
+    let offsets: Vec<u64> = loads.iter().map(|s| code.offset(s.address)).collect();
+    let lines = code.lines(&offsets).expect("addr2line runs");
+    // The one load of the walk is the row's element `r[i]`: a line that reads a view's element.
+    let line = lines[0].expect("the line tables name the load's line");
+    let text = code.text(line);
+    assert!(text.contains(".p["), "line {line}: {text}");
+    assert!(code.unit.lines().nth(line - 1).is_some());
 }
 
 #[test]

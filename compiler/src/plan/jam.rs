@@ -25,9 +25,9 @@
 //! `transpose a` of a row-major `a`) are tested by the CPU code generator (`back/cpu/jam.rs`),
 //! which emits the statement plainly otherwise.
 //!
-//! CUDA: the backend does not use the plan (a planned statement is emitted plainly). A thread
-//! of a CUDA kernel could use it the same way, running several outer rows per pass over the
-//! shared matrix to share its loads between them in registers.
+//! CUDA: a thread of a CUDA kernel runs such a map as a loop too, and the CUDA code generator
+//! follows the plan with register tiles (`back/cuda/jam.rs`: four outer by four inner
+//! iterations per pass over the reduction, sharing each row's loads across the tile).
 
 use super::dot::{self, Dot};
 use ogham_ir::kir::{Function, Plan, Program};

@@ -80,7 +80,9 @@ fn shared_library(source: &str, build: &Build) -> Res<(Store, String)> {
         Some(store) => store,
         None => Store::private_temporary(&format!("ogham-{}", build.cache)).map_err(fail)?,
     };
-    let name = format!("{:016x}.so", crate::fnv1a(source.as_bytes()));
+    // The options are part of the key: the same unit built otherwise is another library.
+    let key = format!("{}\n{source}", build.options.join(" "));
+    let name = format!("{:016x}.so", crate::fnv1a(key.as_bytes()));
     if store.load_artefact(&name).is_some() {
         return Ok((store, name));
     }

@@ -7,8 +7,8 @@
 use super::Counting;
 use super::block;
 use super::emit::{CView, Emit, ctype, type_str, var, view_type};
-use super::interleave;
 use super::scalar::{self, Cost};
+use super::{interleave, jam};
 use crate::back::lower::bounds::Proofs;
 use crate::back::lower::{self, Checks, Lower, Place, Res};
 use crate::plan::{self, unswitch};
@@ -557,11 +557,20 @@ impl Lower for Emit<'_> {
         rows: &Vec<CView>,
         arrays: &[CView],
     ) -> Res<String> {
-        // Maps of reductions the `interleave` pass planned run several iterations together
+        // Maps of dot products the `jam` pass planned run in register tiles (`jam.rs`), maps of
+        // reductions the `interleave` pass planned several iterations together
         // (`interleave.rs`).
-        let planned = pat.first().and_then(|v| self.plans.get(v)) == Some(&Plan::Interleave);
-        match planned.then(|| plan::interleave::shape(self.f, soac)) {
-            Some(Some(shape)) => interleave::emit(self, &shape, width, rows, arrays),
+        match pat.first().and_then(|v| self.plans.get(v)) {
+            Some(Plan::Jam) => match (plan::jam::shape(self.f, soac), soac) {
+                (Some(shape), Soac::Screma { map, .. }) => {
+                    jam::emit(self, &shape, map, width, rows, arrays)
+                }
+                _ => Ok("0".to_string()),
+            },
+            Some(Plan::Interleave) => match plan::interleave::shape(self.f, soac) {
+                Some(shape) => interleave::emit(self, &shape, width, rows, arrays),
+                None => Ok("0".to_string()),
+            },
             _ => Ok("0".to_string()),
         }
     }

@@ -11,7 +11,8 @@
 //! kernel for reductions and scans over few long segments). The body code is the shared
 //! lowering's ([`crate::back::lower`]) written as C by `emit.rs` and `lower.rs` (`scalar.rs`:
 //! scalar operations; `block.rs`: SOACs across a block's threads; `interleave.rs`: the maps of
-//! reductions planned `@interleave`, several iterations' reductions in one loop).
+//! reductions planned `@interleave`, several iterations' reductions in one loop; `jam.rs`: the
+//! maps of dot products planned `@jam`, in register tiles).
 //!
 //! The product is the artefact [`CudaProgram`] (`ogham_ir::artifact::cuda`: each kernel's code
 //! and launch plan); the pipeline's `codegen-cuda` pass makes it for the whole program, the
@@ -29,6 +30,7 @@
 mod block;
 mod emit;
 mod interleave;
+mod jam;
 mod kernel;
 mod lower;
 mod prelude;

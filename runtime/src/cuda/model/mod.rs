@@ -16,9 +16,12 @@
 //! Float counts are exact. Host steps the executor evaluates itself are not modelled.
 //!
 //! With `OGHAM_PROFILE`, each kernel prints `ogham-profile: kernel NAME (LEVEL) modeled MS ms`
-//! and its counts, and the run ends with `ogham-profile: modeled total MS ms on DEVICE`.
+//! and its counts, and the run ends with `ogham-profile: modeled total MS ms on DEVICE`. With
+//! `OGHAM_PROFILE=sites`, each launch also lists its costliest global accesses with their lines
+//! of the translation unit (`code.rs`).
 
 mod caches;
+pub mod code;
 pub mod estimate;
 pub mod gpus;
 mod ptxas;
@@ -29,6 +32,7 @@ use super::emulator::{self, Build, open_library, symbol_error, trampolines};
 use super::{Device, Res, machine_error};
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE};
 use caches::SectorCache;
+use code::Code;
 use estimate::{Counts, Estimate, Occupancy, Shape};
 use gpus::Gpu;
 use ogham_ir::artifact::cuda::Counting;
@@ -45,6 +49,7 @@ const INSTRUMENTED: Build = Build {
     cache: "cuda-model",
     options: &[
         "-O1",
+        "-g1",
         "-DOG_MODEL",
         "-fsanitize=kernel-address",
         "--param",
@@ -56,6 +61,8 @@ const INSTRUMENTED: Build = Build {
     ],
 };
 
+/// How many sites `OGHAM_PROFILE=sites` lists per launch.
+const LISTED_SITES: usize = 8;
 /// Threads per block, as on a GPU (`driver.rs`).
 const BLOCK: i64 = 256;
 /// Warps sampled per launch unless `OGHAM_MODEL_WARPS` says otherwise.
@@ -93,14 +100,19 @@ pub struct LaunchReport {
 }
 
 /// The global requests of one site of a kernel's code, in the sampled warps (not scaled).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Site {
+    /// Where it is in the code, as recorded (the low 32 bits of an address: [`Code::offset`]).
+    pub address: u32,
     pub store: bool,
     /// Bytes per lane.
     pub size: u64,
     pub requests: u64,
     pub sectors: u64,
     pub ideal_sectors: u64,
+    /// The loads' latency in cycles, each at the level that served its slowest sector, as the
+    /// estimate's latency term adds them.
+    pub load_latency: f64,
 }
 
 /// One kernel of the program (a statement: its launches and the copies and allocations around
@@ -124,6 +136,9 @@ pub struct Report {
     pub kernels: Vec<KernelReport>,
     /// Why registers were assumed rather than read from ptxas, if they were.
     pub assumed_registers: Option<String>,
+    /// The instrumented code, to find the sites' lines in (`None` before a program is loaded
+    /// or when the loader cannot say where the library is).
+    pub code: Option<Code>,
 }
 
 impl Report {
@@ -141,6 +156,8 @@ pub struct Model {
     names: HashMap<u64, String>,
     resources: HashMap<String, Resources>,
     profile: bool,
+    /// `OGHAM_PROFILE=sites`: list each launch's costliest sites with their lines.
+    profile_sites: bool,
     /// The kernel being run and the finished ones.
     current: Mutex<KernelReport>,
     report: Arc<Mutex<Report>>,
@@ -184,6 +201,7 @@ impl Model {
             names: HashMap::new(),
             resources: HashMap::new(),
             profile: std::env::var_os("OGHAM_PROFILE").is_some(),
+            profile_sites: std::env::var("OGHAM_PROFILE").is_ok_and(|v| v == "sites"),
             current: Mutex::new(KernelReport::default()),
             report,
         })
@@ -326,7 +344,15 @@ impl Sampler {
             if self.sites_counts.len() <= site {
                 self.sites_counts.resize(site + 1, None);
             }
-            let at = self.sites_counts[site].get_or_insert(Site {
+            let address = || {
+                let found = self
+                    .sites
+                    .iter()
+                    .find(|&(_, &dense)| dense as usize == site);
+                found.map_or(0, |(&address, _)| address)
+            };
+            let at = self.sites_counts[site].get_or_insert_with(|| Site {
+                address: address(),
                 store: r.store,
                 size: r.size,
                 ..Site::default()
@@ -348,7 +374,11 @@ impl Sampler {
             }
             // A load waits for its slowest sector, after the L1 has looked up every line.
             if !r.store {
-                self.counts.load_latency += self.latencies[level] + lines.len() as f64 - 1.0;
+                let latency = self.latencies[level] + lines.len() as f64 - 1.0;
+                self.counts.load_latency += latency;
+                if let Some(at) = &mut self.sites_counts[site] {
+                    at.load_latency += latency;
+                }
             }
         }
     }
@@ -468,14 +498,13 @@ impl Device for Model {
                 ))
             }
         }
-        let library = open_library(
-            &emulator::unit(source, &format!("{INSTRUMENTATION}\n"), names),
-            &INSTRUMENTED,
-        )?;
+        let unit = emulator::unit(source, &format!("{INSTRUMENTATION}\n"), names);
+        let library = open_library(&unit, &INSTRUMENTED)?;
         // SAFETY: the symbol has the type `model.hpp` declares.
         let run: libloading::Symbol<ModelRun> =
             unsafe { library.get(b"og_model_run") }.map_err(symbol_error)?;
         self.run = Some(*run);
+        self.report.lock().expect("no panics while locked").code = Code::of(*run as usize, unit);
         let functions = trampolines(&library, names)?;
         self.names = functions.iter().map(|(n, &f)| (f, n.clone())).collect();
         self.library = Some(library);
@@ -558,22 +587,20 @@ impl Device for Model {
         }
         kernel.name = name.to_string();
         kernel.level = level.to_string();
+        let mut report = self.report.lock().expect("no panics while locked");
         if self.profile {
-            for line in profile_lines(&kernel) {
+            let code = report.code.as_ref().filter(|_| self.profile_sites);
+            for line in profile_lines(&kernel, code) {
                 eprintln!("ogham-profile: {line}");
             }
         }
-        self.report
-            .lock()
-            .expect("no panics while locked")
-            .kernels
-            .push(kernel);
+        report.kernels.push(kernel);
         true
     }
 }
 
-/// `OGHAM_PROFILE`'s lines for one kernel.
-fn profile_lines(k: &KernelReport) -> Vec<String> {
+/// `OGHAM_PROFILE`'s lines for one kernel (with `code`, its launches' costliest sites too).
+fn profile_lines(k: &KernelReport, code: Option<&Code>) -> Vec<String> {
     let mut lines = vec![format!(
         "kernel {} ({}) modeled {:.3} ms: {} launch(es), {} copies of {:.1} MB, {} allocations of {:.1} MB",
         k.name,
@@ -624,8 +651,51 @@ fn profile_lines(k: &KernelReport) -> Vec<String> {
             l.sampled_warps,
             c.warps
         ));
+        if let Some(code) = code {
+            lines.extend(site_lines(l, code));
+        }
     }
     lines
+}
+
+/// The [`LISTED_SITES`] sites of launch `l` with the most load latency (then sectors), each
+/// with its share of the launch's, its counts in the sampled warps and its line of `code`.
+fn site_lines(l: &LaunchReport, code: &Code) -> Vec<String> {
+    let mut sites: Vec<&Site> = l.sites.iter().collect();
+    sites.sort_by(|a, b| {
+        (b.load_latency, b.sectors)
+            .partial_cmp(&(a.load_latency, a.sectors))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    sites.truncate(LISTED_SITES);
+    let offsets: Vec<u64> = sites.iter().map(|s| code.offset(s.address)).collect();
+    let found = match code.lines(&offsets) {
+        Ok(found) => found,
+        Err(why) => return vec![format!("  sites: {why}")],
+    };
+    let latency: f64 = l.sites.iter().map(|s| s.load_latency).sum();
+    let sectors: u64 = l.sites.iter().map(|s| s.sectors).sum();
+    let share = |part: f64, whole: f64| 100.0 * part / whole.max(1.0);
+    sites
+        .iter()
+        .zip(found)
+        .map(|(s, line)| {
+            let (at, text) = match line {
+                Some(n) => (format!("line {n}"), code.text(n)),
+                None => (format!("offset {:#x}", code.offset(s.address)), ""),
+            };
+            format!(
+                "  site {at} ({} {} B): latency {:.0} %, sectors {:.0} %, {} requests, {} sectors (ideal {}): {text}",
+                if s.store { "store" } else { "load" },
+                s.size,
+                share(s.load_latency, latency),
+                share(s.sectors as f64, sectors as f64),
+                s.requests,
+                s.sectors,
+                s.ideal_sectors,
+            )
+        })
+        .collect()
 }
 
 /// `OGHAM_PROFILE`'s last line.
