@@ -141,6 +141,15 @@ fn concurrent_builds_never_show_a_partial_library() {
     assert_eq!(entries(&dir), ["two.og", "two.ogl"], "no temporaries left");
 }
 
+/// Runs `ogham ARGS` with the memory limit `OGHAM_MEMORY_LIMIT=limit`.
+fn ogham_with_memory_limit(limit: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ogham"))
+        .env("OGHAM_MEMORY_LIMIT", limit)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn the_memory_limit_makes_large_arrays_r0709() {
     let dir = scratch("memory_limit");
@@ -150,28 +159,18 @@ fn the_memory_limit_makes_large_arrays_r0709() {
         "entry main (n: i64) : i64 = let xs = iota n in xs[n - 1] + length xs\n",
     );
     for backend in ["interp", "kir", "cpu"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_ogham"))
-            .env("OGHAM_MEMORY_LIMIT", "1M")
-            .args(["run", "--backend", backend, program.to_str().unwrap()])
-            .arg("1000000i64")
-            .output()
-            .unwrap();
+        let run = |n: &str| {
+            let args = ["run", "--backend", backend, program.to_str().unwrap(), n];
+            ogham_with_memory_limit("1M", &args)
+        };
+        let out = run("1000000i64");
         assert_user_error(&out, "error[R0709]");
         assert!(stderr(&out).contains("big.og:1:"), "{}", stderr(&out));
-        let out = Command::new(env!("CARGO_BIN_EXE_ogham"))
-            .env("OGHAM_MEMORY_LIMIT", "1M")
-            .args(["run", "--backend", backend, program.to_str().unwrap()])
-            .arg("1000i64")
-            .output()
-            .unwrap();
+        let out = run("1000i64");
         assert_eq!(code(&out), 0, "{backend}: {}", stderr(&out));
         assert_eq!(stdout(&out), "1999i64\n");
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_ogham"))
-        .env("OGHAM_MEMORY_LIMIT", "lots")
-        .args(["run", program.to_str().unwrap(), "3i64"])
-        .output()
-        .unwrap();
+    let out = ogham_with_memory_limit("lots", &["run", program.to_str().unwrap(), "3i64"]);
     assert_user_error(&out, "OGHAM_MEMORY_LIMIT=lots");
 }
 
@@ -194,12 +193,17 @@ fn kernel_arrays_whose_bytes_overflow_are_out_of_memory() {
         backends.push("cuda-emu");
     }
     for backend in backends {
-        let out = Command::new(env!("CARGO_BIN_EXE_ogham"))
-            .env("OGHAM_MEMORY_LIMIT", "1G")
-            .args(["run", "--backend", backend, program.to_str().unwrap()])
-            .args(["4294967296i64", "4294967296i64", "empty([0]i64)", "[0i64]"])
-            .output()
-            .unwrap();
+        let args = [
+            "run",
+            "--backend",
+            backend,
+            program.to_str().unwrap(),
+            "4294967296i64",
+            "4294967296i64",
+            "empty([0]i64)",
+            "[0i64]",
+        ];
+        let out = ogham_with_memory_limit("1G", &args);
         assert_user_error(&out, "error[R0709]");
         assert!(
             stderr(&out).contains("wide.og:2:22"),
