@@ -213,6 +213,15 @@ fn kernel_arrays_whose_bytes_overflow_are_out_of_memory() {
     }
 }
 
+/// A reduction whose operator has a neutral element but is not associative (W0720).
+const NOT_ASSOCIATIVE: &str =
+    "reduce (\\a b -> if a == 0 then b else if b == 0 then a else a - b) 0 xs\n";
+
+/// An EWMA written with an associative operator: `--check-laws` has nothing to warn about.
+fn ewma_associative() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/reliability/ewma_associative.og")
+}
+
 #[test]
 fn check_laws_warns_about_operators_that_break_them() {
     let dir = scratch("check_laws");
@@ -236,8 +245,7 @@ fn check_laws_warns_about_operators_that_break_them() {
     // A neutral element, but not associative.
     let out = run(
         "minus.og",
-        "entry main (xs: []f32) : f32 = \
-         reduce (\\a b -> if a == 0 then b else if b == 0 then a else a - b) 0 xs\n",
+        &format!("entry main (xs: []f32) : f32 = {NOT_ASSOCIATIVE}"),
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stderr(&out).contains("warning[W0720]"), "{}", stderr(&out));
@@ -248,8 +256,7 @@ fn check_laws_warns_about_operators_that_break_them() {
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
-    let ewma =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/reliability/ewma_associative.og");
+    let ewma = ewma_associative();
     let out = ogham(&[
         "run",
         "--check-laws",
@@ -282,9 +289,10 @@ fn test_check_laws_fails_cases_whose_operators_break_them() {
     let minus = write(
         &dir,
         "minus.og",
-        "-- ==\n-- input { [5f32, 3f32, 1f32, 2f32] }\n-- output { -1f32 }\n\
-         entry main (xs: []f32) : f32 =\n  \
-         reduce (\\a b -> if a == 0 then b else if b == 0 then a else a - b) 0 xs\n",
+        &format!(
+            "-- ==\n-- input {{ [5f32, 3f32, 1f32, 2f32] }}\n-- output {{ -1f32 }}\n\
+             entry main (xs: []f32) : f32 =\n  {NOT_ASSOCIATIVE}"
+        ),
     );
     // Without the checks the case passes on the interpreter (it folds from the left).
     let out = ogham(&["test", minus.to_str().unwrap()]);
@@ -297,8 +305,7 @@ fn test_check_laws_fails_cases_whose_operators_break_them() {
     assert!(report.contains("minus.og:5:3"), "{report}");
     assert!(report.contains("0 passed, 1 failed"), "{report}");
     // Lawful operators pass, and so do the other kinds of trial.
-    let ewma =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/reliability/ewma_associative.og");
+    let ewma = ewma_associative();
     let out = ogham(&["test", "--check-laws", ewma.to_str().unwrap()]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
     assert!(!stdout(&out).contains("warning"), "{}", stdout(&out));
