@@ -193,6 +193,17 @@ impl<'a> Cursor<'a> {
     }
 
     /// A `{ ... }` body (braces may nest): its text and the position where the text starts.
+    /// The stage named after `directive` (`structure`, `filecheck`): one of compiled code, not
+    /// `diag`.
+    fn code_stage(&mut self, directive: &str) -> Result<Stage, SpecError> {
+        self.skip_spaces();
+        let pos = self.pos;
+        match stage(self.word(), pos)? {
+            Stage::Diag => text::error(pos, format!("`diag` has no {directive}")),
+            s => Ok(s),
+        }
+    }
+
     fn braced(&mut self, after: &str) -> Result<(&'a str, Pos), SpecError> {
         self.skip_while(char::is_whitespace);
         let open = self.pos;
@@ -313,22 +324,12 @@ impl BlockParser<'_, '_> {
                     }
                 }
                 "structure" => {
-                    self.cur.skip_spaces();
-                    let name_pos = self.cur.pos;
-                    let stage = match stage(self.cur.word(), name_pos)? {
-                        Stage::Diag => return text::error(name_pos, "`diag` has no structure"),
-                        s => s,
-                    };
+                    let stage = self.cur.code_stage("structure")?;
                     let (body, _) = self.cur.braced("structure")?;
                     self.spec.structures.push((stage, body.trim().to_string()));
                 }
                 "filecheck" => {
-                    self.cur.skip_spaces();
-                    let name_pos = self.cur.pos;
-                    let stage = match stage(self.cur.word(), name_pos)? {
-                        Stage::Diag => return text::error(name_pos, "`diag` has no filecheck"),
-                        s => s,
-                    };
+                    let stage = self.cur.code_stage("filecheck")?;
                     self.spec.filechecks.push((stage, Checks::default()));
                 }
                 kind if Checks::is_kind(kind) => {
