@@ -196,6 +196,16 @@ def pypi_bfast_ms(python, path, n, pixels, reps):
     return float(re.search(r"ms=([0-9.]+)", p.stdout).group(1))
 
 
+def check_close(what, got, want, tolerance):
+    """Prints `what` with the largest |got - want| (equal where both are NaN) and OK or FAILED;
+    whether that is within `tolerance`."""
+    both = np.isnan(got) & np.isnan(want)
+    err = float(np.nanmax(np.where(both, 0.0, np.abs(got - want))))
+    good = err <= tolerance
+    print(f"  check {what} max |diff| {err:.2e} {'OK' if good else 'FAILED'}")
+    return good
+
+
 def break_agreement(name, got, ref_brk, margin):
     """Spec §9.2 f32 rule: >= 99.5 % identical breaks, every mismatch with |MOSUM| within 1e-3
     (relative) of the boundary in the f64 reference (or a -2/-3 code on both sides)."""
@@ -691,23 +701,13 @@ def bench_ptsel(args, work):
         ogham("programs/ptsel.og", oargs, out, 1, entry="rank_wp")
         got = np.load(os.path.join(out, "out0.npy"))
         np_ms, want = timed_py(lambda: pref.rank_vectorised(phi, s), max(1, args.reps // 2))
-        both = np.isnan(got) & np.isnan(want)
-        err = float(np.nanmax(np.where(both, 0.0, np.abs(got - want))))
-        good = err <= 1e-9
-        ok &= bool(good)
-        print(f"  check PtSel s={s}: ogham vs NumPy f64 max |diff| {err:.2e} "
-              f"{'OK' if good else 'FAILED'}")
+        ok &= check_close(f"PtSel s={s}: ogham vs NumPy f64", got, want, 1e-9)
         b_ms = math.nan
         if os.path.exists(BASE):
             bargs = ["ptsel", path, s, out, args.reps + 1]
             baseline(bargs)
             br = np.load(os.path.join(out, "rank.npy")).reshape(got.shape)
-            both = np.isnan(br) & np.isnan(got)
-            berr = float(np.nanmax(np.where(both, 0.0, np.abs(br - got))))
-            good = berr <= 1e-9
-            ok &= bool(good)
-            print(f"  check PtSel s={s}: baseline vs ogham max |diff| {berr:.2e} "
-                  f"{'OK' if good else 'FAILED'}")
+            ok &= check_close(f"PtSel s={s}: baseline vs ogham", br, got, 1e-9)
             b_ms, _ = baseline(bargs)
         p_ms, k_ms = ogham("programs/ptsel.og", oargs, out, args.reps, entry="rank_wp")
         work_units = pref.arc_count(R, C, s) * K

@@ -240,30 +240,41 @@ pub enum Tuning<'a> {
 }
 
 /// The executors of entry points. All of them implement the semantics of the reference
-/// interpreter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// interpreter. They are the values of the command line's `--backend`, each with its help line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Backend {
     /// The reference interpreter.
+    #[value(help = "The reference interpreter")]
     Interp,
     /// The optimised core IR, executed by the IR evaluator (checks lowering, simplification
     /// and fusion).
+    #[value(help = "The optimised core IR, run by the IR evaluator")]
     Core,
     /// The kernel IR, executed by the IR evaluator (checks flattening too).
+    #[value(help = "The kernel IR, run by the IR evaluator")]
     Kir,
     /// The kernel IR with its kernels compiled by Cranelift and run on all cores; the host
     /// program runs in the IR evaluator (`ogham_runtime::cpu`).
+    #[value(help = "Compiled kernels (Cranelift) on all cores")]
     Cpu,
     /// The kernel IR with its kernels compiled to CUDA C (NVRTC) and launched on the first
     /// GPU; the host program runs in the IR evaluator (`ogham_runtime::cuda`). Fails with
     /// `R0711` on a machine without a GPU, its driver or NVRTC.
+    #[value(help = "Compiled kernels (CUDA C, NVRTC) on the first NVIDIA GPU")]
     Cuda,
     /// The CUDA backend's code and launch plans compiled for the host by `g++` and run with one
     /// OS thread per GPU thread (`ogham_runtime::cuda::emulator`): tests the CUDA backend
     /// without a GPU; slow.
+    #[value(
+        help = "The CUDA kernels compiled for the host and emulated (tests the CUDA backend; slow)"
+    )]
     CudaEmu,
     /// The CUDA backend's kernels and launch plans run on the host at a modelled GPU's launch
     /// configuration, instrumented: outputs as on every backend, plus the GPU's modelled time
     /// per kernel (`OGHAM_PROFILE`; `ogham_runtime::cuda::model`, `docs/cuda.md`).
+    #[value(
+        help = "The emulation, instrumented: the outputs plus a modelled GPU time per kernel with `OGHAM_PROFILE=1` (GPU: `OGHAM_GPU_MODEL`, default h100)"
+    )]
     CudaModel,
 }
 

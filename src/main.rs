@@ -51,8 +51,8 @@ enum Command {
         #[arg(long)]
         entry: Option<String>,
         /// The executor.
-        #[arg(long, value_enum, default_value_t = BackendArg::Interp)]
-        backend: BackendArg,
+        #[arg(long, value_enum, default_value_t = Backend::Interp)]
+        backend: Backend,
         /// Write the outputs as DIR/out0.npy, DIR/out1.npy, ... instead of printing them (tuple
         /// outputs count as their components, like printed ones); the parts of record results as
         /// DIR/NAME.npy, named as Python names them (`mean.npy`, `result1_mean.npy`). Standard
@@ -110,8 +110,8 @@ enum Command {
         #[arg(long)]
         entry: Option<String>,
         /// The executor to tune for.
-        #[arg(long, value_enum, default_value_t = BackendArg::Cpu)]
-        backend: BackendArg,
+        #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+        backend: Backend,
         /// Runs per candidate (the median counts).
         #[arg(long, default_value_t = 3)]
         runs: usize,
@@ -127,8 +127,8 @@ enum Command {
         /// `.og` files or directories searched recursively.
         paths: Vec<PathBuf>,
         /// The executor.
-        #[arg(long, value_enum, default_value_t = BackendArg::Interp)]
-        backend: BackendArg,
+        #[arg(long, value_enum, default_value_t = Backend::Interp)]
+        backend: Backend,
         /// Store the `snapshot` blocks' outputs as the expected ones (in `__snapshots__/`
         /// beside each file) instead of comparing with them.
         #[arg(long)]
@@ -143,8 +143,8 @@ enum Command {
     /// report, and prints the accuracy against the scene's truth and the timings.
     Demo {
         /// The executor.
-        #[arg(long, value_enum, default_value_t = BackendArg::Cpu)]
-        backend: BackendArg,
+        #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+        backend: Backend,
         /// The scene is SIZE × SIZE pixels.
         #[arg(long, default_value_t = 256)]
         size: usize,
@@ -221,40 +221,6 @@ enum StageArg {
     Cuda,
 }
 
-/// The `--backend` values.
-#[derive(Clone, Copy, ValueEnum)]
-enum BackendArg {
-    /// The reference interpreter.
-    Interp,
-    /// The optimised core IR, run by the IR evaluator.
-    Core,
-    /// The kernel IR, run by the IR evaluator.
-    Kir,
-    /// Compiled kernels (Cranelift) on all cores.
-    Cpu,
-    /// Compiled kernels (CUDA C, NVRTC) on the first NVIDIA GPU.
-    Cuda,
-    /// The CUDA kernels compiled for the host and emulated (tests the CUDA backend; slow).
-    CudaEmu,
-    /// The emulation, instrumented: the outputs plus a modelled GPU time per kernel with
-    /// `OGHAM_PROFILE=1` (GPU: `OGHAM_GPU_MODEL`, default h100).
-    CudaModel,
-}
-
-impl From<BackendArg> for Backend {
-    fn from(b: BackendArg) -> Backend {
-        match b {
-            BackendArg::Interp => Backend::Interp,
-            BackendArg::Core => Backend::Core,
-            BackendArg::Kir => Backend::Kir,
-            BackendArg::Cpu => Backend::Cpu,
-            BackendArg::Cuda => Backend::Cuda,
-            BackendArg::CudaEmu => Backend::CudaEmu,
-            BackendArg::CudaModel => Backend::CudaModel,
-        }
-    }
-}
-
 /// How a command failed.
 enum Failure {
     /// A user error, already reported on standard error.
@@ -326,7 +292,6 @@ fn run_command(command: Command) -> Result<(), Failure> {
             pixel,
             args,
         } => {
-            let backend = backend.into();
             let pixel = pixel
                 .as_deref()
                 .map(ogham::pixel::parse_pixel)
@@ -358,13 +323,13 @@ fn run_command(command: Command) -> Result<(), Failure> {
             runs,
             output,
             args,
-        } => autotune(&file, entry.as_deref(), backend.into(), runs, output, &args),
+        } => autotune(&file, entry.as_deref(), backend, runs, output, &args),
         Command::Test {
             paths,
             backend,
             accept,
             check_laws,
-        } => test(&paths, backend.into(), accept, check_laws),
+        } => test(&paths, backend, accept, check_laws),
         Command::Demo {
             backend,
             size,
@@ -375,7 +340,7 @@ fn run_command(command: Command) -> Result<(), Failure> {
             size,
             years,
             seed,
-            backend: backend.into(),
+            backend,
             out,
             progress: true,
         }),

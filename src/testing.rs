@@ -50,7 +50,7 @@ mod spec;
 mod stages;
 
 pub use spec::{Case, Expected, Spec, SpecError, parse_spec};
-use stages::{select_kernels, stage_text};
+use stages::{snapshot_text, stage_text};
 
 use crate::args::{self, Arg, ArgValue};
 use crate::{Backend, Frontend, FrontendErrors, Tuning};
@@ -192,12 +192,8 @@ impl TestFile {
                 None => Outcome::Skipped(format!("backend `{backend}` is not available yet")),
             },
             TrialKind::Snapshot(Stage::Diag) => Outcome::Snapshot(self.diagnostics(loaded)),
-            TrialKind::Snapshot(stage) => match stage_text(loaded, *stage) {
-                Ok(text) if self.spec.kernels.is_empty() => Outcome::Snapshot(text),
-                Ok(text) => match select_kernels(&text, *stage, &self.spec.kernels) {
-                    Ok(text) => Outcome::Snapshot(text),
-                    Err(why) => Outcome::Failed(why),
-                },
+            TrialKind::Snapshot(stage) => match snapshot_text(loaded, *stage, &self.spec.kernels) {
+                Ok(text) => Outcome::Snapshot(text),
                 Err(why) => Outcome::Failed(why),
             },
             TrialKind::FileCheck(i) => {

@@ -83,6 +83,34 @@ impl Artifact {
             Artifact::Cuda(program) => program.kernels_text(),
         }
     }
+
+    /// The parts of [`Artifact::print`] of the kernels `names`, in that order (a CUDA kernel's
+    /// with its combine kernel), or an error naming the kernels there are.
+    pub fn print_kernels(&self, names: &[String]) -> Result<String, String> {
+        let kernels: Vec<(&str, String)> = match self {
+            Artifact::Clif(module) => module
+                .segs
+                .iter()
+                .map(|seg| (seg.name.as_str(), seg.print()))
+                .collect(),
+            Artifact::Cuda(program) => program
+                .segs
+                .iter()
+                .map(|seg| (seg.name.as_str(), seg.text.clone()))
+                .collect(),
+        };
+        let text = |name: &String| match kernels.iter().find(|(kernel, _)| kernel == name) {
+            Some((_, text)) => Ok(text.as_str()),
+            None => {
+                let known: Vec<&str> = kernels.iter().map(|(kernel, _)| *kernel).collect();
+                Err(format!(
+                    "no kernel `{name}`; the kernels are {}",
+                    known.join(" ")
+                ))
+            }
+        };
+        names.iter().map(text).collect()
+    }
 }
 
 /// What a pass makes: IR, or (the code-generating passes) a backend's artefact.
@@ -364,5 +392,45 @@ mod tests {
         assert_eq!(last, at(Pass::Codegen(Target::Cpu)));
         assert!(Options::KERNEL.stop_after.makes_kernel_ir());
         assert!(!Options::CORE.stop_after.makes_kernel_ir());
+    }
+
+    #[test]
+    fn kernels_print_in_the_order_asked() {
+        use back::cpu::{ClifModule, CompiledSeg};
+        use ogham_ir::artifact::cuda::GeneratedSeg;
+        let names = |ns: &[&str]| ns.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let cuda_seg = |name: &str, text: &str| GeneratedSeg {
+            function: 0,
+            name: name.to_string(),
+            kernel: Err("not needed here".to_string()),
+            text: text.to_string(),
+        };
+        let cuda = Artifact::Cuda(CudaProgram {
+            prelude: "prelude\n".to_string(),
+            segs: vec![
+                cuda_seg("a_k0", "// kernel a_k0 (thread level)\nk0\nk0_combine\n"),
+                cuda_seg("a_k1", "// kernel a_k1 (block level)\nk1\n"),
+            ],
+        });
+        assert_eq!(
+            cuda.print_kernels(&names(&["a_k1", "a_k0"])).unwrap(),
+            "// kernel a_k1 (block level)\nk1\n// kernel a_k0 (thread level)\nk0\nk0_combine\n"
+        );
+        let clif_seg = |name: &str| CompiledSeg {
+            function: 0,
+            name: name.to_string(),
+            kernel: Err(back::Unsupported("why".to_string())),
+        };
+        let clif = Artifact::Clif(ClifModule {
+            segs: vec![clif_seg("a_k0"), clif_seg("a_k1")],
+        });
+        assert_eq!(
+            clif.print_kernels(&names(&["a_k1"])).unwrap(),
+            "; kernel a_k1: not compiled (why); the runtime evaluates it\n\n"
+        );
+        assert_eq!(
+            clif.print_kernels(&names(&["a_k2"])).unwrap_err(),
+            "no kernel `a_k2`; the kernels are a_k0 a_k1"
+        );
     }
 }

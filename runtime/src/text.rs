@@ -33,7 +33,8 @@ impl Pos {
     pub const START: Pos = Pos { line: 1, col: 1 };
 }
 
-/// A syntax or type error in textual values.
+/// An error at a line and column of a text: a syntax or type error in textual values, or a
+/// malformed test block (`ogham::testing::SpecError`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TextError {
     pub pos: Pos,
@@ -48,7 +49,8 @@ impl fmt::Display for TextError {
 
 impl std::error::Error for TextError {}
 
-fn error<T>(pos: Pos, message: impl Into<String>) -> Result<T, TextError> {
+/// The error `message` at `pos`.
+pub fn error<T>(pos: Pos, message: impl Into<String>) -> Result<T, TextError> {
     Err(TextError {
         pos,
         message: message.into(),

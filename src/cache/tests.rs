@@ -26,6 +26,27 @@ fn options(backend: Backend) -> Options {
     }
 }
 
+/// A fresh directory `ogham-cache-NAME-PID` (not yet made) in the system's temporary directory.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ogham-cache-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// `source` compiled for the CPU with a disk cache in `dir`: once fresh (and stored there),
+/// then again (loaded from there).
+fn fresh_and_cached(source: Source, dir: &Path) -> (Arc<Compiled>, Arc<Compiled>) {
+    let store = ogham_runtime::cache_file::Store::at(dir, "cpu").expect("a private cache");
+    let disk = Disk::Dir(store);
+    let root = Root::of(source).expect("a root");
+    let key = key(source, &root, Backend::Cpu, None).expect("a key");
+    let options = options(Backend::Cpu);
+    let fresh =
+        compile_fresh(source, &options, Some(root.clone()), &disk, Some(key)).expect("compiles");
+    let cached = compile_fresh(source, &options, Some(root), &disk, Some(key)).expect("loads");
+    (fresh, cached)
+}
+
 #[test]
 fn a_second_compile_returns_the_same_program() {
     for backend in [Backend::Cpu, Backend::Interp, Backend::Kir, Backend::Core] {
@@ -111,20 +132,12 @@ fn entries_have_their_docs_and_types_in_source_order() {
 
 #[test]
 fn a_program_from_the_disk_cache_is_the_same_program() {
-    let dir = std::env::temp_dir().join(format!("ogham-cache-same-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let store = ogham_runtime::cache_file::Store::at(&dir, "cpu").expect("a private cache");
-    let disk = Disk::Dir(store);
+    let dir = scratch("same");
     let source = Source::Text {
         name: "disk-same.og",
         text: PROGRAM,
     };
-    let root = Root::of(source).expect("a root");
-    let key = key(source, &root, Backend::Cpu, None).expect("a key");
-    let options = options(Backend::Cpu);
-    let fresh =
-        compile_fresh(source, &options, Some(root.clone()), &disk, Some(key)).expect("compiles");
-    let cached = compile_fresh(source, &options, Some(root), &disk, Some(key)).expect("loads");
+    let (fresh, cached) = fresh_and_cached(source, &dir);
     assert!(matches!(fresh.code, Code::Cpu(_)));
     assert!(matches!(cached.code, Code::Cached(_)));
     assert_eq!(fresh.entries(), cached.entries());
@@ -148,26 +161,12 @@ fn record_results_keep_their_declared_field_order() {
           (xs, map (\\x -> {b = x, a = x}) xs)\n\
         entry shadowed (x: f32) : px = [{zeta = x, alpha = 1, mid = true}]\n\
         entry plain (x: f32) : f32 = x\n";
-    let dir = std::env::temp_dir().join(format!("ogham-cache-fields-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let store = ogham_runtime::cache_file::Store::at(&dir, "cpu").expect("a private cache");
-    let disk = Disk::Dir(store);
+    let dir = scratch("fields");
     let source = Source::Text {
         name: "fields.og",
         text: RECORDS,
     };
-    let root = Root::of(source).expect("a root");
-    let key = key(source, &root, Backend::Cpu, None).expect("a key");
-    let fresh = compile_fresh(
-        source,
-        &options(Backend::Cpu),
-        Some(root.clone()),
-        &disk,
-        Some(key),
-    )
-    .expect("compiles");
-    let cached =
-        compile_fresh(source, &options(Backend::Cpu), Some(root), &disk, Some(key)).expect("loads");
+    let (fresh, cached) = fresh_and_cached(source, &dir);
     assert!(matches!(cached.code, Code::Cached(_)));
     let interp = compile_in(source, &options(Backend::Interp), &Disk::Off).expect("compiles");
     for compiled in [&fresh, &cached, &interp] {
@@ -189,8 +188,7 @@ fn record_results_keep_their_declared_field_order() {
 /// changes the same text compiled as a file, never the bundled one.
 #[test]
 fn bundled_sources_never_import_from_disk() {
-    let dir = std::env::temp_dir().join(format!("ogham-cache-bundled-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = scratch("bundled");
     std::fs::create_dir_all(dir.join("lib")).expect("a directory");
     let text = "import \"lib/linalg\"\nentry main (x: i32) : i32 = x + 1\n";
     let file = dir.join("prog.og");
@@ -209,8 +207,7 @@ fn bundled_sources_never_import_from_disk() {
 
 #[test]
 fn changed_imports_and_shadowed_library_modules_compile_again() {
-    let dir = std::env::temp_dir().join(format!("ogham-cache-imports-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = scratch("imports");
     std::fs::create_dir_all(&dir).expect("a directory");
     let main = dir.join("main.og");
     let helper = dir.join("helper.og");

@@ -9,7 +9,7 @@
 //! element type: unlike textual numbers it is not converted to the parameter's type, and
 //! [`check_data`] rejects a mismatch before the run.
 
-use super::spec::{SpecError, spec_error};
+use super::spec::SpecError;
 use crate::args::{Arg, ArgValue};
 use ogham_runtime::boundary::BoundaryType;
 use ogham_runtime::npy;
@@ -42,11 +42,11 @@ pub(super) fn read(base: &Path, file: &str, pos: Pos, what: &str) -> Result<Vec<
                 origin: format!("`{file}` ({what})"),
                 value: ArgValue::Data(value),
             }]),
-            Err(e) => spec_error(pos, format!("`{}`: {e}", path.display())),
+            Err(e) => text::error(pos, format!("`{}`: {e}", path.display())),
         };
     }
     let Ok(text) = std::str::from_utf8(&bytes) else {
-        return spec_error(
+        return text::error(
             pos,
             format!(
                 "`{}` is neither a `.npy` file nor text (it is not valid UTF-8)",

@@ -13,7 +13,6 @@ use super::filecheck::Checks;
 use crate::args::Arg;
 use ogham_runtime::text::{self, Pos, TextError};
 use regex::Regex;
-use std::fmt;
 use std::path::Path;
 
 /// What a case expects of its run.
@@ -62,34 +61,8 @@ impl Spec {
     }
 }
 
-/// A malformed test block.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SpecError {
-    pub pos: Pos,
-    pub message: String,
-}
-
-impl fmt::Display for SpecError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.pos.line, self.pos.col, self.message)
-    }
-}
-
-impl From<TextError> for SpecError {
-    fn from(e: TextError) -> SpecError {
-        SpecError {
-            pos: e.pos,
-            message: e.message,
-        }
-    }
-}
-
-pub(super) fn spec_error<T>(pos: Pos, message: impl Into<String>) -> Result<T, SpecError> {
-    Err(SpecError {
-        pos,
-        message: message.into(),
-    })
-}
+/// A malformed test block: its line and column, and what is wrong.
+pub type SpecError = TextError;
 
 // ---------------------------------------------------------------------------------------------
 // Parsing test blocks
@@ -113,7 +86,7 @@ pub fn parse_spec(source: &str, base: &Path) -> Result<Option<Spec>, SpecError> 
         .parse()?;
     }
     if let (Some(_), Some(case)) = (&spec.compile_error, spec.cases.first()) {
-        return spec_error(
+        return text::error(
             Pos {
                 line: case.line,
                 col: 1,
@@ -215,16 +188,27 @@ impl<'a> Cursor<'a> {
             self.bump();
             Ok(())
         } else {
-            spec_error(self.pos, format!("expected `{c}` after `{after}`"))
+            text::error(self.pos, format!("expected `{c}` after `{after}`"))
         }
     }
 
     /// A `{ ... }` body (braces may nest): its text and the position where the text starts.
+    /// The stage named after `directive` (`structure`, `filecheck`): one of compiled code, not
+    /// `diag`.
+    fn code_stage(&mut self, directive: &str) -> Result<Stage, SpecError> {
+        self.skip_spaces();
+        let pos = self.pos;
+        match stage(self.word(), pos)? {
+            Stage::Diag => text::error(pos, format!("`diag` has no {directive}")),
+            s => Ok(s),
+        }
+    }
+
     fn braced(&mut self, after: &str) -> Result<(&'a str, Pos), SpecError> {
         self.skip_while(char::is_whitespace);
         let open = self.pos;
         if self.peek() != Some('{') {
-            return spec_error(open, format!("expected `{{` after `{after}`"));
+            return text::error(open, format!("expected `{{` after `{after}`"));
         }
         self.bump();
         let (start, start_pos) = (self.offset, self.pos);
@@ -237,7 +221,7 @@ impl<'a> Cursor<'a> {
                 _ => {}
             }
         }
-        spec_error(open, "this `{` is never closed")
+        text::error(open, "this `{` is never closed")
     }
 }
 
@@ -261,7 +245,7 @@ impl BlockParser<'_, '_> {
                 "" if self.cur.peek().is_none() => break,
                 "" => {
                     let c = self.cur.peek().unwrap_or(' ');
-                    return spec_error(pos, format!("unexpected `{c}` in a test block"));
+                    return text::error(pos, format!("unexpected `{c}` in a test block"));
                 }
                 "input" => {
                     let values = self.values("input", pos.line)?;
@@ -271,7 +255,7 @@ impl BlockParser<'_, '_> {
                 "output" => {
                     let values = self.values("output", pos.line)?;
                     let Some((inputs, line)) = self.pending.take() else {
-                        return spec_error(pos, "`output` without an `input` before it");
+                        return text::error(pos, "`output` without an `input` before it");
                     };
                     self.push(inputs, line, Expected::Outputs(values));
                 }
@@ -285,7 +269,7 @@ impl BlockParser<'_, '_> {
                     match self.pending.take() {
                         Some((inputs, line)) => self.push(inputs, line, Expected::Error(re)),
                         None if self.spec.compile_error.is_some() => {
-                            return spec_error(pos, "a second compile-time `error:`");
+                            return text::error(pos, "a second compile-time `error:`");
                         }
                         None => self.spec.compile_error = Some(re),
                     }
@@ -299,7 +283,7 @@ impl BlockParser<'_, '_> {
                         .map(str::to_string)
                         .collect();
                     if names.is_empty() {
-                        return spec_error(pos, "`entry:` needs at least one entry point name");
+                        return text::error(pos, "`entry:` needs at least one entry point name");
                     }
                     self.flush();
                     self.entries = names;
@@ -309,7 +293,7 @@ impl BlockParser<'_, '_> {
                     let text = self.cur.rest_of_line();
                     match text.parse::<f64>() {
                         Ok(t) if t >= 0.0 => self.spec.tolerance = Some(t),
-                        _ => return spec_error(pos, format!("bad tolerance `{text}`")),
+                        _ => return text::error(pos, format!("bad tolerance `{text}`")),
                     }
                 }
                 "tags" => {
@@ -330,7 +314,7 @@ impl BlockParser<'_, '_> {
                                     self.spec.kernels.push(kernel.to_string());
                                     continue;
                                 }
-                                _ => return spec_error(pos, "expected `kernel = NAME`"),
+                                _ => return text::error(pos, "expected `kernel = NAME`"),
                             }
                         }
                         let stage = stage(name, pos)?;
@@ -340,36 +324,26 @@ impl BlockParser<'_, '_> {
                     }
                 }
                 "structure" => {
-                    self.cur.skip_spaces();
-                    let name_pos = self.cur.pos;
-                    let stage = match stage(self.cur.word(), name_pos)? {
-                        Stage::Diag => return spec_error(name_pos, "`diag` has no structure"),
-                        s => s,
-                    };
+                    let stage = self.cur.code_stage("structure")?;
                     let (body, _) = self.cur.braced("structure")?;
                     self.spec.structures.push((stage, body.trim().to_string()));
                 }
                 "filecheck" => {
-                    self.cur.skip_spaces();
-                    let name_pos = self.cur.pos;
-                    let stage = match stage(self.cur.word(), name_pos)? {
-                        Stage::Diag => return spec_error(name_pos, "`diag` has no filecheck"),
-                        s => s,
-                    };
+                    let stage = self.cur.code_stage("filecheck")?;
                     self.spec.filechecks.push((stage, Checks::default()));
                 }
                 kind if Checks::is_kind(kind) => {
                     self.cur.expect(':', kind)?;
                     let pattern = self.cur.rest_of_line();
                     let Some((_, checks)) = self.spec.filechecks.last_mut() else {
-                        return spec_error(pos, format!("`{kind}:` before any `filecheck STAGE`"));
+                        return text::error(pos, format!("`{kind}:` before any `filecheck STAGE`"));
                     };
                     checks
                         .push(pos.line as usize, kind, pattern)
                         .map_err(|message| SpecError { pos, message })?;
                 }
                 other => {
-                    return spec_error(
+                    return text::error(
                         pos,
                         format!(
                             "unknown test directive `{other}` (known: input output error: entry: \
@@ -429,7 +403,7 @@ impl BlockParser<'_, '_> {
             cur.skip_while(char::is_whitespace);
             let file = cur.skip_while(|c| !c.is_whitespace() && c != '@');
             if file.is_empty() {
-                return spec_error(at, "expected a file name after `@`");
+                return text::error(at, "expected a file name after `@`");
             }
             values.extend(data::read(self.base, file, at, &what)?);
         }

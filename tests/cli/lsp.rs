@@ -45,6 +45,16 @@ fn read_message(r: &mut impl BufRead) -> Option<Value> {
     serde_json::from_slice(&body).ok()
 }
 
+/// The labels of a list of completion items or inlay hints.
+fn labels(items: &Value) -> Vec<&str> {
+    items
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|item| item["label"].as_str())
+        .collect()
+}
+
 impl Client {
     fn start(cache: &Path) -> Client {
         let mut child = Command::new(env!("CARGO_BIN_EXE_ogham"))
@@ -193,26 +203,18 @@ fn a_client_gets_diagnostics_hovers_definitions_completions_hints_and_lenses() {
     );
 
     let completion = c.request("textDocument/completion", at(4, 5));
-    let labels: Vec<&str> = completion
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|i| i["label"].as_str())
-        .collect();
+    let completed = labels(&completion);
     for name in ["ys", "xs", "twice", "sum", "map", "g"] {
-        assert!(labels.contains(&name), "{name} missing from {labels:?}");
+        assert!(
+            completed.contains(&name),
+            "{name} missing from {completed:?}"
+        );
     }
     let hints = c.request(
         "textDocument/inlayHint",
         json!({ "textDocument": doc, "range": range }),
     );
-    let labels: Vec<&str> = hints
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|h| h["label"].as_str())
-        .collect();
-    assert!(labels.contains(&": f32"), "{hints}");
+    assert!(labels(&hints).contains(&": f32"), "{hints}");
 
     // The values are computed on a thread of the server, which asks the client to ask again.
     let lenses = c.request("textDocument/codeLens", json!({ "textDocument": doc }));

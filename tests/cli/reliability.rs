@@ -141,6 +141,15 @@ fn concurrent_builds_never_show_a_partial_library() {
     assert_eq!(entries(&dir), ["two.og", "two.ogl"], "no temporaries left");
 }
 
+/// Runs `ogham ARGS` with the memory limit `OGHAM_MEMORY_LIMIT=limit`.
+fn ogham_with_memory_limit(limit: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ogham"))
+        .env("OGHAM_MEMORY_LIMIT", limit)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn the_memory_limit_makes_large_arrays_r0709() {
     let dir = scratch("memory_limit");
@@ -150,28 +159,18 @@ fn the_memory_limit_makes_large_arrays_r0709() {
         "entry main (n: i64) : i64 = let xs = iota n in xs[n - 1] + length xs\n",
     );
     for backend in ["interp", "kir", "cpu"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_ogham"))
-            .env("OGHAM_MEMORY_LIMIT", "1M")
-            .args(["run", "--backend", backend, program.to_str().unwrap()])
-            .arg("1000000i64")
-            .output()
-            .unwrap();
+        let run = |n: &str| {
+            let args = ["run", "--backend", backend, program.to_str().unwrap(), n];
+            ogham_with_memory_limit("1M", &args)
+        };
+        let out = run("1000000i64");
         assert_user_error(&out, "error[R0709]");
         assert!(stderr(&out).contains("big.og:1:"), "{}", stderr(&out));
-        let out = Command::new(env!("CARGO_BIN_EXE_ogham"))
-            .env("OGHAM_MEMORY_LIMIT", "1M")
-            .args(["run", "--backend", backend, program.to_str().unwrap()])
-            .arg("1000i64")
-            .output()
-            .unwrap();
+        let out = run("1000i64");
         assert_eq!(code(&out), 0, "{backend}: {}", stderr(&out));
         assert_eq!(stdout(&out), "1999i64\n");
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_ogham"))
-        .env("OGHAM_MEMORY_LIMIT", "lots")
-        .args(["run", program.to_str().unwrap(), "3i64"])
-        .output()
-        .unwrap();
+    let out = ogham_with_memory_limit("lots", &["run", program.to_str().unwrap(), "3i64"]);
     assert_user_error(&out, "OGHAM_MEMORY_LIMIT=lots");
 }
 
@@ -194,12 +193,17 @@ fn kernel_arrays_whose_bytes_overflow_are_out_of_memory() {
         backends.push("cuda-emu");
     }
     for backend in backends {
-        let out = Command::new(env!("CARGO_BIN_EXE_ogham"))
-            .env("OGHAM_MEMORY_LIMIT", "1G")
-            .args(["run", "--backend", backend, program.to_str().unwrap()])
-            .args(["4294967296i64", "4294967296i64", "empty([0]i64)", "[0i64]"])
-            .output()
-            .unwrap();
+        let args = [
+            "run",
+            "--backend",
+            backend,
+            program.to_str().unwrap(),
+            "4294967296i64",
+            "4294967296i64",
+            "empty([0]i64)",
+            "[0i64]",
+        ];
+        let out = ogham_with_memory_limit("1G", &args);
         assert_user_error(&out, "error[R0709]");
         assert!(
             stderr(&out).contains("wide.og:2:22"),
@@ -207,6 +211,15 @@ fn kernel_arrays_whose_bytes_overflow_are_out_of_memory() {
             stderr(&out)
         );
     }
+}
+
+/// A reduction whose operator has a neutral element but is not associative (W0720).
+const NOT_ASSOCIATIVE: &str =
+    "reduce (\\a b -> if a == 0 then b else if b == 0 then a else a - b) 0 xs\n";
+
+/// An EWMA written with an associative operator: `--check-laws` has nothing to warn about.
+fn ewma_associative() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/reliability/ewma_associative.og")
 }
 
 #[test]
@@ -232,8 +245,7 @@ fn check_laws_warns_about_operators_that_break_them() {
     // A neutral element, but not associative.
     let out = run(
         "minus.og",
-        "entry main (xs: []f32) : f32 = \
-         reduce (\\a b -> if a == 0 then b else if b == 0 then a else a - b) 0 xs\n",
+        &format!("entry main (xs: []f32) : f32 = {NOT_ASSOCIATIVE}"),
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stderr(&out).contains("warning[W0720]"), "{}", stderr(&out));
@@ -244,8 +256,7 @@ fn check_laws_warns_about_operators_that_break_them() {
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
-    let ewma =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/reliability/ewma_associative.og");
+    let ewma = ewma_associative();
     let out = ogham(&[
         "run",
         "--check-laws",
@@ -278,9 +289,10 @@ fn test_check_laws_fails_cases_whose_operators_break_them() {
     let minus = write(
         &dir,
         "minus.og",
-        "-- ==\n-- input { [5f32, 3f32, 1f32, 2f32] }\n-- output { -1f32 }\n\
-         entry main (xs: []f32) : f32 =\n  \
-         reduce (\\a b -> if a == 0 then b else if b == 0 then a else a - b) 0 xs\n",
+        &format!(
+            "-- ==\n-- input {{ [5f32, 3f32, 1f32, 2f32] }}\n-- output {{ -1f32 }}\n\
+             entry main (xs: []f32) : f32 =\n  {NOT_ASSOCIATIVE}"
+        ),
     );
     // Without the checks the case passes on the interpreter (it folds from the left).
     let out = ogham(&["test", minus.to_str().unwrap()]);
@@ -293,8 +305,7 @@ fn test_check_laws_fails_cases_whose_operators_break_them() {
     assert!(report.contains("minus.og:5:3"), "{report}");
     assert!(report.contains("0 passed, 1 failed"), "{report}");
     // Lawful operators pass, and so do the other kinds of trial.
-    let ewma =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/reliability/ewma_associative.og");
+    let ewma = ewma_associative();
     let out = ogham(&["test", "--check-laws", ewma.to_str().unwrap()]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
     assert!(!stdout(&out).contains("warning"), "{}", stdout(&out));

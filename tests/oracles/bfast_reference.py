@@ -353,25 +353,26 @@ def _all_nan(rng, N, n, f, k):
     return np.full(N, np.nan), -1
 
 
-def _few_history(rng, N, n, f, k):
-    """p valid history observations (too few: n_h <= p)."""
+def _valid_history(rng, N, n, f, count):
+    """A seasonal series with `count` valid history observations and half its monitoring
+    period missing."""
     y = _seasonal(rng, N, f)
     keep = np.zeros(N, dtype=bool)
-    keep[rng.choice(n, 2 * k + 2, replace=False)] = True
+    keep[rng.choice(n, count, replace=False)] = True
     keep[n:] = rng.random(N - n) < 0.5
     y[~keep] = np.nan
     return y, -1
+
+
+def _few_history(rng, N, n, f, k):
+    """p valid history observations (too few: n_h <= p)."""
+    return _valid_history(rng, N, n, f, 2 * k + 2)
 
 
 def _just_enough(rng, N, n, f, k):
     """p + 1 valid history observations... and W = floor(h·(p+1)) <= 1: still too few (R's W
     rule); 2p + 1 (W >= 2 with h = 0.25 when p + 1 >= 8): fitted."""
-    y = _seasonal(rng, N, f)
-    keep = np.zeros(N, dtype=bool)
-    keep[rng.choice(n, 4 * k + 5, replace=False)] = True
-    keep[n:] = rng.random(N - n) < 0.5
-    y[~keep] = np.nan
-    return y, -1
+    return _valid_history(rng, N, n, f, 4 * k + 5)
 
 
 def _constant(rng, N, n, f, k):

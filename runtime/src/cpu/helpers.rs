@@ -43,7 +43,7 @@ impl Drop for Ctx {
 
 thread_local! {
     /// The arena of the thread's last finished task, reused by its next one. A kernel launch
-    /// runs many tasks (`cpu::execute`: `4 × workers` per launch, that many per segment of a
+    /// runs many tasks (`cpu::run_tasks`: `4 × workers` per launch, that many per segment of a
     /// reduction or scan over few segments), and programs launch kernels in loops; a fresh
     /// arena per task cost a zeroed 1 MiB chunk each (STL on 10 series spent more than a third
     /// of its instructions in that `memset`).

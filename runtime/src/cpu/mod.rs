@@ -561,38 +561,26 @@ fn launch(ev: &mut Evaluator, seg: &SegOp, pat: &[VarId], kernel: &Launchable) -
         .collect();
     let slots = ArgSlots::fill(&inputs, &outputs);
     if io.runs() {
-        execute(ev, seg, kernel, &slots, io.segments, io.inner, &io.outputs)?;
+        // The kernel's tasks; the first failure in point order becomes the error.
+        let pool = workers().map_err(|e| error(R_OUT_OF_MEMORY, ev.loc, e))?;
+        let (segments, inner) = (io.segments, io.inner);
+        let failure = pool.install(|| run_tasks(seg, kernel, &slots, segments, inner, &io.outputs));
+        if let Some(f) = failure {
+            let info = &kernel.info;
+            return Err(failure_diagnostic(
+                ev,
+                &info.name,
+                &info.sites,
+                f.site,
+                &f.details,
+            ));
+        }
     }
     Ok(io.finish())
 }
 
-/// Runs the kernel's tasks; the first failure in point order becomes the error.
-#[allow(clippy::too_many_arguments)]
-fn execute(
-    ev: &mut Evaluator,
-    seg: &SegOp,
-    kernel: &Launchable,
-    slots: &[u64],
-    segments: i64,
-    inner: i64,
-    outputs: &[(Vec<usize>, ArrayData)],
-) -> Res<()> {
-    let pool = workers().map_err(|e| error(R_OUT_OF_MEMORY, ev.loc, e))?;
-    let failure = pool.install(|| run_tasks(seg, kernel, slots, segments, inner, outputs));
-    match failure {
-        None => Ok(()),
-        Some(f) => Err(failure_diagnostic(
-            ev,
-            &kernel.info.name,
-            &kernel.info.sites,
-            f.site,
-            &f.details,
-        )),
-    }
-}
-
-/// The tasks of [`execute`], run in the worker pool (whose threads rayon's parallel iterators
-/// then use); the first failure in point order.
+/// The tasks of a kernel's launch, run in the worker pool (whose threads rayon's parallel
+/// iterators then use); the first failure in point order.
 fn run_tasks(
     seg: &SegOp,
     kernel: &Launchable,

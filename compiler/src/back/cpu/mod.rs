@@ -120,23 +120,29 @@ impl ClifModule {
     /// not compile is a comment saying why (deterministic: `ogham dev --print clif`,
     /// `snapshot { clif }`).
     pub fn print(&self) -> String {
+        self.segs.iter().map(CompiledSeg::print).collect()
+    }
+}
+
+impl CompiledSeg {
+    /// The kernel's part of [`ClifModule::print`]: `; kernel NAME`, its CLIF and its combine
+    /// function's, or the comment saying why it is not compiled.
+    pub fn print(&self) -> String {
         let mut out = String::new();
-        for seg in &self.segs {
-            match &seg.kernel {
-                Ok(k) => {
-                    let _ = writeln!(out, "; kernel {}", seg.name);
-                    let _ = writeln!(out, "{}", k.func.display());
-                    if let Some(c) = &k.combine {
-                        let _ = writeln!(out, "{}", c.display());
-                    }
+        match &self.kernel {
+            Ok(k) => {
+                let _ = writeln!(out, "; kernel {}", self.name);
+                let _ = writeln!(out, "{}", k.func.display());
+                if let Some(c) = &k.combine {
+                    let _ = writeln!(out, "{}", c.display());
                 }
-                Err(Unsupported(why)) => {
-                    let _ = writeln!(
-                        out,
-                        "; kernel {}: not compiled ({why}); the runtime evaluates it\n",
-                        seg.name
-                    );
-                }
+            }
+            Err(Unsupported(why)) => {
+                let _ = writeln!(
+                    out,
+                    "; kernel {}: not compiled ({why}); the runtime evaluates it\n",
+                    self.name
+                );
             }
         }
         out
