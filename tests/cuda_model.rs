@@ -128,7 +128,9 @@ fn a_site_is_traced_to_its_line_of_the_generated_code() {
     let offsets: Vec<u64> = loads.iter().map(|s| code.offset(s.address)).collect();
     let lines = code.lines(&offsets).expect("addr2line runs");
     // The one load of the walk is the row's element `r[i]`: a line that reads a view's element.
-    let line = lines[0].expect("the line tables name the load's line");
+    let line = *lines[0]
+        .first()
+        .expect("the line tables name the load's line");
     let text = code.text(line);
     assert!(text.contains(".p["), "line {line}: {text}");
     assert!(code.unit.lines().nth(line - 1).is_some());

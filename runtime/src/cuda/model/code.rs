@@ -3,7 +3,8 @@
 //! load address) names a line of the translation unit, which `addr2line` (binutils, there
 //! wherever `g++` is) reads. `OGHAM_PROFILE=sites` prints each launch's costliest sites with
 //! their lines (`profile_lines` in `mod.rs`), so a kernel's time can be traced to the loads that
-//! cause it without a GPU.
+//! cause it without a GPU. An access inside a helper of the prelude that was inlined (`og_copy`)
+//! is traced to the line of each call it was inlined into too.
 //!
 //! Invariants relied on: a site is recorded as the low 32 bits of an absolute return address
 //! (`model.hpp`) and the library is smaller than 4 GiB, so `site - base` (wrapping, in 32 bits)
@@ -50,14 +51,16 @@ impl Code {
         u64::from(site.wrapping_sub(self.base))
     }
 
-    /// The line of the translation unit (from 1) of each of `offsets` (sites' offsets), `None`
-    /// where the line tables do not say; an error when `addr2line` does not run.
-    pub fn lines(&self, offsets: &[u64]) -> Result<Vec<Option<usize>>, String> {
+    /// The lines of the translation unit (from 1) of each of `offsets` (sites' offsets): the
+    /// access's own line, then, where it was inlined from a helper (the prelude's `og_copy`),
+    /// the lines of the calls it was inlined into, innermost first; empty where the line
+    /// tables do not say. An error when `addr2line` does not run.
+    pub fn lines(&self, offsets: &[u64]) -> Result<Vec<Vec<usize>>, String> {
         if offsets.is_empty() {
             return Ok(Vec::new());
         }
         let out = std::process::Command::new("addr2line")
-            .arg("-e")
+            .args(["-a", "-i", "-e"])
             .arg(&self.library)
             .args(
                 offsets
@@ -73,16 +76,23 @@ impl Code {
                 String::from_utf8_lossy(&out.stderr).trim()
             ));
         }
-        let text = String::from_utf8_lossy(&out.stdout);
-        let lines: Vec<Option<usize>> = text.lines().map(line_number).collect();
-        if lines.len() != offsets.len() {
+        // `-a` prints each address on a line of its own, then its frames' `FILE:LINE`.
+        let mut places: Vec<Vec<usize>> = Vec::new();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            if line.starts_with("0x") {
+                places.push(Vec::new());
+            } else if let (Some(frames), Some(n)) = (places.last_mut(), line_number(line)) {
+                frames.push(n);
+            }
+        }
+        if places.len() != offsets.len() {
             return Err(format!(
-                "addr2line gave {} lines for {} addresses",
-                lines.len(),
+                "addr2line gave {} places for {} addresses",
+                places.len(),
                 offsets.len()
             ));
         }
-        Ok(lines)
+        Ok(places)
     }
 
     /// The text of line `line` (from 1) of the translation unit, without its indentation.

@@ -679,10 +679,14 @@ fn site_lines(l: &LaunchReport, code: &Code) -> Vec<String> {
     sites
         .iter()
         .zip(found)
-        .map(|(s, line)| {
-            let (at, text) = match line {
-                Some(n) => (format!("line {n}"), code.text(n)),
-                None => (format!("offset {:#x}", code.offset(s.address)), ""),
+        .map(|(s, frames)| {
+            let (at, text) = match frames.as_slice() {
+                [] => (format!("offset {:#x}", code.offset(s.address)), ""),
+                [line] => (format!("line {line}"), code.text(*line)),
+                [line, .., call] => (
+                    format!("line {line} (inlined, called at line {call})"),
+                    code.text(*call),
+                ),
             };
             format!(
                 "  site {at} ({} {} B): latency {:.0} %, sectors {:.0} %, {} requests, {} sectors (ideal {}): {text}",
