@@ -28,7 +28,7 @@ use ogham_ir::kir::{Function, Plans};
 use ogham_ir::source::Span;
 use ogham_ir::types::PrimType;
 use ogham_ir::{Const, SubExp, VarId};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The C type of a scalar.
 pub fn ctype(p: PrimType) -> &'static str {
@@ -116,6 +116,10 @@ pub struct Emit<'f> {
     pub lanes: bool,
     /// The element-size classes allocated from `og_lanes` (bit c: elements of 2^c bytes).
     lane_classes: u8,
+    /// Extents that are the same in every thread of the kernel (its scalar inputs and its array
+    /// inputs' extents, as C expressions): an array of such extents is *uniform*
+    /// (`og_alloc_lanes_uniform`).
+    pub(super) uniform_extents: HashSet<String>,
 }
 
 /// What [`Emit`] produced.
@@ -152,6 +156,7 @@ impl<'f> Emit<'f> {
             allocates: false,
             lanes: false,
             lane_classes: 0,
+            uniform_extents: HashSet::new(),
         }
     }
 
@@ -278,6 +283,18 @@ impl<'f> Emit<'f> {
         (0..rank).map(|k| format!("{view}.d[{k}]")).collect()
     }
 
+    /// Whether the extent `d` (a C expression) is the same in every thread: a kernel input's
+    /// ([`Emit::uniform_extents`]) or an `i64` constant.
+    fn uniform_extent(&self, d: &str) -> bool {
+        let constant = d.strip_prefix("((i64)").and_then(|d| d.strip_suffix("LL)"));
+        self.uniform_extents.contains(d)
+            || constant.is_some_and(|c| {
+                c.trim_start_matches('-')
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+            })
+    }
+
     /// A fresh array of the given extents from the arena (interleaved from `og_lanes` when
     /// [`Emit::lanes`], otherwise contiguous); returns its view's name.
     pub fn alloc(&mut self, elem: PrimType, dims: &[String]) -> Res<String> {
@@ -295,8 +312,10 @@ impl<'f> Emit<'f> {
         }
         if self.lanes {
             self.lane_classes |= 1 << elem.byte_size().trailing_zeros();
+            let uniform = dims.iter().all(|d| self.uniform_extent(d));
+            let from = if uniform { "_uniform" } else { "" };
             self.line(format!(
-                "{t}* {name}_p = og_alloc_lanes<{t}>(og_lanes, {name}_bytes);"
+                "{t}* {name}_p = og_alloc_lanes{from}<{t}>(og_lanes, {name}_bytes);"
             ));
         } else {
             self.line(format!(

@@ -46,7 +46,8 @@ pub struct Built {
     pub kernel: CudaKernel,
 }
 
-/// Declares the kernel's inputs from their argument slots ([`ArgSlots`]).
+/// Declares the kernel's inputs from their argument slots ([`ArgSlots`]); their values and
+/// extents are the same in every thread ([`Emit::uniform_extents`]).
 fn load_inputs(e: &mut Emit, slots: &ArgSlots, inputs: &[VarId]) {
     for (v, at) in inputs.iter().zip(slots.inputs()) {
         let first = at.first;
@@ -57,6 +58,7 @@ fn load_inputs(e: &mut Emit, slots: &ArgSlots, inputs: &[VarId]) {
                     "const {t} {} = og_unbits<{t}>(args[{first}]);",
                     var(*v)
                 ));
+                e.uniform_extents.insert(var(*v));
             }
             ogham_ir::Type::Array { elem, .. } => {
                 let t = ctype(elem);
@@ -69,6 +71,7 @@ fn load_inputs(e: &mut Emit, slots: &ArgSlots, inputs: &[VarId]) {
                     var(*v),
                     dims.join(", ")
                 ));
+                e.uniform_extents.extend(Emit::dims(&var(*v), r));
             }
         }
     }

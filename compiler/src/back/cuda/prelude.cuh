@@ -201,9 +201,16 @@ __device__ __forceinline__ void* og_alloc(OgArena& a, i64 bytes) {
 // sizes each allocates in whatever order (divergent control flow included), and the n threads
 // reading slot w of their arrays read n consecutive elements. The arena must hold `stride`
 // bytes for each of the n = gridDim.x * blockDim.x threads.
+//
+// A thread takes the slots of arrays whose extents are the same in every thread (*uniform*:
+// kernel inputs and constants, e.g. a K x K matrix) from the top of its share, the others from
+// the bottom: threads that make the same uniform arrays in the same order (uniform control flow)
+// then hold them at the same slots whatever the lengths of their other arrays, so a warp's
+// accesses to them stay coalesced.
 struct OgLanes {
   char* base[4];
-  i64 used[4];  // slots this thread has taken, per class
+  i64 used[4];  // slots this thread has taken from the bottom, per class
+  i64 top[4];   // the first slot this thread has taken from the top, per class
   i64 cap[4];   // slots per thread, per class
   i64 n;        // threads in flight
   i64 t;        // this thread
@@ -221,6 +228,7 @@ __device__ __forceinline__ OgLanes og_lanes_init(char* arena, i64 stride, i64 t,
     a.base[c] = at;
     a.used[c] = 0;
     a.cap[c] = ((mask >> c) & 1) ? share >> c : 0;
+    a.top[c] = a.cap[c];
     at += (a.cap[c] << c) * n;
   }
   a.n = n;
@@ -236,7 +244,7 @@ __device__ __forceinline__ OgLanes og_lanes_init(char* arena, i64 stride, i64 t,
 template <class T> __device__ __forceinline__ T* og_alloc_lanes(OgLanes& a, i64 bytes) {
   const int c = sizeof(T) == 1 ? 0 : sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3;
   const i64 slots = bytes / (i64)sizeof(T);
-  const i64 room = a.cap[c] - a.used[c];
+  const i64 room = a.top[c] - a.used[c];
   if (bytes < 0 || slots > room) return 0;
   i64 take = 1;
   while (take < slots) take <<= 1;
@@ -245,7 +253,20 @@ template <class T> __device__ __forceinline__ T* og_alloc_lanes(OgLanes& a, i64 
   return p;
 }
 
+// The first slot of a fresh array of `bytes` bytes of T whose extents are uniform, taken from
+// the top of this thread's share (exactly its slot count), or null when the share is full.
+template <class T> __device__ __forceinline__ T* og_alloc_lanes_uniform(OgLanes& a, i64 bytes) {
+  const int c = sizeof(T) == 1 ? 0 : sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3;
+  const i64 slots = bytes / (i64)sizeof(T);
+  if (bytes < 0 || slots > a.top[c] - a.used[c]) return 0;
+  a.top[c] -= slots;
+  return (T*)a.base[c] + a.top[c] * a.n + a.t;
+}
+
 __device__ __forceinline__ void og_lanes_reset(OgLanes& a) {
-  for (int c = 0; c < 4; c++) a.used[c] = 0;
+  for (int c = 0; c < 4; c++) {
+    a.used[c] = 0;
+    a.top[c] = a.cap[c];
+  }
 }
 // ---- end of prelude ----
