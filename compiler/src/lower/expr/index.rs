@@ -29,21 +29,12 @@ impl<'p> Lowerer<'p> {
     /// The position of `field` (a tuple index or a record field name) among the components of
     /// `record`'s value.
     pub(super) fn field_position(&self, record: &Expr, field: &str) -> Res<usize> {
-        if let Ok(i) = field.parse::<usize>() {
-            return Ok(i);
-        }
         let ty = self.source_type(record);
         let mut t = &*ty;
         while let types::Type::Array(inner, _) = t {
             t = inner;
         }
-        match t {
-            types::Type::Record(fields) => fields
-                .iter()
-                .position(|(name, _)| name == field)
-                .ok_or_else(|| self.internal(format!("no field `{field}`"))),
-            _ => Err(self.internal("field of a non-record")),
-        }
+        self.field_position_in(t, field)
     }
 
     /// The IR index of `a[args]` (`a` gives the dimensions of the array indexed).
@@ -271,6 +262,7 @@ impl<'p> Lowerer<'p> {
         Ok(LVal::Tuple(vs))
     }
 
+    /// The position of `field` (a tuple index or a record field name) in a value of type `ty`.
     fn field_position_in(&self, ty: &types::Type, field: &str) -> Res<usize> {
         if let Ok(i) = field.parse::<usize>() {
             return Ok(i);
