@@ -211,6 +211,7 @@ impl<'p> Lowerer<'p> {
         result
     }
 
+    /// `record with path = v`, where `r` is `record`'s value.
     pub(super) fn record_update(
         &mut self,
         record: &'p Expr,
@@ -218,25 +219,11 @@ impl<'p> Lowerer<'p> {
         path: &[ast::Ident],
         v: LVal<'p>,
     ) -> Res<LVal<'p>> {
-        let Some((field, rest)) = path.split_first() else {
-            return Ok(v);
-        };
         let record_type = self.source_type(record);
-        let position = self.field_position_in(&record_type, &field.name)?;
-        let LVal::Tuple(mut vs) = r else {
-            return Err(self.internal("record update of a non-record"));
-        };
-        let inner_type = match &*record_type {
-            types::Type::Record(fs) => fs.get(position).map(|(_, t)| t.clone()),
-            types::Type::Tuple(ts) => ts.get(position).cloned(),
-            _ => None,
-        }
-        .ok_or_else(|| self.internal("record update of a missing field"))?;
-        let old = std::mem::replace(&mut vs[position], LVal::Tuple(Vec::new()));
-        vs[position] = self.record_update_typed(&inner_type, old, rest, v)?;
-        Ok(LVal::Tuple(vs))
+        self.record_update_typed(&record_type, r, path, v)
     }
 
+    /// `r with path = v`, where `r` is a value of source type `ty`.
     fn record_update_typed(
         &mut self,
         ty: &types::Type,
