@@ -128,11 +128,7 @@ fn drops_dead_map_outputs_and_their_computation() {
         ),
         scans: vec![],
         reds: vec![RedOp {
-            lambda: lambda(
-                &[a, c],
-                body(vec![stmt(&[s], bin(BinOp::Add, v(a), v(c)))], &[v(s)]),
-                &[F32],
-            ),
+            lambda: add_lambda(a, c, s, F32),
             neutral: vec![f32c(0.0)],
             commutative: true,
         }],

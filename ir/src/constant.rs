@@ -24,6 +24,11 @@ pub enum Const {
 }
 
 impl Const {
+    /// The zero of type `ty`: all bits clear (`false`, `0`, `+0.0`).
+    pub fn zero(ty: PrimType) -> Const {
+        Const::from(ConstBits { ty, bits: 0 })
+    }
+
     pub fn prim_type(self) -> PrimType {
         match self {
             Const::Bool(_) => PrimType::Bool,

@@ -323,7 +323,7 @@ pub struct Param {
 
 /// The source-level signature of an entry point (types of the type checker, fully
 /// instantiated).
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Signature {
     pub params: Vec<(String, crate::types::Type)>,
     pub results: Vec<crate::types::Type>,
@@ -355,6 +355,18 @@ impl std::fmt::Display for Signature {
 }
 
 impl<H: Form> Function<H> {
+    /// A function named `name` with no variables, parameters or statements yet.
+    pub fn new(name: impl Into<String>) -> Function<H> {
+        Function {
+            name: name.into(),
+            vars: Vec::new(),
+            params: Vec::new(),
+            body: Body::default(),
+            signature: Signature::default(),
+            loc: Span::default(),
+        }
+    }
+
     /// The function with its body replaced by `body`, which may be of another form (the
     /// flattener gives a core function its kernel IR body).
     pub fn with_body<G: Form>(self, body: Body<G>) -> Function<G> {

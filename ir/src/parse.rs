@@ -463,11 +463,7 @@ impl Parser {
             vars,
             params,
             body,
-            signature: Signature {
-                params: Vec::new(),
-                results: Vec::new(),
-                fields: Vec::new(),
-            },
+            signature: Signature::default(),
             loc: Span::default(),
         };
         if size_params(&function) != sizes {

@@ -7,12 +7,12 @@
 //! every point of the nest (otherwise the SOAC is [`Irregular`]).
 
 use super::nest::{Irregular, Nest};
-use super::{Flattener, consumed_in, rename, stmt, vars, zero_const};
+use super::{Flattener, consumed_in, rename, stmt, vars};
 use ogham_ir::kir::{HostOp, HostStmt, PointLayout, SegKind, SegLevel, SegOp};
 use ogham_ir::source::Span;
 use ogham_ir::traverse::{Subst, free_vars_body, substitute_body};
 use ogham_ir::types::PrimType;
-use ogham_ir::{Body, Exp, HistOp, Lambda, RedOp, Soac, SubExp, Type, VarId};
+use ogham_ir::{Body, Const, Exp, HistOp, Lambda, RedOp, Soac, SubExp, Type, VarId};
 use std::collections::HashMap;
 
 impl Flattener<'_> {
@@ -28,46 +28,29 @@ impl Flattener<'_> {
     ) -> Result<(), Irregular> {
         let map = soac.map_lambda();
         let inner = nest.with_level(soac.width(), &map.params, soac.inputs());
-        let code = map.body.clone();
-        match soac {
+        let kind = match soac {
             Soac::Screma { scans, reds, .. }
                 if scans.is_empty() && reds.is_empty() && nest.depth() == 0 =>
             {
-                let seg = self.kernel(
-                    &inner,
-                    SegLevel::Thread,
-                    SegKind::Map,
-                    code,
-                    map.ret.clone(),
-                )?;
-                out.push(stmt(
-                    pat.to_vec(),
-                    Exp::Host(HostOp::Seg(Box::new(seg))),
-                    loc,
-                ));
+                SegKind::Map
             }
             Soac::Screma { scans, reds, .. } if scans.is_empty() && reds.is_empty() => {
                 let arrays = self.distribute(&inner, &map.body, loc, out)?;
                 for (&p, array) in pat.iter().zip(arrays) {
                     nest.expand(p, array);
                 }
+                return Ok(());
             }
             Soac::Screma { scans, reds, .. } if reds.is_empty() => {
                 self.check_operators(nest, scans.iter().map(|op| (&op.lambda, &op.neutral[..])))?;
-                let kind = SegKind::Scan(scans.clone());
-                let seg = self.kernel(&inner, SegLevel::Thread, kind, code, map.ret.clone())?;
-                let pat = self.expanded_pattern(nest, pat)?;
-                out.push(stmt(pat, Exp::Host(HostOp::Seg(Box::new(seg))), loc));
+                SegKind::Scan(scans.clone())
             }
             Soac::Screma { scans, reds, .. } if scans.is_empty() => {
                 self.check_operators(nest, reds.iter().map(|op| (&op.lambda, &op.neutral[..])))?;
-                let kind = SegKind::Red(reds.clone());
-                let seg = self.kernel(&inner, SegLevel::Thread, kind, code, map.ret.clone())?;
-                let pat = self.expanded_pattern(nest, pat)?;
-                out.push(stmt(pat, Exp::Host(HostOp::Seg(Box::new(seg))), loc));
+                SegKind::Red(reds.clone())
             }
             Soac::Screma { scans, reds, .. } => {
-                self.scan_then_reduce(nest, &inner, pat, map, scans, reds, loc, out)?
+                return self.scan_then_reduce(nest, &inner, pat, map, scans, reds, loc, out);
             }
             Soac::Hist { hists, .. } => {
                 let mut ops = Vec::new();
@@ -86,15 +69,7 @@ impl Flattener<'_> {
                         ..op.clone()
                     });
                 }
-                let seg = self.kernel(
-                    &inner,
-                    SegLevel::Thread,
-                    SegKind::Hist(ops),
-                    code,
-                    map.ret.clone(),
-                )?;
-                let pat = self.expanded_pattern(nest, pat)?;
-                out.push(stmt(pat, Exp::Host(HostOp::Seg(Box::new(seg))), loc));
+                SegKind::Hist(ops)
             }
             Soac::Scatter { dests, .. } => {
                 let mut ops = Vec::new();
@@ -113,17 +88,14 @@ impl Flattener<'_> {
                         neutral: vec![neutral],
                     });
                 }
-                let seg = self.kernel(
-                    &inner,
-                    SegLevel::Thread,
-                    SegKind::Hist(ops),
-                    code,
-                    map.ret.clone(),
-                )?;
-                let pat = self.expanded_pattern(nest, pat)?;
-                out.push(stmt(pat, Exp::Host(HostOp::Seg(Box::new(seg))), loc));
+                SegKind::Hist(ops)
             }
-        }
+        };
+        let code = map.body.clone();
+        let seg = self.kernel(&inner, SegLevel::Thread, kind, code, map.ret.clone())?;
+        // At depth 0 the pattern is `pat` itself.
+        let pat = self.expanded_pattern(nest, pat)?;
+        out.push(stmt(pat, Exp::Host(HostOp::Seg(Box::new(seg))), loc));
         Ok(())
     }
 
@@ -230,7 +202,7 @@ impl Flattener<'_> {
 
     /// A zero of type `ty` (for arrays, built on the host by `replicate`).
     fn zero(&mut self, ty: &Type, loc: Span, out: &mut Vec<HostStmt>) -> SubExp {
-        let mut value = SubExp::Const(zero_const(ty.elem()));
+        let mut value = SubExp::Const(Const::zero(ty.elem()));
         let shape = ty.shape();
         for d in (0..shape.len()).rev() {
             let t = Type::with_shape(ty.elem(), shape[d..].to_vec());

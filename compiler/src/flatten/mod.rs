@@ -82,8 +82,7 @@ use nest::Nest;
 use ogham_ir::kir::{self, HostBody, HostStmt, Threshold};
 use ogham_ir::source::Span;
 use ogham_ir::traverse::{for_each_stmt, free_vars_body};
-use ogham_ir::types::PrimType;
-use ogham_ir::{Body, Const, Exp, Form, Function, Program, Soac, Stmt, SubExp, VarId};
+use ogham_ir::{Body, Exp, Form, Function, Program, Soac, Stmt, SubExp, VarId};
 use std::collections::{BTreeSet, HashSet};
 
 /// The default of `suff_outer_par_K`: the outer width from which one thread per outer point
@@ -291,17 +290,4 @@ fn free_vars(function: &Function, stmts: &[Stmt], result: &[SubExp]) -> BTreeSet
             result: result.to_vec(),
         },
     )
-}
-
-fn zero_const(t: PrimType) -> Const {
-    match t {
-        PrimType::Bool => Const::Bool(false),
-        PrimType::I8 => Const::I8(0),
-        PrimType::I16 => Const::I16(0),
-        PrimType::I32 => Const::I32(0),
-        PrimType::I64 => Const::I64(0),
-        PrimType::U8 => Const::U8(0),
-        PrimType::F32 => Const::F32(0.0),
-        PrimType::F64 => Const::F64(0.0),
-    }
 }

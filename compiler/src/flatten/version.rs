@@ -6,7 +6,7 @@
 //! Invariants: each version gets its own copy of the map with fresh variables, so every
 //! variable stays bound once; thresholds are numbered in program order by [`State::versioned`].
 
-use super::nest::Irregular;
+use super::nest::{Irregular, Nest};
 use super::{DEFAULT_INTRA_PAR, DEFAULT_OUTER_PAR, Distributed, Flattener, rename, stmt, vars};
 use ogham_ir::kir::{
     HostBody, HostExp, HostOp, HostStmt, SegLevel, Threshold, ThresholdId, ThresholdKind,
@@ -15,7 +15,7 @@ use ogham_ir::math::MathFn;
 use ogham_ir::op::BinOp;
 use ogham_ir::source::Span;
 use ogham_ir::types::PrimType;
-use ogham_ir::{Body, Exp, Soac, Stmt, SubExp, Type, VarId};
+use ogham_ir::{Body, Exp, Lambda, Soac, Stmt, SubExp, Type, VarId};
 
 impl Flattener<'_> {
     /// `let pat = map f xs` with inner parallelism in `f`: the three versions of the module
@@ -106,18 +106,25 @@ impl Flattener<'_> {
         ));
     }
 
+    /// The nest of host-level map statement `s` (one level, over the map's width), and the
+    /// map's lambda.
+    fn map_nest<'s>(&self, s: &'s Stmt) -> (Nest, &'s Lambda) {
+        let Exp::Soac(Soac::Screma {
+            width, inputs, map, ..
+        }) = &s.exp
+        else {
+            unreachable!("a host-level map statement is a map")
+        };
+        (
+            self.host_nest(s).with_level(*width, &map.params, inputs),
+            map,
+        )
+    }
+
     /// One `SegMap` at `level` running the map's body (a copy no other version shares) per
     /// element.
     fn map_version(&mut self, copy: Stmt, level: SegLevel) -> HostBody {
-        let Exp::Soac(Soac::Screma {
-            width, inputs, map, ..
-        }) = &copy.exp
-        else {
-            unreachable!("map_version on a non-map")
-        };
-        let inner = self
-            .host_nest(&copy)
-            .with_level(*width, &map.params, inputs);
+        let (inner, map) = self.map_nest(&copy);
         let mut stmts = Vec::new();
         let result = self
             .map_kernel(&inner, level, map.body.clone(), copy.loc, &mut stmts)
@@ -135,15 +142,7 @@ impl Flattener<'_> {
         out: &mut Vec<HostStmt>,
     ) -> Result<Distributed, Irregular> {
         let copy = rename::freshen_stmt(&mut self.f, s);
-        let Exp::Soac(Soac::Screma {
-            width, inputs, map, ..
-        }) = &copy.exp
-        else {
-            unreachable!("distributed_version on a non-map")
-        };
-        let inner = self
-            .host_nest(&copy)
-            .with_level(*width, &map.params, inputs);
+        let (inner, map) = self.map_nest(&copy);
         let widths = self.inner_widths(&inner, &map.body);
         self.assumable = widths.clone();
         let result = self.distribute(&inner, &map.body, copy.loc, out);

@@ -6,7 +6,7 @@ use super::{Callee, Closure, LVal, Lowerer, Res};
 use crate::syntax::ast::{self, Decl, ExprKind};
 use ogham_ir::op::BinOp;
 use ogham_ir::types::TypeArgs;
-use ogham_ir::{Body, Lambda, SubExp, Type, VarId, traverse};
+use ogham_ir::{Body, Const, Lambda, SubExp, Type, VarId, traverse};
 use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
@@ -271,7 +271,7 @@ impl<'p> Lowerer<'p> {
         let types: Vec<Type> = inner.iter().map(|v| self.function.ty(*v).clone()).collect();
         let zeros = types
             .iter()
-            .map(|t| SubExp::Const(super::builtins::zero_of(t.elem())))
+            .map(|t| SubExp::Const(Const::zero(t.elem())))
             .collect();
         let nonempty = self.binop(BinOp::Ne, width, SubExp::i64(0));
         let outer = self.branch_results(

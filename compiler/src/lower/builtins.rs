@@ -452,7 +452,7 @@ impl<'p> Lowerer<'p> {
         // Destinations: arrays of `count` rows of zeros.
         let mut dests = Vec::new();
         for t in &types {
-            let zero = SubExp::Const(zero_of(t.elem()));
+            let zero = SubExp::Const(Const::zero(t.elem()));
             let mut value = zero;
             let mut row_type = Type::Prim(t.elem());
             for d in t.shape().iter().rev() {
@@ -548,19 +548,5 @@ impl<'p> Lowerer<'p> {
             },
             ret: vec![I64],
         }
-    }
-}
-
-/// Zero of a scalar type (`false` for `bool`).
-pub(super) fn zero_of(p: PrimType) -> Const {
-    match p {
-        PrimType::Bool => Const::Bool(false),
-        PrimType::I8 => Const::I8(0),
-        PrimType::I16 => Const::I16(0),
-        PrimType::I32 => Const::I32(0),
-        PrimType::I64 => Const::I64(0),
-        PrimType::U8 => Const::U8(0),
-        PrimType::F32 => Const::F32(0.0),
-        PrimType::F64 => Const::F64(0.0),
     }
 }

@@ -151,18 +151,7 @@ impl<'p> Lowerer<'p> {
         Lowerer {
             program,
             checked,
-            function: Function {
-                name: name.to_string(),
-                vars: Vec::new(),
-                params: Vec::new(),
-                body: Body::default(),
-                signature: Signature {
-                    params: Vec::new(),
-                    results: Vec::new(),
-                    fields: Vec::new(),
-                },
-                loc: Span::default(),
-            },
+            function: Function::new(name),
             stmts: Vec::new(),
             env: Rc::new(HashMap::new()),
             types: Rc::new(TypeArgs::new()),
@@ -238,7 +227,7 @@ impl<'p> Lowerer<'p> {
         let mut env = HashMap::new();
         for (pattern, (pname, ty)) in def.params.iter().zip(&entry.params) {
             let first = self.function.params.len();
-            let value = self.entry_param(pname, ty, &mut sizes)?;
+            let value = self.entry_param(pname, ty, Vec::new(), &mut sizes)?;
             if is_unique(pattern) {
                 for p in &mut self.function.params[first..] {
                     p.unique = true;
@@ -262,17 +251,19 @@ impl<'p> Lowerer<'p> {
         Ok(())
     }
 
-    /// The value of an entry parameter of source type `ty`: fresh IR parameters for its
-    /// components, with size parameters shared by name.
+    /// The value of an entry parameter of source type `ty` in arrays of `shape` (empty for the
+    /// parameter itself): fresh IR parameters for its components (one array per component of
+    /// an array of tuples/records), with size parameters shared by name.
     fn entry_param(
         &mut self,
         name: &str,
         ty: &types::Type,
+        shape: Vec<SubExp>,
         sizes: &mut HashMap<String, SubExp>,
     ) -> Res<LVal<'p>> {
         match ty {
             types::Type::Prim(p) => {
-                let v = self.new_var(name, Type::Prim(*p));
+                let v = self.new_var(name, Type::with_shape(*p, shape));
                 self.function.params.push(Param {
                     var: v,
                     unique: false,
@@ -281,75 +272,17 @@ impl<'p> Lowerer<'p> {
             }
             types::Type::Tuple(ts) => Ok(LVal::Tuple(
                 ts.iter()
-                    .map(|t| self.entry_param(name, t, sizes))
-                    .collect::<Res<_>>()?,
-            )),
-            types::Type::Record(fields) => Ok(LVal::Tuple(
-                fields
-                    .iter()
-                    .map(|(f, t)| self.entry_param(&format!("{name}_{f}"), t, sizes))
-                    .collect::<Res<_>>()?,
-            )),
-            types::Type::Array(..) => {
-                let mut dims = Vec::new();
-                let mut elem = ty;
-                while let types::Type::Array(inner, size) = elem {
-                    dims.push(size.clone());
-                    elem = inner;
-                }
-                let mut shape = Vec::new();
-                for d in &dims {
-                    shape.push(match d {
-                        types::Size::Const(n) => SubExp::i64(*n as i64),
-                        types::Size::Var(s) => match sizes.get(s) {
-                            Some(se) => *se,
-                            None => {
-                                let v = self.new_var(s, Type::Prim(PrimType::I64));
-                                sizes.insert(s.clone(), SubExp::Var(v));
-                                SubExp::Var(v)
-                            }
-                        },
-                        types::Size::Unknown(_) => {
-                            SubExp::Var(self.new_var("d", Type::Prim(PrimType::I64)))
-                        }
-                    });
-                }
-                self.array_param(name, elem, shape, sizes)
-            }
-            _ => Err(self.unsupported(format!("an entry parameter of type {ty}"))),
-        }
-    }
-
-    /// Parameters for an array (of tuples/records: one array per component) of `shape`.
-    fn array_param(
-        &mut self,
-        name: &str,
-        elem: &types::Type,
-        shape: Vec<SubExp>,
-        sizes: &mut HashMap<String, SubExp>,
-    ) -> Res<LVal<'p>> {
-        match elem {
-            types::Type::Prim(p) => {
-                let v = self.new_var(name, Type::Array { elem: *p, shape });
-                self.function.params.push(Param {
-                    var: v,
-                    unique: false,
-                });
-                Ok(LVal::Leaf(SubExp::Var(v)))
-            }
-            types::Type::Tuple(ts) => Ok(LVal::Tuple(
-                ts.iter()
-                    .map(|t| self.array_param(name, t, shape.clone(), sizes))
+                    .map(|t| self.entry_param(name, t, shape.clone(), sizes))
                     .collect::<Res<_>>()?,
             )),
             types::Type::Record(fs) => Ok(LVal::Tuple(
                 fs.iter()
-                    .map(|(f, t)| self.array_param(&format!("{name}_{f}"), t, shape.clone(), sizes))
+                    .map(|(f, t)| self.entry_param(&format!("{name}_{f}"), t, shape.clone(), sizes))
                     .collect::<Res<_>>()?,
             )),
             types::Type::Array(..) => {
                 let mut full = shape;
-                let mut inner = elem;
+                let mut inner = ty;
                 while let types::Type::Array(e, size) = inner {
                     full.push(match size {
                         types::Size::Const(n) => SubExp::i64(*n as i64),
@@ -362,7 +295,10 @@ impl<'p> Lowerer<'p> {
                     });
                     inner = e;
                 }
-                self.array_param(name, inner, full, sizes)
+                self.entry_param(name, inner, full, sizes)
+            }
+            t if shape.is_empty() => {
+                Err(self.unsupported(format!("an entry parameter of type {t}")))
             }
             t => Err(self.unsupported(format!("an entry parameter with elements of type {t}"))),
         }

@@ -63,37 +63,23 @@ pub fn literal(v: LitValue, ty: PrimType) -> Option<Const> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::syntax::parse_expr;
+    use ogham_ir::source::FileId;
 
     #[test]
     fn operators() {
         assert_eq!(binop(ast::BinOp::PipeLeft), None);
         assert_eq!(binop(ast::BinOp::And), Some(BinOp::BitAnd));
         assert_eq!(binop(ast::BinOp::Or), Some(BinOp::BitOr));
-        // Every other operator is the IR's of the same spelling.
-        use ast::BinOp as A;
-        let others = [
-            A::Eq,
-            A::Ne,
-            A::Lt,
-            A::Le,
-            A::Gt,
-            A::Ge,
-            A::BitOr,
-            A::BitXor,
-            A::BitAnd,
-            A::Shl,
-            A::Shr,
-            A::Add,
-            A::Sub,
-            A::Mul,
-            A::Div,
-            A::Mod,
-            A::Quot,
-            A::Rem,
-            A::Pow,
-        ];
-        for op in others {
-            assert_eq!(binop(op).map(BinOp::symbol), Some(op.symbol()));
+        // Every IR operator is the one of the AST operator of its spelling, and spells it.
+        for op in BinOp::ALL {
+            let text = format!("a {} b", op.symbol());
+            let parsed = parse_expr(FileId(0), &text, &mut 0).expect("an operator application");
+            let ast::ExprKind::BinOp(parsed, _, _) = parsed.kind else {
+                panic!("`{text}` is no operator application");
+            };
+            assert_eq!(binop(parsed), Some(op));
+            assert_eq!(parsed.symbol(), op.symbol());
         }
         assert_eq!(unop(ast::UnOp::Not), UnOp::Not);
     }

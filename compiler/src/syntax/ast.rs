@@ -8,6 +8,7 @@
 //! Invariants: spans are never empty for nodes that came from source text; `ExprId`s are dense
 //! (`0..Program::expr_count`) and unique across all modules of a program.
 
+use crate::lower::surface;
 use ogham_ir::source::{FileId, Span};
 use ogham_ir::types::PrimType;
 
@@ -243,31 +244,16 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// The source spelling; a scalar operator's is its IR operator's ([`surface::binop`]).
     pub fn symbol(self) -> &'static str {
         match self {
             BinOp::PipeRight => "|>",
             BinOp::PipeLeft => "<|",
             BinOp::Or => "||",
             BinOp::And => "&&",
-            BinOp::Eq => "==",
-            BinOp::Ne => "!=",
-            BinOp::Lt => "<",
-            BinOp::Le => "<=",
-            BinOp::Gt => ">",
-            BinOp::Ge => ">=",
-            BinOp::BitOr => "|",
-            BinOp::BitXor => "^",
-            BinOp::BitAnd => "&",
-            BinOp::Shl => "<<",
-            BinOp::Shr => ">>",
-            BinOp::Add => "+",
-            BinOp::Sub => "-",
-            BinOp::Mul => "*",
-            BinOp::Div => "/",
-            BinOp::Mod => "%",
-            BinOp::Quot => "//",
-            BinOp::Rem => "%%",
-            BinOp::Pow => "**",
+            op => surface::binop(op)
+                .expect("every other operator is scalar")
+                .symbol(),
         }
     }
 }

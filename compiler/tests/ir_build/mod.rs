@@ -10,7 +10,7 @@ use ogham_ir::source::Span;
 use ogham_ir::types::PrimType;
 use ogham_ir::{
     Body, Const, DimIndex, Exp, Form, Function, HistOp, Lambda, LoopForm, Param, Program, RedOp,
-    ScanOp, Signature, Soac, Stmt, SubExp, Type, VarId,
+    ScanOp, Soac, Stmt, SubExp, Type, VarId,
 };
 
 pub const F32: Type = Type::Prim(PrimType::F32);
@@ -67,6 +67,18 @@ pub fn lambda(params: &[VarId], body: Body, ret: &[Type]) -> Lambda {
     }
 }
 
+/// `\a c -> a + c` on `ty`, binding the sum to `s`.
+pub fn add_lambda(a: VarId, c: VarId, s: VarId, ty: Type) -> Lambda {
+    lambda(
+        &[a, c],
+        body(
+            vec![stmt(&[s], Exp::BinOp(BinOp::Add, v(a), v(c)))],
+            &[v(s)],
+        ),
+        &[ty],
+    )
+}
+
 /// A function under construction: variables are added to its arena as they are declared.
 pub struct FnBuilder {
     pub f: Function,
@@ -75,18 +87,7 @@ pub struct FnBuilder {
 impl FnBuilder {
     pub fn new(name: &str) -> FnBuilder {
         FnBuilder {
-            f: Function {
-                name: name.to_string(),
-                vars: Vec::new(),
-                params: Vec::new(),
-                body: Body::default(),
-                signature: Signature {
-                    params: Vec::new(),
-                    results: Vec::new(),
-                    fields: Vec::new(),
-                },
-                loc: Default::default(),
-            },
+            f: Function::new(name),
         }
     }
 
@@ -165,14 +166,7 @@ pub fn sample_core() -> Program {
         map: lambda(&[x2], body(vec![], &[v(x2)]), &[F32]),
         scans: vec![],
         reds: vec![RedOp {
-            lambda: lambda(
-                &[a, c],
-                body(
-                    vec![stmt(&[s], Exp::BinOp(BinOp::Add, v(a), v(c)))],
-                    &[v(s)],
-                ),
-                &[F32],
-            ),
+            lambda: add_lambda(a, c, s, F32),
             neutral: vec![f32c(0.0)],
             commutative: true,
         }],
@@ -224,14 +218,7 @@ pub fn sample_kernel() -> kir::Program {
     let bin = b.var("bin", I64);
     let mut add = || {
         let (a, c, s) = (b.var("a", F32), b.var("c", F32), b.var("s", F32));
-        lambda(
-            &[a, c],
-            body(
-                vec![stmt(&[s], Exp::BinOp(BinOp::Add, v(a), v(c)))],
-                &[v(s)],
-            ),
-            &[F32],
-        )
+        add_lambda(a, c, s, F32)
     };
     let (scan_op, hist_op) = (add(), add());
     let scan = SegOp {
@@ -306,14 +293,7 @@ pub fn sample_segred(sum_type: Type) -> kir::Program {
         level: SegLevel::Thread,
         space: vec![(i, v(n))],
         kind: SegKind::Red(vec![RedOp {
-            lambda: lambda(
-                &[a, c],
-                body(
-                    vec![stmt(&[s], Exp::BinOp(BinOp::Add, v(a), v(c)))],
-                    &[v(s)],
-                ),
-                &[F32],
-            ),
+            lambda: add_lambda(a, c, s, F32),
             neutral: vec![f32c(0.0)],
             commutative: true,
         }]),
@@ -381,14 +361,7 @@ pub fn sample_hist(neutral: SubExp) -> Program {
         hists: vec![HistOp {
             num_bins: v(k),
             dests: vec![dst],
-            op: lambda(
-                &[a, c],
-                body(
-                    vec![stmt(&[s], Exp::BinOp(BinOp::Add, v(a), v(c)))],
-                    &[v(s)],
-                ),
-                &[I32],
-            ),
+            op: add_lambda(a, c, s, I32),
             neutral: vec![neutral],
         }],
     });

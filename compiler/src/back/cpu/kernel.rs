@@ -128,6 +128,20 @@ impl Output {
     }
 }
 
+/// A builder for `func`, placed in its entry block, and that block's parameters (the function's).
+fn enter<'f>(
+    func: &'f mut Function,
+    fctx: &'f mut FunctionBuilderContext,
+) -> (FunctionBuilder<'f>, Vec<Value>) {
+    let mut b = FunctionBuilder::new(func, fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    b.seal_block(entry);
+    let params = b.block_params(entry).to_vec();
+    (b, params)
+}
+
 /// Builds the functions of kernel `seg` (statement `stmt` of function `f`).
 pub fn build(
     f: &ogham_ir::kir::Function,
@@ -140,12 +154,7 @@ pub fn build(
     let slots = ArgSlots::of_kernel(f, seg, &inputs, &stmt.pat);
     let mut func = Function::with_name_signature(UserFuncName::testcase(name), signature(8));
     let mut fctx = FunctionBuilderContext::new();
-    let mut b = FunctionBuilder::new(&mut func, &mut fctx);
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    b.seal_block(entry);
-    let params = b.block_params(entry).to_vec();
+    let (b, params) = enter(&mut func, &mut fctx);
     let mut g = Gen::new((f, &seg.plans), b, params[0], unchecked);
     kernel_body(&mut g, seg, (&slots, &inputs, &stmt.pat), &params)?;
     let zero = g.b.ins().iconst(I32, 0);
@@ -364,12 +373,7 @@ fn build_combine(
         signature(4),
     );
     let mut fctx = FunctionBuilderContext::new();
-    let mut b = FunctionBuilder::new(&mut func, &mut fctx);
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    b.seal_block(entry);
-    let params = b.block_params(entry).to_vec();
+    let (b, params) = enter(&mut func, &mut fctx);
     let mut g = Gen::new((f, &seg.plans), b, params[0], unchecked);
     g.checks.first = first_site;
     load_inputs(&mut g, params[1], slots, inputs);

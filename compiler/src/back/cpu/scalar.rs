@@ -202,11 +202,7 @@ impl Gen<'_> {
                 }
                 MathFn::IsInf => {
                     let a = ins.fabs(x);
-                    let inf = if t == PrimType::F32 {
-                        self.b.ins().f32const(f32::INFINITY)
-                    } else {
-                        self.b.ins().f64const(f64::INFINITY)
-                    };
+                    let inf = self.float_const(t, f64::INFINITY);
                     return self.b.ins().fcmp(FloatCC::Equal, a, inf);
                 }
                 _ => {}

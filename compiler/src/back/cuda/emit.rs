@@ -30,17 +30,12 @@ use ogham_ir::types::PrimType;
 use ogham_ir::{Const, SubExp, VarId};
 use std::collections::{HashMap, HashSet};
 
-/// The C type of a scalar.
+/// The C type of a scalar: C's floats; other types by their IR names (the prelude's typedefs).
 pub fn ctype(p: PrimType) -> &'static str {
     match p {
-        PrimType::Bool => "bool",
-        PrimType::I8 => "i8",
-        PrimType::I16 => "i16",
-        PrimType::I32 => "i32",
-        PrimType::I64 => "i64",
-        PrimType::U8 => "u8",
         PrimType::F32 => "float",
         PrimType::F64 => "double",
+        p => p.name(),
     }
 }
 

@@ -9,7 +9,7 @@
 use super::I64;
 use crate::lower::{LVal, Lowerer, Res};
 use ogham_ir::op::BinOp;
-use ogham_ir::{DimIndex, Exp, SubExp, Type};
+use ogham_ir::{DimIndex, Exp, SubExp, Type, VarId};
 
 impl<'p> Lowerer<'p> {
     pub(super) fn iota(&mut self, n: LVal<'p>) -> Res<LVal<'p>> {
@@ -174,43 +174,10 @@ impl<'p> Lowerer<'p> {
         );
         let s = self.binop(BinOp::Mod, r, safe_n);
         let rest = self.binop(BinOp::Sub, n, s);
-        let mut tail_ty = ty.clone();
-        if let Type::Array { shape, .. } = &mut tail_ty {
-            shape[0] = rest;
-        }
-        let tail = self.bind(
-            "tail",
-            tail_ty,
-            Exp::Index(
-                v,
-                vec![DimIndex::Slice {
-                    start: s,
-                    len: rest,
-                    stride: SubExp::i64(1),
-                }],
-            ),
-        );
-        let mut head_ty = ty.clone();
-        if let Type::Array { shape, .. } = &mut head_ty {
-            shape[0] = s;
-        }
-        let head = self.bind(
-            "head",
-            head_ty,
-            Exp::Index(
-                v,
-                vec![DimIndex::Slice {
-                    start: SubExp::i64(0),
-                    len: s,
-                    stride: SubExp::i64(1),
-                }],
-            ),
-        );
+        let tail = self.rows_of("tail", v, &ty, s, rest);
+        let head = self.rows_of("head", v, &ty, SubExp::i64(0), s);
         let total = self.binop(BinOp::Add, rest, s);
-        let mut out_ty = ty;
-        if let Type::Array { shape, .. } = &mut out_ty {
-            shape[0] = total;
-        }
+        let out_ty = ty.row().array_of(total);
         let rotated = self.bind(
             "rot",
             out_ty,
@@ -221,11 +188,17 @@ impl<'p> Lowerer<'p> {
         );
         // The result has the input's size.
         let rv = rotated.as_var().expect("var");
-        let final_ty = self.function.ty(v).clone();
-        Ok(self.bind(
-            "rot",
-            final_ty.clone(),
-            Exp::Reshape(rv, final_ty.shape().to_vec()),
-        ))
+        let shape = ty.shape().to_vec();
+        Ok(self.bind("rot", ty, Exp::Reshape(rv, shape)))
+    }
+
+    /// `v[start:start+len]`: `len` rows, from row `start`, of array `v` of type `ty`.
+    fn rows_of(&mut self, name: &str, v: VarId, ty: &Type, start: SubExp, len: SubExp) -> SubExp {
+        let rows = vec![DimIndex::Slice {
+            start,
+            len,
+            stride: SubExp::i64(1),
+        }];
+        self.bind(name, ty.row().array_of(len), Exp::Index(v, rows))
     }
 }

@@ -29,21 +29,12 @@ impl<'p> Lowerer<'p> {
     /// The position of `field` (a tuple index or a record field name) among the components of
     /// `record`'s value.
     pub(super) fn field_position(&self, record: &Expr, field: &str) -> Res<usize> {
-        if let Ok(i) = field.parse::<usize>() {
-            return Ok(i);
-        }
         let ty = self.source_type(record);
         let mut t = &*ty;
         while let types::Type::Array(inner, _) = t {
             t = inner;
         }
-        match t {
-            types::Type::Record(fields) => fields
-                .iter()
-                .position(|(name, _)| name == field)
-                .ok_or_else(|| self.internal(format!("no field `{field}`"))),
-            _ => Err(self.internal("field of a non-record")),
-        }
+        self.field_position_in(t, field)
     }
 
     /// The IR index of `a[args]` (`a` gives the dimensions of the array indexed).
@@ -220,6 +211,7 @@ impl<'p> Lowerer<'p> {
         result
     }
 
+    /// `record with path = v`, where `r` is `record`'s value.
     pub(super) fn record_update(
         &mut self,
         record: &'p Expr,
@@ -227,25 +219,11 @@ impl<'p> Lowerer<'p> {
         path: &[ast::Ident],
         v: LVal<'p>,
     ) -> Res<LVal<'p>> {
-        let Some((field, rest)) = path.split_first() else {
-            return Ok(v);
-        };
         let record_type = self.source_type(record);
-        let position = self.field_position_in(&record_type, &field.name)?;
-        let LVal::Tuple(mut vs) = r else {
-            return Err(self.internal("record update of a non-record"));
-        };
-        let inner_type = match &*record_type {
-            types::Type::Record(fs) => fs.get(position).map(|(_, t)| t.clone()),
-            types::Type::Tuple(ts) => ts.get(position).cloned(),
-            _ => None,
-        }
-        .ok_or_else(|| self.internal("record update of a missing field"))?;
-        let old = std::mem::replace(&mut vs[position], LVal::Tuple(Vec::new()));
-        vs[position] = self.record_update_typed(&inner_type, old, rest, v)?;
-        Ok(LVal::Tuple(vs))
+        self.record_update_typed(&record_type, r, path, v)
     }
 
+    /// `r with path = v`, where `r` is a value of source type `ty`.
     fn record_update_typed(
         &mut self,
         ty: &types::Type,
@@ -271,6 +249,7 @@ impl<'p> Lowerer<'p> {
         Ok(LVal::Tuple(vs))
     }
 
+    /// The position of `field` (a tuple index or a record field name) in a value of type `ty`.
     fn field_position_in(&self, ty: &types::Type, field: &str) -> Res<usize> {
         if let Ok(i) = field.parse::<usize>() {
             return Ok(i);

@@ -261,14 +261,9 @@ impl Checker<'_> {
             consumes.push(matches!(p, Pattern::Ascribed(_, TypeExp::Unique(..), _)));
             tys.push(t);
         }
-        let tb = self.infer(body);
-        let result = match ret {
-            Some(r) => self.check_result(r, &tb, body),
-            None => tb,
-        };
+        let ty = self.function_type(tys, ret, body);
         self.locals.truncate(mark);
         self.type_params.truncate(tmark);
-        let ty = tys.into_iter().rev().fold(result, |r, p| Ty::fun(p, r));
         Scheme {
             tparams,
             sparams,

@@ -167,13 +167,25 @@ impl Checker<'_> {
             self.bind_pattern(p, &t, None);
             tys.push(t);
         }
+        let ty = self.function_type(tys, ret, body);
+        self.locals.truncate(mark);
+        ty
+    }
+
+    /// The type of a function of parameter types `params` and body `body` (checked against the
+    /// declared result type `ret`), its parameters in scope.
+    pub(super) fn function_type(
+        &mut self,
+        params: Vec<Ty>,
+        ret: Option<&TypeExp>,
+        body: &Expr,
+    ) -> Ty {
         let tb = self.infer(body);
         let result = match ret {
             Some(r) => self.check_result(r, &tb, body),
             None => tb,
         };
-        self.locals.truncate(mark);
-        tys.into_iter().rev().fold(result, |r, p| Ty::fun(p, r))
+        params.into_iter().rev().fold(result, |r, p| Ty::fun(p, r))
     }
 
     /// `let pat = value in body`.

@@ -6,7 +6,7 @@ use crate::back::cpu::codegen::{Gen, Res, clif_type, elem_size, float_min_max};
 use crate::back::cpu::helpers::is_inline_float_math;
 use crate::back::cpu::scalar::{float_cc, int_cc};
 use crate::back::lower;
-use crate::back::steps::{self, Bits, Target};
+use crate::back::steps::{self, Bits, FloatSteps, Target};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32X4, I32X4};
 use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Type, Value};
@@ -574,11 +574,7 @@ impl<'p> Lanes<'p> {
             MathFn::IsNan => ins.fcmp(FloatCC::Unordered, x, x),
             MathFn::IsInf => {
                 let a = ins.fabs(x);
-                let inf = if t == PrimType::F32 {
-                    g.b.ins().f32const(f32::INFINITY)
-                } else {
-                    g.b.ins().f64const(f64::INFINITY)
-                };
+                let inf = g.float_const(t, f64::INFINITY);
                 let inf = g.b.ins().splat(self.width.vector(t), inf);
                 g.b.ins().fcmp(FloatCC::Equal, a, inf)
             }
