@@ -25,7 +25,7 @@
 use super::emit::{CView, Emit, ctype, type_str, view_type};
 use crate::back::lower::{self, Lower, Res};
 use crate::plan::jam::Shape;
-use ogham_ir::{Exp, Lambda, Soac};
+use ogham_ir::{Exp, Lambda, Soac, VarId};
 
 /// Outer iterations per tile (rows of the result).
 pub const ROWS: i64 = 4;
@@ -54,21 +54,7 @@ pub fn emit(
         let i = e.temp("row");
         e.line(format!("const i64 {i} = {block} * {ROWS} + {r};"));
         let args = e.current_rows(&rows.to_vec(), &i);
-        let params: Vec<CView> = map
-            .params
-            .iter()
-            .zip(args)
-            .map(|(p, arg)| {
-                let ty = e.f.ty(*p);
-                let name = e.temp("outer");
-                e.line(format!("const {} {name} = {arg};", type_str(ty)));
-                CView {
-                    name,
-                    rank: ty.rank(),
-                    elem: ty.elem(),
-                }
-            })
-            .collect();
+        let params = hold(e, &map.params, args, "outer");
         let out = e.temp("out");
         let out_row = Emit::row(&arrays[0].name, arrays[0].rank, &i);
         e.line(format!(
@@ -139,22 +125,7 @@ fn tile(
     for c in 0..COLS {
         let j = format!("({col} + {c})");
         let args = e.current_rows(&inner_views.to_vec(), &j);
-        let params: Vec<CView> = inner_map
-            .params
-            .iter()
-            .zip(args)
-            .map(|(p, arg)| {
-                let ty = e.f.ty(*p);
-                let name = e.temp("inner");
-                e.line(format!("const {} {name} = {arg};", type_str(ty)));
-                CView {
-                    name,
-                    rank: ty.rank(),
-                    elem: ty.elem(),
-                }
-            })
-            .collect();
-        tile_cols.push(params);
+        tile_cols.push(hold(e, &inner_map.params, args, "inner"));
     }
     e.checks.loc = shape.reduction.loc;
     let k = Emit::operand(e, k);
@@ -241,6 +212,25 @@ fn tile(
     }
     e.close();
     Ok(())
+}
+
+/// The values `args` of the lambda parameters `params` (rows or scalars), each held in a
+/// variable of its own named after `what`, as views.
+fn hold(e: &mut Emit, params: &[VarId], args: Vec<String>, what: &str) -> Vec<CView> {
+    params
+        .iter()
+        .zip(args)
+        .map(|(p, arg)| {
+            let ty = e.f.ty(*p);
+            let name = e.temp(what);
+            e.line(format!("const {} {name} = {arg};", type_str(ty)));
+            CView {
+                name,
+                rank: ty.rank(),
+                elem: ty.elem(),
+            }
+        })
+        .collect()
 }
 
 /// Which rows of its own an input of the reduction has in a tile.
