@@ -114,7 +114,9 @@ impl<'p> Lowerer<'p> {
 
     /// A binary operator as a function (sections): `&&`/`||` evaluate both operands here.
     fn operator(&mut self, op: ast::BinOp, a: SubExp, b: SubExp) -> Res<SubExp> {
-        let op = super::surface::binop(op).ok_or_else(|| self.internal("pipe operator section"))?;
+        let op = op
+            .ir()
+            .ok_or_else(|| self.internal("pipe operator section"))?;
         Ok(self.binop(op, a, b))
     }
 

@@ -76,7 +76,8 @@ impl<'p> Lowerer<'p> {
                 self.short_circuit(*op, a, b)
             }
             ExprKind::BinOp(op, a, b) => {
-                let op = super::surface::binop(*op)
+                let op = op
+                    .ir()
                     .ok_or_else(|| self.internal("a pipe as a scalar operator"))?;
                 let (a, b) = (self.scalar(a)?, self.scalar(b)?);
                 Ok(LVal::Leaf(self.binop(op, a, b)))

@@ -1,43 +1,15 @@
-//! The source language's scalar syntax in IR terms: the AST's operators as the IR's
-//! ([`ogham_ir::op`]) and literals as constants. This is the one place that converts them;
-//! lowering uses it, and so does the AST interpreter (`ogham-runtime`'s `interp`), so that both
-//! get their scalar semantics from [`ogham_ir::scalar`].
+//! The source language's scalar syntax in IR terms: the AST's unary operators as the IR's
+//! ([`ogham_ir::op`]) and literals as constants (binary operators: [`ast::BinOp::ir`], beside
+//! their spelling). This is the one place that converts them; lowering uses it, and so does the
+//! AST interpreter (`ogham-interp`), so that both get their scalar semantics from
+//! [`ogham_ir::scalar`].
 
 use crate::syntax::ast::{self, LitValue};
 use ogham_ir::Const;
 use ogham_ir::math::ConstFn;
-use ogham_ir::op::{BinOp, UnOp};
+use ogham_ir::op::UnOp;
 use ogham_ir::scalar::{self, integer_literal};
 use ogham_ir::types::PrimType;
-
-/// The IR operator that `op` applies to two evaluated scalars: `&&` and `||` as `&` and `|` on
-/// `bool` (both operands evaluated, as in their sections; where they short-circuit, lowering
-/// makes them `if`s first). `None` for the pipes, which are applications.
-pub fn binop(op: ast::BinOp) -> Option<BinOp> {
-    use ast::BinOp as A;
-    Some(match op {
-        A::PipeRight | A::PipeLeft => return None,
-        A::Or | A::BitOr => BinOp::BitOr,
-        A::And | A::BitAnd => BinOp::BitAnd,
-        A::Eq => BinOp::Eq,
-        A::Ne => BinOp::Ne,
-        A::Lt => BinOp::Lt,
-        A::Le => BinOp::Le,
-        A::Gt => BinOp::Gt,
-        A::Ge => BinOp::Ge,
-        A::BitXor => BinOp::BitXor,
-        A::Shl => BinOp::Shl,
-        A::Shr => BinOp::Shr,
-        A::Add => BinOp::Add,
-        A::Sub => BinOp::Sub,
-        A::Mul => BinOp::Mul,
-        A::Div => BinOp::Div,
-        A::Mod => BinOp::Mod,
-        A::Quot => BinOp::Quot,
-        A::Rem => BinOp::Rem,
-        A::Pow => BinOp::Pow,
-    })
-}
 
 /// The IR operator of a unary operator.
 pub fn unop(op: ast::UnOp) -> UnOp {
@@ -64,13 +36,14 @@ pub fn literal(v: LitValue, ty: PrimType) -> Option<Const> {
 mod tests {
     use super::*;
     use crate::syntax::parse_expr;
+    use ogham_ir::op::BinOp;
     use ogham_ir::source::FileId;
 
     #[test]
     fn operators() {
-        assert_eq!(binop(ast::BinOp::PipeLeft), None);
-        assert_eq!(binop(ast::BinOp::And), Some(BinOp::BitAnd));
-        assert_eq!(binop(ast::BinOp::Or), Some(BinOp::BitOr));
+        assert_eq!(ast::BinOp::PipeLeft.ir(), None);
+        assert_eq!(ast::BinOp::And.ir(), Some(BinOp::BitAnd));
+        assert_eq!(ast::BinOp::Or.ir(), Some(BinOp::BitOr));
         // Every IR operator is the one of the AST operator of its spelling, and spells it.
         for op in BinOp::ALL {
             let text = format!("a {} b", op.symbol());
@@ -78,7 +51,7 @@ mod tests {
             let ast::ExprKind::BinOp(parsed, _, _) = parsed.kind else {
                 panic!("`{text}` is no operator application");
             };
-            assert_eq!(binop(parsed), Some(op));
+            assert_eq!(parsed.ir(), Some(op));
             assert_eq!(parsed.symbol(), op.symbol());
         }
         assert_eq!(unop(ast::UnOp::Not), UnOp::Not);

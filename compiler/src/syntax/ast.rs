@@ -8,7 +8,7 @@
 //! Invariants: spans are never empty for nodes that came from source text; `ExprId`s are dense
 //! (`0..Program::expr_count`) and unique across all modules of a program.
 
-use crate::lower::surface;
+use ogham_ir::op as ir_op;
 use ogham_ir::source::{FileId, Span};
 use ogham_ir::types::PrimType;
 
@@ -244,17 +244,46 @@ pub enum BinOp {
 }
 
 impl BinOp {
-    /// The source spelling; a scalar operator's is its IR operator's ([`surface::binop`]).
+    /// The source spelling; a scalar operator's is its IR operator's ([`BinOp::ir`]).
     pub fn symbol(self) -> &'static str {
         match self {
             BinOp::PipeRight => "|>",
             BinOp::PipeLeft => "<|",
             BinOp::Or => "||",
             BinOp::And => "&&",
-            op => surface::binop(op)
-                .expect("every other operator is scalar")
-                .symbol(),
+            op => op.ir().expect("every other operator is scalar").symbol(),
         }
+    }
+
+    /// The IR operator that this one applies to two evaluated scalars: `&&` and `||` as `&`
+    /// and `|` on `bool` (both operands evaluated, as in their sections; where they
+    /// short-circuit, lowering makes them `if`s first). `None` for the pipes, which are
+    /// applications. Lowering and the AST interpreter take their operators from here
+    /// (`lower/surface.rs` converts the rest of the scalar syntax).
+    pub fn ir(self) -> Option<ir_op::BinOp> {
+        use ir_op::BinOp as I;
+        Some(match self {
+            BinOp::PipeRight | BinOp::PipeLeft => return None,
+            BinOp::Or | BinOp::BitOr => I::BitOr,
+            BinOp::And | BinOp::BitAnd => I::BitAnd,
+            BinOp::Eq => I::Eq,
+            BinOp::Ne => I::Ne,
+            BinOp::Lt => I::Lt,
+            BinOp::Le => I::Le,
+            BinOp::Gt => I::Gt,
+            BinOp::Ge => I::Ge,
+            BinOp::BitXor => I::BitXor,
+            BinOp::Shl => I::Shl,
+            BinOp::Shr => I::Shr,
+            BinOp::Add => I::Add,
+            BinOp::Sub => I::Sub,
+            BinOp::Mul => I::Mul,
+            BinOp::Div => I::Div,
+            BinOp::Mod => I::Mod,
+            BinOp::Quot => I::Quot,
+            BinOp::Rem => I::Rem,
+            BinOp::Pow => I::Pow,
+        })
     }
 }
 

@@ -7,7 +7,6 @@
 
 use super::super::value::{Callee, Closure, Env, Val};
 use super::{Interp, is_unique};
-use ogham_compiler::lower::surface;
 use ogham_compiler::syntax::ast::{BinOp, Decl, Expr, TypeParam};
 use ogham_compiler::typeck::Resolution;
 use ogham_ir::source::Span;
@@ -150,7 +149,7 @@ impl<'a> Interp<'a> {
             (BinOp::Eq, a, b) => Ok(Val::Prim(Scalar::Bool(a.equals(&b)))),
             (BinOp::Ne, a, b) => Ok(Val::Prim(Scalar::Bool(!a.equals(&b)))),
             (op, Val::Prim(x), Val::Prim(y)) => {
-                let scalar_op = surface::binop(op).ok_or(OpError::IllTyped);
+                let scalar_op = op.ir().ok_or(OpError::IllTyped);
                 scalar_op
                     .and_then(|o| scalar::binop(o, x, y))
                     .map(Val::Prim)
