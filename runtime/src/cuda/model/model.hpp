@@ -9,6 +9,11 @@
 // the model (`sink`) after each block, and the counts of all threads are summed.
 #include <cstdint>
 
+// Every call inside a kernel is inlined (the prelude's helpers: `og_copy`, `og_fill`, ...), so
+// that the line tables trace an access in a helper to the call it was made for (`code.rs`).
+#undef __global__
+#define __global__ __attribute__((flatten))
+
 struct og_rec {
   og_u64 addr;
   unsigned site;  // the hook's return address, truncated: one per access in the code
