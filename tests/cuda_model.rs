@@ -127,13 +127,26 @@ fn a_site_is_traced_to_its_line_of_the_generated_code() {
     let code = report.code.as_ref().expect("the model's code is known");
     let offsets: Vec<u64> = loads.iter().map(|s| code.offset(s.address)).collect();
     let lines = code.lines(&offsets).expect("addr2line runs");
-    // The one load of the walk is the row's element `r[i]`: a line that reads a view's element.
+    // The one load of the walk is the row's element `r[i]`: a line of the walk's kernel (after
+    // its header, before the next function) that reads a view's element.
     let line = *lines[0]
         .first()
         .expect("the line tables name the load's line");
     let text = code.text(line);
+    let unit: Vec<&str> = code.unit.lines().collect();
+    let header = 1 + unit
+        .iter()
+        .position(|l| l.contains("void walk_k"))
+        .expect("the walk's kernel is in the unit");
+    let next = unit[header..]
+        .iter()
+        .position(|l| l.starts_with("extern \"C\""))
+        .map_or(unit.len(), |n| header + n);
+    assert!(
+        header < line && line <= next,
+        "line {line} is outside the kernel's lines {header}..{next}: {text}"
+    );
     assert!(text.contains(".p["), "line {line}: {text}");
-    assert!(code.unit.lines().nth(line - 1).is_some());
 }
 
 #[test]

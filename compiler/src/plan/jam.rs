@@ -75,6 +75,14 @@ impl Shape<'_> {
             _ => unreachable!("the shape's reduction is a Screma"),
         }
     }
+
+    /// The reduction's operator (a `+`, by the lane-dot shape).
+    pub fn operator(&self) -> &Lambda {
+        match &self.reduction.exp {
+            Exp::Soac(Soac::Screma { reds, .. }) => &reds[0].lambda,
+            _ => unreachable!("the shape's reduction is a Screma"),
+        }
+    }
 }
 
 /// The pieces of `soac` (a statement's SOAC in `f`) when it has the module's shape.

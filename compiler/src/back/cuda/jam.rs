@@ -25,7 +25,7 @@
 use super::emit::{CView, Emit, ctype, type_str, view_type};
 use crate::back::lower::{self, Lower, Res};
 use crate::plan::jam::Shape;
-use ogham_ir::{Exp, Lambda, Soac, VarId};
+use ogham_ir::{Lambda, VarId};
 
 /// Outer iterations per tile (rows of the result).
 pub const ROWS: i64 = 4;
@@ -118,7 +118,7 @@ fn tile(
 ) -> Res<()> {
     let (_, inner_map) = shape.inner();
     let (k, red_inputs, red_map, neutral) = shape.reduction();
-    let op = operator(shape);
+    let op = shape.operator();
     e.open("");
     // Per tile column: the inner map's parameters' values (rows of its inputs).
     let mut tile_cols: Vec<Vec<CView>> = Vec::new();
@@ -248,13 +248,5 @@ fn own(shape: &Shape, input: usize) -> Own {
         (Some(_), _) => Own::PerRow,
         (None, true) => Own::PerColumn,
         (None, false) => Own::One,
-    }
-}
-
-/// The reduction's operator.
-fn operator<'a>(shape: &Shape<'a>) -> &'a Lambda {
-    match &shape.reduction.exp {
-        Exp::Soac(Soac::Screma { reds, .. }) => &reds[0].lambda,
-        _ => unreachable!("the shape's reduction is a Screma"),
     }
 }
