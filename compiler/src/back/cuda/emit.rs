@@ -107,6 +107,9 @@ pub struct Emit<'f> {
     pub shared_slots: usize,
     /// Whether the code allocates from an arena.
     allocates: bool,
+    /// How many allocations the code so far makes, per arena ([`Emit::arena_name`]): a loop
+    /// compares the counts before and after its body (`reclaim.rs`).
+    allocations: HashMap<&'static str, usize>,
     /// Per-point arrays are interleaved across the threads (`og_lanes`; thread-level kernels).
     pub lanes: bool,
     /// The element-size classes allocated from `og_lanes` (bit c: elements of 2^c bytes).
@@ -149,6 +152,7 @@ impl<'f> Emit<'f> {
             lambdas: 0,
             shared_slots: 0,
             allocates: false,
+            allocations: HashMap::new(),
             lanes: false,
             lane_classes: 0,
             uniform_extents: HashSet::new(),
@@ -170,6 +174,18 @@ impl<'f> Emit<'f> {
     /// The length of the text so far: where [`Emitted::text`] can take a declaration later.
     pub fn mark(&self) -> usize {
         self.out.len()
+    }
+
+    /// Inserts `s` as a line at `at` (a [`Emit::mark`] taken at the start of a line, with no
+    /// insertion before it since), indented for `depth`.
+    pub(super) fn insert_line(&mut self, at: usize, depth: usize, s: &str) {
+        let line = format!("{}{s}\n", "  ".repeat(depth));
+        self.out.insert_str(at, &line);
+    }
+
+    /// The current indentation depth.
+    pub(super) fn depth(&self) -> usize {
+        self.depth
     }
 
     pub fn line(&mut self, s: impl AsRef<str>) {
@@ -249,6 +265,17 @@ impl<'f> Emit<'f> {
         }
     }
 
+    /// The arena the current statement's arrays come from: [`Emit::arena`], or the interleaved
+    /// sub-arenas `og_lanes`.
+    pub(super) fn arena_name(&self) -> &'static str {
+        if self.lanes { "og_lanes" } else { self.arena() }
+    }
+
+    /// How many allocations from `arena` the code so far makes.
+    pub(super) fn allocations(&self, arena: &str) -> usize {
+        self.allocations.get(arena).copied().unwrap_or(0)
+    }
+
     // ----- checks -----
 
     /// Continues when `cond` holds; otherwise records `failure` with `details` (`i64`
@@ -294,6 +321,7 @@ impl<'f> Emit<'f> {
     /// [`Emit::lanes`], otherwise contiguous); returns its view's name.
     pub fn alloc(&mut self, elem: PrimType, dims: &[String]) -> Res<String> {
         self.allocates = true;
+        *self.allocations.entry(self.arena_name()).or_default() += 1;
         let name = self.temp("a");
         let t = ctype(elem);
         if dims.is_empty() {

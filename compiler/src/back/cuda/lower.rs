@@ -8,7 +8,7 @@ use super::Counting;
 use super::block;
 use super::emit::{CView, Emit, ctype, type_str, var, view_type};
 use super::scalar::{self, Cost};
-use super::{interleave, jam};
+use super::{interleave, jam, reclaim};
 use crate::back::lower::bounds::Proofs;
 use crate::back::lower::{self, Checks, Lower, Place, Res};
 use crate::plan::{self, unswitch};
@@ -464,6 +464,7 @@ impl Lower for Emit<'_> {
             let x = Emit::operand(self, *init);
             self.declare(*p, &x);
         }
+        let mark = reclaim::before_loop(self);
         match form {
             LoopForm::For { index, bound } => {
                 let i = var(*index);
@@ -473,6 +474,8 @@ impl Lower for Emit<'_> {
             LoopForm::While { cond } => self.open(format!("while ({})", var(*cond))),
         }
         let vals = lower::body(self, body)?;
+        // What the iteration made and does not carry is given back (`reclaim.rs`).
+        let vals = reclaim::iteration_end(self, mark, params, vals)?;
         // The new values may read the old ones: through temporaries.
         let temps: Vec<String> = params
             .iter()

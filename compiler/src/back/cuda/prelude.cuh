@@ -269,4 +269,88 @@ __device__ __forceinline__ void og_lanes_reset(OgLanes& a) {
     a.top[c] = a.cap[c];
   }
 }
+// ---- memory of sequential loops given back (`reclaim.rs`) ----
+// A loop whose body allocates takes a mark of its arena before it (`og_mark`); what its
+// iterations made lies above the mark. Room a copy of a carried array takes is summed in an
+// `OgSpace` (bytes at c[0] for a contiguous arena; slots per element-size class for `og_lanes`).
+struct OgSpace {
+  i64 c[4];
+};
+struct OgLanesMark {
+  i64 used[4];
+  i64 top[4];
+};
+
+__device__ __forceinline__ i64 og_mark(const OgArena& a) { return a.used; }
+__device__ __forceinline__ OgLanesMark og_mark(const OgLanes& a) {
+  OgLanesMark m;
+  for (int c = 0; c < 4; c++) {
+    m.used[c] = a.used[c];
+    m.top[c] = a.top[c];
+  }
+  return m;
+}
+
+// Whether `p` points into memory handed out since `mark`.
+__device__ __forceinline__ bool og_made_since(const OgArena& a, i64 mark, const void* p) {
+  const unsigned long long q = (unsigned long long)p, base = (unsigned long long)a.base;
+  return q >= base + mark && q < base + a.used;
+}
+template <class T>
+__device__ __forceinline__ bool og_made_since(const OgLanes& a, const OgLanesMark& m, const T* p) {
+  const int c = sizeof(T) == 1 ? 0 : sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3;
+  const unsigned long long q = (unsigned long long)p, base = (unsigned long long)a.base[c];
+  if (q < base || (q - base) % sizeof(T) != 0) return false;
+  const i64 e = (i64)((q - base) / sizeof(T));
+  if (e >= a.cap[c] * a.n || e % a.n != a.t) return false;
+  const i64 slot = e / a.n;
+  return (slot >= m.used[c] && slot < a.used[c]) || (slot >= a.top[c] && slot < m.top[c]);
+}
+
+// Whether the iterations since `mark` hold more than a third of the room the loop found.
+__device__ __forceinline__ bool og_reclaim_due(const OgArena& a, i64 mark) {
+  return a.used - mark > (a.cap - mark) / 3;
+}
+__device__ __forceinline__ bool og_reclaim_due(const OgLanes& a, const OgLanesMark& m) {
+  bool due = false;
+  for (int c = 0; c < 4; c++)
+    due |= (a.used[c] - m.used[c]) + (m.top[c] - a.top[c]) > (m.top[c] - m.used[c]) / 3;
+  return due;
+}
+
+// Adds the room a fresh copy of `v` takes (at most: `og_alloc_lanes` may take less).
+template <class T, int R>
+__device__ __forceinline__ void og_add_space(const OgArena&, OgSpace& s, const View<T, R>& v) {
+  const i64 bytes = og_bytes<R>(v.d, (i64)sizeof(T));
+  s.c[0] = bytes > 0x7fffffffffffffffLL - s.c[0] - 15 ? 0x7fffffffffffffffLL : s.c[0] + ((bytes + 15) & ~15LL);
+}
+template <class T, int R>
+__device__ __forceinline__ void og_add_space(const OgLanes&, OgSpace& s, const View<T, R>& v) {
+  const int c = sizeof(T) == 1 ? 0 : sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3;
+  const i64 slots = og_bytes<R>(v.d, (i64)sizeof(T)) / (i64)sizeof(T);
+  i64 take = 1;
+  while (take < slots && take < ((i64)1 << 61)) take <<= 1;
+  s.c[c] = take > 0x7fffffffffffffffLL - s.c[c] ? 0x7fffffffffffffffLL : s.c[c] + take;
+}
+
+// Leaves a gap of `s` above the mark, so that copies made now lie clear of the copies made after
+// `og_rewind` (which take at most `s` from the mark).
+__device__ __forceinline__ void og_reserve(OgArena& a, i64 mark, const OgSpace& s) {
+  if (s.c[0] > a.cap - mark) a.used = a.cap + 1;  // the next allocation fails: out of memory
+  else if (a.used < mark + s.c[0]) a.used = mark + s.c[0];
+}
+__device__ __forceinline__ void og_reserve(OgLanes& a, const OgLanesMark& m, const OgSpace& s) {
+  for (int c = 0; c < 4; c++) {
+    if (s.c[c] > m.top[c] - m.used[c]) a.used[c] = a.top[c] + 1;
+    else if (a.used[c] < m.used[c] + s.c[c]) a.used[c] = m.used[c] + s.c[c];
+  }
+}
+
+__device__ __forceinline__ void og_rewind(OgArena& a, i64 mark) { a.used = mark; }
+__device__ __forceinline__ void og_rewind(OgLanes& a, const OgLanesMark& m) {
+  for (int c = 0; c < 4; c++) {
+    a.used[c] = m.used[c];
+    a.top[c] = m.top[c];
+  }
+}
 // ---- end of prelude ----
