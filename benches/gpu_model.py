@@ -4,13 +4,17 @@ benchmark shapes, for each modelled GPU: the modelled time of every kernel (laun
 allocations, as `OGHAM_PROFILE` on a GPU counts them), the kernels alone, the spec GFLOP/s over
 the kernels alone, and the measured time where a GPU run is recorded (BENCHMARKS.md).
 
-    python3 benches/gpu_model.py [--gpus h200,rtx2080ti] [--only calibration,bfast,daily,stl]
+    python3 benches/gpu_model.py [--gpus h200,rtx2080ti]
+                                 [--only calibration,bfast,daily,stl,twdtw,ptsel]
                                  [--scale 1.0] [--warps 64] [--ogham target/release/ogham]
 
 `calibration` models the two recorded H200 runs' work (BFAST D2, D5, Peru; STL 20,000 x 828,
 non-robust) and prints the modelled / measured ratio; `bfast` the spec's sets D1-D6 and Peru;
 `daily` BFAST on a daily axis; `stl` HaSTL's C1 and C3 shapes (186,624 series of 828 and of
-4,000 ... scaled by `--scale`, since every series is emulated on this machine's cores). Data
+4,000 ... scaled by `--scale`, since every series is emulated on this machine's cores); `twdtw`
+`benches/run.py`'s two TWDTW cases (many short pairs, column sweep; one long pair, wavefront),
+with spec flops `3B + 14` per cell (B = 2 bands); `ptsel` its two PtSel patches (model-free rank,
+window-parallel), with spec flops `2KRC + A(8K + 4)` over the A canonical arcs. Data
 are generated into a temporary folder by the oracles' generators. Needs NumPy, g++, and (for
 ptxas's register report) NVRTC on LD_LIBRARY_PATH, as `.ci/run` installs it.
 """
@@ -21,6 +25,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "oracles"))
 sys.path.insert(0, os.path.join(ROOT, "benches"))
 import bfast_reference as bref  # noqa: E402
+import ptsel_reference as pref  # noqa: E402
+import twdtw_reference as tref  # noqa: E402
 from run import BFAST_SETS, BFAST_F, BFAST_K, BFAST_H, DAILY_SEED, DAILY_HISTORY, DAILY_F, \
     spec_flops  # noqa: E402
 
@@ -102,7 +108,51 @@ def works(only, scale, tmp):
                     bfast_args(path, DAILY_HISTORY, DAILY_F), None))
     if "stl" in only:
         out += [stl("STL C1", 186624, 828), stl("STL C3", 186624, 414)]
+    if "twdtw" in only:
+        out += twdtw_works(scale, tmp)
+    if "ptsel" in only:
+        out += ptsel_works(scale, tmp)
     return out
+
+
+def twdtw_works(scale, tmp):
+    """`benches/run.py`'s TWDTW cases: (a) 5 patterns of 45 samples x S series of 69 (500
+    generated series tiled to S, 20,000 at scale 1), column sweep; (b) one pattern of 1,000 x one
+    series of 27 years daily, anti-diagonal wavefront."""
+    a, mid, cycle = tref.PARAMS
+    S = max(500, int(20000 * scale))
+    y, ty, x, tx, _, _ = tref.make_batch(3, 5, 45, 500, 3, 2)
+    x, tx = np.tile(x, (S // 500, 1, 1)), np.tile(tx, (S // 500, 1))
+    yl, tyl, xl, txl, _, _ = tref.make_batch(4, 1, 1000, 1, 27, 2, step_ser=1)
+    out = []
+    for label, entry, arrays in [("TWDTW (a) short pairs", "distances", (y, ty, x, tx)),
+                                 ("TWDTW (b) long pair", "distances_wavefront",
+                                  (yl, tyl, xl, txl))]:
+        Y, X = arrays[0], arrays[2]
+        paths = []
+        for key, arr in zip(["y", "ty", "x", "tx"], arrays):
+            paths.append(os.path.join(tmp, f"twdtw_{entry}_{S}_{key}.npy"))
+            np.save(paths[-1], arr)
+        cells = Y.shape[0] * X.shape[0] * Y.shape[1] * X.shape[1]
+        bands = Y.shape[2]
+        out.append((f"{label} {Y.shape[0]}x{Y.shape[1]} · {X.shape[0]}x{X.shape[1]}",
+                    "programs/twdtw.og", entry,
+                    paths + [f"{a}f64", f"{mid}f64", f"{cycle}f64", "f64.inf"],
+                    cells * (3 * bands + 14)))
+    return out
+
+
+def ptsel_works(scale, tmp):
+    """`benches/run.py`'s PtSel patches: 500 x 500 at scale 1 (side scaled by its square root),
+    20 acquisitions at depth 3, model-free rank, windows 5 x 5 and 9 x 9."""
+    R = C = max(50, int(500 * scale ** 0.5))
+    phi = pref.make_stack(5, R, C, 20, 3, 0.05, 0.3)[4]
+    path = os.path.join(tmp, f"ptsel_{R}.npy")
+    np.save(path, phi)
+    K = phi.shape[0]
+    return [(f"PtSel {R}x{C} K={K} window {2 * s + 1}x{2 * s + 1}", "programs/ptsel.og",
+             "rank_wp", [path, f"{s}i64", "false"],
+             2 * K * R * C + pref.arc_count(R, C, s) * (8 * K + 4)) for s in (2, 4)]
 
 
 OGHAM = os.path.join(ROOT, "target", "release", "ogham")
