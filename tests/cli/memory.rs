@@ -49,3 +49,22 @@ fn a_failed_allocation_is_a_located_r0709_not_an_abort() {
         assert_eq!(stdout(&out), "999.0f32\n");
     }
 }
+
+#[test]
+fn a_loop_gives_back_what_its_iterations_made() {
+    // Each of the loop's 768 iterations makes an array of 4 MiB: 3 GiB in all, in an address
+    // space of 2 GiB. Before `back/cpu/reclaim.rs` the worker's arena kept every iteration's
+    // array and the run failed (R0709); now each iteration's memory is given back once the
+    // next has its copy of the carried array.
+    let dir = scratch("loop_memory");
+    let program = write(
+        &dir,
+        "loop.og",
+        "entry main [m] (xs: [m]f32) (k: i64) (n: i64) : [m]f32 =\n  \
+         map (\\x -> let a = loop acc = replicate n x for i < k do replicate n (acc[i % n] + 1f32)\n             \
+         in a[0] + a[n - 1])\n      xs\n",
+    );
+    let out = run_limited(&program, "cpu", 2 << 20, "[1f32] 768i64 1048576i64");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "[1538.0f32]\n");
+}

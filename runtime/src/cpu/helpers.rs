@@ -17,6 +17,9 @@ pub struct Ctx {
     pub site: i64,
     pub details: [i64; MAX_DETAILS],
     arena: Arena,
+    /// Where a loop's carried arrays wait while the loop's memory is given back
+    /// (`ogham_scratch_alloc`; the compiler's `back/cpu/reclaim.rs`).
+    scratch: Arena,
 }
 
 const _: () = assert!(std::mem::offset_of!(Ctx, arena) == CTX_GENERATED_BYTES);
@@ -28,6 +31,7 @@ impl Ctx {
             site: -1,
             details: [0; MAX_DETAILS],
             arena: SPARE_ARENA.take(),
+            scratch: Arena::default(),
         }
     }
 }
@@ -140,6 +144,55 @@ impl Arena {
         self.enter_current();
     }
 
+    /// Where the next allocation starts: the current chunk and the bytes used in it, as one
+    /// `i64` (chunk index times 2^40 plus the offset; chunks are far smaller than 2^40 bytes).
+    fn mark(&self) -> i64 {
+        let used = match self.chunks.get(self.current) {
+            Some(chunk) => self.next - chunk.as_ptr().expose_provenance(),
+            None => 0,
+        };
+        ((self.current as i64) << 40) | used as i64
+    }
+
+    /// Splits a [`Arena::mark`] into the chunk and the offset.
+    fn at(mark: i64) -> (usize, usize) {
+        ((mark >> 40) as usize, (mark & ((1 << 40) - 1)) as usize)
+    }
+
+    /// Whether `p` lies in memory handed out since `mark` (and not given back).
+    fn made_since(&self, mark: i64, p: usize) -> bool {
+        let (first, offset) = Arena::at(mark);
+        (first..=self.current).any(|c| {
+            let Some(chunk) = self.chunks.get(c) else {
+                return false;
+            };
+            let start = chunk.as_ptr().expose_provenance();
+            let from = if c == first { start + offset } else { start };
+            let to = if c == self.current {
+                self.next
+            } else {
+                start + chunk.capacity() * 16
+            };
+            from <= p && p < to
+        })
+    }
+
+    /// Whether more than a whole chunk was handed out since `mark`.
+    fn grown_since(&self, mark: i64) -> bool {
+        self.current > Arena::at(mark).0 + 1
+    }
+
+    /// Gives back everything handed out since `mark`.
+    fn rewind(&mut self, mark: i64) {
+        let (chunk, offset) = Arena::at(mark);
+        self.current = chunk;
+        self.enter_current();
+        if !self.chunks.is_empty() {
+            self.next += offset;
+            self.left -= offset / 16;
+        }
+    }
+
     /// Frees the chunks beyond the first [`KEEP_BYTES`] and resets the arena.
     fn trim(&mut self) {
         let mut kept = 0;
@@ -185,6 +238,51 @@ extern "C" fn ogham_alloc(ctx: *mut Ctx, bytes: i64) -> i64 {
 extern "C" fn ogham_arena_reset(ctx: *mut Ctx) {
     // SAFETY: as in `ogham_alloc`.
     unsafe { &mut *ctx }.arena.reset();
+}
+
+// The helpers of `back/cpu/reclaim.rs`: a loop whose body makes arrays marks the arena before
+// it and gives back what its iterations made. A loop carrying arrays, once its iterations have
+// filled more than a chunk (`ogham_arena_due`), copies the carried arrays made since the mark
+// to the scratch arena, rewinds, and copies them back to fresh arrays at the mark.
+
+#[unsafe(no_mangle)]
+extern "C" fn ogham_arena_mark(ctx: *mut Ctx) -> i64 {
+    // SAFETY: as in `ogham_alloc`.
+    unsafe { &*ctx }.arena.mark()
+}
+
+/// Whether the copies are due; when they are, the scratch arena's earlier copies are dropped.
+#[unsafe(no_mangle)]
+extern "C" fn ogham_arena_due(ctx: *mut Ctx, mark: i64) -> i64 {
+    // SAFETY: as in `ogham_alloc`.
+    let ctx = unsafe { &mut *ctx };
+    let due = ctx.arena.grown_since(mark);
+    if due {
+        ctx.scratch.reset();
+    }
+    due as i64
+}
+
+#[unsafe(no_mangle)]
+extern "C" fn ogham_arena_made_since(ctx: *mut Ctx, mark: i64, p: i64) -> i64 {
+    // SAFETY: as in `ogham_alloc`.
+    unsafe { &*ctx }.arena.made_since(mark, p as usize) as i64
+}
+
+#[unsafe(no_mangle)]
+extern "C" fn ogham_arena_rewind(ctx: *mut Ctx, mark: i64) {
+    // SAFETY: as in `ogham_alloc`.
+    unsafe { &mut *ctx }.arena.rewind(mark);
+}
+
+#[unsafe(no_mangle)]
+extern "C" fn ogham_scratch_alloc(ctx: *mut Ctx, bytes: i64) -> i64 {
+    // SAFETY: as in `ogham_alloc`.
+    let ctx = unsafe { &mut *ctx };
+    match usize::try_from(bytes) {
+        Ok(n) => ctx.scratch.alloc(n) as i64,
+        Err(_) => 0,
+    }
 }
 
 #[unsafe(no_mangle)]
@@ -275,7 +373,18 @@ pub fn addresses() -> Vec<(&'static str, *const u8)> {
         ogham_sincos_f32,
         ogham_sincos_f64,
     ];
-    fixed.into_iter().chain(LIBM.iter().copied()).collect()
+    let reclaim = named![
+        ogham_arena_mark,
+        ogham_arena_due,
+        ogham_arena_made_since,
+        ogham_arena_rewind,
+        ogham_scratch_alloc,
+    ];
+    fixed
+        .into_iter()
+        .chain(LIBM.iter().copied())
+        .chain(reclaim)
+        .collect()
 }
 
 /// `sin x` and `cos x` (the interpreter's methods) into the slots at `out`.
@@ -330,4 +439,39 @@ libm_helpers! {
     ogham_tanh_f32 ogham_tanh_f64 |x| x.tanh();
     ogham_atan2_f32 ogham_atan2_f64 |y, x| y.atan2(x);
     ogham_pow_f32 ogham_pow_f64 |x, y| x.powf(y);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_arena_gives_back_what_it_handed_out_since_a_mark() {
+        let mut arena = Arena::default();
+        let before = arena.alloc(100) as usize;
+        let mark = arena.mark();
+        assert!(!arena.made_since(mark, before));
+        // Three chunks' worth after the mark: the copies are due.
+        let first = arena.alloc(64) as usize;
+        let big: Vec<usize> = (0..3)
+            .map(|_| arena.alloc(CHUNK_BYTES - 64) as usize)
+            .collect();
+        assert!(arena.made_since(mark, first) && big.iter().all(|&p| arena.made_since(mark, p)));
+        assert!(!arena.made_since(mark, before));
+        assert!(arena.grown_since(mark));
+        arena.rewind(mark);
+        assert!(!arena.grown_since(mark));
+        // Memory handed out since the mark is handed out again, from the mark on; what the
+        // rewind gave back is no longer counted as made since the mark.
+        assert!(!arena.made_since(mark, big[2]));
+        assert_eq!(arena.alloc(64) as usize, first);
+        assert!(arena.made_since(mark, first));
+        // A mark of an empty arena rewinds to the start.
+        let mut empty = Arena::default();
+        let mark = empty.mark();
+        let p = empty.alloc(16) as usize;
+        assert!(empty.made_since(mark, p));
+        empty.rewind(mark);
+        assert_eq!(empty.alloc(16) as usize, p);
+    }
 }

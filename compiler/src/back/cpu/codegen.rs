@@ -503,6 +503,17 @@ impl<'a> Gen<'a> {
     /// A fresh array of the given extents from the worker's arena (an impossible size asks
     /// for `i64::MAX` bytes, which fails as out of memory).
     pub fn alloc_array(&mut self, elem: PrimType, dims: Vec<Value>) -> Res<View> {
+        self.alloc_from(HelperId::Alloc, elem, dims)
+    }
+
+    /// An array from the arena that helper `from` hands out ([`HelperId::Alloc`] or
+    /// [`HelperId::ScratchAlloc`]), checked like [`Gen::alloc_array`].
+    pub(super) fn alloc_from(
+        &mut self,
+        from: HelperId,
+        elem: PrimType,
+        dims: Vec<Value>,
+    ) -> Res<View> {
         let (count, fits) = self.checked_product(&dims);
         let size = self.iconst(elem_size(elem));
         let (bytes, overflow) = self.b.ins().smul_overflow(count, size);
@@ -512,7 +523,7 @@ impl<'a> Gen<'a> {
         let bytes = self.b.ins().select(fits, bytes, impossible);
         let ctx = self.ctx;
         let ptr = self
-            .call(HelperId::Alloc, &[ctx, bytes])
+            .call(from, &[ctx, bytes])
             .expect("alloc returns a pointer");
         let ok = self.b.ins().icmp_imm_s(IntCC::NotEqual, ptr, 0);
         self.check(ok, Failure::OutOfMemory, &[bytes])?;

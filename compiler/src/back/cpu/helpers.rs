@@ -65,6 +65,17 @@ pub enum HelperId {
     /// `(x, out)`: `sin x` and `cos x` at `f32` or `f64`, written to the two 8-byte slots at
     /// `out` (generated code computes both once when a block needs both of one value).
     SinCos(PrimType),
+    /// `(ctx) -> mark`: where the worker's arena hands out memory next (`reclaim.rs`).
+    ArenaMark,
+    /// `(ctx, mark) -> due`: whether a loop's carried arrays are to be moved down to the mark
+    /// (more than a chunk handed out since it).
+    ArenaDue,
+    /// `(ctx, mark, ptr) -> made`: whether `ptr` lies in memory handed out since the mark.
+    ArenaMadeSince,
+    /// `(ctx, mark)`: gives back everything handed out since the mark.
+    ArenaRewind,
+    /// `(ctx, bytes) -> ptr`: memory from the worker's scratch arena (0 when exhausted).
+    ScratchAlloc,
 }
 
 /// The float math functions the CPU backend emits as instructions (no helper call).
@@ -151,8 +162,41 @@ pub fn all_helpers() -> Vec<Helper> {
     for t in [PrimType::F32, PrimType::F64] {
         all.push(HelperId::SinCos(t).helper());
     }
+    all.extend(RECLAIM_HELPERS);
     all
 }
+
+/// The function id of the first of [`RECLAIM_HELPERS`], which come after every other helper.
+const RECLAIM_AT: usize = FIXED_HELPERS.len() + LIBM_NAMES.len() + 2;
+
+/// The helpers of `reclaim.rs`, in the order of their [`HelperId`]s.
+const RECLAIM_HELPERS: [Helper; 5] = [
+    Helper {
+        name: "ogham_arena_mark",
+        params: &[I64],
+        results: &[I64],
+    },
+    Helper {
+        name: "ogham_arena_due",
+        params: &[I64, I64],
+        results: &[I64],
+    },
+    Helper {
+        name: "ogham_arena_made_since",
+        params: &[I64, I64, I64],
+        results: &[I64],
+    },
+    Helper {
+        name: "ogham_arena_rewind",
+        params: &[I64, I64],
+        results: &[],
+    },
+    Helper {
+        name: "ogham_scratch_alloc",
+        params: &[I64, I64],
+        results: &[I64],
+    },
+];
 
 const FIXED_HELPERS: [Helper; 10] = [
     Helper {
@@ -230,6 +274,11 @@ impl HelperId {
             HelperId::SinCos(t) => {
                 FIXED_HELPERS.len() + LIBM_NAMES.len() + usize::from(t == PrimType::F64)
             }
+            HelperId::ArenaMark => RECLAIM_AT,
+            HelperId::ArenaDue => RECLAIM_AT + 1,
+            HelperId::ArenaMadeSince => RECLAIM_AT + 2,
+            HelperId::ArenaRewind => RECLAIM_AT + 3,
+            HelperId::ScratchAlloc => RECLAIM_AT + 4,
         }
     }
 
@@ -262,6 +311,11 @@ impl HelperId {
                 },
                 results: &[],
             },
+            HelperId::ArenaMark
+            | HelperId::ArenaDue
+            | HelperId::ArenaMadeSince
+            | HelperId::ArenaRewind
+            | HelperId::ScratchAlloc => RECLAIM_HELPERS[self.index() - RECLAIM_AT].clone(),
             fixed => FIXED_HELPERS[fixed.index()].clone(),
         }
     }

@@ -9,6 +9,7 @@ use super::codegen::{Cursor, Gen, View, clif_type, elem_size, made_by_soac};
 use super::helpers::{HelperId, is_inline_float_math};
 use super::interleave;
 use super::jam;
+use super::reclaim;
 use super::scalar::is_float;
 use super::simd::elementwise;
 use super::skip;
@@ -540,6 +541,8 @@ impl Lower for Gen<'_> {
             }
             _ => None,
         };
+        // What the iterations make is given back (`reclaim.rs`).
+        let mark = reclaim::before_loop(self, body);
         let go = test(self)?;
         self.loop_branch(go, inner, exit);
         self.b.switch_to_block(inner);
@@ -553,6 +556,9 @@ impl Lower for Gen<'_> {
         let results = lower::body(self, body)?;
         for ((p, _), val) in params.iter().zip(results) {
             self.bind(*p, &val);
+        }
+        if let Some(mark) = mark {
+            reclaim::iteration_end(self, mark, params)?;
         }
         if let Some(i) = counter {
             let iv = self.b.use_var(i);

@@ -59,6 +59,7 @@ mod lanedot;
 mod lower;
 pub mod machine;
 pub mod object;
+mod reclaim;
 mod scalar;
 mod simd;
 mod skip;

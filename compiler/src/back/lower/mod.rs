@@ -89,6 +89,28 @@ pub fn bounds_checked(unchecked: &[Span], loc: Span) -> bool {
         .any(|r| r.file == loc.file && r.start <= loc.start && loc.end <= r.end)
 }
 
+/// Whether running `body` may make arrays: a statement at any depth that binds an array and is
+/// not a view of another (an index, a transposition), an alias, an in-place update, or a loop or
+/// `if` (whose own statements are looked at). A loop whose body makes none keeps its arena as
+/// it is (`back/cpu/reclaim.rs`).
+pub fn makes_arrays(f: &ogham_ir::kir::Function, body: &Body) -> bool {
+    let mut makes = false;
+    ogham_ir::traverse::for_each_stmt(body, &mut |stmt| {
+        let binds_array = stmt.pat.iter().any(|&v| f.ty(v).rank() > 0);
+        let passes = matches!(
+            stmt.exp,
+            ogham_ir::Exp::Index(..)
+                | ogham_ir::Exp::Rearrange(..)
+                | ogham_ir::Exp::SubExp(..)
+                | ogham_ir::Exp::Update(..)
+                | ogham_ir::Exp::Loop { .. }
+                | ogham_ir::Exp::If { .. }
+        );
+        makes |= binds_array && !passes;
+    });
+    makes
+}
+
 /// The source ranges of the `#[unsafe]` definitions of source file `file` with `text`, as the
 /// front end finds them when it compiles the file (the ranges [`bounds_checked`] exempts): for
 /// checking the unchecked ranges of a library read from a file against its embedded sources
