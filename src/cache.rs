@@ -197,6 +197,34 @@ impl Compiled {
         }
     }
 
+    /// [`Compiled::call_tuned`] in the GPU performance model, for a program compiled for
+    /// [`Backend::CudaModel`] (`None` for the other backends): the outputs and the modelled
+    /// seconds of the whole call (kernels, copies and allocations), on the GPU
+    /// `OGHAM_GPU_MODEL` names, sampling as `OGHAM_MODEL_WARPS` says.
+    pub fn call_modeled(
+        &self,
+        entry: &str,
+        args: Vec<Value>,
+        thresholds: &Thresholds,
+    ) -> Option<Result<(Vec<Value>, f64), Box<Diagnostic>>> {
+        match &self.code {
+            Code::Ir {
+                program: ogham_ir::Ir::Kernel(program),
+                ..
+            } if self.backend == Backend::CudaModel => Some(
+                ogham_runtime::cuda::run_model_from_env(
+                    crate::codegen::cuda::CUDA,
+                    program,
+                    entry,
+                    args,
+                    thresholds,
+                )
+                .map(|(outputs, report)| (outputs, report.total_seconds())),
+            ),
+            _ => None,
+        }
+    }
+
     /// The warnings of compiling the program (`W0730`, see `crate::trace`).
     pub fn warnings(&self) -> &[Diagnostic] {
         &self.warnings
