@@ -45,7 +45,7 @@ use crate::kernel_io::{
 use crate::value::Value;
 use cudarc::driver::{CudaContext, sys};
 use ogham_ir::VarId;
-use ogham_ir::abi::{ArgSlots, ArgValue, Failure, KernelSite, MAX_DETAILS};
+use ogham_ir::abi::{ArgSlots, ArgValue, BLOCK_ARENA_SHARES, Failure, KernelSite, MAX_DETAILS};
 use ogham_ir::artifact::cuda::{Counting, CudaKernel, CudaProgram, GeneratedSeg};
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::kir::Program;
@@ -477,14 +477,15 @@ impl CudaLauncher {
             let n_items = segments * inner;
             let shared = (8 * block as usize * kernel.shared_slots) as u32;
             let blocks = n_items.clamp(1, sms * 16);
+            let region = block + BLOCK_ARENA_SHARES;
             return self.run_with_arena(
                 ev,
                 kernel,
                 true,
-                blocks * (block + 1),
+                blocks * region,
                 &mut |arena, stride, threads| Launch {
                     function,
-                    grid: (threads / (block + 1)).clamp(1, blocks),
+                    grid: (threads / region).clamp(1, blocks),
                     shared,
                     params: leading(arena, stride, n_items),
                 },
@@ -570,11 +571,12 @@ impl CudaLauncher {
         if !kernel.allocates {
             return self.run_launch(ev, kernel, make(0, 0, wanted));
         }
-        // Threads come in whole blocks (a block-level kernel's blocks of `block + 1` arenas:
-        // its threads' and the block's), so that the grid's every thread has its share.
+        // Threads come in whole blocks (a block-level kernel's blocks of `block +
+        // BLOCK_ARENA_SHARES` shares: its threads' and the block's), so that the grid's every
+        // thread has its share.
         let block = self.dev().block_size();
         let granule = if kernel.level == SegLevel::Block {
-            block + 1
+            block + BLOCK_ARENA_SHARES
         } else {
             block
         };
