@@ -33,7 +33,7 @@ entry accumulate [m][n] (xs: [m][n]f64) : [m][n]f64 =
   loop acc = replicate m (replicate n 1f64) for _i < 3 do map2 (map2 (+)) acc xs
 entry grow [n] (xs: [n]f64) : [n]f64 =
   loop acc = xs for _i < 3 do
-    map (\x -> let a = map (\i -> x + f64.i64 i) (iota 10000)
+    map (\\x -> let a = map (\\i -> x + f64.i64 i) (iota 10000)
                in loop s = 0f64 for i < 10000 do s * 0.5f64 + a[i]) acc
 ";
 
@@ -66,16 +66,8 @@ fn model_with(
         Frontend::load_source("model.og", PROGRAM).unwrap_or_else(|e| panic!("{}", e.render()));
     let ir = fe.compile_kernel(Options::KERNEL).expect("compiles");
     let gpu = gpus::by_key(gpu).expect("a known GPU");
-    let (outputs, report) = run_model(
-        CUDA,
-        &ir,
-        entry,
-        args.clone(),
-        thresholds,
-        gpu,
-        sampled,
-    )
-    .unwrap_or_else(|e| panic!("{}", e.message));
+    let (outputs, report) = run_model(CUDA, &ir, entry, args.clone(), thresholds, gpu, sampled)
+        .unwrap_or_else(|e| panic!("{}", e.message));
     let expected = Backend::Interp
         .run(&fe, entry, args, None)
         .unwrap_or_else(|e| panic!("{}", e.message));

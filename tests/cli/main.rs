@@ -667,7 +667,11 @@ fn autotune_tunes_for_the_gpu_model() {
         data,
     ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(stderr(&out).contains("(cuda-model backend)"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("(cuda-model backend)"),
+        "{}",
+        stderr(&out)
+    );
     let text = std::fs::read_to_string(&tuning).expect("the tuning file is written");
     // The times are the model's: microseconds of a launch, not the emulation's wall time.
     let first = text.lines().next().unwrap_or_default();
