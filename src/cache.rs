@@ -57,6 +57,10 @@ pub enum Source<'a> {
     Bundled { name: &'a str, text: &'a str },
 }
 
+/// A call in the GPU performance model ([`Compiled::call_modeled`]): the outputs and the
+/// modelled seconds.
+pub type Modeled = (Vec<Value>, f64);
+
 /// How to compile.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -206,7 +210,7 @@ impl Compiled {
         entry: &str,
         args: Vec<Value>,
         thresholds: &Thresholds,
-    ) -> Option<Result<(Vec<Value>, f64), Box<Diagnostic>>> {
+    ) -> Option<Result<Modeled, Box<Diagnostic>>> {
         match &self.code {
             Code::Ir {
                 program: ogham_ir::Ir::Kernel(program),

@@ -436,13 +436,13 @@ fn block_kernel(
     load_outputs(&mut e, &args.slots, args.pat);
     // The block's arena, `BLOCK_ARENA_SHARES` shares, then one share per thread.
     let shares = ogham_ir::abi::BLOCK_ARENA_SHARES;
-    e.line(&format!(
+    e.line(format!(
         "const i64 og_region = blockIdx.x * ((i64)blockDim.x + {shares});"
     ));
-    e.line(&format!(
+    e.line(format!(
         "OgArena og_block_arena = {{arena + og_region * arena_stride, 0, {shares} * arena_stride}};"
     ));
-    e.line(&format!(
+    e.line(format!(
         "OgArena og_arena = {{arena + (og_region + {shares} + threadIdx.x) * arena_stride, 0, arena_stride}};"
     ));
     e.open("for (i64 og_p = blockIdx.x; og_p < n_items; og_p += gridDim.x)");
