@@ -13,8 +13,13 @@
 //! The program is compiled once (`crate::cache::Compiled`; thresholds are run-time values, so
 //! every candidate runs the same code) and a time is that of one call after an untimed warm-up
 //! run: the execution alone on the CPU backend; with the CUDA backend the call also loads the
-//! kernels' module (its CUBINs come from the on-disk cache after the warm-up).
+//! kernels' module (its CUBINs come from the on-disk cache after the warm-up). With the GPU
+//! performance model (`cuda-model`) a time is the call's modelled total on the GPU
+//! `OGHAM_GPU_MODEL` names (kernels, copies and allocations, as `OGHAM_PROFILE`'s last line
+//! gives it): the model is deterministic, so each candidate runs once and without a warm-up, and
+//! a GPU that is not here can be tuned for.
 
+use crate::Backend;
 use crate::cache::Compiled;
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::kir::ThresholdId;
@@ -66,8 +71,8 @@ impl Tuned {
     }
 }
 
-/// Median wall time of `runs` runs of `entry` with the threshold values `values`, and the
-/// outputs of the first.
+/// Median wall time of `runs` runs of `entry` with the threshold values `values` (in the
+/// performance model: the modelled time of one run), and the outputs of the first.
 fn measure(
     compiled: &Compiled,
     entry: &str,
@@ -75,14 +80,18 @@ fn measure(
     values: &BTreeMap<ThresholdId, i64>,
     runs: usize,
 ) -> Result<(f64, Vec<Value>), Box<Diagnostic>> {
+    let thresholds = Thresholds {
+        named: values.clone(),
+        others: None,
+    };
+    if let Some(modeled) = compiled.call_modeled(entry, args.to_vec(), &thresholds) {
+        let (out, seconds) = modeled?;
+        return Ok((seconds, out));
+    }
     let mut times = Vec::new();
     let mut first = None;
     for _ in 0..runs.max(1) {
         let start = Instant::now();
-        let thresholds = Thresholds {
-            named: values.clone(),
-            others: None,
-        };
         let out = compiled.call_tuned(entry, args.to_vec(), &thresholds)?;
         times.push(start.elapsed().as_secs_f64());
         first.get_or_insert(out);
@@ -107,8 +116,11 @@ pub fn autotune(
     let thresholds = compiled.tunable();
     let mut values: BTreeMap<ThresholdId, i64> =
         thresholds.iter().map(|t| (t.id, t.default)).collect();
-    // A first run warms caches (the NVRTC cache on disk, the operating system's) untimed.
-    measure(compiled, entry, &args, &values, 1)?;
+    // A first run warms caches (the NVRTC cache on disk, the operating system's) untimed; the
+    // model's times do not depend on them.
+    if compiled.backend() != Backend::CudaModel {
+        measure(compiled, entry, &args, &values, 1)?;
+    }
     let (default_seconds, expected) = measure(compiled, entry, &args, &values, runs)?;
     let mut best_seconds = default_seconds;
     let mut choices = Vec::new();

@@ -57,6 +57,10 @@ pub enum Source<'a> {
     Bundled { name: &'a str, text: &'a str },
 }
 
+/// A call in the GPU performance model ([`Compiled::call_modeled`]): the outputs and the
+/// modelled seconds.
+pub type Modeled = (Vec<Value>, f64);
+
 /// How to compile.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -194,6 +198,34 @@ impl Compiled {
                     .map_err(Box::new)
             }
             Code::Ir { program, .. } => self.backend.run_ir(program, entry, args, thresholds),
+        }
+    }
+
+    /// [`Compiled::call_tuned`] in the GPU performance model, for a program compiled for
+    /// [`Backend::CudaModel`] (`None` for the other backends): the outputs and the modelled
+    /// seconds of the whole call (kernels, copies and allocations), on the GPU
+    /// `OGHAM_GPU_MODEL` names, sampling as `OGHAM_MODEL_WARPS` says.
+    pub fn call_modeled(
+        &self,
+        entry: &str,
+        args: Vec<Value>,
+        thresholds: &Thresholds,
+    ) -> Option<Result<Modeled, Box<Diagnostic>>> {
+        match &self.code {
+            Code::Ir {
+                program: ogham_ir::Ir::Kernel(program),
+                ..
+            } if self.backend == Backend::CudaModel => Some(
+                ogham_runtime::cuda::run_model_from_env(
+                    crate::codegen::cuda::CUDA,
+                    program,
+                    entry,
+                    args,
+                    thresholds,
+                )
+                .map(|(outputs, report)| (outputs, report.total_seconds())),
+            ),
+            _ => None,
         }
     }
 

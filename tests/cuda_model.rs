@@ -3,7 +3,8 @@
 //! per load, an array made at every point (interleaved across threads) 4 per load and store; the outputs equal the interpreter's, sampled or not; and the model's estimate
 //! responds to the modelled GPU as it should (a memory-bound map takes longer on the slower
 //! memory, and moves each byte once); a site's line of the generated code is found
-//! (`OGHAM_PROFILE=sites`). Bank conflicts of strided shared-memory accesses are counted exactly by
+//! (`OGHAM_PROFILE=sites`); a kernel that ran out of arena starts its later launches with the
+//! size that sufficed. Bank conflicts of strided shared-memory accesses are counted exactly by
 //! `ogham_runtime::cuda::model::warps` (its unit tests); this file runs whole programs.
 //!
 //! Needs `g++` (as the emulator); without it the tests report themselves skipped, except under
@@ -30,6 +31,10 @@ entry perpoint [n] (xs: [n]f32) : [n]f32 =
              in loop acc = 0f32 for i < 64 do acc * 0.5f32 + a[63 - i]) xs
 entry accumulate [m][n] (xs: [m][n]f64) : [m][n]f64 =
   loop acc = replicate m (replicate n 1f64) for _i < 3 do map2 (map2 (+)) acc xs
+entry grow [n] (xs: [n]f64) : [n]f64 =
+  loop acc = xs for _i < 3 do
+    map (\\x -> let a = map (\\i -> x + f64.i64 i) (iota 10000)
+               in loop s = 0f64 for i < 10000 do s * 0.5f64 + a[i]) acc
 ";
 
 fn available() -> bool {
@@ -46,20 +51,23 @@ fn available() -> bool {
 /// Runs `entry` on the model of `gpu` (every warp recorded when `sampled` is `None`); checks
 /// the outputs against the interpreter's; returns the report.
 fn model(entry: &str, args: Vec<Value>, gpu: &str, sampled: Option<i64>) -> Report {
+    model_with(entry, args, gpu, sampled, &Thresholds::default())
+}
+
+/// [`model`] with the thresholds `thresholds`.
+fn model_with(
+    entry: &str,
+    args: Vec<Value>,
+    gpu: &str,
+    sampled: Option<i64>,
+    thresholds: &Thresholds,
+) -> Report {
     let fe =
         Frontend::load_source("model.og", PROGRAM).unwrap_or_else(|e| panic!("{}", e.render()));
     let ir = fe.compile_kernel(Options::KERNEL).expect("compiles");
     let gpu = gpus::by_key(gpu).expect("a known GPU");
-    let (outputs, report) = run_model(
-        CUDA,
-        &ir,
-        entry,
-        args.clone(),
-        &Thresholds::default(),
-        gpu,
-        sampled,
-    )
-    .unwrap_or_else(|e| panic!("{}", e.message));
+    let (outputs, report) = run_model(CUDA, &ir, entry, args.clone(), thresholds, gpu, sampled)
+        .unwrap_or_else(|e| panic!("{}", e.message));
     let expected = Backend::Interp
         .run(&fe, entry, args, None)
         .unwrap_or_else(|e| panic!("{}", e.message));
@@ -165,6 +173,31 @@ fn an_array_made_at_every_point_takes_4_sectors_per_warp_access() {
         assert_eq!(requests, 8 * 65, "{s:?}");
         assert_eq!(sectors, 4 * requests, "{s:?}");
     }
+}
+
+#[test]
+fn a_kernel_that_ran_out_of_arena_starts_its_next_launches_with_more() {
+    if !available() {
+        return;
+    }
+    // One thread per point (every threshold 0), each making an array of 10,000 f64 (80 KB,
+    // more than the first 64 KiB per thread) in each of three iterations: the first call runs
+    // out and is launched again with 8× more; the next two start there.
+    let xs = Array::from_f64(vec![64], (0..64).map(|i| i as f64).collect()).expect("shape");
+    let report = model_with(
+        "grow",
+        vec![Value::Array(xs)],
+        "h100",
+        Some(2),
+        &Thresholds::uniform(0),
+    );
+    let launches: Vec<usize> = report
+        .kernels
+        .iter()
+        .filter(|k| k.name != "host-reads")
+        .map(|k| k.launches.len())
+        .collect();
+    assert_eq!(launches, [2, 1, 1], "{report:#?}");
 }
 
 #[test]

@@ -24,6 +24,13 @@ pub const CTX_DETAILS: i32 = 8;
 /// Size of the part of the context record that generated code writes.
 pub const CTX_GENERATED_BYTES: usize = CTX_DETAILS as usize + 8 * MAX_DETAILS;
 
+/// The arena shares (of `arena_stride` bytes each) that the block of a CUDA block-level kernel
+/// holds for the arrays its block-level statements make, ahead of its threads' one share each:
+/// a block's region is `BLOCK_ARENA_SHARES + blockDim.x` shares. The block's arrays span the
+/// whole point (a series' length), its threads' the rows they take, so the block's arena is
+/// the one that runs out first.
+pub const BLOCK_ARENA_SHARES: i64 = 16;
+
 /// A run-time check of generated code: where it is and what its failure means. The values the
 /// message needs are in the context record's details, in the order given per variant.
 /// Serializable: compiled executables carry their kernels' sites (`ogham_runtime::cpu`).

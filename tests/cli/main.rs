@@ -647,6 +647,46 @@ fn autotune_writes_a_tuning_file_that_runs() {
 }
 
 #[test]
+fn autotune_tunes_for_the_gpu_model() {
+    if ogham::Backend::CudaModel.unavailable().is_some() {
+        return; // No g++: tests/cuda_model.rs says so.
+    }
+    let dir = scratch("autotune-model");
+    let program = write(
+        &dir,
+        "rows.og",
+        "entry main [n] [m] (a: [n][m]f32) : [n][m]f32 = map (\\row -> scan (+) 0 row) a\n",
+    );
+    let data = "[[1f32, 2f32, 3f32], [4f32, 5f32, 6f32]]";
+    let tuning = dir.join("rows.tuning");
+    let out = ogham(&[
+        "autotune",
+        "--backend",
+        "cuda-model",
+        program.to_str().unwrap(),
+        data,
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("(cuda-model backend)"),
+        "{}",
+        stderr(&out)
+    );
+    let text = std::fs::read_to_string(&tuning).expect("the tuning file is written");
+    // The times are the model's: microseconds of a launch, not the emulation's wall time.
+    let first = text.lines().next().unwrap_or_default();
+    let ms: f64 = first
+        .strip_prefix("# ogham autotune: ")
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(ms > 0.0 && ms < 1.0, "{text}");
+    for name in ["suff_outer_par_0=", "suff_intra_par_0="] {
+        assert!(text.contains(name), "{text}");
+    }
+}
+
+#[test]
 fn the_cuda_backend_without_a_gpu_is_a_clear_error() {
     if ogham::Backend::Cuda.unavailable().is_none() {
         return; // A GPU is present: the corpus runs the CUDA cases.

@@ -39,6 +39,13 @@ inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long ex
   std::atomic_ref<unsigned long long>(*p).compare_exchange_strong(expected, desired);
   return expected;
 }
+inline long long atomicMax(long long* p, long long v) {
+  std::atomic_ref<long long> a(*p);
+  long long old = a.load();
+  while (old < v && !a.compare_exchange_weak(old, v)) {
+  }
+  return old;
+}
 inline float __int_as_float(int x) {
   float f;
   std::memcpy(&f, &x, sizeof f);

@@ -20,8 +20,9 @@
 //! segment into chunks (a two-pass plan with a combine kernel); block-level kernels run one block
 //! of 256 threads per point. Kernels that allocate get a per-thread arena (64 KiB per thread at
 //! first; a kernel that runs out is launched again with 8× more per thread and fewer threads,
-//! twice, before out-of-memory is reported — histograms, which update their destinations in
-//! place, are not relaunched).
+//! up to 4 MiB per thread, before out-of-memory is reported — histograms, which update their
+//! destinations in place, are not relaunched; a kernel's later launches in the same run start
+//! from the size its last launch needed).
 //!
 //! Without a driver, a GPU or NVRTC, [`unavailable`] says why and [`run`] fails with `R0711`
 //! before touching the driver (cudarc panics when its libraries are missing).
@@ -44,7 +45,7 @@ use crate::kernel_io::{
 use crate::value::Value;
 use cudarc::driver::{CudaContext, sys};
 use ogham_ir::VarId;
-use ogham_ir::abi::{ArgSlots, ArgValue, Failure, KernelSite, MAX_DETAILS};
+use ogham_ir::abi::{ArgSlots, ArgValue, BLOCK_ARENA_SHARES, Failure, KernelSite, MAX_DETAILS};
 use ogham_ir::artifact::cuda::{Counting, CudaKernel, CudaProgram, GeneratedSeg};
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::kir::Program;
@@ -56,6 +57,9 @@ use std::sync::Arc;
 
 /// Arena bytes per thread at the first launch of a kernel that allocates.
 const ARENA_PER_THREAD: i64 = 64 << 10;
+
+/// The most arena bytes per thread a relaunch asks for: two relaunches with 8× more.
+const MAX_ARENA_PER_THREAD: i64 = ARENA_PER_THREAD << 6;
 
 /// What the executor needs of a device: memory, copies, modules and synchronous launches. The
 /// GPU ([`driver::Driver`]) and the host emulator ([`emulator::Emulator`]) implement it.
@@ -187,10 +191,7 @@ pub fn run_modeled(
     args: Vec<Value>,
     thresholds: &Thresholds,
 ) -> Res<Vec<Value>> {
-    let settings =
-        model::gpus::from_env().and_then(|gpu| Ok((gpu, model::sampled_warps_from_env()?)));
-    let (gpu, sampled) = settings.map_err(|e| machine_error(R_CUDA_UNAVAILABLE, e))?;
-    let (outputs, report) = run_model(codegen, program, entry, args, thresholds, gpu, sampled)?;
+    let (outputs, report) = run_model_from_env(codegen, program, entry, args, thresholds)?;
     if std::env::var_os("OGHAM_PROFILE").is_some() {
         if let Some(why) = &report.assumed_registers {
             eprintln!("ogham-profile: {why}");
@@ -198,6 +199,21 @@ pub fn run_modeled(
         eprintln!("ogham-profile: {}", model::total_line(&report));
     }
     Ok(outputs)
+}
+
+/// [`run_model`] on the GPU `OGHAM_GPU_MODEL` names, sampling as `OGHAM_MODEL_WARPS` says
+/// (`ogham autotune --backend cuda-model` compares the reports' totals).
+pub fn run_model_from_env(
+    codegen: &dyn CudaCodegen,
+    program: &Program,
+    entry: &str,
+    args: Vec<Value>,
+    thresholds: &Thresholds,
+) -> Res<(Vec<Value>, model::Report)> {
+    let settings =
+        model::gpus::from_env().and_then(|gpu| Ok((gpu, model::sampled_warps_from_env()?)));
+    let (gpu, sampled) = settings.map_err(|e| machine_error(R_CUDA_UNAVAILABLE, e))?;
+    run_model(codegen, program, entry, args, thresholds, gpu, sampled)
 }
 
 /// Runs entry point `entry` in the performance model of `gpu`, sampling `sampled` warps per
@@ -272,6 +288,7 @@ fn run_on(
             segs,
             functions,
             by_seg,
+            arena_strides: std::sync::Mutex::new(HashMap::new()),
         }) as Box<dyn Launcher>))
     })
 }
@@ -287,6 +304,9 @@ struct CudaLauncher {
     by_seg: HashMap<*const SegOp, usize>,
     /// The failure record every launch shares: zeroed before a launch whose kernel can fail.
     ctx_record: DeviceMemory,
+    /// The arena bytes per thread of each allocating kernel's last successful launch, where
+    /// its next launch starts (a kernel in a loop runs out of the first size only once).
+    arena_strides: std::sync::Mutex<HashMap<String, i64>>,
 }
 
 /// The failure record of generated code (`OgCtx`): the failed site plus one, the details, the
@@ -457,14 +477,15 @@ impl CudaLauncher {
             let n_items = segments * inner;
             let shared = (8 * block as usize * kernel.shared_slots) as u32;
             let blocks = n_items.clamp(1, sms * 16);
+            let region = block + BLOCK_ARENA_SHARES;
             return self.run_with_arena(
                 ev,
                 kernel,
                 true,
-                blocks * (block + 1),
+                blocks * region,
                 &mut |arena, stride, threads| Launch {
                     function,
-                    grid: (threads / (block + 1)).clamp(1, blocks),
+                    grid: (threads / region).clamp(1, blocks),
                     shared,
                     params: leading(arena, stride, n_items),
                 },
@@ -533,8 +554,12 @@ impl CudaLauncher {
     }
 
     /// Runs the launches `make(arena, stride, threads)` gives, with an arena of `stride` bytes
-    /// for each of `threads` threads (whole blocks) when the kernel allocates; after an out-of-memory failure
-    /// a relaunchable kernel is launched again with 8 times more per thread (twice at most).
+    /// for each of `threads` threads (whole blocks) when the kernel allocates; after an
+    /// out-of-memory failure a relaunchable kernel is launched again with 8 times more per
+    /// thread (up to [`MAX_ARENA_PER_THREAD`]). The first launch takes what the kernel's last
+    /// successful launch took (at first [`ARENA_PER_THREAD`]), so that a kernel a loop runs
+    /// again does not fail again: on a GPU (and in the model) a launch that runs out costs about
+    /// as much as one that does not, every thread that has room running to its end.
     fn run_with_arena(
         &self,
         ev: &mut Evaluator,
@@ -546,28 +571,36 @@ impl CudaLauncher {
         if !kernel.allocates {
             return self.run_launch(ev, kernel, make(0, 0, wanted));
         }
-        // Threads come in whole blocks (a block-level kernel's blocks of `block + 1` arenas:
-        // its threads' and the block's), so that the grid's every thread has its share.
+        // Threads come in whole blocks (a block-level kernel's blocks of `block +
+        // BLOCK_ARENA_SHARES` shares: its threads' and the block's), so that the grid's every
+        // thread has its share.
         let block = self.dev().block_size();
         let granule = if kernel.level == SegLevel::Block {
-            block + 1
+            block + BLOCK_ARENA_SHARES
         } else {
             block
         };
         // What the pool keeps is free too (an allocation it cannot serve releases it).
         let budget = ((self.dev().free_memory()? + self.pool.kept_bytes()) / 2) as i64;
-        let mut stride = ARENA_PER_THREAD;
-        for attempt in 0..3 {
+        let strides = || self.arena_strides.lock().expect("no panics while locked");
+        let mut stride = strides()
+            .get(&kernel.name)
+            .copied()
+            .unwrap_or(ARENA_PER_THREAD);
+        loop {
             let threads = (wanted.min(budget / stride) / granule).max(1) * granule;
             let arena = self.pool.alloc((threads * stride) as usize)?;
             match self.try_launch(kernel, make(arena.ptr, stride, threads))? {
-                None => return Ok(()),
+                None => {
+                    strides().insert(kernel.name.clone(), stride);
+                    return Ok(());
+                }
                 Some(f) => {
                     let oom = usize::try_from(f.site)
                         .ok()
                         .and_then(|s| kernel.sites.get(s))
                         .is_some_and(|s| s.failure == Failure::OutOfMemory);
-                    if !(oom && relaunchable && attempt < 2) {
+                    if !(oom && relaunchable && stride < MAX_ARENA_PER_THREAD) {
                         return Err(failure_diagnostic(
                             ev,
                             &kernel.name,
@@ -580,7 +613,6 @@ impl CudaLauncher {
                 }
             }
         }
-        unreachable!("the last attempt returns")
     }
 
     /// One launch; a failed check becomes the interpreter's error.

@@ -2,8 +2,12 @@
 //! that runs the point. Maps take rows one per thread in turn (coalesced); reductions and scans
 //! run each thread over a contiguous chunk, then combine the chunks' totals in shared memory
 //! (an order-preserving tree, or a Hillis–Steele scan giving each thread its carry-in, after
-//! which the chunks are scanned again); scatters and histograms run on thread 0 in order (as
-//! the interpreter applies them), by the shared sequential lowering.
+//! which the chunks are scanned again). Scatters take their points one per thread in turn, in
+//! two passes: the first claims each destination row for the last point that writes it (an
+//! atomic maximum of the point's index in a claim array of the destination's length, from the
+//! block's arena), the second makes the claimed writes, so that the last write of the points in
+//! order wins, as the interpreter applies them, and no two threads write one row. Histograms run
+//! on thread 0 in order, by the shared sequential lowering.
 
 use super::emit::{CView, Emit, Res, ctype, var};
 use crate::back::lower::{self, Lower};
@@ -12,11 +16,12 @@ use ogham_ir::{Lambda, Soac, SubExp, VarId};
 
 /// A SOAC at block level, shared out across the block's threads.
 pub fn soac(e: &mut Emit, soac: &Soac, pat: &[VarId]) -> Res<()> {
-    let Soac::Screma {
-        map, scans, reds, ..
-    } = soac
-    else {
-        return on_one_thread(e, soac, pat);
+    let (map, scans, reds) = match soac {
+        Soac::Screma {
+            map, scans, reds, ..
+        } => (map, scans, reds),
+        Soac::Scatter { map, dests, .. } => return scatter(e, soac, map, dests, pat),
+        Soac::Hist { hists, .. } => return on_one_thread(e, soac, hists, pat),
     };
     let (width, inputs) = lower::soac_inputs(e, soac)?;
     let n_scan: usize = scans.iter().map(|s| s.neutral.len()).sum();
@@ -122,17 +127,65 @@ pub fn soac(e: &mut Emit, soac: &Soac, pat: &[VarId]) -> Res<()> {
     Ok(())
 }
 
-/// A scatter or a histogram: its points applied in order, on one thread. It returns its
-/// (updated) destinations.
-fn on_one_thread(e: &mut Emit, soac: &Soac, pat: &[VarId]) -> Res<()> {
-    e.single(&mut |e| lower::sequential(e, soac, &[]))?;
-    let dests: Vec<VarId> = match soac {
-        Soac::Scatter { dests, .. } => dests.clone(),
-        Soac::Hist { hists, .. } => hists.iter().flat_map(|h| h.dests.clone()).collect(),
-        Soac::Screma { .. } => unreachable!("a Screma is shared out across the block"),
-    };
+/// A scatter across the block (see the module's header): the map `map` gives each point its
+/// (index, value) pair per destination of `dests`; binds `pat` to the updated destinations.
+fn scatter(e: &mut Emit, soac: &Soac, map: &Lambda, dests: &[VarId], pat: &[VarId]) -> Res<()> {
+    let (width, inputs) = lower::soac_inputs(e, soac)?;
+    let views: Vec<CView> = dests.iter().map(|d| e.view(*d)).collect::<Res<_>>()?;
+    let mut claims = Vec::new();
+    for view in &views {
+        let rows = e.dims(view)[0].clone();
+        let claim = e.alloc(PrimType::I64, &[rows])?;
+        e.line(format!(
+            "og_fill({claim}, ((i64)-1LL), threadIdx.x, blockDim.x);"
+        ));
+        claims.push(claim);
+    }
+    e.line("__syncthreads();");
+    for pass in [Pass::Claim, Pass::Write] {
+        let i = e.temp("i");
+        e.open(format!(
+            "for (i64 {i} = threadIdx.x; {i} < {width}; {i} += blockDim.x)"
+        ));
+        e.lambdas += 1;
+        let args = e.current_rows(&inputs, &i);
+        let vals = lower::apply(e, map, &args)?;
+        for ((view, claim), pair) in views.iter().zip(&claims).zip(vals.chunks(2)) {
+            let at = e.scalar_of(&pair[0]);
+            let rows = e.dims(view)[0].clone();
+            let inside = e.in_bounds(&at, &rows);
+            let slot = format!("{claim}.p[({at}) * {claim}.s[0]]");
+            match pass {
+                Pass::Claim => e.line(format!("if ({inside}) atomicMax(&{slot}, {i});")),
+                Pass::Write => e.when(format!("{inside} && {slot} == {i}"), &mut |e| {
+                    lower::write_row(e, view, &at, &pair[1])
+                })?,
+            }
+        }
+        e.lambdas -= 1;
+        e.close();
+        e.line("__syncthreads();");
+    }
     for (v, d) in pat.iter().zip(dests) {
-        e.declare(*v, &var(d));
+        e.declare(*v, &var(*d));
+    }
+    Ok(())
+}
+
+/// The two passes of a block-level [`scatter`].
+#[derive(Clone, Copy)]
+enum Pass {
+    Claim,
+    Write,
+}
+
+/// A histogram (`hists` its operators): its points applied in order, on one thread; binds
+/// `pat` to its (updated) destinations.
+fn on_one_thread(e: &mut Emit, soac: &Soac, hists: &[ogham_ir::HistOp], pat: &[VarId]) -> Res<()> {
+    e.single(&mut |e| lower::sequential(e, soac, &[]))?;
+    let dests = hists.iter().flat_map(|h| h.dests.iter());
+    for (v, d) in pat.iter().zip(dests) {
+        e.declare(*v, &var(*d));
     }
     Ok(())
 }

@@ -434,11 +434,17 @@ fn block_kernel(
     e.line("i64 og_at = 0;");
     load_inputs(&mut e, &args.slots, &args.inputs);
     load_outputs(&mut e, &args.slots, args.pat);
-    e.line("const i64 og_region = blockIdx.x * ((i64)blockDim.x + 1);");
-    e.line("OgArena og_block_arena = {arena + og_region * arena_stride, 0, arena_stride};");
-    e.line(
-        "OgArena og_arena = {arena + (og_region + 1 + threadIdx.x) * arena_stride, 0, arena_stride};",
-    );
+    // The block's arena, `BLOCK_ARENA_SHARES` shares, then one share per thread.
+    let shares = ogham_ir::abi::BLOCK_ARENA_SHARES;
+    e.line(format!(
+        "const i64 og_region = blockIdx.x * ((i64)blockDim.x + {shares});"
+    ));
+    e.line(format!(
+        "OgArena og_block_arena = {{arena + og_region * arena_stride, 0, {shares} * arena_stride}};"
+    ));
+    e.line(format!(
+        "OgArena og_arena = {{arena + (og_region + {shares} + threadIdx.x) * arena_stride, 0, arena_stride}};"
+    ));
     e.open("for (i64 og_p = blockIdx.x; og_p < n_items; og_p += gridDim.x)");
     e.line("og_arena.used = 0; og_block_arena.used = 0; og_at = og_p;");
     decode(&mut e, seg, seg.space.len(), "og_p");

@@ -230,11 +230,17 @@ impl Model {
         );
         let warps_per_block = BLOCK / 32;
         let warps = blocks * warps_per_block;
-        let sampled = self.sampled_warps.map_or(warps, |n| n.min(warps));
+        // Whole blocks, spread evenly over the grid: the warps of a block-level kernel's block
+        // do different work (the first alone runs a map over fewer rows than it has threads),
+        // so a sample of single warps at a stride would weigh some positions in the block more
+        // than others (every 250th of 16,000 warps is always an even one).
+        let sampled_blocks = self.sampled_warps.map_or(blocks, |n| {
+            ((n + warps_per_block - 1) / warps_per_block).clamp(1, blocks)
+        });
+        let sampled = sampled_blocks * warps_per_block;
         let mut masks = vec![0u32; grid as usize];
-        for i in 0..sampled {
-            let w = i * warps / sampled;
-            masks[(w / warps_per_block) as usize] |= 1 << (w % warps_per_block);
+        for i in 0..sampled_blocks {
+            masks[(i * blocks / sampled_blocks) as usize] = (1u32 << warps_per_block) - 1;
         }
         let mut sampler = Sampler::new(self.gpu, &occupancy, i64::from(shared), sampled);
         let (lo, hi) = self.region.bounds();
