@@ -11,8 +11,14 @@
 //!   `0..b` inside the body (the running count of a compaction, `xs with [count] = x`);
 //! - an index of a kernel's segment space (`gtid < b`: both backends' kernel frames compute the
 //!   indices of a point from a position below the space's size);
-//! - a parameter of a SOAC lambda whose input is an array made by `iota b` (the parameter is an
-//!   element of that array, whatever the SOAC's width: `map (\i -> a[i]) (iota b)`).
+//! - a parameter of a SOAC lambda whose input is an array made by `iota b`, or a slice of one
+//!   (the parameter is an element of that array, whatever the SOAC's width: `map (\i -> a[i])
+//!   (iota b)`, and the sums `narrow` restricts to `iota_b[lo:+len]`).
+//!
+//! Beside them it collects *ceilings*: the final value of a counter of a `for i < b` loop is at
+//! most `max(b, 0)` (one increment at most per iteration), so an index known to lie in `0..c`
+//! for such a final count `c` also lies in `0..b` (a compaction's count of valid observations,
+//! then `for j < c do .. xs[j] ..` with `xs: [b]t`).
 //!
 //! An index `i` into dimension `k` of an array `a` is then proven in range when `i` lies in
 //! `0..b` and the `k`-th dimension of `a`'s type is `b` itself (the same variable, or a constant
@@ -34,7 +40,7 @@ use ogham_ir::kir::{Function, HostOp};
 use ogham_ir::op::BinOp;
 use ogham_ir::traverse::{Visitor, walk};
 use ogham_ir::types::PrimType;
-use ogham_ir::{Exp, Form, LoopForm, Soac, Stmt, SubExp, VarId};
+use ogham_ir::{DimIndex, Exp, Form, LoopForm, Soac, Stmt, SubExp, VarId};
 use std::collections::HashMap;
 
 /// What [`counts`] needs of the statement binding a variable: a sum, or an `if`'s branch results.
@@ -109,6 +115,9 @@ impl Proofs {
 #[derive(Default)]
 struct Ranges {
     below: HashMap<VarId, SubExp>,
+    /// The final counts of counting loops, each with its loop's bound: `c -> b` when `0 <= c <=
+    /// max(b, 0)`.
+    ceilings: HashMap<VarId, SubExp>,
     /// Conditions on `i64` variables: `c` bound to a comparison such that `c == holds` implies
     /// `i < d`, as `c -> (i, d, holds)`.
     less: HashMap<VarId, (VarId, SubExp, bool)>,
@@ -137,12 +146,27 @@ impl Ranges {
         let Some(b) = self.below.get(&i) else {
             return false;
         };
-        let at_most = |b: &SubExp| match (b, dim) {
-            (b, d) if *b == d => true,
-            (SubExp::Const(ogham_ir::Const::I64(b)), SubExp::Const(ogham_ir::Const::I64(d))) => {
-                *b <= d
+        // `0..b` lies in `0..dim`: `b` is `dim` (or a smaller constant), or a count whose
+        // ceiling is (following ceilings: a count's loop may itself run to a count).
+        let at_most = |b: &SubExp| {
+            let mut b = *b;
+            for _ in 0..=self.ceilings.len() {
+                match (b, dim) {
+                    (b, d) if b == d => return true,
+                    (
+                        SubExp::Const(ogham_ir::Const::I64(b)),
+                        SubExp::Const(ogham_ir::Const::I64(d)),
+                    ) => {
+                        return b <= d;
+                    }
+                    (SubExp::Var(c), _) => match self.ceilings.get(&c) {
+                        Some(ceiling) => b = *ceiling,
+                        None => return false,
+                    },
+                    _ => return false,
+                }
             }
-            _ => false,
+            false
         };
         at_most(b)
             || guards.iter().any(|(c, taken)| {
@@ -151,17 +175,29 @@ impl Ranges {
     }
 }
 
-/// The arrays made by `iota` and the definitions [`counts`] reads, from a first walk.
+/// The arrays made by `iota` (and their slices) and the definitions [`counts`] reads, from a
+/// first walk.
 #[derive(Default)]
 struct Defs<'f> {
+    /// `a -> n`: every element of `a` lies in `0..n` (`a` is `iota n` or a slice of it).
     iotas: HashMap<VarId, SubExp>,
     defs: HashMap<VarId, (usize, Def<'f>)>,
 }
 
 impl<'f> Visitor<'f> for Defs<'f> {
     fn stmt<H: Form>(&mut self, stmt: &'f Stmt<H>) {
-        if let ([v], Exp::Iota(n)) = (&stmt.pat[..], &stmt.exp) {
-            self.iotas.insert(*v, *n);
+        match (&stmt.pat[..], &stmt.exp) {
+            ([v], Exp::Iota(n)) => {
+                self.iotas.insert(*v, *n);
+            }
+            ([v], Exp::Index(a, idx))
+                if idx.iter().all(|d| matches!(d, DimIndex::Slice { .. })) =>
+            {
+                if let Some(n) = self.iotas.get(a).copied() {
+                    self.iotas.insert(*v, n);
+                }
+            }
+            _ => {}
         }
         let def = match &stmt.exp {
             Exp::BinOp(BinOp::Add, a, b) => Def::Add(*a, *b),
@@ -187,7 +223,12 @@ struct Facts<'f> {
 
 impl<'f> Visitor<'f> for Facts<'f> {
     fn stmt<H: Form>(&mut self, stmt: &'f Stmt<H>) {
-        let (f, below, less) = (self.f, &mut self.ranges.below, &mut self.ranges.less);
+        let Ranges {
+            below,
+            ceilings,
+            less,
+        } = &mut self.ranges;
+        let f = self.f;
         let Defs { iotas, defs } = &self.defs;
         match &stmt.exp {
             Exp::BinOp(op, a, b) if f.subexp_type(*a) == ogham_ir::Type::Prim(PrimType::I64) => {
@@ -208,10 +249,11 @@ impl<'f> Visitor<'f> for Facts<'f> {
                 body,
             } => {
                 below.insert(*index, *bound);
-                for ((p, init), next) in params.iter().zip(&body.result) {
+                for (((p, init), next), result) in params.iter().zip(&body.result).zip(&stmt.pat) {
                     let zero = *init == SubExp::Const(ogham_ir::Const::I64(0));
                     if zero && counts(defs, *p, *next) {
                         below.insert(*p, *bound);
+                        ceilings.insert(*result, *bound);
                     }
                 }
             }
@@ -232,5 +274,100 @@ impl<'f> Visitor<'f> for Facts<'f> {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Proofs;
+    use ogham_ir::{SubExp, VarId};
+
+    /// Whether `p_3[idx]` (a row of extent `n_1`) is proven in range in the IR `text`, whose
+    /// variable named `idx` is the index.
+    fn proven(text: &str, idx: &str) -> bool {
+        let program = ogham_ir::parse::parse_program(text).expect("an IR program");
+        let f = &program.functions[0];
+        let var = |name: &str| {
+            let k = f.vars.iter().position(|v| v.name == name).expect(name);
+            SubExp::Var(VarId(k as u32))
+        };
+        Proofs::of(f).within(var(idx), var("n"))
+    }
+
+    /// A compaction's count `acc_10` (at most `n_1`), then a loop over it reading the row.
+    fn counted(bound: &str, step: &str) -> String {
+        format!(
+            "entry main [m_0, n_1] (xss_2: [m_0][n_1]f32) : [m_0]f32 =
+  let r_16: [m_0]f32 = segmap thread (gtid_17 < m_0) : f32
+    do {{
+      let p_3: [n_1]f32 = xss_2[gtid_17]
+      let acc_10: i64 = loop (acc_4: i64 = 0i64) for i_5 < {bound} do {{
+        let x_6: f32 = p_3[i_5]
+        let x_7: bool = f32.isnan(x_6)
+        let r_9: i64 = if x_7 : i64 then {{
+          in acc_4
+        }} else {{
+          let x_8: i64 = acc_4 + {step}
+          in x_8
+        }}
+        in r_9
+      }}
+      let acc_15: f32 = loop (acc_11: f32 = 0.0f32) for j_12 < acc_10 do {{
+        let x_13: f32 = p_3[j_12]
+        let x_14: f32 = acc_11 + x_13
+        in x_14
+      }}
+      in acc_15
+    }}
+  in r_16
+"
+        )
+    }
+
+    #[test]
+    fn a_loop_over_a_count_stays_below_the_counting_loops_bound() {
+        assert!(proven(&counted("n_1", "1i64"), "j"));
+    }
+
+    #[test]
+    fn near_misses_of_counts_keep_their_checks() {
+        // A count that may grow by 2 per iteration; a counting loop one longer than the row.
+        assert!(!proven(&counted("n_1", "2i64"), "j"));
+        let longer = counted("n1_30", "1i64").replace(
+            "      let acc_10",
+            "      let n1_30: i64 = n_1 + 1i64\n      let acc_10",
+        );
+        assert!(!proven(&longer, "j"));
+    }
+
+    /// A sum over a slice of `iota(n_1)` (`iota_20`) (or of another array) reading the row.
+    fn sliced(array: &str) -> String {
+        format!(
+            "entry main [m_0, n_1] (xss_2: [m_0][n_1]f32, lo_4: i64, len_5: i64, ks_6: [n_1]i64) : [m_0]f32 =
+  let iota_20: [n_1]i64 = iota(n_1)
+  let r_16: [m_0]f32 = segmap thread (gtid_17 < m_0) : f32
+    do {{
+      let p_3: [n_1]f32 = xss_2[gtid_17]
+      let s_7: [len_5]i64 = {array}[lo_4:+len_5*1i64]
+      let r_8: f32 = redomap len_5 (s_7)
+        reduce \\(a_9: f32, b_10: f32) : f32 -> {{
+          let c_11: f32 = a_9 + b_10
+          in c_11
+        }} (0.0f32)
+        map \\(j_12: i64) : f32 -> {{
+          let x_13: f32 = p_3[j_12]
+          in x_13
+        }}
+      in r_8
+    }}
+  in r_16
+"
+        )
+    }
+
+    #[test]
+    fn elements_of_a_slice_of_an_iota_lie_in_its_range() {
+        assert!(proven(&sliced("iota_20"), "j"));
+        assert!(!proven(&sliced("ks_6"), "j"));
     }
 }
