@@ -33,6 +33,7 @@
 //! - Order: a thread-level kernel runs the reduction sequentially in index order; removing
 //!   neutral elements keeps the order of the others.
 
+use ogham_ir::conjunction::Conjunction;
 use ogham_ir::kir::{HostOp, Program, SegLevel};
 use ogham_ir::math::MathFn;
 use ogham_ir::op::BinOp;
@@ -247,8 +248,7 @@ fn guard_bounds(map: &Lambda, index: VarId, ne: SubExp) -> Option<Vec<(VarId, Bo
         return None;
     }
     let inner = bound_vars(map);
-    let mut chain = Chain::default();
-    chain.conjuncts(*guard, before);
+    let chain = Conjunction::of(*guard, before);
     let mut bounds: Vec<(VarId, Bound)> = chain
         .leaves
         .iter()
@@ -257,62 +257,24 @@ fn guard_bounds(map: &Lambda, index: VarId, ne: SubExp) -> Option<Vec<(VarId, Bo
     // The most leading bounds before which nothing that can fail runs.
     let k = (1..=bounds.len())
         .rev()
-        .find(|&k| chain.fails_only_in_range(before, k))?;
+        .find(|&k| fails_only_in_range(&chain, before, k))?;
     bounds.truncate(k);
     Some(bounds)
 }
 
-/// The `&&` chain of a guard: its conjuncts (leaves) in evaluation order, each with its defining
-/// expression (`None` when it is not defined in the chain's statements), and its `if`s.
-#[derive(Default)]
-struct Chain<'s> {
-    leaves: Vec<(VarId, Option<&'s Exp>)>,
-    /// The variable each `if a then {..} else {false}` of the chain binds, with its `then`
-    /// statements and the number of leaves evaluated before them (all true when they run).
-    ifs: Vec<(VarId, &'s [Stmt], usize)>,
-}
-
-impl<'s> Chain<'s> {
-    /// Adds the chain `v` (defined in `stmts`).
-    fn conjuncts(&mut self, v: VarId, stmts: &'s [Stmt]) {
-        let Some(def) = stmts.iter().find(|s| s.pat == [v]) else {
-            self.leaves.push((v, None));
-            return;
-        };
-        match &def.exp {
-            Exp::If {
-                cond: SubExp::Var(a),
-                then_body,
-                else_body,
-                ..
-            } if else_body.stmts.is_empty()
-                && else_body.result == [SubExp::Const(Const::Bool(false))] =>
-            {
-                self.conjuncts(*a, stmts);
-                self.ifs.push((v, &then_body.stmts, self.leaves.len()));
-                match then_body.result[..] {
-                    [SubExp::Var(b)] => self.conjuncts(b, &then_body.stmts),
-                    _ => self.leaves.push((v, None)),
-                }
-            }
-            exp => self.leaves.push((v, Some(exp))),
-        }
-    }
-
-    /// Whether every statement that can fail runs only when the first `k` leaves hold (so only
-    /// inside the narrowed range): the statements `before` the guarded `if` and those of the
-    /// chain's `then` branches entered before all `k` are known cannot fail (the chain's own
-    /// `if`s are judged by their branches).
-    fn fails_only_in_range(&self, before: &[Stmt], k: usize) -> bool {
-        let is_if = |s: &Stmt| matches!(s.pat[..], [v] if self.ifs.iter().any(|i| i.0 == v));
-        let unguarded = before.iter().filter(|s| !is_if(s));
-        let early = self
-            .ifs
-            .iter()
-            .filter(|(_, _, known)| *known < k)
-            .flat_map(|(_, stmts, _)| stmts.iter().filter(|s| !is_if(s)));
-        unguarded.chain(early).all(|s| s.exp.cannot_fail())
-    }
+/// Whether every statement that can fail runs only when the first `k` leaves of the guard's
+/// `chain` hold (so only inside the narrowed range): the statements `before` the guarded `if`
+/// and those of the chain's `then` branches entered before all `k` are known cannot fail (the
+/// chain's own `if`s are judged by their branches).
+fn fails_only_in_range(chain: &Conjunction, before: &[Stmt], k: usize) -> bool {
+    let is_if = |s: &Stmt| matches!(s.pat[..], [v] if chain.ifs.iter().any(|i| i.0 == v));
+    let unguarded = before.iter().filter(|s| !is_if(s));
+    let early = chain
+        .ifs
+        .iter()
+        .filter(|(_, _, known)| *known < k)
+        .flat_map(|(_, stmts, _)| stmts.iter().filter(|s| !is_if(s)));
+    unguarded.chain(early).all(|s| s.exp.cannot_fail())
 }
 
 /// The bound a comparison of `index` with a value bound outside the map puts on the index.

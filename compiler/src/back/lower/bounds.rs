@@ -15,10 +15,16 @@
 //!   (the parameter is an element of that array, whatever the SOAC's width: `map (\i -> a[i])
 //!   (iota b)`, and the sums `narrow` restricts to `iota_b[lo:+len]`).
 //!
-//! Beside them it collects *ceilings*: the final value of a counter of a `for i < b` loop is at
-//! most `max(b, 0)` (one increment at most per iteration), so an index known to lie in `0..c`
-//! for such a final count `c` also lies in `0..b` (a compaction's count of valid observations,
-//! then `for j < c do .. xs[j] ..` with `xs: [b]t`).
+//! Beside them it collects *ceilings* `c -> b`, each saying that an index known to lie in
+//! `0..c` also lies in `0..b`:
+//!
+//! - the final value `c` of a counter of a `for i < b` loop is at most `max(b, 0)` (one
+//!   increment at most per iteration): a compaction's count of valid observations, then `for j
+//!   < c do .. xs[j] ..` with `xs: [b]t`;
+//! - an assertion of the function's top-level body that runs before the kernel's statement
+//!   (a failed one stops the program) whose `&&` chain has a leaf `c <= b` or `c < b` (either
+//!   way round): `assert (n <= N)` on the host, then `for i < n do .. xs[i] ..` with `xs: [N]t`
+//!   in the kernel.
 //!
 //! An index `i` into dimension `k` of an array `a` is then proven in range when `i` lies in
 //! `0..b` and the `k`-th dimension of `a`'s type is `b` itself (the same variable, or a constant
@@ -36,9 +42,10 @@
 //! Indices the analysis cannot prove (data-dependent ones, offsets from proven ones) keep
 //! their checks, and every out-of-bounds access still fails with its located error.
 
-use ogham_ir::kir::{Function, HostOp};
+use ogham_ir::conjunction::Conjunction;
+use ogham_ir::kir::{Function, HostOp, SegOp};
 use ogham_ir::op::BinOp;
-use ogham_ir::traverse::{Visitor, walk};
+use ogham_ir::traverse::{Nested, Visitor, nested_scopes, walk};
 use ogham_ir::types::PrimType;
 use ogham_ir::{DimIndex, Exp, Form, LoopForm, Soac, Stmt, SubExp, VarId};
 use std::collections::HashMap;
@@ -83,10 +90,12 @@ pub struct Proofs {
 }
 
 impl Proofs {
-    /// The proofs for code of `f` outside any branch.
-    pub fn of(f: &Function) -> Proofs {
+    /// The proofs for code of kernel `seg` of `f` outside any branch.
+    pub fn of(f: &Function, seg: &SegOp) -> Proofs {
+        let mut ranges = Ranges::of(f);
+        ranges.asserted(f, seg);
         Proofs {
-            ranges: Ranges::of(f),
+            ranges,
             guards: Vec::new(),
         }
     }
@@ -115,8 +124,8 @@ impl Proofs {
 #[derive(Default)]
 struct Ranges {
     below: HashMap<VarId, SubExp>,
-    /// The final counts of counting loops, each with its loop's bound: `c -> b` when `0 <= c <=
-    /// max(b, 0)`.
+    /// `c -> b`: every `i` in `0..c` also lies in `0..b` (`c <= b`, or `c` is 0: the final
+    /// counts of counting loops, bounds asserted before the kernel).
     ceilings: HashMap<VarId, SubExp>,
     /// Conditions on `i64` variables: `c` bound to a comparison such that `c == holds` implies
     /// `i < d`, as `c -> (i, d, holds)`.
@@ -136,6 +145,39 @@ impl Ranges {
         };
         walk(&f.body, &mut facts);
         facts.ranges
+    }
+
+    /// The ceilings the assertions of `f`'s top-level body before the statement holding `seg`
+    /// put on `i64` variables (`c <= b` and `c < b` leaves of their `&&` chains).
+    fn asserted(&mut self, f: &Function, seg: &SegOp) {
+        for stmt in &f.body.stmts {
+            if holds(&stmt.exp, seg) {
+                break;
+            }
+            let Exp::Assert {
+                cond: SubExp::Var(c),
+                ..
+            } = &stmt.exp
+            else {
+                continue;
+            };
+            for (_, exp) in Conjunction::of(*c, &f.body.stmts).leaves {
+                let Some(Exp::BinOp(op, a, b)) = exp else {
+                    continue;
+                };
+                if f.subexp_type(*a) != ogham_ir::Type::Prim(PrimType::I64) {
+                    continue;
+                }
+                let fact = match (op, a, b) {
+                    (BinOp::Le | BinOp::Lt, SubExp::Var(c), b) => Some((*c, *b)),
+                    (BinOp::Ge | BinOp::Gt, b, SubExp::Var(c)) => Some((*c, *b)),
+                    _ => None,
+                };
+                if let Some((c, b)) = fact {
+                    self.ceilings.entry(c).or_insert(b);
+                }
+            }
+        }
     }
 
     /// Whether `i` is proven to lie in `0..dim` in code under the branch conditions `guards`.
@@ -173,6 +215,17 @@ impl Ranges {
                 matches!(self.less.get(c), Some((v, d, holds)) if *v == i && holds == taken && at_most(d))
             })
     }
+}
+
+/// Whether `exp` is the kernel `seg` or holds it in a nested host body.
+fn holds(exp: &Exp<HostOp>, seg: &SegOp) -> bool {
+    if let Exp::Host(HostOp::Seg(s)) = exp {
+        return std::ptr::eq(&**s, seg);
+    }
+    nested_scopes(exp).into_iter().any(|(_, body)| match body {
+        Nested::Host(b) => b.stmts.iter().any(|s| holds(&s.exp, seg)),
+        Nested::Core(_) => false,
+    })
 }
 
 /// The arrays made by `iota` (and their slices) and the definitions [`counts`] reads, from a
@@ -280,7 +333,8 @@ impl<'f> Visitor<'f> for Facts<'f> {
 #[cfg(test)]
 mod tests {
     use super::Proofs;
-    use ogham_ir::{SubExp, VarId};
+    use ogham_ir::kir::HostOp;
+    use ogham_ir::{Exp, SubExp, VarId};
 
     /// Whether `p_3[idx]` (a row of extent `n_1`) is proven in range in the IR `text`, whose
     /// variable named `idx` is the index.
@@ -291,7 +345,16 @@ mod tests {
             let k = f.vars.iter().position(|v| v.name == name).expect(name);
             SubExp::Var(VarId(k as u32))
         };
-        Proofs::of(f).within(var(idx), var("n"))
+        let seg = f
+            .body
+            .stmts
+            .iter()
+            .find_map(|s| match &s.exp {
+                Exp::Host(HostOp::Seg(seg)) => Some(seg),
+                _ => None,
+            })
+            .expect("a kernel");
+        Proofs::of(f, seg).within(var(idx), var("n"))
     }
 
     /// A compaction's count `acc_10` (at most `n_1`), then a loop over it reading the row.
@@ -369,5 +432,53 @@ mod tests {
     fn elements_of_a_slice_of_an_iota_lie_in_its_range() {
         assert!(proven(&sliced("iota_20"), "j"));
         assert!(!proven(&sliced("ks_6"), "j"));
+    }
+
+    /// A loop `for i < k_4` reading the row, in a kernel after (or before) the assertion of
+    /// `k_4 <= n_1` (the second leaf of `1 <= k_4 && k_4 <= n_1`, or `n_1 >= k_4`).
+    fn asserted(leaf: &str, kernel_first: bool) -> String {
+        let assertion = format!(
+            "  let x_5: bool = 1i64 <= k_4
+  let b_6: bool = if x_5 : bool then {{
+    let x_7: bool = {leaf}
+    in x_7
+  }} else {{
+    in false
+  }}
+  let () = assert_user(b_6, \"k\")
+"
+        );
+        let kernel = "  let r_16: [m_0]f32 = segmap thread (gtid_17 < m_0) : f32
+    do {
+      let p_3: [n_1]f32 = xss_2[gtid_17]
+      let acc_15: f32 = loop (acc_11: f32 = 0.0f32) for j_12 < k_4 do {
+        let x_13: f32 = p_3[j_12]
+        let x_14: f32 = acc_11 + x_13
+        in x_14
+      }
+      in acc_15
+    }
+";
+        let (first, second) = if kernel_first {
+            (kernel.to_string(), assertion)
+        } else {
+            (assertion, kernel.to_string())
+        };
+        format!(
+            "entry main [m_0, n_1] (xss_2: [m_0][n_1]f32, k_4: i64) : [m_0]f32 =\n{first}{second}  in r_16\n"
+        )
+    }
+
+    #[test]
+    fn an_assertion_before_the_kernel_bounds_a_loop() {
+        assert!(proven(&asserted("k_4 <= n_1", false), "j"));
+        assert!(proven(&asserted("n_1 >= k_4", false), "j"));
+    }
+
+    #[test]
+    fn near_misses_of_assertions_keep_their_checks() {
+        // After the kernel (the kernel runs first, and may fail first); a bound one too large.
+        assert!(!proven(&asserted("k_4 <= n_1", true), "j"));
+        assert!(!proven(&asserted("k_4 <= m_0", false), "j"));
     }
 }
