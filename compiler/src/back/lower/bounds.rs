@@ -26,6 +26,15 @@
 //!   way round): `assert (n <= N)` on the host, then `for i < n do .. xs[i] ..` with `xs: [N]t`
 //!   in the kernel.
 //!
+//! Last, an *offset* index `x = o + j`, `j` known to lie in `0..b` (a loop's index, an element
+//! of an `iota`, ...), lies in `0..c` when
+//! `o >= 0` and `o + b` is `c` (or less) as a linear expression of variables that are indices,
+//! counters, final counts or the indexed dimension itself (each `>= 0` and far below `2^62`: a
+//! loop runs fewer iterations, an array's extent is at most `MAX_ELEMS`; with at most two
+//! variables and small constants, the wrapping `i64` arithmetic defining them is exact): the
+//! triangular loop `for j < c - i - 1 do .. xs[i + 1 + j] ..` over a count or extent `c`, the
+//! next element `xs[i + 1]` of `map (\i -> ..) (iota (n - 1))` over `xs: [n]t`.
+//!
 //! An index `i` into dimension `k` of an array `a` is then proven in range when `i` lies in
 //! `0..b` and the `k`-th dimension of `a`'s type is `b` itself (the same variable, or a constant
 //! at least `b`'s). Inside a branch of an `if` on a comparison of `i` (`i < d` holds in the
@@ -48,7 +57,7 @@ use ogham_ir::op::BinOp;
 use ogham_ir::traverse::{Nested, Visitor, nested_scopes, walk};
 use ogham_ir::types::PrimType;
 use ogham_ir::{DimIndex, Exp, Form, LoopForm, Soac, Stmt, SubExp, VarId};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// What [`counts`] needs of the statement binding a variable: a sum, or an `if`'s branch results.
 #[derive(Clone, Copy)]
@@ -130,7 +139,45 @@ struct Ranges {
     /// Conditions on `i64` variables: `c` bound to a comparison such that `c == holds` implies
     /// `i < d`, as `c -> (i, d, holds)`.
     less: HashMap<VarId, (VarId, SubExp, bool)>,
+    /// The final counts of counting loops (`0 <= c`, at most the number of iterations run).
+    counts: HashSet<VarId>,
+    /// `i64` sums and differences: `x -> (a, b, subtracts)` for `x = a + b` or `x = a - b`.
+    sums: HashMap<VarId, (SubExp, SubExp, bool)>,
 }
+
+/// A linear expression of small non-negative variables (see [`Ranges::linear`]).
+#[derive(Clone, PartialEq, Debug, Default)]
+struct Linear {
+    constant: i64,
+    /// Coefficients, by variable; never 0.
+    terms: Vec<(VarId, i64)>,
+}
+
+impl Linear {
+    /// `self + sign * other`, if it stays within [`Ranges::linear`]'s limits.
+    fn add(mut self, other: &Linear, sign: i64) -> Option<Linear> {
+        self.constant = self.constant.checked_add(sign * other.constant)?;
+        for &(v, k) in &other.terms {
+            match self.terms.iter().position(|t| t.0 == v) {
+                Some(t) => {
+                    self.terms[t].1 += sign * k;
+                    if self.terms[t].1 == 0 {
+                        self.terms.remove(t);
+                    }
+                }
+                None => self.terms.push((v, sign * k)),
+            }
+        }
+        let small = self.constant.abs() <= LINEAR_CONSTANT
+            && self.terms.len() <= 2
+            && self.terms.iter().all(|t| t.1.abs() == 1);
+        small.then_some(self)
+    }
+}
+
+/// The largest constant a [`Linear`] may hold: with at most two variables of magnitude below
+/// `2^62` and coefficients ±1, every value it and its parts take fits an `i64`.
+const LINEAR_CONSTANT: i64 = 1 << 20;
 
 impl Ranges {
     /// The facts of every statement of `f` (host code and kernels, loops and lambdas at any
@@ -186,34 +233,89 @@ impl Ranges {
             return false;
         };
         let Some(b) = self.below.get(&i) else {
+            return self.offset_within(i, dim);
+        };
+        self.at_most(*b, dim)
+            || guards.iter().any(|(c, taken)| {
+                matches!(self.less.get(c), Some((v, d, holds)) if *v == i && holds == taken && self.at_most(*d, dim))
+            })
+    }
+
+    /// Whether `0..b` lies in `0..dim`: `b` is `dim` (or a smaller constant), or a count whose
+    /// ceiling is (following ceilings: a count's loop may itself run to a count).
+    fn at_most(&self, mut b: SubExp, dim: SubExp) -> bool {
+        for _ in 0..=self.ceilings.len() {
+            match (b, dim) {
+                (b, d) if b == d => return true,
+                (
+                    SubExp::Const(ogham_ir::Const::I64(b)),
+                    SubExp::Const(ogham_ir::Const::I64(d)),
+                ) => {
+                    return b <= d;
+                }
+                (SubExp::Var(c), _) => match self.ceilings.get(&c) {
+                    Some(ceiling) => b = *ceiling,
+                    None => return false,
+                },
+                _ => return false,
+            }
+        }
+        false
+    }
+
+    /// Whether `x = o + j` (`j` known to lie in some `0..b`) lies in `0..dim`: `o >= 0`
+    /// and `o + b <= c` for a `c` whose `0..c` lies in `0..dim` (see the module's header).
+    fn offset_within(&self, x: VarId, dim: SubExp) -> bool {
+        let Some(&(a, b, false)) = self.sums.get(&x) else {
             return false;
         };
-        // `0..b` lies in `0..dim`: `b` is `dim` (or a smaller constant), or a count whose
-        // ceiling is (following ceilings: a count's loop may itself run to a count).
-        let at_most = |b: &SubExp| {
-            let mut b = *b;
-            for _ in 0..=self.ceilings.len() {
-                match (b, dim) {
-                    (b, d) if b == d => return true,
-                    (
-                        SubExp::Const(ogham_ir::Const::I64(b)),
-                        SubExp::Const(ogham_ir::Const::I64(d)),
-                    ) => {
-                        return b <= d;
-                    }
-                    (SubExp::Var(c), _) => match self.ceilings.get(&c) {
-                        Some(ceiling) => b = *ceiling,
-                        None => return false,
+        [(a, b), (b, a)].into_iter().any(|(j, o)| {
+            let SubExp::Var(j) = j else {
+                return false;
+            };
+            let (Some(bound), Some(o)) = (self.below.get(&j), self.linear(o, dim, 0)) else {
+                return false;
+            };
+            let non_negative = o.constant >= 0 && o.terms.iter().all(|t| t.1 > 0);
+            let end = self.linear(*bound, dim, 0).and_then(|b| o.add(&b, 1));
+            non_negative
+                && match end {
+                    Some(Linear { constant, terms }) => match terms[..] {
+                        [] => self.at_most(SubExp::i64(constant), dim),
+                        [(c, 1)] => constant <= 0 && self.at_most(SubExp::Var(c), dim),
+                        _ => false,
                     },
-                    _ => return false,
+                    None => false,
                 }
-            }
-            false
-        };
-        at_most(b)
-            || guards.iter().any(|(c, taken)| {
-                matches!(self.less.get(c), Some((v, d, holds)) if *v == i && holds == taken && at_most(d))
-            })
+        })
+    }
+
+    /// `e` as a linear expression of indices, counters, final counts and `dim` (the extent of
+    /// an array that exists: all non-negative, and far below `2^62`), through the sums and
+    /// differences defining it; `None` if it is not one, or exceeds the limits of
+    /// [`Linear::add`].
+    fn linear(&self, e: SubExp, dim: SubExp, depth: usize) -> Option<Linear> {
+        match e {
+            SubExp::Const(ogham_ir::Const::I64(k)) if k.abs() <= LINEAR_CONSTANT => Some(Linear {
+                constant: k,
+                terms: Vec::new(),
+            }),
+            SubExp::Const(_) => None,
+            SubExp::Var(v) => match self.sums.get(&v) {
+                Some(&(a, b, subtracts)) if depth < 8 => {
+                    let a = self.linear(a, dim, depth + 1)?;
+                    let b = self.linear(b, dim, depth + 1)?;
+                    a.add(&b, if subtracts { -1 } else { 1 })
+                }
+                _ if self.below.contains_key(&v) || self.counts.contains(&v) || e == dim => {
+                    Some(Linear {
+                        constant: 0,
+                        terms: vec![(v, 1)],
+                    })
+                }
+                _ => None,
+            },
+        }
     }
 }
 
@@ -280,6 +382,8 @@ impl<'f> Visitor<'f> for Facts<'f> {
             below,
             ceilings,
             less,
+            counts: finals,
+            sums,
         } = &mut self.ranges;
         let f = self.f;
         let Defs { iotas, defs } = &self.defs;
@@ -295,6 +399,9 @@ impl<'f> Visitor<'f> for Facts<'f> {
                 if let (Some(fact), [c]) = (fact, &stmt.pat[..]) {
                     less.insert(*c, fact);
                 }
+                if let (BinOp::Add | BinOp::Sub, [x]) = (op, &stmt.pat[..]) {
+                    sums.insert(*x, (*a, *b, *op == BinOp::Sub));
+                }
             }
             Exp::Loop {
                 params,
@@ -307,6 +414,7 @@ impl<'f> Visitor<'f> for Facts<'f> {
                     if zero && counts(defs, *p, *next) {
                         below.insert(*p, *bound);
                         ceilings.insert(*result, *bound);
+                        finals.insert(*result);
                     }
                 }
             }
@@ -480,5 +588,49 @@ mod tests {
         // After the kernel (the kernel runs first, and may fail first); a bound one too large.
         assert!(!proven(&asserted("k_4 <= n_1", true), "j"));
         assert!(!proven(&asserted("k_4 <= m_0", false), "j"));
+    }
+
+    /// The triangular loop `for i < n_1: for j < n_1 - i + {extra}: p_3[{offset} + j]`.
+    fn triangular(offset: &str, extra: &str) -> String {
+        format!(
+            "entry main [m_0, n_1] (xss_2: [m_0][n_1]f32) : [m_0]f32 =
+  let r_16: [m_0]f32 = segmap thread (gtid_17 < m_0) : f32
+    do {{
+      let p_3: [n_1]f32 = xss_2[gtid_17]
+      let acc_10: f32 = loop (acc_4: f32 = 0.0f32) for i_5 < n_1 do {{
+        let x_6: i64 = n_1 - i_5
+        let x_7: i64 = x_6 + {extra}
+        let o_8: i64 = {offset}
+        let acc_15: f32 = loop (acc_11: f32 = acc_4) for j_12 < x_7 do {{
+          let idx_9: i64 = o_8 + j_12
+          let x_13: f32 = p_3[idx_9]
+          let x_14: f32 = acc_11 + x_13
+          in x_14
+        }}
+        in acc_15
+      }}
+      in acc_10
+    }}
+  in r_16
+"
+        )
+    }
+
+    #[test]
+    fn an_offset_index_of_a_triangular_loop_stays_below_the_end() {
+        assert!(proven(&triangular("i_5 + 1i64", "-1i64"), "idx"));
+        assert!(proven(&triangular("i_5 + 0i64", "0i64"), "idx"));
+    }
+
+    #[test]
+    fn near_misses_of_offsets_keep_their_checks() {
+        // One past the end; an offset that may be negative; a constant too large for the
+        // exact-arithmetic argument.
+        assert!(!proven(&triangular("i_5 + 1i64", "0i64"), "idx"));
+        assert!(!proven(&triangular("i_5 - 1i64", "1i64"), "idx"));
+        assert!(!proven(
+            &triangular("i_5 + 4611686018427387904i64", "-4611686018427387904i64"),
+            "idx"
+        ));
     }
 }
