@@ -58,6 +58,7 @@
 
 pub mod abi;
 pub mod artifact;
+pub mod conjunction;
 mod constant;
 pub use constant::Const;
 pub mod count;

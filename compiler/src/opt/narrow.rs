@@ -23,14 +23,17 @@
 //!   accumulator starting at the neutral `+0.0` never becomes `-0.0` by rounded additions (a sum
 //!   is `-0.0` only when both operands are), and with a `-0.0` neutral `x + -0.0 = x` always.
 //!   Other operators are left alone.
-//! - No failure is skipped: the statements of the map's body outside the guarded `if` cannot
-//!   fail (`Exp::cannot_fail`: no index, no division by a variable, no assertion), the leading
-//!   conjuncts come first in the chain (nothing else in it runs before them), and the `if`'s
-//!   branches run only when the guard holds, so the skipped elements did nothing but produce
-//!   `ne`.
+//! - No failure is skipped: every statement that can fail (`Exp::cannot_fail` is false: an
+//!   index, a division by a variable, an assertion) runs only when all the leading conjuncts
+//!   hold, that is only at indices inside the range: in the guarded `if`'s branch, or in a
+//!   `then` branch of the chain entered after the last leading conjunct (`j < c && ys[j] ==
+//!   ys[i]`, `count`'s shape, reads `ys[j]` there); the map's other statements, and the chain's
+//!   branches entered earlier, cannot fail (where a branch between two bounds can fail, only
+//!   the bounds before it narrow). So the skipped elements did nothing but produce `ne`.
 //! - Order: a thread-level kernel runs the reduction sequentially in index order; removing
 //!   neutral elements keeps the order of the others.
 
+use ogham_ir::conjunction::Conjunction;
 use ogham_ir::kir::{HostOp, Program, SegLevel};
 use ogham_ir::math::MathFn;
 use ogham_ir::op::BinOp;
@@ -240,45 +243,38 @@ fn guard_bounds(map: &Lambda, index: VarId, ne: SubExp) -> Option<Vec<(VarId, Bo
     let ok = body.result == [SubExp::Var(*last.pat.first()?)]
         && last.pat.len() == 1
         && else_body.stmts.is_empty()
-        && else_body.result == [ne]
-        && before.iter().all(|s| s.exp.cannot_fail());
+        && else_body.result == [ne];
     if !ok {
         return None;
     }
     let inner = bound_vars(map);
-    let mut leaves = Vec::new();
-    conjuncts(*guard, before, &mut leaves);
-    let bounds: Vec<(VarId, Bound)> = leaves
+    let chain = Conjunction::of(*guard, before);
+    let mut bounds: Vec<(VarId, Bound)> = chain
+        .leaves
         .iter()
         .map_while(|&(v, exp)| Some((v, bound(exp?, index, &inner)?)))
         .collect();
-    (!bounds.is_empty()).then_some(bounds)
+    // The most leading bounds before which nothing that can fail runs.
+    let k = (1..=bounds.len())
+        .rev()
+        .find(|&k| fails_only_in_range(&chain, before, k))?;
+    bounds.truncate(k);
+    Some(bounds)
 }
 
-/// The conjuncts of the `&&` chain `v` (defined in `stmts`), in evaluation order, each with its
-/// defining expression (`None` when it is not defined there).
-fn conjuncts<'s>(v: VarId, stmts: &'s [Stmt], out: &mut Vec<(VarId, Option<&'s Exp>)>) {
-    let Some(def) = stmts.iter().find(|s| s.pat == [v]) else {
-        out.push((v, None));
-        return;
-    };
-    match &def.exp {
-        Exp::If {
-            cond: SubExp::Var(a),
-            then_body,
-            else_body,
-            ..
-        } if else_body.stmts.is_empty()
-            && else_body.result == [SubExp::Const(Const::Bool(false))] =>
-        {
-            conjuncts(*a, stmts, out);
-            match then_body.result[..] {
-                [SubExp::Var(b)] => conjuncts(b, &then_body.stmts, out),
-                _ => out.push((v, None)),
-            }
-        }
-        exp => out.push((v, Some(exp))),
-    }
+/// Whether every statement that can fail runs only when the first `k` leaves of the guard's
+/// `chain` hold (so only inside the narrowed range): the statements `before` the guarded `if`
+/// and those of the chain's `then` branches entered before all `k` are known cannot fail (the
+/// chain's own `if`s are judged by their branches).
+fn fails_only_in_range(chain: &Conjunction, before: &[Stmt], k: usize) -> bool {
+    let is_if = |s: &Stmt| matches!(s.pat[..], [v] if chain.ifs.iter().any(|i| i.0 == v));
+    let unguarded = before.iter().filter(|s| !is_if(s));
+    let early = chain
+        .ifs
+        .iter()
+        .filter(|(_, _, known)| *known < k)
+        .flat_map(|(_, stmts, _)| stmts.iter().filter(|s| !is_if(s)));
+    unguarded.chain(early).all(|s| s.exp.cannot_fail())
 }
 
 /// The bound a comparison of `index` with a value bound outside the map puts on the index.

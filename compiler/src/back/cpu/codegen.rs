@@ -181,7 +181,7 @@ enum Condition {
 
 impl<'a> Gen<'a> {
     pub fn new(
-        (f, plans): (&'a ogham_ir::kir::Function, &'a Plans),
+        (f, seg): (&'a ogham_ir::kir::Function, &'a ogham_ir::kir::SegOp),
         mut b: FunctionBuilder<'a>,
         ctx: Value,
         unchecked: &'a [Span],
@@ -198,14 +198,14 @@ impl<'a> Gen<'a> {
             failures: Vec::new(),
             dispatch,
             f,
-            plans,
+            plans: &seg.plans,
             b,
             vars: HashMap::new(),
             ctx,
             checks: Checks::default(),
             helpers: BTreeMap::new(),
             unchecked,
-            proofs: Proofs::of(f),
+            proofs: Proofs::of(f, seg),
             result_slots: HashMap::new(),
             sin_cos: HashMap::new(),
             consts: HashMap::new(),

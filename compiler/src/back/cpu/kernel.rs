@@ -155,7 +155,7 @@ pub fn build(
     let mut func = Function::with_name_signature(UserFuncName::testcase(name), signature(8));
     let mut fctx = FunctionBuilderContext::new();
     let (b, params) = enter(&mut func, &mut fctx);
-    let mut g = Gen::new((f, &seg.plans), b, params[0], unchecked);
+    let mut g = Gen::new((f, seg), b, params[0], unchecked);
     kernel_body(&mut g, seg, (&slots, &inputs, &stmt.pat), &params)?;
     let zero = g.b.ins().iconst(I32, 0);
     g.b.ins().return_(&[zero]);
@@ -374,7 +374,7 @@ fn build_combine(
     );
     let mut fctx = FunctionBuilderContext::new();
     let (b, params) = enter(&mut func, &mut fctx);
-    let mut g = Gen::new((f, &seg.plans), b, params[0], unchecked);
+    let mut g = Gen::new((f, seg), b, params[0], unchecked);
     g.checks.first = first_site;
     load_inputs(&mut g, params[1], slots, inputs);
     let flags = MemFlagsData::trusted();

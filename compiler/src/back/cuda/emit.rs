@@ -24,7 +24,7 @@ pub use crate::back::lower::Res;
 use crate::back::lower::bounds::Proofs;
 use ogham_ir::abi::{ErrorSite, Failure};
 use ogham_ir::artifact::cuda::Counting;
-use ogham_ir::kir::{Function, Plans};
+use ogham_ir::kir::{Function, Plans, SegOp};
 use ogham_ir::source::Span;
 use ogham_ir::types::PrimType;
 use ogham_ir::{Const, SubExp, VarId};
@@ -132,21 +132,21 @@ pub struct Emitted {
 
 impl<'f> Emit<'f> {
     pub fn new(
-        (f, plans): (&'f Function, &'f Plans),
+        (f, seg): (&'f Function, &'f SegOp),
         unchecked: &'f [Span],
         counting: Counting,
         depth: usize,
     ) -> Emit<'f> {
         Emit {
             f,
-            plans,
+            plans: &seg.plans,
             unswitched: HashMap::new(),
             out: String::new(),
             depth,
             checks: Checks::default(),
             unchecked,
             counting,
-            proofs: Proofs::of(f),
+            proofs: Proofs::of(f, seg),
             fresh: 0,
             block: false,
             lambdas: 0,

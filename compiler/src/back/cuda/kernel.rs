@@ -173,7 +173,7 @@ fn thread_kernel(
     counting: Counting,
     args: Args,
 ) -> Result<Built, Unsupported> {
-    let mut e = Emit::new((f, &seg.plans), unchecked, counting, 1);
+    let mut e = Emit::new((f, seg), unchecked, counting, 1);
     e.lanes = seg.layout == PointLayout::Interleaved;
     e.line("i64 og_at = 0;");
     load_inputs(&mut e, &args.slots, &args.inputs);
@@ -345,7 +345,7 @@ fn combine_kernel(
     unchecked: &[Span],
     counting: Counting,
 ) -> Result<(String, Vec<ErrorSite>), Unsupported> {
-    let mut e = Emit::new((f, &seg.plans), unchecked, counting, 1);
+    let mut e = Emit::new((f, seg), unchecked, counting, 1);
     e.checks.first = first_site;
     e.line("i64 og_at = 0;");
     load_inputs(&mut e, &args.slots, &args.inputs);
@@ -429,7 +429,7 @@ fn block_kernel(
     if !matches!(seg.kind, SegKind::Map) {
         return Err(Unsupported("a block-level kernel that is not a map".into()));
     }
-    let mut e = Emit::new((f, &seg.plans), unchecked, counting, 1);
+    let mut e = Emit::new((f, seg), unchecked, counting, 1);
     e.block = true;
     e.line("i64 og_at = 0;");
     load_inputs(&mut e, &args.slots, &args.inputs);
