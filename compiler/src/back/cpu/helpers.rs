@@ -338,9 +338,23 @@ mod tests {
         }
         assert_eq!(
             all_helpers().len(),
-            FIXED_HELPERS.len() + LIBM_NAMES.len() + 2
+            FIXED_HELPERS.len() + LIBM_NAMES.len() + 2 + RECLAIM_HELPERS.len()
         );
-        let last = all_helpers().len() - 1;
-        assert_eq!(HelperId::SinCos(PrimType::F64).index(), last);
+        assert_eq!(HelperId::SinCos(PrimType::F64).index(), RECLAIM_AT - 1);
+        // Each helper's id is its position among all helpers.
+        let all = all_helpers();
+        for id in [
+            HelperId::Alloc,
+            HelperId::SliceOk,
+            HelperId::SinCos(PrimType::F32),
+            HelperId::ArenaMark,
+            HelperId::ArenaDue,
+            HelperId::ArenaMadeSince,
+            HelperId::ArenaRewind,
+            HelperId::ScratchAlloc,
+        ] {
+            assert_eq!(all[id.index()].name, id.helper().name, "{id:?}");
+        }
+        assert_eq!(HelperId::ScratchAlloc.index(), all.len() - 1);
     }
 }
