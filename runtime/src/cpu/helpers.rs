@@ -93,6 +93,12 @@ impl Arena {
         std::ptr::with_exposed_provenance_mut(p)
     }
 
+    /// [`Arena::alloc`] of the byte count generated code passes: the address, 0 when the size
+    /// is negative or memory is exhausted.
+    fn alloc_from_code(&mut self, bytes: i64) -> i64 {
+        usize::try_from(bytes).map_or(0, |n| self.alloc(n) as i64)
+    }
+
     /// Makes the current chunk one with at least `units` free: the next kept chunk (each
     /// later chunk is unused since the last reset), or a new one at the end. False if memory
     /// is exhausted.
@@ -228,10 +234,7 @@ fn scalar(ty: i64, bits: i64) -> Scalar {
 extern "C" fn ogham_alloc(ctx: *mut Ctx, bytes: i64) -> i64 {
     // SAFETY: generated code passes the context record its worker owns.
     let ctx = unsafe { &mut *ctx };
-    match usize::try_from(bytes) {
-        Ok(n) => ctx.arena.alloc(n) as i64,
-        Err(_) => 0,
-    }
+    ctx.arena.alloc_from_code(bytes)
 }
 
 #[unsafe(no_mangle)]
@@ -278,11 +281,7 @@ extern "C" fn ogham_arena_rewind(ctx: *mut Ctx, mark: i64) {
 #[unsafe(no_mangle)]
 extern "C" fn ogham_scratch_alloc(ctx: *mut Ctx, bytes: i64) -> i64 {
     // SAFETY: as in `ogham_alloc`.
-    let ctx = unsafe { &mut *ctx };
-    match usize::try_from(bytes) {
-        Ok(n) => ctx.scratch.alloc(n) as i64,
-        Err(_) => 0,
-    }
+    unsafe { &mut *ctx }.scratch.alloc_from_code(bytes)
 }
 
 #[unsafe(no_mangle)]
