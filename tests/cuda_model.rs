@@ -4,7 +4,7 @@
 //! responds to the modelled GPU as it should (a memory-bound map takes longer on the slower
 //! memory, and moves each byte once); a site's line of the generated code is found
 //! (`OGHAM_PROFILE=sites`); a kernel that ran out of arena starts its later launches with the
-//! size that sufficed. Bank conflicts of strided shared-memory accesses are counted exactly by
+//! size that sufficed; a transpose between two kernels is made on the device, coalesced. Bank conflicts of strided shared-memory accesses are counted exactly by
 //! `ogham_runtime::cuda::model::warps` (its unit tests); this file runs whole programs.
 //!
 //! Needs `g++` (as the emulator); without it the tests report themselves skipped, except under
@@ -31,6 +31,9 @@ entry perpoint [n] (xs: [n]f32) : [n]f32 =
              in loop acc = 0f32 for i < 64 do acc * 0.5f32 + a[63 - i]) xs
 entry accumulate [m][n] (xs: [m][n]f64) : [m][n]f64 =
   loop acc = replicate m (replicate n 1f64) for _i < 3 do map2 (map2 (+)) acc xs
+entry flip [n][m] (xs: [n][m]f32) : [m][n]f32 =
+  let ys = map (map (\\x -> x * 2f32)) xs
+  in map (map (\\x -> x + 1f32)) (transpose ys)
 entry grow [n] (xs: [n]f64) : [n]f64 =
   loop acc = xs for _i < 3 do
     map (\\x -> let a = map (\\i -> x + f64.i64 i) (iota 10000)
@@ -245,6 +248,34 @@ fn replicate_is_made_on_the_device() {
         (arrays..arrays + 4096).contains(&copied),
         "{copied} bytes copied: {report:#?}"
     );
+}
+
+#[test]
+fn a_transpose_between_kernels_is_made_on_the_device_and_coalesced() {
+    if !available() {
+        return;
+    }
+    // Rows of whole sectors (multiples of 8 floats) that end in partial tiles.
+    let (n, m) = (296, 200);
+    let xs = Array::from_f32(vec![n, m], (0..n * m).map(|i| i as f32).collect());
+    let report = model("flip", vec![Value::Array(xs.expect("shape"))], "h100", None);
+    // Up: the input; back: the result; the transposed array crosses no bus.
+    let copied: u64 = report.kernels.iter().map(|k| k.copied_bytes).sum();
+    let arrays = 2 * 4 * (n * m) as u64;
+    assert!(
+        (arrays..arrays + 4096).contains(&copied),
+        "{copied} bytes copied: {report:#?}"
+    );
+    let transpose = report
+        .kernels
+        .iter()
+        .find(|k| k.name == "og_transpose_4")
+        .unwrap_or_else(|| panic!("no tiled transpose: {report:#?}"));
+    assert_eq!(transpose.level, "data");
+    // A warp reads and writes 32 consecutive floats of a tile's row (8 at the matrix's edge):
+    // whole sectors, the ideal.
+    let c = &transpose.launches[0].counts;
+    assert_eq!(c.sectors, c.ideal_sectors, "{c:#?}");
 }
 
 #[test]

@@ -11,9 +11,11 @@
 //! kernels. A kernel's results are left there as remote arrays, copied to the host only when
 //! host code reads them (or when the run returns them); an array from the host is uploaded on
 //! the first launch that reads it and its device copy kept for later launches. Device memory
-//! comes from a pool that keeps freed pieces for reuse. Histogram destinations, updated in
-//! place, are uploaded and copied back around their launch. The host waits for a launch only
-//! when its kernel can fail (to read the failure record) or when it copies memory back.
+//! comes from a pool that keeps freed pieces for reuse. The host program's `replicate`, `iota`,
+//! `copy` and `rearrange` make their results on the device (`steps.rs`). Histogram
+//! destinations, updated in place, are uploaded and copied back around their launch. The host
+//! waits for a launch only when its kernel can fail (to read the failure record) or when it
+//! copies memory back.
 //!
 //! Launch plans (see `kernel.rs` of the backend for the conventions): thread-level kernels run
 //! 256 threads per block over their work items; reductions and scans with few segments cut each
@@ -35,6 +37,7 @@ pub mod nvrtc;
 mod profile;
 mod resident;
 mod staging;
+mod steps;
 
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, Res};
 use crate::ireval::eval::{Array, Evaluator, Launcher, Val};
@@ -273,6 +276,7 @@ fn run_on(
             .iter()
             .filter_map(|s| s.kernel.as_ref().ok())
             .flat_map(|k| std::iter::once(k.name.clone()).chain(k.combine.clone()))
+            .chain(ogham_ir::abi::cuda_data_kernels().map(String::from))
             .collect();
         let functions = dev.load(&generated.source(), &names)?;
         let by_seg = kernel_index(sites.iter().map(|k| k.stmt));
@@ -326,19 +330,7 @@ impl Launcher for CudaLauncher {
             SegLevel::Thread => "thread",
             SegLevel::Block => "block",
         };
-        // The line holds what the host waited for since the last kernel: host reads between
-        // the two are the next kernel's (it is what made them needed).
-        let reported = self.dev().finish_kernel(&kernel.name, level);
-        let mut times = self.times.lock().expect("no panics while locked");
-        if !reported && self.profile {
-            let total = start.elapsed().as_secs_f64();
-            eprintln!(
-                "ogham-profile: {}",
-                times.line(&kernel.name, self.dev().name(), total)
-            );
-        }
-        *times = profile::Breakdown::default();
-        drop(times);
+        self.report(&kernel.name, level, start);
         Some(result)
     }
 
@@ -351,8 +343,26 @@ impl Launcher for CudaLauncher {
         Some(
             self.dev()
                 .bind()
-                .and_then(|()| resident::replicate(&self.pool, n, v, elem)),
+                .and_then(|()| steps::replicate(&self.pool, n, v, elem)),
         )
+    }
+
+    fn iota(&self, n: usize) -> Option<Res<Array>> {
+        Some(self.dev().bind().and_then(|()| self.iota_on_device(n)))
+    }
+
+    fn copy(&self, a: &Array) -> Option<Res<Array>> {
+        match self.dev().bind() {
+            Ok(()) => self.copy_on_device(a),
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    fn rearrange(&self, a: &Array, perm: &[usize]) -> Option<Res<Array>> {
+        match self.dev().bind() {
+            Ok(()) => self.rearrange_on_device(a, perm),
+            Err(e) => Some(Err(e)),
+        }
     }
 }
 
@@ -384,6 +394,22 @@ struct Launch {
 impl CudaLauncher {
     fn dev(&self) -> &Arc<dyn Device> {
         self.pool.device()
+    }
+
+    /// Ends the profile's entry of kernel `name` (`level`: thread, block or data), launched
+    /// since `start`. The entry holds what the host waited for since the last kernel: host
+    /// reads between the two are the next kernel's (it is what made them needed).
+    fn report(&self, name: &str, level: &str, start: std::time::Instant) {
+        let reported = self.dev().finish_kernel(name, level);
+        let mut times = self.times.lock().expect("no panics while locked");
+        if !reported && self.profile {
+            let total = start.elapsed().as_secs_f64();
+            eprintln!(
+                "ogham-profile: {}",
+                times.line(name, self.dev().name(), total)
+            );
+        }
+        *times = profile::Breakdown::default();
     }
 
     /// One kernel statement: its operands from their device copies (uploaded on first use), its
@@ -444,7 +470,7 @@ impl CudaLauncher {
         self.execute(ev, seg, kernel, &args, io.segments, io.inner)?;
         for (memory, (_, data)) in results.into_iter().zip(io.outputs.iter_mut()) {
             let len = data.len();
-            *data = resident::remote(data, len, memory);
+            *data = resident::remote(data.prim_type(), len, memory);
         }
         for (k, host, bytes) in dests {
             keep[k].download(host, bytes)?;

@@ -11,9 +11,8 @@
 //!   once, on the first launch that reads it, and the copy attached to its buffer, so every
 //!   later launch reading the same elements finds them there.
 //!
-//! - `replicate` runs on the device ([`replicate`]): a scalar by a memset, a row by copying it
-//!   once and then doubling the copied part, so arrays the host code makes only for kernels
-//!   never cross PCIe.
+//! - Host steps that only make or move data (`replicate`, `iota`, `copy`, `rearrange`) make
+//!   remote arrays too (`steps.rs`).
 //!
 //! Invariants: a `Resident`'s memory is never written after it is attached (kernels write only
 //! their fresh results, and histogram destinations, which are uploaded to memory of their own);
@@ -22,8 +21,7 @@
 
 use super::{Device, Res};
 use crate::buffer::Mirror;
-use crate::error::{R_INTERNAL, error};
-use crate::ireval::eval::{Array, Store, Val};
+use crate::ireval::eval::Array;
 use crate::kernel_io::prim_data;
 use crate::value::ArrayData;
 use ogham_ir::types::PrimType;
@@ -194,50 +192,7 @@ pub(super) fn device_address(
     Ok(ptr)
 }
 
-/// `len` elements of type `data`'s that `memory` holds, as a remote array.
-pub(super) fn remote(data: &ArrayData, len: usize, memory: DeviceMemory) -> ArrayData {
-    ArrayData::remote(data.prim_type(), len, Arc::new(Resident { memory }))
-}
-
-/// `replicate(n, v)` made in the device's memory, as a remote array of `n` rows.
-pub(super) fn replicate(pool: &Arc<Pool>, n: usize, v: &Val, elem: PrimType) -> Res<Array> {
-    let size = elem.byte_size();
-    let (shape, total) = match v {
-        Val::Prim(_) => (vec![n], n),
-        Val::Array(row) => {
-            let shape: Vec<usize> = std::iter::once(n)
-                .chain(row.shape().iter().copied())
-                .collect();
-            (shape, n * row.elem_count())
-        }
-        _ => {
-            return Err(error(
-                R_INTERNAL,
-                Default::default(),
-                "replicate of a value that is neither scalar nor array",
-            ));
-        }
-    };
-    let memory = pool.alloc(total * size)?;
-    match v {
-        Val::Prim(s) if total > 0 => {
-            let bits = s.slot_bits().to_le_bytes();
-            pool.dev.fill(memory.ptr, &bits[..size], total)?;
-        }
-        Val::Array(row) if total > 0 => {
-            let row_bytes = row.elem_count() * size;
-            let mut single_use = Vec::new();
-            let src = device_address(pool, row, &mut single_use)?;
-            pool.dev.copy(memory.ptr, src, row_bytes)?;
-            let mut done = row_bytes;
-            while done < total * size {
-                let more = done.min(total * size - done);
-                pool.dev.copy(memory.ptr + done as u64, memory.ptr, more)?;
-                done += more;
-            }
-        }
-        _ => {}
-    }
-    let data = ArrayData::remote(elem, total, Arc::new(Resident { memory }));
-    Ok(Array::new(shape, Store::Prim(data)))
+/// `len` elements of type `elem` that `memory` holds, as a remote array.
+pub(super) fn remote(elem: PrimType, len: usize, memory: DeviceMemory) -> ArrayData {
+    ArrayData::remote(elem, len, Arc::new(Resident { memory }))
 }

@@ -40,6 +40,22 @@ pub trait Launcher {
     ) -> Option<Res<Array>> {
         None
     }
+
+    /// Makes `iota(n)` where the kernels run; `None` leaves it to the evaluator.
+    fn iota(&self, _n: usize) -> Option<Res<Array>> {
+        None
+    }
+
+    /// Makes a fresh copy of `a` where the kernels run; `None` leaves it to the evaluator.
+    fn copy(&self, _a: &Array) -> Option<Res<Array>> {
+        None
+    }
+
+    /// Makes `a` with its axes permuted by `perm` (result axis `k` is `a`'s axis `perm[k]`)
+    /// where the kernels run; `None` leaves it to the evaluator.
+    fn rearrange(&self, _a: &Array, _perm: &[usize]) -> Option<Res<Array>> {
+        None
+    }
 }
 
 /// Runs the code of one function, core or kernel IR.
@@ -223,6 +239,9 @@ impl<'f> Evaluator<'f> {
             }
             Exp::Iota(n) => {
                 let n = self.count(*n, "iota")?;
+                if let Some(made) = self.launcher.and_then(|l| l.iota(n)) {
+                    return one(Val::Array(made?));
+                }
                 memory::reserve(n, 8, "iota", self.loc)?;
                 let data = ArrayData::I64((0..n as i64).collect());
                 one(Val::Array(Array::new(vec![n], Store::Prim(data))))
@@ -234,7 +253,13 @@ impl<'f> Evaluator<'f> {
                 shape.extend(self.shape(elem_ty)?);
                 one(Val::Array(self.build(shape, elem_ty.elem(), rows)?))
             }
-            Exp::Rearrange(a, perm) => one(Val::Array(self.rearrange(&self.array(*a)?, perm)?)),
+            Exp::Rearrange(a, perm) => {
+                let a = self.array(*a)?;
+                if let Some(made) = self.launcher.and_then(|l| l.rearrange(&a, perm)) {
+                    return one(Val::Array(made?));
+                }
+                one(Val::Array(self.rearrange(&a, perm)?))
+            }
             Exp::Reshape(a, dims) => {
                 let a = self.array(*a)?;
                 let shape: Vec<usize> = dims
@@ -247,6 +272,9 @@ impl<'f> Evaluator<'f> {
             Exp::Concat(arrays) => one(Val::Array(self.concat(arrays)?)),
             Exp::Copy(a) => {
                 let a = self.array(*a)?;
+                if let Some(made) = self.launcher.and_then(|l| l.copy(&a)) {
+                    return one(Val::Array(made?));
+                }
                 one(Val::Array(Array::new(a.shape().to_vec(), a.to_store())))
             }
             Exp::Assert {
