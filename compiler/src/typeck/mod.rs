@@ -510,14 +510,24 @@ impl<'a> Checker<'a> {
                     Sz::Unknown(_) => "a size known only at run time".to_string(),
                     s => format!("`{}`", self.subst.show_size(s)),
                 };
-                Diagnostic::error(
-                    "E0401",
-                    format!("size mismatch: {} vs {}", show(a), show(b)),
-                )
-                .with_primary(span, format!("expected `{e}`, found `{f}`"))
-                .with_help(format!(
-                    "if the sizes are equal at run time, coerce with a checked `:> {e}`"
-                ))
+                let message = match (a, b) {
+                    (Sz::Unknown(_), Sz::Unknown(_)) => {
+                        "size mismatch: two sizes known only at run time, not known to be equal"
+                            .to_string()
+                    }
+                    _ => format!("size mismatch: {} vs {}", show(a), show(b)),
+                };
+                // Types that print the same differ in a size that has no name.
+                let label = if e == f {
+                    format!("expected `{e}`, found `{f}` of another size known only at run time")
+                } else {
+                    format!("expected `{e}`, found `{f}`")
+                };
+                Diagnostic::error("E0401", message)
+                    .with_primary(span, label)
+                    .with_help(format!(
+                        "if the sizes are equal at run time, coerce with a checked `:> {e}`"
+                    ))
             }
             Mismatch::NotIn { found: t, what } => {
                 let d = Diagnostic::error(

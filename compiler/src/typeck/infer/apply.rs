@@ -88,7 +88,12 @@ impl Checker<'_> {
                     for (prev, pt) in &args[..i] {
                         if self.mentions_size(pt, s) {
                             let name = self.subst.show_size(s);
-                            d = d.with_secondary(prev.span, format!("this has size `{name}`"));
+                            let label = if name.is_empty() {
+                                "this has a size known only at run time".to_string()
+                            } else {
+                                format!("this has size `{name}`")
+                            };
+                            d = d.with_secondary(prev.span, label);
                         }
                     }
                 }
