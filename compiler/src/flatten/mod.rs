@@ -61,6 +61,14 @@
 //! where `m` is the largest width of the inner SOACs (those directly in the body or in loops
 //! interchanged out of it). Each version holds its own copy of the body, with fresh variables.
 //!
+//! When the body is itself a nest of maps (`map (\x -> map (\y -> g) ys) xs`, the inner map's
+//! width `w` the same at every point, its result the body's) and `g` holds the parallel code,
+//! the Block-level version has two forms behind `threshold(suff_block_par_K, w)`: one block per
+//! element of `[n]` (its threads on the `w` elements, each running `g` alone) from that width
+//! on, and one block per element of `[n][w]` (its threads on the parallel code of `g`) below
+//! it: a few long TWDTW pairs then get a block each, whose threads share a wavefront's
+//! diagonal, instead of one thread each.
+//!
 //! # Invariants
 //!
 //! The input is core IR that passes `verify`: every variable is bound once, the lambda
@@ -91,6 +99,9 @@ pub const DEFAULT_OUTER_PAR: i64 = 1 << 15;
 /// The default of `suff_intra_par_K`: one more than the largest block (1024 threads), so that
 /// inner work that fits one block runs as one block per outer point.
 pub const DEFAULT_INTRA_PAR: i64 = 1025;
+/// The default of `suff_block_par_K`: an inner map of a warp's width or more gives a block
+/// enough threads on its elements; a narrower one runs one block per element of the nest.
+pub const DEFAULT_BLOCK_PAR: i64 = 32;
 
 /// Turns every host-level SOAC of every function into kernels (see the module header).
 pub fn flatten(program: Program) -> kir::Program {

@@ -7,7 +7,10 @@
 //! variable stays bound once; thresholds are numbered in program order by [`State::versioned`].
 
 use super::nest::{Irregular, Nest};
-use super::{DEFAULT_INTRA_PAR, DEFAULT_OUTER_PAR, Distributed, Flattener, rename, stmt, vars};
+use super::{
+    DEFAULT_BLOCK_PAR, DEFAULT_INTRA_PAR, DEFAULT_OUTER_PAR, Distributed, Flattener, rename, stmt,
+    vars,
+};
 use ogham_ir::kir::{
     HostBody, HostExp, HostOp, HostStmt, SegLevel, Threshold, ThresholdId, ThresholdKind,
 };
@@ -43,9 +46,8 @@ impl Flattener<'_> {
             out,
         );
         let ret: Vec<Type> = s.pat.iter().map(|&p| self.f.ty(p).clone()).collect();
-        let thread = self.map_version(s.clone(), SegLevel::Thread);
-        let copy = rename::freshen_stmt(&mut self.f, s);
-        let block = self.map_version(copy, SegLevel::Block);
+        let thread = self.map_version(s.clone(), SegLevel::Thread, false);
+        let block = self.block_version(s, k);
 
         let mut flat_stmts = Vec::new();
         let vars_before = self.f.vars.len();
@@ -121,18 +123,104 @@ impl Flattener<'_> {
         )
     }
 
-    /// One `SegMap` at `level` running the map's body (a copy no other version shares) per
-    /// element.
-    fn map_version(&mut self, copy: Stmt, level: SegLevel) -> HostBody {
+    /// The Block-level version of map statement `s` (number `k`): one block per element of a
+    /// fresh copy. When the map's body is a nest of maps with parallel code inside
+    /// ([`Flattener::block_nest`]), a second copy runs one block per element of the nest, and
+    /// threshold `suff_block_par_K` on the first inner map's width chooses: from that width on,
+    /// one block per element.
+    fn block_version(&mut self, s: &Stmt, k: u32) -> HostBody {
+        let copy = rename::freshen_stmt(&mut self.f, s);
         let (inner, map) = self.map_nest(&copy);
+        let (nest, _) = self.block_nest(inner.clone(), map.body.clone());
+        if nest.depth() == inner.depth() {
+            return self.map_version(copy, SegLevel::Block, false);
+        }
+        let width = nest.widths()[inner.depth()];
+        let mut stmts = Vec::new();
+        let name = self.f.name.clone();
+        let per_element = self.threshold(
+            ThresholdId {
+                kind: ThresholdKind::SuffBlockPar,
+                map: k,
+            },
+            DEFAULT_BLOCK_PAR,
+            format!(
+                "{name}: map {k}: the width of the inner map from which one block per outer \
+                 element runs rather than one block per element of the nest of maps"
+            ),
+            width,
+            s.loc,
+            &mut stmts,
+        );
+        let per_element_body = self.map_version(copy, SegLevel::Block, false);
+        let nested = rename::freshen_stmt(&mut self.f, s);
+        let per_nest_body = self.map_version(nested, SegLevel::Block, true);
+        let ret: Vec<Type> = s.pat.iter().map(|&p| self.f.ty(p).clone()).collect();
+        stmts.push(stmt(
+            self.fresh_pattern(&s.pat),
+            Exp::If {
+                cond: per_element,
+                then_body: per_element_body,
+                else_body: per_nest_body,
+                ret,
+            },
+            s.loc,
+        ));
+        let result = stmts.last().map(|st| vars(&st.pat)).unwrap_or_default();
+        Body { stmts, result }
+    }
+
+    /// One `SegMap` at `level` running the map's body (a copy no other version shares) per
+    /// element, or, when `nested`, per element of the nest of maps the body starts with
+    /// ([`Flattener::block_nest`]).
+    fn map_version(&mut self, copy: Stmt, level: SegLevel, nested: bool) -> HostBody {
+        let (mut inner, map) = self.map_nest(&copy);
+        let mut body = map.body.clone();
+        if nested {
+            (inner, body) = self.block_nest(inner, body);
+        }
         let mut stmts = Vec::new();
         let result = self
-            .map_kernel(&inner, level, map.body.clone(), copy.loc, &mut stmts)
+            .map_kernel(&inner, level, body, copy.loc, &mut stmts)
             .expect("a host-level map has no irregular size");
         Body {
             stmts,
             result: vars(&result),
         }
+    }
+
+    /// The space and body of a Block-level version: while the body is one `map` of a width
+    /// the same at every point, whose result is the body's, and whose own body holds inner
+    /// parallelism, that map's level joins the nest (one block per element of `[n][m]` rather
+    /// than of `[n]`), so that the block's threads run the parallel code inside the inner map
+    /// (TWDTW's wavefront: one block per pair, its threads on a diagonal) instead of one inner
+    /// element each.
+    fn block_nest(&self, mut nest: Nest, mut body: Body) -> (Nest, Body) {
+        while let [s] = &body.stmts[..] {
+            let Exp::Soac(Soac::Screma {
+                width,
+                inputs,
+                map,
+                scans,
+                reds,
+            }) = &s.exp
+            else {
+                break;
+            };
+            if !scans.is_empty()
+                || !reds.is_empty()
+                || body.result != vars(&s.pat)
+                || nest.is_variant(*width)
+            {
+                break;
+            }
+            let deeper = nest.with_level(*width, &map.params, inputs);
+            if !self.has_parallelism(&deeper, &map.body) {
+                break;
+            }
+            (nest, body) = (deeper, map.body.clone());
+        }
+        (nest, body)
     }
 
     /// The distributed kernels of a fresh copy of the map.

@@ -183,16 +183,26 @@ pub enum ThresholdKind {
     /// `suff_intra_par_K`: the inner parallelism from which the distributed kernels run rather
     /// than one block per outer element.
     SuffIntraPar,
+    /// `suff_block_par_K`: in the Block-level version of a map whose body is a nest of maps,
+    /// the width of the inner map from which a block runs one outer element (its threads on the
+    /// inner map's elements) rather than one element of the nest (its threads on the parallel
+    /// code inside the inner map).
+    SuffBlockPar,
 }
 
 impl ThresholdKind {
-    pub const ALL: [ThresholdKind; 2] = [ThresholdKind::SuffOuterPar, ThresholdKind::SuffIntraPar];
+    pub const ALL: [ThresholdKind; 3] = [
+        ThresholdKind::SuffOuterPar,
+        ThresholdKind::SuffIntraPar,
+        ThresholdKind::SuffBlockPar,
+    ];
 
     /// The prefix of the names of thresholds of this kind.
     pub fn prefix(self) -> &'static str {
         match self {
             ThresholdKind::SuffOuterPar => "suff_outer_par",
             ThresholdKind::SuffIntraPar => "suff_intra_par",
+            ThresholdKind::SuffBlockPar => "suff_block_par",
         }
     }
 }

@@ -61,11 +61,13 @@ use std::sync::OnceLock;
 /// The default of a threshold on the CPU, where a few dozen parallel tasks use every core:
 /// outer parallelism (`suff_outer_par_*`) from 64 points; block-level versions
 /// (`suff_intra_par_*`) never (a block is one task here, so the fully distributed version is
-/// the parallel one).
+/// the parallel one); a Block-level version, where one runs, one block per outer element
+/// (`suff_block_par_*`: always).
 pub fn cpu_threshold_default(kind: ThresholdKind) -> i64 {
     match kind {
         ThresholdKind::SuffOuterPar => 64,
         ThresholdKind::SuffIntraPar => i64::MAX,
+        ThresholdKind::SuffBlockPar => 0,
     }
 }
 
