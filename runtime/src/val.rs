@@ -42,6 +42,56 @@ macro_rules! map_data {
     };
 }
 
+/// The side of the square tiles by which [`permute`] transposes a matrix: both a tile's rows
+/// and its columns stay in cache.
+const TRANSPOSE_TILE: usize = 32;
+
+/// The row-major array of `shape` in `src` with its axes permuted by `perm` (result axis `k`
+/// is axis `perm[k]`), in the result's row-major order: a matrix's transpose by square tiles,
+/// any other permutation a row of the result at a time.
+fn permute<T: Clone>(src: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> {
+    let rank = shape.len();
+    if src.is_empty() || rank == 0 {
+        return src.to_vec();
+    }
+    if perm == [1, 0] {
+        let (rows, cols) = (shape[0], shape[1]);
+        let mut out = src.to_vec();
+        for r0 in (0..rows).step_by(TRANSPOSE_TILE) {
+            for c0 in (0..cols).step_by(TRANSPOSE_TILE) {
+                for r in r0..(r0 + TRANSPOSE_TILE).min(rows) {
+                    for c in c0..(c0 + TRANSPOSE_TILE).min(cols) {
+                        out[c * rows + r] = src[r * cols + c].clone();
+                    }
+                }
+            }
+        }
+        return out;
+    }
+    let mut strides = vec![1; rank];
+    for d in (0..rank - 1).rev() {
+        strides[d] = strides[d + 1] * shape[d + 1];
+    }
+    // The result's extents, and the source's stride along each of them.
+    let dims: Vec<usize> = perm.iter().map(|&d| shape[d]).collect();
+    let steps: Vec<usize> = perm.iter().map(|&d| strides[d]).collect();
+    let (last, step) = (dims[rank - 1], steps[rank - 1]);
+    let mut out = Vec::with_capacity(src.len());
+    let mut index = vec![0; rank - 1];
+    for _ in 0..src.len() / last {
+        let base: usize = index.iter().zip(&steps).map(|(i, s)| i * s).sum();
+        out.extend((0..last).map(|j| src[base + j * step].clone()));
+        for d in (0..rank - 1).rev() {
+            index[d] += 1;
+            if index[d] < dims[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    out
+}
+
 /// A value; `'a` is the lifetime of record field names (the program's), `F` a function value.
 #[derive(Clone, Debug)]
 pub enum Val<'a, F> {
@@ -147,6 +197,20 @@ impl<'a, F: Clone> Store<'a, F> {
         match self {
             Store::Prim(d) => Store::Prim(map_data!(d, v => v[range].to_vec())),
             Store::Boxed(v) => Store::Boxed(v[range].to_vec()),
+        }
+    }
+
+    /// The elements `range` of this store, a row-major array of `shape`, with its axes
+    /// permuted by `perm` (result axis `k` is axis `perm[k]`), in the result's order.
+    pub fn permuted(
+        &self,
+        range: std::ops::Range<usize>,
+        shape: &[usize],
+        perm: &[usize],
+    ) -> Store<'a, F> {
+        match self {
+            Store::Prim(d) => Store::Prim(map_data!(d, v => permute(&v[range], shape, perm))),
+            Store::Boxed(v) => Store::Boxed(permute(&v[range], shape, perm)),
         }
     }
 
@@ -356,6 +420,46 @@ mod tests {
     type Val = super::Val<'static, std::convert::Infallible>;
     type Array = super::Array<'static, std::convert::Infallible>;
     type Store = super::Store<'static, std::convert::Infallible>;
+
+    /// Element `index` (of the result) of `shape` permuted by `perm`, the naive way.
+    fn naive(src: &[usize], shape: &[usize], perm: &[usize]) -> Vec<usize> {
+        let dims: Vec<usize> = perm.iter().map(|&d| shape[d]).collect();
+        let n: usize = shape.iter().product();
+        (0..n)
+            .map(|flat| {
+                let mut rest = flat;
+                let mut at = vec![0; shape.len()];
+                for k in (0..dims.len()).rev() {
+                    at[perm[k]] = rest % dims[k];
+                    rest /= dims[k];
+                }
+                let source = at.iter().zip(shape).fold(0, |acc, (i, d)| acc * d + i);
+                src[source]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn permute_matches_the_definition() {
+        let cases: [(&[usize], &[usize]); 7] = [
+            (&[33, 70], &[1, 0]),
+            (&[1, 5], &[1, 0]),
+            (&[3, 5, 7], &[1, 0, 2]),
+            (&[3, 5, 7], &[2, 0, 1]),
+            (&[3, 5, 7], &[0, 2, 1]),
+            (&[2, 3, 4, 5], &[3, 1, 0, 2]),
+            (&[6], &[0]),
+        ];
+        for (shape, perm) in cases {
+            let src: Vec<usize> = (0..shape.iter().product()).collect();
+            assert_eq!(
+                permute(&src, shape, perm),
+                naive(&src, shape, perm),
+                "{shape:?} {perm:?}"
+            );
+        }
+        assert!(permute::<usize>(&[], &[0, 4], &[1, 0]).is_empty());
+    }
 
     #[test]
     fn views_share_and_updates_copy_on_write() {

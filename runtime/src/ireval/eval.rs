@@ -486,30 +486,10 @@ impl<'f> Evaluator<'f> {
     fn rearrange(&self, a: &Array, perm: &[usize]) -> Res<Array> {
         let shape = a.shape();
         let new_shape: Vec<usize> = perm.iter().map(|&d| shape[d]).collect();
-        let mut strides = vec![1; shape.len()];
-        for d in (0..shape.len().saturating_sub(1)).rev() {
-            strides[d] = strides[d + 1] * shape[d + 1];
-        }
-        let count = a.elem_count();
-        let mut store = a.store().empty_like();
-        let mut index = vec![0; shape.len()];
-        for _ in 0..count {
-            let flat: usize = perm.iter().zip(&index).map(|(&d, &i)| i * strides[d]).sum();
-            store
-                .extend_from(
-                    a.store(),
-                    a.range().start + flat..a.range().start + flat + 1,
-                )
-                .map_err(|()| self.internal("rearrange"))?;
-            for d in (0..index.len()).rev() {
-                index[d] += 1;
-                if index[d] < new_shape[d] {
-                    break;
-                }
-                index[d] = 0;
-            }
-        }
-        Ok(Array::new(new_shape, store))
+        Ok(Array::new(
+            new_shape,
+            a.store().permuted(a.range(), shape, perm),
+        ))
     }
 
     fn run_loop<H: Form>(
