@@ -12,7 +12,7 @@
 //! host code reads them (or when the run returns them); an array from the host is uploaded on
 //! the first launch that reads it and its device copy kept for later launches. Device memory
 //! comes from a pool that keeps freed pieces for reuse. The host program's `replicate`, `iota`,
-//! `copy` and `rearrange` make their results on the device (`steps.rs`). Histogram
+//! `copy`, `rearrange` and `concat` make their results on the device (`steps.rs`). Histogram
 //! destinations, updated in place, are uploaded and copied back around their launch. The host
 //! waits for a launch only when its kernel can fail (to read the failure record) or when it
 //! copies memory back.
@@ -361,6 +361,13 @@ impl Launcher for CudaLauncher {
     fn rearrange(&self, a: &Array, perm: &[usize]) -> Option<Res<Array>> {
         match self.dev().bind() {
             Ok(()) => self.rearrange_on_device(a, perm),
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    fn concat(&self, parts: &[Array], shape: &[usize]) -> Option<Res<Array>> {
+        match self.dev().bind() {
+            Ok(()) => self.concat_on_device(parts, shape),
             Err(e) => Some(Err(e)),
         }
     }

@@ -1,11 +1,11 @@
-//! Host steps that only make or move data, run on the device: the `replicate`, `iota`, `copy`
-//! and `rearrange` statements of a kernel-IR host program make their results in device memory,
-//! as remote arrays (`resident.rs`), so that arrays the host code makes or moves only for
-//! kernels never cross PCIe. The host fetches such an array only if it reads its values.
+//! Host steps that only make or move data, run on the device: the `replicate`, `iota`, `copy`,
+//! `rearrange` and `concat` statements of a kernel-IR host program make their results in device
+//! memory, as remote arrays (`resident.rs`), so that arrays the host code makes or moves only
+//! for kernels never cross PCIe. The host fetches such an array only if it reads its values.
 //!
 //! - `replicate`: a scalar by a memset; a row by copying it once, then doubling the copied part.
 //! - `iota`: the prelude's `og_iota` kernel.
-//! - `copy`: one device-to-device copy of the source's elements.
+//! - `copy`: one device-to-device copy of the source's elements; `concat`: one per part.
 //! - `rearrange`: the prelude's tiled `og_transpose_*` for a matrix's transpose; any other
 //!   permutation by `og_permute_*`, element by element in the result's order (its writes
 //!   coalesce; its reads do when the innermost axis stays innermost). Ranks above
@@ -106,6 +106,32 @@ impl CudaLauncher {
                 self.pool.device().copy(memory.ptr, src, len * size)?;
             }
             Ok(made(elem, a.shape().to_vec(), len, memory))
+        })())
+    }
+
+    /// The concatenation of `parts` (of the same row shape), of shape `shape`, made on the
+    /// device: one device-to-device copy per part; `None` for arrays of tuples.
+    pub(super) fn concat_on_device(&self, parts: &[Array], shape: &[usize]) -> Option<Res<Array>> {
+        let data = prim_data(parts.first()?).ok()?;
+        let elem = data.prim_type();
+        for p in parts {
+            if prim_data(p).ok()?.prim_type() != elem {
+                return None;
+            }
+        }
+        let size = data.prim_type_size();
+        let len: usize = shape.iter().product();
+        Some((|| {
+            let memory = self.pool.alloc(len * size)?;
+            let mut at = memory.ptr;
+            for p in parts.iter().filter(|p| p.elem_count() > 0) {
+                let mut single_use = Vec::new();
+                let src = resident::device_address(&self.pool, p, &mut single_use)?;
+                let bytes = p.elem_count() * size;
+                self.pool.device().copy(at, src, bytes)?;
+                at += bytes as u64;
+            }
+            Ok(made(elem, shape.to_vec(), len, memory))
         })())
     }
 

@@ -56,6 +56,12 @@ pub trait Launcher {
     fn rearrange(&self, _a: &Array, _perm: &[usize]) -> Option<Res<Array>> {
         None
     }
+
+    /// Makes the concatenation of `parts` (of the same row shape), of shape `shape`, where the
+    /// kernels run; `None` leaves it to the evaluator.
+    fn concat(&self, _parts: &[Array], _shape: &[usize]) -> Option<Res<Array>> {
+        None
+    }
 }
 
 /// Runs the code of one function, core or kernel IR.
@@ -351,8 +357,6 @@ impl<'f> Evaluator<'f> {
     fn concat(&self, arrays: &[VarId]) -> Res<Array> {
         let parts: Vec<Array> = arrays.iter().map(|a| self.array(*a)).collect::<Res<_>>()?;
         let row_shape = parts[0].shape()[1..].to_vec();
-        let mut store = parts[0].store().empty_like();
-        let mut rows = 0;
         for p in &parts {
             if p.shape()[1..] != row_shape[..] {
                 return Err(error(
@@ -365,13 +369,18 @@ impl<'f> Evaluator<'f> {
                     ),
                 ));
             }
-            rows += p.len();
+        }
+        let mut shape = vec![parts.iter().map(|p| p.len()).sum()];
+        shape.extend(row_shape);
+        if let Some(made) = self.launcher.and_then(|l| l.concat(&parts, &shape)) {
+            return made;
+        }
+        let mut store = parts[0].store().empty_like();
+        for p in &parts {
             store
                 .extend_from(p.store(), p.range())
                 .map_err(|()| self.internal("concatenation of different types"))?;
         }
-        let mut shape = vec![rows];
-        shape.extend(row_shape);
         Ok(Array::new(shape, store))
     }
 
