@@ -1,5 +1,5 @@
-//! Loop invariants made again before each loop that uses them, so that their live ranges inside
-//! a loop start at the loop: a kernel's arguments and cheap integer arithmetic on them (an input
+//! Loop invariants made again before the loop nests that use them, so that their live ranges
+//! there start at the nest: a kernel's arguments and cheap integer arithmetic on them (an input
 //! array's pointer, extents and strides, a bound), run on a built kernel function.
 //!
 //! A kernel loads its arguments once, at its start (`kernel.rs`), and a per-pixel kernel uses
@@ -14,7 +14,8 @@
 //! point loop of a kernel that allocates), or the innermost loop if that makes calls itself. A
 //! copy is live only from there through that loop nest, so the allocator can keep it in a
 //! register through the nest's iterations and spill the original across the nest instead. Each
-//! such loop gets one copy of a value, shared by all its uses there.
+//! such loop gets one copy of a value, shared by all its uses there; none is made where it would
+//! directly follow the original (in the block that defines it).
 //!
 //! Invariants relied on: the argument record (the kernel's second parameter) is not written
 //! while the kernel runs, so a load from it gives the same value wherever it is made; the copied
