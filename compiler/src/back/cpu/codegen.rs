@@ -148,9 +148,8 @@ pub struct Gen<'a> {
     /// output, or the map's result) and how many there must be. A SOAC making one of them writes
     /// there directly (when the count fits) instead of into the arena, so no copy is needed.
     pub result_slots: HashMap<VarId, (Value, Value)>,
-    /// `(sin x, cos x)` computed in a block, by (block, x): `sin` and `cos` of one value (as in
-    /// `e^{jx}`) cost one helper call.
-    pub(super) sin_cos: HashMap<(cranelift_codegen::ir::Block, Value), (Value, Value)>,
+    /// The sines and cosines computed in a block, by (block, x) (`scalar.rs`, `Gen::sin_or_cos`).
+    pub(super) sin_cos: HashMap<(cranelift_codegen::ir::Block, Value), SinCos>,
     /// The `i64` constants made so far, each defined once at the top of the entry block
     /// ([`Gen::iconst`]).
     consts: HashMap<i64, Value>,
@@ -169,6 +168,15 @@ pub struct Gen<'a> {
     /// where the last check continued, and the conditions checked since code last continued in
     /// another block. Each of them dominates the point where that block continues.
     checked: (Option<cranelift_codegen::ir::Block>, HashSet<Condition>),
+}
+
+/// What a block has computed of `sin x` and `cos x` for one `x` ([`Gen::sin_cos`]).
+#[derive(Clone, Copy)]
+pub(super) enum SinCos {
+    /// One of the two (`MathFn::Sin` or `MathFn::Cos`): its helper's call and result.
+    One(MathFn, cranelift_codegen::ir::Inst, Value),
+    /// Both, from one call (`sin x`, `cos x`).
+    Both(Value, Value),
 }
 
 /// A conjunct of a checked condition, as [`Gen::check`] compares them: an integer comparison by
@@ -308,7 +316,7 @@ impl<'a> Gen<'a> {
         v
     }
 
-    fn helper(&mut self, id: HelperId) -> FuncRef {
+    pub(super) fn helper(&mut self, id: HelperId) -> FuncRef {
         if let Some(r) = self.helpers.get(&id.index()) {
             return *r;
         }

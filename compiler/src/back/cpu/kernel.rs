@@ -17,6 +17,7 @@
 use super::Unsupported;
 use super::codegen::{Gen, Res, View, clif_type, elem_size, made_by_soac};
 use super::helpers::HelperId;
+use super::remat;
 use super::simd;
 use crate::back::lower::{self, Lower};
 use crate::plan::allocates;
@@ -164,6 +165,7 @@ pub fn build(
     g.b.seal_all_blocks();
     g.b.finalize(frontend_config());
     func.dfg.resolve_all_aliases();
+    remat::loop_invariants(&mut func, params[1]);
     let combine = match &seg.kind {
         SegKind::Red(_) | SegKind::Scan(_) => {
             // The combine function numbers its error sites after the kernel's.

@@ -39,7 +39,8 @@
 //! Modules: `kernel.rs` builds a kernel's functions around its body, which the shared lowering
 //! ([`crate::back::lower`]) walks and `codegen.rs` (the CLIF builder), `lower.rs` (the CPU's side
 //! of the walk) and `scalar.rs` (scalar operations, with the steps of the shared description in
-//! `back/steps.rs`) emit; `simd/` and `interleave.rs` vectorise
+//! `back/steps.rs`) emit, and `remat.rs` then makes the arguments that loop nests use again
+//! before them (short live ranges); `simd/` and `interleave.rs` vectorise
 //! points and interleave reductions, `jam.rs` runs maps of them several outer rows at a time, `unswitch.rs` specialises loops on invariant conditions,
 //! `skip.rs` skips the idle iterations of the filtering loops `skip-idle` planned, `fill.rs` and `copy.rs` fill and copy
 //! rows in vectors, `helpers.rs` lists the runtime's helpers; `machine.rs` sets up the host
@@ -60,6 +61,7 @@ mod lower;
 pub mod machine;
 pub mod object;
 mod reclaim;
+mod remat;
 mod scalar;
 mod simd;
 mod skip;

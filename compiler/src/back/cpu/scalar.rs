@@ -6,9 +6,11 @@
 //! interpreter) inline, everything else (integer `**`, most math functions, some conversions)
 //! through the runtime's helpers (`helpers.rs`).
 
+use super::codegen::SinCos;
 use super::codegen::{Gen, clif_type, float_min_max};
 use super::helpers::{HelperId, has_libm_helper};
 use crate::back::steps::{self, Bits, FloatSteps, InlineFmod, IntSteps, Logic, Target};
+use cranelift_codegen::cursor::{Cursor as _, FuncCursor};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I32, I64};
 use cranelift_codegen::ir::{InstBuilder, InstructionData, MemFlagsData, Opcode, Value, ValueDef};
@@ -208,8 +210,7 @@ impl Gen<'_> {
                 _ => {}
             }
             if let MathFn::Sin | MathFn::Cos = f {
-                let (sin, cos) = self.sin_cos(t, x);
-                return if f == MathFn::Sin { sin } else { cos };
+                return self.sin_or_cos(f, t, x);
             }
             if has_libm_helper(f) {
                 return self
@@ -245,15 +246,28 @@ impl Gen<'_> {
         self.narrow_int(t, r)
     }
 
-    /// `sin x` and `cos x` by one helper call, reused within the current block.
-    fn sin_cos(&mut self, t: PrimType, x: Value) -> (Value, Value) {
+    /// `sin x` or `cos x` (`f`) by the helper of `f` alone. When the other of the two was
+    /// computed from `x` earlier in the current block, that call becomes one call of the helper
+    /// computing both (the same methods, so the same bits), at the earlier call's place: `sin`
+    /// and `cos` of one value (as in `e^{jx}`) cost one call, and one of them alone (a design
+    /// matrix's `if even then cos a else sin a`) costs no computation of the other.
+    fn sin_or_cos(&mut self, f: MathFn, t: PrimType, x: Value) -> Value {
         let block = self
             .b
             .current_block()
             .expect("code is emitted into a block");
-        if let Some(both) = self.sin_cos.get(&(block, x)) {
-            return *both;
-        }
+        let (g, inst, y) = match self.sin_cos.get(&(block, x)) {
+            Some(SinCos::Both(sin, cos)) => return if f == MathFn::Sin { *sin } else { *cos },
+            Some(SinCos::One(g, _, y)) if *g == f => return *y,
+            Some(SinCos::One(g, inst, y)) => (*g, *inst, *y),
+            None => {
+                let helper = self.helper(HelperId::Libm(f, t));
+                let inst = self.b.ins().call(helper, &[x]);
+                let y = self.b.inst_results(inst)[0];
+                self.sin_cos.insert((block, x), SinCos::One(f, inst, y));
+                return y;
+            }
+        };
         let slot = self
             .b
             .create_sized_stack_slot(cranelift_codegen::ir::StackSlotData::new(
@@ -261,13 +275,21 @@ impl Gen<'_> {
                 16,
                 3,
             ));
-        let out = self.b.ins().stack_addr(I64, slot, 0);
-        self.call(HelperId::SinCos(t), &[x, out]);
+        let both = self.helper(HelperId::SinCos(t));
         let ty = clif_type(t);
-        let sin = self.b.ins().load(ty, MemFlagsData::trusted(), out, 0);
-        let cos = self.b.ins().load(ty, MemFlagsData::trusted(), out, 8);
-        self.sin_cos.insert((block, x), (sin, cos));
-        (sin, cos)
+        let mut at = FuncCursor::new(self.b.func).at_inst(inst);
+        let out = at.ins().stack_addr(I64, slot, 0);
+        at.ins().call(both, &[x, out]);
+        let sin = at.ins().load(ty, MemFlagsData::trusted(), out, 0);
+        let cos = at.ins().load(ty, MemFlagsData::trusted(), out, 8);
+        // The earlier call's result becomes its function's value from the call computing both.
+        let func = &mut *self.b.func;
+        func.layout.remove_inst(inst);
+        func.dfg.clear_results(inst);
+        func.dfg
+            .change_to_alias(y, if g == MathFn::Sin { sin } else { cos });
+        self.sin_cos.insert((block, x), SinCos::Both(sin, cos));
+        if f == MathFn::Sin { sin } else { cos }
     }
 
     pub(super) fn convert(&mut self, from: PrimType, to: PrimType, x: Value) -> Value {
