@@ -35,10 +35,11 @@ use super::Unsupported;
 use super::emit::{Emit, Res, ctype, var};
 use crate::back::lower;
 use ogham_ir::abi::{self, ArgSlots, ErrorSite};
-use ogham_ir::artifact::cuda::{Counting, CudaKernel};
+use ogham_ir::artifact::cuda::{Counting, CudaKernel, Width};
 use ogham_ir::kir::{HostStmt, PointLayout, SegKind, SegLevel, SegOp};
 use ogham_ir::source::Span;
 use ogham_ir::{Lambda, SubExp, VarId};
+use std::collections::HashMap;
 
 /// The text of one kernel and its launch plan.
 pub struct Built {
@@ -111,6 +112,7 @@ fn write_output(
     let r = ty.rank();
     let dims: Vec<String> = (0..r).map(|k| format!("{val}.d[{k}]")).collect();
     let (first, step) = if block {
+        e.shares_out(&format!("og_row{j}"));
         ("threadIdx.x", "blockDim.x")
     } else {
         ("0", "1")
@@ -269,6 +271,7 @@ fn thread_kernel(
             accumulators: width,
             combine,
             shared_slots: 0,
+            block_widths: None,
             allocates: emitted.allocates,
         },
     })
@@ -456,6 +459,10 @@ fn block_kernel(
     e.line("__syncthreads();");
     e.close();
     let emitted = e.finish();
+    let block_widths = emitted
+        .block_widths
+        .as_deref()
+        .and_then(|widths| launch_widths(f, &args, widths));
     let shared = if emitted.shared_slots > 0 {
         "  extern __shared__ __align__(16) char og_shared[];\n"
     } else {
@@ -474,7 +481,42 @@ fn block_kernel(
             accumulators: 0,
             combine: None,
             shared_slots: emitted.shared_slots,
+            block_widths,
             allocates: emitted.allocates,
         },
     })
+}
+
+/// The widths `widths` (C expressions) as the runtime finds them at launch: integer constants,
+/// scalar inputs' argument slots and output rows' sizes; `None` when one is computed inside the
+/// kernel.
+fn launch_widths(
+    f: &ogham_ir::kir::Function,
+    args: &Args,
+    widths: &[String],
+) -> Option<Vec<Width>> {
+    let scalars = args
+        .inputs
+        .iter()
+        .zip(args.slots.inputs())
+        .filter(|(v, _)| f.ty(**v).rank() == 0)
+        .map(|(v, at)| (var(*v), at.first));
+    let rows = args
+        .slots
+        .outputs()
+        .iter()
+        .enumerate()
+        .map(|(j, at)| (format!("og_row{j}"), at.row));
+    let known: HashMap<String, usize> = scalars.chain(rows).collect();
+    widths
+        .iter()
+        .map(|w| match known.get(w) {
+            Some(slot) => Some(Width::Slot(*slot)),
+            None => w
+                .strip_prefix("((i64)")
+                .and_then(|w| w.strip_suffix("LL)"))
+                .and_then(|x| x.parse().ok())
+                .map(Width::Const),
+        })
+        .collect()
 }
