@@ -18,7 +18,9 @@
 //! Launch plans (see `kernel.rs` of the backend for the conventions): thread-level kernels run
 //! 256 threads per block over their work items; reductions and scans with few segments cut each
 //! segment into chunks (a two-pass plan with a combine kernel); block-level kernels run one block
-//! of 256 threads per point. Kernels that allocate get a per-thread arena (64 KiB per thread at
+//! per point, of 256 threads, or of the widest loop the block shares out rounded up to whole
+//! warps when the kernel says that its widths are known at launch and its results do not depend
+//! on the block's size (`CudaKernel::block_widths`). Kernels that allocate get a per-thread arena (64 KiB per thread at
 //! first; a kernel that runs out is launched again with 8× more per thread and fewer threads,
 //! up to 4 MiB per thread, before out-of-memory is reported — histograms, which update their
 //! destinations in place, are not relaunched; a kernel's later launches in the same run start

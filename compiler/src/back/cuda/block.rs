@@ -1,13 +1,24 @@
 //! SOACs at block level in CUDA C (`Emit::block`): shared out across the threads of the block
 //! that runs the point. Maps take rows one per thread in turn (coalesced); reductions and scans
-//! run each thread over a contiguous chunk, then combine the chunks' totals in shared memory
-//! (an order-preserving tree, or a Hillis–Steele scan giving each thread its carry-in, after
-//! which the chunks are scanned again). Scatters take their points one per thread in turn, in
+//! run each thread over a contiguous chunk, then combine the chunks' totals across the block.
+//! Reductions use the order-preserving tree (thread `t` takes `t + d` when `t` is a multiple of
+//! `2d`) by warp shuffles within each warp, then over the warps' totals in the first warp, so
+//! that the grouping is the shared-memory tree's that came before. Scans of integers and
+//! booleans (exact operators) scan within warps by shuffles and combine the warps' totals in
+//! order; float scans keep the Hillis–Steele scan of the totals in shared memory, whose grouping
+//! they had. Either gives each thread its carry-in, after which the chunks are scanned again.
+//! Scatters take their points one per thread in turn, in
 //! two passes: the first claims each destination row for the last point that writes it (an
 //! atomic maximum of the point's index in a claim array of the destination's length, from the
 //! block's arena), the second makes the claimed writes, so that the last write of the points in
 //! order wins, as the interpreter applies them, and no two threads write one row. Histograms run
 //! on thread 0 in order, by the shared sequential lowering.
+//!
+//! Invariants: the block is whole warps (shuffles name all 32 lanes), and every thread of the
+//! block reaches every shuffle (they are outside per-thread branches). The widths of the loops
+//! the block shares out are recorded (`Emit::shares_out`) so that the runtime can fit the block
+//! to them; a reduction or scan of floats, whose grouping follows the block's size, withdraws
+//! that (`Emit::block_widths`).
 
 use super::emit::{CView, Emit, Res, ctype, var};
 use crate::back::lower::{self, Lower};
@@ -286,7 +297,7 @@ fn scan_totals_by_warps(
     e.close();
     // The lanes before this one, combined (this lane's inclusive total less its own chunk).
     let lanes = shuffles(e, "og_shfl_up", totals, types, "1");
-    e.open("if (threadIdx.x % 32 == 31 || threadIdx.x + 1 == blockDim.x)");
+    e.open("if (threadIdx.x % 32 == 31)");
     for (s, total) in sh.iter().zip(totals) {
         e.line(format!("{s}[threadIdx.x / 32] = {total};"));
     }
@@ -333,10 +344,8 @@ fn reduce_totals(
     types: &[PrimType],
 ) -> Res<()> {
     let d = e.temp("d");
-    e.open(format!(
-        "for (unsigned {d} = 1; {d} < 32 && {d} < blockDim.x; {d} *= 2)"
-    ));
-    combine_down(e, op, totals, types, &d, "blockDim.x")?;
+    e.open(format!("for (unsigned {d} = 1; {d} < 32; {d} *= 2)"));
+    combine_down(e, op, totals, types, &d, None)?;
     e.close();
     e.open("if (threadIdx.x % 32 == 0)");
     for (s, total) in sh.iter().zip(totals) {
@@ -353,7 +362,7 @@ fn reduce_totals(
     }
     let d = e.temp("d");
     e.open(format!("for (unsigned {d} = 1; {d} < {warps}; {d} *= 2)"));
-    combine_down(e, op, totals, types, &d, &warps)?;
+    combine_down(e, op, totals, types, &d, Some(&warps))?;
     e.close();
     // Thread 0 alone read slot 0: it may write it before the others have read theirs.
     e.open("if (threadIdx.x == 0)");
@@ -369,19 +378,21 @@ fn reduce_totals(
 }
 
 /// One step of [`reduce_totals`]'s tree by shuffles: `totals` of thread `t` takes those of
-/// thread `t + d` when `t` is a multiple of `2d` and `t + d < limit`.
+/// thread `t + d` when `t` is a multiple of `2d` and `t + d < limit` (no limit: within a warp,
+/// where `t + d` is in the same whole warp).
 fn combine_down(
     e: &mut Emit,
     op: &Lambda,
     totals: &[String],
     types: &[PrimType],
     d: &str,
-    limit: &str,
+    limit: Option<&str>,
 ) -> Res<()> {
     let after = shuffles(e, "og_shfl_down", totals, types, d);
-    e.open(format!(
-        "if (threadIdx.x % (2 * {d}) == 0 && threadIdx.x + {d} < {limit})"
-    ));
+    e.open(match limit {
+        Some(limit) => format!("if (threadIdx.x % (2 * {d}) == 0 && threadIdx.x + {d} < {limit})"),
+        None => format!("if (threadIdx.x % (2 * {d}) == 0)"),
+    });
     e.lambdas += 1;
     lower::accumulate(e, op, totals, &after)?;
     e.lambdas -= 1;

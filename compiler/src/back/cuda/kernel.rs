@@ -17,8 +17,12 @@
 //!   `carry`, scans every item from its carry-in and writes the results.
 //!
 //! Block level, `NAME(ctx, args, arena, arena_stride, n_items)`: one block per point (blocks
-//! take points `b, b + blocks, ...`); dynamic shared memory of `8 · blockDim · shared_slots`
-//! bytes for the block's reductions and scans. Arena: block `b` owns `blockDim + 1` regions of
+//! take points `b, b + blocks, ...`), of whole warps; dynamic shared memory of `8 · blockDim ·
+//! shared_slots` bytes for the block's reductions and scans. The kernel's `block_widths` are the
+//! widths of the loops its blocks share out (SOACs, iotas, fills, output rows) as the runtime
+//! finds them at launch (constants, scalar inputs' slots, output rows' sizes), or `None` when one
+//! is computed in the kernel or the block combines floats (the runtime then takes its fixed
+//! block size). Arena: block `b` owns `blockDim + 1` regions of
 //! `arena_stride` bytes (the first for arrays made at block level, one per thread).
 //!
 //! Arguments (`args`, 64-bit slots) as on the CPU, laid out by `ogham_ir::abi::ArgSlots` (an
