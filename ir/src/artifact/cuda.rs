@@ -36,6 +36,9 @@ pub struct CudaKernel {
     pub accumulators: usize,
     /// `<name>_combine`, for reductions and scans.
     pub combine: Option<String>,
+    /// The combine kernel runs a warp per segment (reductions of integers and booleans), not a
+    /// thread: its blocks must be whole warps.
+    pub combine_by_warps: bool,
     /// Block level: 8-byte shared-memory slots needed per thread.
     pub shared_slots: usize,
     /// Block level: the widths of the SOACs its blocks share out, when the runtime knows them

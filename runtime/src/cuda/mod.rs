@@ -567,10 +567,16 @@ impl CudaLauncher {
         }
         let partial = self.pool.alloc(8 * (n_items * width) as usize)?;
         pass(ev, partial.ptr, 0)?;
+        // A thread per segment, or a warp (in blocks of whole warps).
+        let (combine_block, threads) = if kernel.combine_by_warps {
+            (self.dev().block_level_size(), 32 * segments)
+        } else {
+            (block, segments)
+        };
         let combine = Launch {
             function: self.functions[kernel.combine.as_ref().expect("reductions combine")],
-            grid: ((segments + block - 1) / block).max(1),
-            block,
+            grid: ((threads + combine_block - 1) / combine_block).max(1),
+            block: combine_block,
             shared: 0,
             params: vec![
                 self.ctx_record.ptr,
