@@ -478,9 +478,7 @@ fn warp_combine_kernel(
         }
         accs.push(names);
     }
-    e.open(format!(
-        "for (i64 og_c = og_lane * chunks / 32; og_c < (og_lane + 1) * chunks / 32; og_c++)"
-    ));
+    e.open("for (i64 og_c = og_lane * chunks / 32; og_c < (og_lane + 1) * chunks / 32; og_c++)");
     let mut k = 0;
     for (j, (op, neutral)) in ops.iter().enumerate() {
         let vals: Vec<String> = (0..neutral.len())
