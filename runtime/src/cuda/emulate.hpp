@@ -2,7 +2,8 @@
 // Every GPU thread of a block is an OS thread; blocks run one after another; `__syncthreads`
 // is a barrier of the block's threads, which a thread leaves when its kernel returns (as the
 // hardware stops waiting for exited threads); warp shuffles are exchanges between two such
-// barriers. Shared memory is one buffer (blocks are sequential). Used to test the CUDA backend's code and launch plans without a GPU.
+// barriers. Shared memory is one buffer (blocks are sequential). Used to test the CUDA
+// backend's code and launch plans without a GPU.
 #include <atomic>
 #include <barrier>
 #include <cmath>

@@ -20,8 +20,8 @@
 //! segment into chunks (a two-pass plan with a combine kernel); block-level kernels run one block
 //! per point, of 256 threads, or of the widest loop the block shares out rounded up to whole
 //! warps when the kernel says that its widths are known at launch and its results do not depend
-//! on the block's size (`CudaKernel::block_widths`). Kernels that allocate get a per-thread arena (64 KiB per thread at
-//! first; a kernel that runs out is launched again with 8× more per thread and fewer threads,
+//! on the block's size (`CudaKernel::block_widths`). Kernels that allocate get a per-thread
+//! arena (64 KiB per thread at first; a kernel that runs out is launched again with 8× more per thread and fewer threads,
 //! up to 4 MiB per thread, before out-of-memory is reported — histograms, which update their
 //! destinations in place, are not relaunched; a kernel's later launches in the same run start
 //! from the size its last launch needed).
@@ -91,8 +91,8 @@ trait Device: Send + Sync {
     /// Copies `bytes` bytes from `src` to `dst`, both on the device and not overlapping.
     fn copy(&self, dst: u64, src: u64, bytes: usize) -> Res<()>;
     fn free_memory(&self) -> Res<usize>;
-    /// Launches `grid` blocks of `block` threads with `shared` bytes of dynamic shared memory, in order after
-    /// every copy and launch before it; when `wait`, waits for it and returns the seconds it
+    /// Launches `grid` blocks of `block` threads with `shared` bytes of dynamic shared memory,
+    /// in order after every copy and launch before it; when `wait`, waits for it and returns the seconds it
     /// ran, as the device measures them (CUDA events on a GPU, the call on the emulator, the
     /// modelled time on the model). A launch not waited for may return 0: its errors show at
     /// the next copy to the host.
@@ -381,9 +381,9 @@ impl Drop for CudaLauncher {
     }
 }
 
-/// Threads per block of a block-level kernel whose widest SOAC is `widest` (when its
-/// kernel says it may follow it, `CudaKernel::block_widths`): that width rounded up to whole
-/// warps, at least one warp and at most `most`; else `most`.
+/// Threads per block of a block-level kernel whose widest shared-out loop is `widest` (when
+/// its kernel says the block may follow it, `CudaKernel::block_widths`): that width rounded up
+/// to whole warps, at least one warp and at most `most`; else `most`.
 fn block_level_threads(most: i64, widest: Option<i64>) -> i64 {
     widest
         .map_or(most, |w| (w.clamp(1, most) + 31) / 32 * 32)

@@ -4,9 +4,8 @@
 //! sampled warps' accesses it counts, per launch: global requests and their 32-byte sectors
 //! against the coalesced ideal (`warps.rs`), what reaches L2 and DRAM through the sampled
 //! warps' shares of L1 and L2 (`caches.rs`), the latency of each load request (the level that
-//! served its slowest sector), shared-memory wavefronts and bank
-//! conflicts, and every thread's float operations and warp shuffles; occupancy comes from ptxas's register report
-//! (`ptxas.rs`); the time from a roofline with latency terms (`estimate.rs`), on a GPU of the
+//! served its slowest sector), shared-memory wavefronts and bank conflicts, and every thread's
+//! float operations and warp shuffles; occupancy comes from ptxas's register report (`ptxas.rs`); the time from a roofline with latency terms (`estimate.rs`), on a GPU of the
 //! table (`gpus.rs`, `OGHAM_GPU_MODEL`). Host-device copies and allocations, which the executor
 //! makes around each launch, are counted and timed too.
 //!

@@ -238,8 +238,8 @@ static void og_sink_block(og_worker& w, unsigned block, unsigned mask, og_sink_f
 
 // Runs `grid` blocks of `block` threads: `workers` OS threads take a block each, a round at a
 // time; after each round the sampled warps go to `sink` in block order (so that the model's
-// counts do not depend on timing). Adds the float and shuffle counts of every thread to `counts`. Device
-// memory is [`lo`, `hi`).
+// counts do not depend on timing). Adds the float and shuffle counts of every thread to
+// `counts`. Device memory is [`lo`, `hi`).
 extern "C" void og_model_run(void (*call)(const og_u64*), unsigned grid, unsigned block,
                              const og_u64* params, const unsigned* warp_masks, og_sink_fn sink,
                              void* cx, og_u64 lo, og_u64 hi, og_u64* counts, unsigned workers) {
