@@ -1,11 +1,15 @@
 //! The GPU performance model (`--backend cuda-model`) on access patterns whose counts are known:
 //! a coalesced f32 map takes 4 sectors per warp load and store, a row walked by each thread 32
-//! per load, an array made at every point (interleaved across threads) 4 per load and store; the outputs equal the interpreter's, sampled or not; and the model's estimate
-//! responds to the modelled GPU as it should (a memory-bound map takes longer on the slower
-//! memory, and moves each byte once); a site's line of the generated code is found
+//! per load, an array made at every point (interleaved across threads) 4 per load and store;
+//! the outputs equal the interpreter's, sampled or not; and the model's estimate responds to
+//! the modelled GPU as it should (a memory-bound map takes longer on the slower memory, and
+//! moves each byte once); a site's line of the generated code is found
 //! (`OGHAM_PROFILE=sites`); a kernel that ran out of arena starts its later launches with the
-//! size that sufficed; a transpose between two kernels is made on the device, coalesced. Bank conflicts of strided shared-memory accesses are counted exactly by
-//! `ogham_runtime::cuda::model::warps` (its unit tests); this file runs whole programs.
+//! size that sufficed; a block-level reduction shuffles within warps and takes a block of its
+//! width rounded up to whole warps when its operator is exact; a transpose between two kernels
+//! is made on the device, coalesced. Bank conflicts of strided shared-memory accesses are
+//! counted exactly by `ogham_runtime::cuda::model::warps` (its unit tests); this file runs whole
+//! programs.
 //!
 //! Needs `g++` (as the emulator); without it the tests report themselves skipped, except under
 //! CI, where that is a failure.
@@ -34,6 +38,9 @@ entry accumulate [m][n] (xs: [m][n]f64) : [m][n]f64 =
 entry flip [n][m] (xs: [n][m]f32) : [m][n]f32 =
   let ys = map (map (\\x -> x * 2f32)) xs
   in map (map (\\x -> x + 1f32)) (transpose ys)
+entry lastpos [n][m] (xss: [n][m]i64) : [n]i64 =
+  map (\\xs -> reduce (\\a b -> if b >= 0 then b else a) (-1) xs) xss
+entry fsum [n][m] (xss: [n][m]f64) : [n]f64 = map (\\xs -> reduce (+) 0f64 xs) xss
 entry grow [n] (xs: [n]f64) : [n]f64 =
   loop acc = xs for _i < 3 do
     map (\\x -> let a = map (\\i -> x + f64.i64 i) (iota 10000)
@@ -318,4 +325,45 @@ fn sampling_changes_no_output_and_slower_memory_takes_longer() {
     };
     let ratio = dram_limit(&turing) / dram_limit(&h200);
     assert!((7.0..8.5).contains(&ratio), "DRAM limits' ratio {ratio}");
+}
+
+#[test]
+fn block_level_reductions_shuffle_in_blocks_that_follow_an_exact_operators_width() {
+    if !available() {
+        return;
+    }
+    let (n, m) = (64, 33);
+    let ints = Array::from_i64(
+        vec![n, m],
+        (0..n * m).map(|i| (i as i64 * 7) % 11 - 4).collect(),
+    );
+    // Quarters, whose sums are exact: the block's tree adds them in another order than the
+    // interpreter's fold.
+    let floats = Array::from_f64(
+        vec![n, m],
+        (0..n * m).map(|i| (i % 9) as f64 * 0.25).collect(),
+    );
+    // The last version of every choice: one block per row.
+    let last = Thresholds::uniform(i64::MAX);
+    for (entry, xs, threads) in [("lastpos", ints, 64), ("fsum", floats, 256)] {
+        let xs = Value::Array(xs.expect("shape"));
+        let report = model_with(entry, vec![xs], "h100", None, &last);
+        let launches: Vec<_> = report.kernels.iter().flat_map(|k| &k.launches).collect();
+        assert_eq!(launches.len(), 1, "{report:#?}");
+        let c = &launches[0].counts;
+        assert_eq!(launches[0].blocks, n as i64, "{entry}");
+        assert_eq!(
+            c.warps,
+            (n * threads / 32) as f64,
+            "{entry}: threads per block"
+        );
+        // Per row, every thread shuffles at the five steps within its warp, then at the steps
+        // over the warps' totals (one for 2 warps, three for 8).
+        let steps = if threads == 64 { 5 + 1 } else { 5 + 3 };
+        assert_eq!(
+            c.shuffles,
+            (n * threads * steps / 32) as f64,
+            "{entry}: shuffles"
+        );
+    }
 }

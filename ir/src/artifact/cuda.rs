@@ -36,10 +36,26 @@ pub struct CudaKernel {
     pub accumulators: usize,
     /// `<name>_combine`, for reductions and scans.
     pub combine: Option<String>,
+    /// The combine kernel runs a warp per segment (reductions of integers and booleans), not a
+    /// thread: its blocks must be whole warps.
+    pub combine_by_warps: bool,
     /// Block level: 8-byte shared-memory slots needed per thread.
     pub shared_slots: usize,
+    /// Block level: the widths of the SOACs its blocks share out, when the runtime knows them
+    /// all at launch and the block's size cannot change the results; a block then takes the
+    /// widest rounded up to whole warps (at most the device's block size). `None`: the
+    /// device's block size.
+    pub block_widths: Option<Vec<Width>>,
     /// Whether the kernel needs an arena (it makes arrays).
     pub allocates: bool,
+}
+
+/// A width a block-level kernel's runtime knows at launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Width {
+    Const(i64),
+    /// The `i64` in this argument slot (a scalar input's, [`crate::abi::ArgSlots`]).
+    Slot(usize),
 }
 
 /// One kernel statement of a program and its generated form (or why there is none).

@@ -330,6 +330,7 @@ impl Device for Driver {
         &self,
         function: u64,
         grid: u32,
+        block: u32,
         shared: u32,
         params: &mut [u64],
         wait: bool,
@@ -346,7 +347,7 @@ impl Device for Driver {
                 result::launch_kernel(
                     function as sys::CUfunction,
                     (grid, 1, 1),
-                    (self.block_size() as u32, 1, 1),
+                    (block, 1, 1),
                     shared,
                     std::ptr::null_mut(),
                     pointers,

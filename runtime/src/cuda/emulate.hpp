@@ -1,8 +1,9 @@
 // ---- Ogham CUDA emulation: the generated CUDA C compiled for the host (g++) ----
 // Every GPU thread of a block is an OS thread; blocks run one after another; `__syncthreads`
 // is a barrier of the block's threads, which a thread leaves when its kernel returns (as the
-// hardware stops waiting for exited threads). Shared memory is one buffer (blocks are
-// sequential). Used to test the CUDA backend's code and launch plans without a GPU.
+// hardware stops waiting for exited threads); warp shuffles are exchanges between two such
+// barriers. Shared memory is one buffer (blocks are sequential). Used to test the CUDA
+// backend's code and launch plans without a GPU.
 #include <atomic>
 #include <barrier>
 #include <cmath>
@@ -33,6 +34,34 @@ alignas(16) char og_shared[1 << 20];
 
 inline void __syncthreads() { og_block_barrier->arrive_and_wait(); }
 #endif
+// Warp shuffles: warps are 32 consecutive threads of a block. Each call is an exchange through
+// one slot per thread between two barriers of the whole block, so every thread of the block must
+// make the same calls (as the generated code's block-level reductions and scans do); a lane
+// whose source is outside its warp (or past the block's last thread) gets its own value.
+#ifdef OG_MODEL
+alignas(16) static thread_local unsigned long long og_lane_values[1024];
+void og_shuffled();  // counted by the model (`model.hpp`)
+#else
+alignas(16) static unsigned long long og_lane_values[1024];
+#endif
+template <class T> T og_shuffle_from(T x, long long source) {
+  og_lane_values[threadIdx.x] = (unsigned long long)x;
+  __syncthreads();
+  const bool inside = source >= 0 && source < (long long)blockDim.x &&
+                      source / 32 == (long long)threadIdx.x / 32;
+  const T y = inside ? (T)og_lane_values[source] : x;
+  __syncthreads();
+#ifdef OG_MODEL
+  og_shuffled();
+#endif
+  return y;
+}
+template <class T> T __shfl_down_sync(unsigned, T x, unsigned d) {
+  return og_shuffle_from(x, (long long)threadIdx.x + d);
+}
+template <class T> T __shfl_up_sync(unsigned, T x, unsigned d) {
+  return og_shuffle_from(x, (long long)threadIdx.x - d);
+}
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long expected,
                                     unsigned long long desired) {

@@ -195,8 +195,15 @@ impl Device for Emulator {
         Ok(())
     }
 
+    /// Few threads, each an OS thread.
     fn block_size(&self) -> i64 {
         4
+    }
+
+    /// Two warps, so that the tests run the steps of block-level reductions and scans that
+    /// cross warps.
+    fn block_level_size(&self) -> i64 {
+        64
     }
 
     fn multiprocessors(&self) -> i64 {
@@ -281,6 +288,7 @@ impl Device for Emulator {
         &self,
         function: u64,
         grid: u32,
+        block: u32,
         _shared: u32,
         params: &mut [u64],
         _wait: bool,
@@ -291,7 +299,7 @@ impl Device for Emulator {
         let start = std::time::Instant::now();
         // SAFETY: `function` is a trampoline of the loaded library; `params` hold the kernel's
         // parameters (device addresses are host allocations that outlive the call).
-        unsafe { emulate(function, grid, self.block_size() as u32, params.as_ptr()) };
+        unsafe { emulate(function, grid, block, params.as_ptr()) };
         Ok(start.elapsed().as_secs_f64())
     }
 }

@@ -20,8 +20,10 @@
 //! Launch plans (see `kernel.rs` of the backend for the conventions): thread-level kernels run
 //! 256 threads per block over their work items; reductions and scans with few segments cut each
 //! segment into chunks (a two-pass plan with a combine kernel); block-level kernels run one block
-//! of 256 threads per point. Kernels that allocate get a per-thread arena (64 KiB per thread at
-//! first; a kernel that runs out is launched again with 8× more per thread and fewer threads,
+//! per point, of 256 threads, or of the widest loop the block shares out rounded up to whole
+//! warps when the kernel says that its widths are known at launch and its results do not depend
+//! on the block's size (`CudaKernel::block_widths`). Kernels that allocate get a per-thread
+//! arena (64 KiB per thread at first; a kernel that runs out is launched again with 8× more per thread and fewer threads,
 //! up to 4 MiB per thread, before out-of-memory is reported — histograms, which update their
 //! destinations in place, are not relaunched; a kernel's later launches in the same run start
 //! from the size its last launch needed).
@@ -49,7 +51,7 @@ use crate::value::Value;
 use cudarc::driver::{CudaContext, sys};
 use ogham_ir::VarId;
 use ogham_ir::abi::{ArgSlots, ArgValue, BLOCK_ARENA_SHARES, Failure, KernelSite, MAX_DETAILS};
-use ogham_ir::artifact::cuda::{Counting, CudaKernel, CudaProgram, GeneratedSeg};
+use ogham_ir::artifact::cuda::{Counting, CudaKernel, CudaProgram, GeneratedSeg, Width};
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::kir::Program;
 use ogham_ir::kir::{SegKind, SegLevel, SegOp};
@@ -72,8 +74,13 @@ trait Device: Send + Sync {
     fn name(&self) -> &'static str;
     /// Makes the device current on the calling thread.
     fn bind(&self) -> Res<()>;
-    /// Threads per block of every launch.
+    /// Threads per block of thread-level kernels and combine kernels.
     fn block_size(&self) -> i64;
+    /// The most threads per block of a block-level kernel, a multiple of 32 (a block-level
+    /// kernel's block takes whole warps: its reductions and scans shuffle within them).
+    fn block_level_size(&self) -> i64 {
+        self.block_size()
+    }
     fn multiprocessors(&self) -> i64;
     /// Compiles and loads a translation unit; the handles of the kernels `names`.
     fn load(&mut self, source: &str, names: &[String]) -> Res<HashMap<String, u64>>;
@@ -87,8 +94,8 @@ trait Device: Send + Sync {
     /// Copies `bytes` bytes from `src` to `dst`, both on the device and not overlapping.
     fn copy(&self, dst: u64, src: u64, bytes: usize) -> Res<()>;
     fn free_memory(&self) -> Res<usize>;
-    /// Launches `grid` blocks with `shared` bytes of dynamic shared memory, in order after
-    /// every copy and launch before it; when `wait`, waits for it and returns the seconds it
+    /// Launches `grid` blocks of `block` threads with `shared` bytes of dynamic shared memory,
+    /// in order after every copy and launch before it; when `wait`, waits for it and returns the seconds it
     /// ran, as the device measures them (CUDA events on a GPU, the call on the emulator, the
     /// modelled time on the model). A launch not waited for may return 0: its errors show at
     /// the next copy to the host.
@@ -96,6 +103,7 @@ trait Device: Send + Sync {
         &self,
         function: u64,
         grid: u32,
+        block: u32,
         shared: u32,
         params: &mut [u64],
         wait: bool,
@@ -390,10 +398,20 @@ impl Drop for CudaLauncher {
     }
 }
 
+/// Threads per block of a block-level kernel whose widest shared-out loop is `widest` (when
+/// its kernel says the block may follow it, `CudaKernel::block_widths`): that width rounded up
+/// to whole warps, at least one warp and at most `most`; else `most`.
+fn block_level_threads(most: i64, widest: Option<i64>) -> i64 {
+    widest
+        .map_or(most, |w| (w.clamp(1, most) + 31) / 32 * 32)
+        .min(most)
+}
+
 /// The values of one launch's parameters (see the backend's `kernel.rs`).
 struct Launch {
     function: u64,
     grid: i64,
+    block: i64,
     shared: u32,
     params: Vec<u64>,
 }
@@ -474,7 +492,17 @@ impl CudaLauncher {
             // Nothing written: the host's (empty or zeroed) results stand.
             return Ok(io.finish());
         }
-        self.execute(ev, seg, kernel, &args, io.segments, io.inner)?;
+        let widest = kernel.block_widths.as_ref().map(|widths| {
+            widths
+                .iter()
+                .map(|w| match *w {
+                    Width::Const(x) => x,
+                    Width::Slot(k) => slots[k] as i64,
+                })
+                .max()
+                .unwrap_or(0)
+        });
+        self.execute(ev, seg, kernel, &args, (io.segments, io.inner), widest)?;
         for (memory, (_, data)) in results.into_iter().zip(io.outputs.iter_mut()) {
             let len = data.len();
             *data = resident::remote(data.prim_type(), len, memory);
@@ -491,8 +519,8 @@ impl CudaLauncher {
         seg: &SegOp,
         kernel: &CudaKernel,
         args: &DeviceMemory,
-        segments: i64,
-        inner: i64,
+        (segments, inner): (i64, i64),
+        widest: Option<i64>,
     ) -> Res<()> {
         let (block, sms) = (self.dev().block_size(), self.dev().multiprocessors());
         let function = self.functions[&kernel.name];
@@ -507,18 +535,23 @@ impl CudaLauncher {
             ]
         };
         if kernel.level == SegLevel::Block {
+            let most = self.dev().block_level_size();
+            let block = block_level_threads(most, widest);
             let n_items = segments * inner;
             let shared = (8 * block as usize * kernel.shared_slots) as u32;
-            let blocks = n_items.clamp(1, sms * 16);
+            // As many threads as 16 blocks of the most threads per multiprocessor (narrower
+            // blocks: more of them), up to 32 blocks, the most one multiprocessor holds.
+            let blocks = n_items.clamp(1, sms * (16 * most / block).min(32));
             let region = block + BLOCK_ARENA_SHARES;
             return self.run_with_arena(
                 ev,
                 kernel,
                 true,
-                blocks * region,
+                (blocks * region, region),
                 &mut |arena, stride, threads| Launch {
                     function,
                     grid: (threads / region).clamp(1, blocks),
+                    block,
                     shared,
                     params: leading(arena, stride, n_items),
                 },
@@ -548,10 +581,11 @@ impl CudaLauncher {
                 ev,
                 kernel,
                 relaunchable,
-                wanted,
+                (wanted, block),
                 &mut |arena, stride, threads| Launch {
                     function,
                     grid: ((threads + block - 1) / block).max(1),
+                    block,
                     shared: 0,
                     params: [
                         leading(arena, stride, n_items),
@@ -566,9 +600,16 @@ impl CudaLauncher {
         }
         let partial = self.pool.alloc(8 * (n_items * width) as usize)?;
         pass(ev, partial.ptr, 0)?;
+        // A thread per segment, or a warp (in blocks of whole warps).
+        let (combine_block, threads) = if kernel.combine_by_warps {
+            (self.dev().block_level_size(), 32 * segments)
+        } else {
+            (block, segments)
+        };
         let combine = Launch {
             function: self.functions[kernel.combine.as_ref().expect("reductions combine")],
-            grid: ((segments + block - 1) / block).max(1),
+            grid: ((threads + combine_block - 1) / combine_block).max(1),
+            block: combine_block,
             shared: 0,
             params: vec![
                 self.ctx_record.ptr,
@@ -587,7 +628,10 @@ impl CudaLauncher {
     }
 
     /// Runs the launches `make(arena, stride, threads)` gives, with an arena of `stride` bytes
-    /// for each of `threads` threads (whole blocks) when the kernel allocates; after an
+    /// for each of `threads` threads when the kernel allocates (`wanted` or fewer, in whole
+    /// `granule`s: a thread-level kernel's blocks, a block-level kernel's blocks of `block +
+    /// BLOCK_ARENA_SHARES` shares, its threads' and the block's, so that the grid's every thread
+    /// has its share); after an
     /// out-of-memory failure a relaunchable kernel is launched again with 8 times more per
     /// thread (up to [`MAX_ARENA_PER_THREAD`]). The first launch takes what the kernel's last
     /// successful launch took (at first [`ARENA_PER_THREAD`]), so that a kernel a loop runs
@@ -598,21 +642,12 @@ impl CudaLauncher {
         ev: &mut Evaluator,
         kernel: &CudaKernel,
         relaunchable: bool,
-        wanted: i64,
+        (wanted, granule): (i64, i64),
         make: &mut dyn FnMut(u64, i64, i64) -> Launch,
     ) -> Res<()> {
         if !kernel.allocates {
             return self.run_launch(ev, kernel, make(0, 0, wanted));
         }
-        // Threads come in whole blocks (a block-level kernel's blocks of `block +
-        // BLOCK_ARENA_SHARES` shares: its threads' and the block's), so that the grid's every
-        // thread has its share.
-        let block = self.dev().block_size();
-        let granule = if kernel.level == SegLevel::Block {
-            block + BLOCK_ARENA_SHARES
-        } else {
-            block
-        };
         // What the pool keeps is free too (an allocation it cannot serve releases it).
         let budget = ((self.dev().free_memory()? + self.pool.kept_bytes()) / 2) as i64;
         let strides = || self.arena_strides.lock().expect("no panics while locked");
@@ -671,6 +706,7 @@ impl CudaLauncher {
         self.dev().launch(
             launch.function,
             launch.grid as u32,
+            launch.block as u32,
             launch.shared,
             &mut params,
             can_fail || self.profile,

@@ -102,6 +102,10 @@ impl Device for Timed {
         self.inner.block_size()
     }
 
+    fn block_level_size(&self) -> i64 {
+        self.inner.block_level_size()
+    }
+
     fn multiprocessors(&self) -> i64 {
         self.inner.multiprocessors()
     }
@@ -159,11 +163,14 @@ impl Device for Timed {
         &self,
         function: u64,
         grid: u32,
+        block: u32,
         shared: u32,
         params: &mut [u64],
         wait: bool,
     ) -> Res<f64> {
-        let seconds = self.inner.launch(function, grid, shared, params, wait)?;
+        let seconds = self
+            .inner
+            .launch(function, grid, block, shared, params, wait)?;
         self.add(|b| {
             b.launches += 1;
             b.kernel += seconds;

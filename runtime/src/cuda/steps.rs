@@ -191,8 +191,8 @@ impl CudaLauncher {
             .clamp(1, (dev.multiprocessors() * per_sm) as usize)
     }
 
-    /// Launches data kernel `name` (which cannot fail) and reports it to the profile as one
-    /// kernel of level `data`.
+    /// Launches data kernel `name` (which cannot fail) in blocks of the thread-level size, and
+    /// reports it to the profile as one kernel of level `data`.
     fn data_kernel(&self, name: &str, grid: usize, shared: u32, mut params: Vec<u64>) -> Res<()> {
         let start = std::time::Instant::now();
         let dev = self.pool.device();
@@ -203,7 +203,15 @@ impl CudaLauncher {
                 format!("CUDA: no data kernel `{name}`"),
             )
         })?;
-        let launched = dev.launch(function, grid as u32, shared, &mut params, self.profile);
+        let block = dev.block_size() as u32;
+        let launched = dev.launch(
+            function,
+            grid as u32,
+            block,
+            shared,
+            &mut params,
+            self.profile,
+        );
         self.report(name, "data", start);
         launched.map(drop)
     }

@@ -1,13 +1,24 @@
 //! SOACs at block level in CUDA C (`Emit::block`): shared out across the threads of the block
 //! that runs the point. Maps take rows one per thread in turn (coalesced); reductions and scans
-//! run each thread over a contiguous chunk, then combine the chunks' totals in shared memory
-//! (an order-preserving tree, or a Hillis–Steele scan giving each thread its carry-in, after
-//! which the chunks are scanned again). Scatters take their points one per thread in turn, in
+//! run each thread over a contiguous chunk, then combine the chunks' totals across the block.
+//! Reductions use the order-preserving tree (thread `t` takes `t + d` when `t` is a multiple of
+//! `2d`) by warp shuffles within each warp, then over the warps' totals in the first warp, so
+//! that the grouping is the shared-memory tree's that came before. Scans of integers and
+//! booleans (exact operators) scan within warps by shuffles and combine the warps' totals in
+//! order; float scans keep the Hillis–Steele scan of the totals in shared memory, whose grouping
+//! they had. Either gives each thread its carry-in, after which the chunks are scanned again.
+//! Scatters take their points one per thread in turn, in
 //! two passes: the first claims each destination row for the last point that writes it (an
 //! atomic maximum of the point's index in a claim array of the destination's length, from the
 //! block's arena), the second makes the claimed writes, so that the last write of the points in
 //! order wins, as the interpreter applies them, and no two threads write one row. Histograms run
 //! on thread 0 in order, by the shared sequential lowering.
+//!
+//! Invariants: the block is whole warps (shuffles name all 32 lanes), and every thread of the
+//! block reaches every shuffle (they are outside per-thread branches). The widths of the loops
+//! the block shares out are recorded (`Emit::shares_out`) so that the runtime can fit the block
+//! to them; a reduction or scan of floats, whose grouping follows the block's size, withdraws
+//! that (`Emit::block_widths`).
 
 use super::emit::{CView, Emit, Res, ctype, var};
 use crate::back::lower::{self, Lower};
@@ -24,6 +35,7 @@ pub fn soac(e: &mut Emit, soac: &Soac, pat: &[VarId]) -> Res<()> {
         Soac::Hist { hists, .. } => return on_one_thread(e, soac, hists, pat),
     };
     let (width, inputs) = lower::soac_inputs(e, soac)?;
+    e.shares_out(&width);
     let n_scan: usize = scans.iter().map(|s| s.neutral.len()).sum();
     let n_red: usize = reds.iter().map(|r| r.neutral.len()).sum();
     let arrays = lower::screma_arrays(e, pat, n_scan, n_red)?;
@@ -57,6 +69,10 @@ pub fn soac(e: &mut Emit, soac: &Soac, pat: &[VarId]) -> Res<()> {
         .iter()
         .flat_map(|(_, n)| n.iter().map(|x| e.f.subexp_type(*x).elem()))
         .collect();
+    if types.iter().any(|t| t.is_float()) {
+        // Its grouping of the floats follows the block's size, which must then stay fixed.
+        e.block_widths = None;
+    }
     // Pass 1: this thread's chunk: the mapped rows, its totals.
     e.open(format!("for (i64 {i} = {lo}; {i} < {hi}; {i}++)"));
     e.lambdas += 1;
@@ -72,7 +88,8 @@ pub fn soac(e: &mut Emit, soac: &Soac, pat: &[VarId]) -> Res<()> {
     }
     e.lambdas -= 1;
     e.close();
-    // The chunks' totals in shared memory, one slot array per component.
+    // The chunks' totals combined across the block, one operator after another, through
+    // shared memory: one slot array per component.
     let slots: Vec<String> = types
         .iter()
         .enumerate()
@@ -83,17 +100,21 @@ pub fn soac(e: &mut Emit, soac: &Soac, pat: &[VarId]) -> Res<()> {
     let mut carries: Vec<Vec<String>> = Vec::new();
     for (j, (op, neutral)) in ops.iter().enumerate() {
         let m = neutral.len();
-        let sh = &slots[base..base + m];
-        for (c, s) in sh.iter().enumerate() {
-            e.line(format!("{s}[threadIdx.x] = {};", flat[base + c]));
-        }
-        e.line("__syncthreads();");
-        let d = e.temp("d");
-        if j < scans.len() {
-            let carry = scan_totals(e, op, sh, neutral, &types[base..base + m], &d)?;
-            carries.push(carry);
+        let (sh, totals, tys) = (
+            &slots[base..base + m],
+            &flat[base..base + m],
+            &types[base..base + m],
+        );
+        if j >= scans.len() {
+            reduce_totals(e, op, sh, totals, tys)?;
+        } else if tys.iter().all(|t| !t.is_float()) {
+            carries.push(scan_totals_by_warps(e, op, sh, totals, neutral, tys)?);
         } else {
-            reduce_totals(e, op, sh, &flat[base..base + m], &d)?;
+            for (s, total) in sh.iter().zip(totals) {
+                e.line(format!("{s}[threadIdx.x] = {total};"));
+            }
+            e.line("__syncthreads();");
+            carries.push(scan_totals(e, op, sh, neutral, tys)?);
         }
         e.line("__syncthreads();");
         base += m;
@@ -131,10 +152,12 @@ pub fn soac(e: &mut Emit, soac: &Soac, pat: &[VarId]) -> Res<()> {
 /// (index, value) pair per destination of `dests`; binds `pat` to the updated destinations.
 fn scatter(e: &mut Emit, soac: &Soac, map: &Lambda, dests: &[VarId], pat: &[VarId]) -> Res<()> {
     let (width, inputs) = lower::soac_inputs(e, soac)?;
+    e.shares_out(&width);
     let views: Vec<CView> = dests.iter().map(|d| e.view(*d)).collect::<Res<_>>()?;
     let mut claims = Vec::new();
     for view in &views {
         let rows = e.dims(view)[0].clone();
+        e.shares_out(&rows);
         let claim = e.alloc(PrimType::I64, &[rows])?;
         e.line(format!(
             "og_fill({claim}, ((i64)-1LL), threadIdx.x, blockDim.x);"
@@ -191,17 +214,17 @@ fn on_one_thread(e: &mut Emit, soac: &Soac, hists: &[ogham_ir::HistOp], pat: &[V
 }
 
 /// The inclusive Hillis–Steele scan of the chunks' totals in the slots `sh` (of `types`), then
-/// each thread's carry-in (the neutral element for thread 0), returned.
+/// each thread's carry-in (the neutral element for thread 0), returned. Its grouping of the
+/// totals is the one float scans keep (`scan_totals_by_warps` regroups them).
 fn scan_totals(
     e: &mut Emit,
     op: &Lambda,
     sh: &[String],
     neutral: &[SubExp],
     types: &[PrimType],
-    d: &str,
 ) -> Res<Vec<String>> {
     let m = sh.len();
-    // Inclusive Hillis–Steele scan of the totals, then each thread's carry-in.
+    let d = e.temp("d");
     e.open(format!("for (i64 {d} = 1; {d} < blockDim.x; {d} *= 2)"));
     let news: Vec<String> = (0..m)
         .map(|c| {
@@ -244,29 +267,156 @@ fn scan_totals(
     Ok(carry)
 }
 
-/// The order-preserving tree reduction of the chunks' totals in the slots `sh`: slot t takes
-/// slot t + d when t is a multiple of 2d; the result (slot 0) goes to the accumulators `flat`.
-fn reduce_totals(e: &mut Emit, op: &Lambda, sh: &[String], flat: &[String], d: &str) -> Res<()> {
-    // Order-preserving tree: slot t takes slot t + d when t is a multiple of 2d.
-    e.open(format!("for (i64 {d} = 1; {d} < blockDim.x; {d} *= 2)"));
-    e.open(format!(
-        "if (threadIdx.x % (2 * {d}) == 0 && threadIdx.x + {d} < blockDim.x)"
-    ));
+/// The scan of the chunks' totals `totals` (of `types`, none a float: integer and boolean
+/// operators are exact, and associative by the language's contract, so any grouping gives the
+/// same values) by warp shuffles: an inclusive scan within each warp, the warps' totals in the
+/// slots `sh` (slot `w`: warp `w`), then each thread's carry-in, returned: the totals of the
+/// warps before its own, then those of the lanes before it, combined in order.
+fn scan_totals_by_warps(
+    e: &mut Emit,
+    op: &Lambda,
+    sh: &[String],
+    totals: &[String],
+    neutral: &[SubExp],
+    types: &[PrimType],
+) -> Res<Vec<String>> {
+    let d = e.temp("d");
+    e.open(format!("for (unsigned {d} = 1; {d} < 32; {d} *= 2)"));
+    let before = shuffles(e, "og_shfl_up", totals, types, &d);
+    e.open(format!("if (threadIdx.x % 32 >= {d})"));
     e.lambdas += 1;
-    let mut args: Vec<String> = sh.iter().map(|s| format!("{s}[threadIdx.x]")).collect();
-    args.extend(sh.iter().map(|s| format!("{s}[threadIdx.x + {d}]")));
+    let mut args = before;
+    args.extend(totals.iter().cloned());
+    // The results are fresh variables (`leave_lambda`), not the totals they replace.
     let r = lower::apply(e, op, &args)?;
-    for (s, y) in sh.iter().zip(r) {
-        e.line(format!("{s}[threadIdx.x] = {y};"));
+    for (total, x) in totals.iter().zip(r) {
+        e.line(format!("{total} = {x};"));
     }
     e.lambdas -= 1;
     e.close();
-    e.line("__syncthreads();");
     e.close();
-    for (c, s) in sh.iter().enumerate() {
-        e.line(format!("{} = {s}[0];", flat[c]));
+    // The lanes before this one, combined (this lane's inclusive total less its own chunk).
+    let lanes = shuffles(e, "og_shfl_up", totals, types, "1");
+    e.open("if (threadIdx.x % 32 == 31)");
+    for (s, total) in sh.iter().zip(totals) {
+        e.line(format!("{s}[threadIdx.x / 32] = {total};"));
+    }
+    e.close();
+    e.line("__syncthreads();");
+    let carry: Vec<String> = neutral
+        .iter()
+        .zip(types)
+        .map(|(n, t)| {
+            let c = e.temp("carry");
+            let n = Emit::operand(e, *n);
+            e.line(format!("{} {c} = {n};", ctype(*t)));
+            c
+        })
+        .collect();
+    let w = e.temp("w");
+    e.open(format!(
+        "for (unsigned {w} = 0; {w} < threadIdx.x / 32; {w}++)"
+    ));
+    e.lambdas += 1;
+    let warp_totals: Vec<String> = sh.iter().map(|s| format!("{s}[{w}]")).collect();
+    lower::accumulate(e, op, &carry, &warp_totals)?;
+    e.lambdas -= 1;
+    e.close();
+    e.open("if (threadIdx.x % 32 != 0)");
+    e.lambdas += 1;
+    lower::accumulate(e, op, &carry, &lanes)?;
+    e.lambdas -= 1;
+    e.close();
+    Ok(carry)
+}
+
+/// The order-preserving tree reduction of the chunks' totals `totals` (of `types`), the
+/// result left in every thread's `totals`: at step `d` (1, 2, 4, ...) thread `t` takes thread
+/// `t + d`'s value when `t` is a multiple of `2d` and `t + d` is in the block, the grouping the
+/// shared-memory tree had before. The steps below 32 are warp shuffles; the warps' totals then
+/// meet in the slots `sh` (slot `w`: warp `w`, which is thread `32w`'s value) and the first
+/// warp's lanes continue the same tree over them by shuffles (lane `w` taking lane `w + d`).
+fn reduce_totals(
+    e: &mut Emit,
+    op: &Lambda,
+    sh: &[String],
+    totals: &[String],
+    types: &[PrimType],
+) -> Res<()> {
+    let d = e.temp("d");
+    e.open(format!("for (unsigned {d} = 1; {d} < 32; {d} *= 2)"));
+    combine_down(e, op, totals, types, &d, None)?;
+    e.close();
+    e.open("if (threadIdx.x % 32 == 0)");
+    for (s, total) in sh.iter().zip(totals) {
+        e.line(format!("{s}[threadIdx.x / 32] = {total};"));
+    }
+    e.close();
+    e.line("__syncthreads();");
+    let warps = e.temp("warps");
+    e.line(format!("const unsigned {warps} = (blockDim.x + 31) / 32;"));
+    for (s, total) in sh.iter().zip(totals) {
+        e.line(format!(
+            "if (threadIdx.x < {warps}) {total} = {s}[threadIdx.x];"
+        ));
+    }
+    let d = e.temp("d");
+    e.open(format!("for (unsigned {d} = 1; {d} < {warps}; {d} *= 2)"));
+    combine_down(e, op, totals, types, &d, Some(&warps))?;
+    e.close();
+    // Thread 0 alone read slot 0: it may write it before the others have read theirs.
+    e.open("if (threadIdx.x == 0)");
+    for (s, total) in sh.iter().zip(totals) {
+        e.line(format!("{s}[0] = {total};"));
+    }
+    e.close();
+    e.line("__syncthreads();");
+    for (s, total) in sh.iter().zip(totals) {
+        e.line(format!("{total} = {s}[0];"));
     }
     Ok(())
+}
+
+/// One step of [`reduce_totals`]'s tree by shuffles: `totals` of thread `t` takes those of
+/// thread `t + d` when `t` is a multiple of `2d` and `t + d < limit` (no limit: within a warp,
+/// where `t + d` is in the same whole warp).
+fn combine_down(
+    e: &mut Emit,
+    op: &Lambda,
+    totals: &[String],
+    types: &[PrimType],
+    d: &str,
+    limit: Option<&str>,
+) -> Res<()> {
+    let after = shuffles(e, "og_shfl_down", totals, types, d);
+    e.open(match limit {
+        Some(limit) => format!("if (threadIdx.x % (2 * {d}) == 0 && threadIdx.x + {d} < {limit})"),
+        None => format!("if (threadIdx.x % (2 * {d}) == 0)"),
+    });
+    e.lambdas += 1;
+    lower::accumulate(e, op, totals, &after)?;
+    e.lambdas -= 1;
+    e.close();
+    Ok(())
+}
+
+/// The values `xs` (of `types`) of the lanes `d` away, by `shuffle` (`og_shfl_down` or
+/// `og_shfl_up`), made by every thread of the block.
+fn shuffles(
+    e: &mut Emit,
+    shuffle: &str,
+    xs: &[String],
+    types: &[PrimType],
+    d: &str,
+) -> Vec<String> {
+    xs.iter()
+        .zip(types)
+        .map(|(x, t)| {
+            let y = e.temp("y");
+            e.line(format!("const {} {y} = {shuffle}({x}, {d});", ctype(*t)));
+            y
+        })
+        .collect()
 }
 
 /// Binds the pattern of a Screma: scanned arrays, reduced values, mapped arrays.

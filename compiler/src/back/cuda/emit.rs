@@ -105,6 +105,10 @@ pub struct Emit<'f> {
     pub(super) lambdas: usize,
     /// The most accumulator components a block-level reduction or scan keeps in shared memory.
     pub shared_slots: usize,
+    /// The widths (C expressions) of the loops shared out across the block so far; `None` once
+    /// one of them combines floats across the threads (a reduction or scan of floats), whose
+    /// results depend on the block's size.
+    pub block_widths: Option<Vec<String>>,
     /// Whether the code allocates from an arena.
     allocates: bool,
     /// How many allocations the code so far makes, per arena ([`Emit::arena_name`]): a loop
@@ -125,6 +129,7 @@ pub struct Emitted {
     pub text: String,
     pub sites: Vec<ErrorSite>,
     pub shared_slots: usize,
+    pub block_widths: Option<Vec<String>>,
     pub allocates: bool,
     /// The element-size classes allocated from `og_lanes` (bit c: elements of 2^c bytes).
     pub lane_classes: u8,
@@ -151,6 +156,7 @@ impl<'f> Emit<'f> {
             block: false,
             lambdas: 0,
             shared_slots: 0,
+            block_widths: Some(Vec::new()),
             allocates: false,
             allocations: HashMap::new(),
             lanes: false,
@@ -164,6 +170,7 @@ impl<'f> Emit<'f> {
             text: self.out,
             sites: self.checks.sites,
             shared_slots: self.shared_slots,
+            block_widths: self.block_widths,
             allocates: self.allocates,
             lane_classes: self.lane_classes,
         }
@@ -242,12 +249,21 @@ impl<'f> Emit<'f> {
         self.block && self.lambdas == 0
     }
 
-    /// The first row and the step of a loop whose rows the block's threads share.
-    pub(super) fn par(&self) -> (&'static str, &'static str) {
+    /// The first row and the step of a loop over `width` rows (a C expression) that the
+    /// block's threads share when the code is cooperative.
+    pub(super) fn par(&mut self, width: &str) -> (&'static str, &'static str) {
         if self.cooperative() {
+            self.shares_out(width);
             ("threadIdx.x", "blockDim.x")
         } else {
             ("0", "1")
+        }
+    }
+
+    /// Records the width (a C expression) of a loop whose rows the block's threads share.
+    pub(super) fn shares_out(&mut self, width: &str) {
+        if let Some(widths) = &mut self.block_widths {
+            widths.push(width.to_string());
         }
     }
 
@@ -379,7 +395,7 @@ impl<'f> Emit<'f> {
 
     /// Copies view `src` into view `dst` (same extents), shared out at block level.
     pub(super) fn copy(&mut self, dst: &str, src: &str) {
-        let (first, step) = self.par();
+        let (first, step) = self.par(&format!("{src}.d[0]"));
         self.line(format!("og_copy({dst}, {src}, {first}, {step});"));
         self.barrier();
     }

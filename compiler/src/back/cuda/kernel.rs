@@ -17,9 +17,13 @@
 //!   `carry`, scans every item from its carry-in and writes the results.
 //!
 //! Block level, `NAME(ctx, args, arena, arena_stride, n_items)`: one block per point (blocks
-//! take points `b, b + blocks, ...`); dynamic shared memory of `8 · blockDim · shared_slots`
-//! bytes for the block's reductions and scans. Arena: block `b` owns `blockDim + 1` regions of
-//! `arena_stride` bytes (the first for arrays made at block level, one per thread).
+//! take points `b, b + blocks, ...`), of whole warps; dynamic shared memory of `8 · blockDim ·
+//! shared_slots` bytes for the block's reductions and scans. The kernel's `block_widths` are the
+//! widths of the loops its blocks share out (SOACs, iotas, fills, output rows) as the runtime
+//! finds them at launch (constants, scalar inputs' slots, output rows' sizes), or `None` when one
+//! is computed in the kernel or the block combines floats (the runtime then takes its fixed
+//! block size). Arena: block `b` owns `BLOCK_ARENA_SHARES + blockDim` regions of `arena_stride`
+//! bytes (the first `BLOCK_ARENA_SHARES` for arrays made at block level, then one per thread).
 //!
 //! Arguments (`args`, 64-bit slots) as on the CPU, laid out by `ogham_ir::abi::ArgSlots` (an
 //! array's pointer is the device's). A failed check writes the context record and returns; every
@@ -35,10 +39,11 @@ use super::Unsupported;
 use super::emit::{Emit, Res, ctype, var};
 use crate::back::lower;
 use ogham_ir::abi::{self, ArgSlots, ErrorSite};
-use ogham_ir::artifact::cuda::{Counting, CudaKernel};
+use ogham_ir::artifact::cuda::{Counting, CudaKernel, Width};
 use ogham_ir::kir::{HostStmt, PointLayout, SegKind, SegLevel, SegOp};
 use ogham_ir::source::Span;
 use ogham_ir::{Lambda, SubExp, VarId};
+use std::collections::HashMap;
 
 /// The text of one kernel and its launch plan.
 pub struct Built {
@@ -111,6 +116,7 @@ fn write_output(
     let r = ty.rank();
     let dims: Vec<String> = (0..r).map(|k| format!("{val}.d[{k}]")).collect();
     let (first, step) = if block {
+        e.shares_out(&format!("og_row{j}"));
         ("threadIdx.x", "blockDim.x")
     } else {
         ("0", "1")
@@ -249,9 +255,19 @@ fn thread_kernel(
         "extern \"C\" __global__ void {name}(OgCtx* ctx, const u64* args, char* arena, i64 arena_stride, i64 n_items, i64 chunks, u64* partial, const u64* carry) {{\n{}}}\n",
         emitted.text
     );
+    let by_warps = match &seg.kind {
+        SegKind::Red(_) => ops
+            .iter()
+            .flat_map(|(_, n)| n.iter())
+            .all(|n| !f.subexp_type(*n).elem().is_float()),
+        _ => false,
+    };
     let combine = if width > 0 {
-        let (c, combine_sites) =
-            combine_kernel(f, seg, name, &args, sites.len(), unchecked, counting)?;
+        let (c, combine_sites) = if by_warps {
+            warp_combine_kernel(f, seg, name, &args, sites.len(), unchecked, counting)?
+        } else {
+            combine_kernel(f, seg, name, &args, sites.len(), unchecked, counting)?
+        };
         text.push('\n');
         text.push_str(&c);
         sites.extend(combine_sites);
@@ -268,7 +284,9 @@ fn thread_kernel(
             sites,
             accumulators: width,
             combine,
+            combine_by_warps: by_warps && width > 0,
             shared_slots: 0,
+            block_widths: None,
             allocates: emitted.allocates,
         },
     })
@@ -418,6 +436,99 @@ fn combine_kernel(
     ))
 }
 
+/// `NAME_combine(ctx, args, segments, chunks, partial)` of a reduction whose operators are all
+/// of integers and booleans (exact, so that any grouping gives the same values): a warp per
+/// segment, lane `l` folding the contiguous chunks `[l·chunks/32, (l+1)·chunks/32)` in order,
+/// then the lanes' totals combined in order by shuffles (lane `l` takes lane `l + d` when `l`
+/// is a multiple of `2d`); lane 0 writes the results. Launched in whole warps.
+fn warp_combine_kernel(
+    f: &ogham_ir::kir::Function,
+    seg: &SegOp,
+    name: &str,
+    args: &Args,
+    first_site: usize,
+    unchecked: &[Span],
+    counting: Counting,
+) -> Result<(String, Vec<ErrorSite>), Unsupported> {
+    let mut e = Emit::new((f, seg), unchecked, counting, 1);
+    e.checks.first = first_site;
+    e.line("i64 og_at = 0;");
+    load_inputs(&mut e, &args.slots, &args.inputs);
+    load_outputs(&mut e, &args.slots, args.pat);
+    let ops = seg.kind.operators();
+    let width: usize = ops.iter().map(|(_, n)| n.len()).sum();
+    // A warp's lanes share `og_s`: they leave together.
+    e.line("const i64 og_s = (blockIdx.x * (i64)blockDim.x + threadIdx.x) / 32;");
+    e.line("const unsigned og_lane = threadIdx.x % 32;");
+    e.line("if (og_s >= segments) return;");
+    e.line("og_at = og_s;");
+    e.line(format!("u64* og_part = partial + og_s * chunks * {width};"));
+    let mut accs = Vec::new();
+    let mut types = Vec::new();
+    let mut k = 0;
+    for (_, neutral) in &ops {
+        let mut names = Vec::new();
+        for n in neutral.iter() {
+            let p = f.subexp_type(*n).elem();
+            let init = e.operand(*n);
+            e.line(format!("{} og_acc{k} = {init};", ctype(p)));
+            names.push(format!("og_acc{k}"));
+            types.push(p);
+            k += 1;
+        }
+        accs.push(names);
+    }
+    e.open("for (i64 og_c = og_lane * chunks / 32; og_c < (og_lane + 1) * chunks / 32; og_c++)");
+    let mut k = 0;
+    for (j, (op, neutral)) in ops.iter().enumerate() {
+        let vals: Vec<String> = (0..neutral.len())
+            .map(|c| {
+                format!(
+                    "og_unbits<{t}>(og_part[og_c * {width} + {}])",
+                    k + c,
+                    t = ctype(types[k + c])
+                )
+            })
+            .collect();
+        lower::accumulate(&mut e, op, &accs[j], &vals)?;
+        k += neutral.len();
+    }
+    e.close();
+    e.open("for (unsigned og_d = 1; og_d < 32; og_d *= 2)");
+    let mut k = 0;
+    for (j, (op, neutral)) in ops.iter().enumerate() {
+        let after: Vec<String> = (0..neutral.len())
+            .map(|c| {
+                let y = format!("og_y{}", k + c);
+                e.line(format!(
+                    "const {} {y} = og_shfl_down({}, og_d);",
+                    ctype(types[k + c]),
+                    accs[j][c]
+                ));
+                y
+            })
+            .collect();
+        e.open("if (og_lane % (2 * og_d) == 0)");
+        lower::accumulate(&mut e, op, &accs[j], &after)?;
+        e.close();
+        k += neutral.len();
+    }
+    e.close();
+    e.open("if (og_lane == 0)");
+    for (c, a) in accs.concat().iter().enumerate() {
+        e.line(format!("og_out{c}[og_s] = {a};"));
+    }
+    e.close();
+    let emitted = e.finish();
+    Ok((
+        format!(
+            "extern \"C\" __global__ void {name}_combine(OgCtx* ctx, const u64* args, i64 segments, i64 chunks, u64* partial) {{\n{}}}\n",
+            emitted.text
+        ),
+        emitted.sites,
+    ))
+}
+
 fn block_kernel(
     f: &ogham_ir::kir::Function,
     seg: &SegOp,
@@ -456,6 +567,10 @@ fn block_kernel(
     e.line("__syncthreads();");
     e.close();
     let emitted = e.finish();
+    let block_widths = emitted
+        .block_widths
+        .as_deref()
+        .and_then(|widths| launch_widths(f, &args, widths));
     let shared = if emitted.shared_slots > 0 {
         "  extern __shared__ __align__(16) char og_shared[];\n"
     } else {
@@ -473,8 +588,44 @@ fn block_kernel(
             sites: emitted.sites,
             accumulators: 0,
             combine: None,
+            combine_by_warps: false,
             shared_slots: emitted.shared_slots,
+            block_widths,
             allocates: emitted.allocates,
         },
     })
+}
+
+/// The widths `widths` (C expressions) as the runtime finds them at launch: integer constants,
+/// scalar inputs' argument slots and output rows' sizes; `None` when one is computed inside the
+/// kernel.
+fn launch_widths(
+    f: &ogham_ir::kir::Function,
+    args: &Args,
+    widths: &[String],
+) -> Option<Vec<Width>> {
+    let scalars = args
+        .inputs
+        .iter()
+        .zip(args.slots.inputs())
+        .filter(|(v, _)| f.ty(**v).rank() == 0)
+        .map(|(v, at)| (var(*v), at.first));
+    let rows = args
+        .slots
+        .outputs()
+        .iter()
+        .enumerate()
+        .map(|(j, at)| (format!("og_row{j}"), at.row));
+    let known: HashMap<String, usize> = scalars.chain(rows).collect();
+    widths
+        .iter()
+        .map(|w| match known.get(w) {
+            Some(slot) => Some(Width::Slot(*slot)),
+            None => w
+                .strip_prefix("((i64)")
+                .and_then(|w| w.strip_suffix("LL)"))
+                .and_then(|x| x.parse().ok())
+                .map(Width::Const),
+        })
+        .collect()
 }

@@ -363,7 +363,7 @@ impl Lower for Emit<'_> {
     }
 
     fn fill_iota(&mut self, out: &CView, n: &String) -> Res<()> {
-        let (first, step) = self.par();
+        let (first, step) = self.par(n);
         let element = Emit::row(&out.name, 1, "k");
         self.line(format!(
             "for (i64 k = {first}; k < {n}; k += {step}) {element} = k;"
@@ -372,8 +372,8 @@ impl Lower for Emit<'_> {
         Ok(())
     }
 
-    fn fill_rows(&mut self, out: &CView, _n: &String, val: &String) -> Res<()> {
-        let (first, step) = self.par();
+    fn fill_rows(&mut self, out: &CView, n: &String, val: &String) -> Res<()> {
+        let (first, step) = self.par(n);
         self.line(format!("og_fill({}, {val}, {first}, {step});", out.name));
         self.barrier();
         Ok(())

@@ -117,6 +117,25 @@ template <class T> __device__ __forceinline__ T og_unbits(u64 b) {
   return x;
 }
 
+// Warp shuffles of any value of at most 8 bytes (block-level reductions and scans, `block.rs`):
+// lane `l` gets the value of lane `l + d` (`og_shfl_down`) or `l - d` (`og_shfl_up`) of its
+// warp, or its own when that lane is outside the warp. Every thread of the block calls them
+// together (the warps are full: block sizes are multiples of 32).
+template <class T> __device__ __forceinline__ T og_shfl_down(T x, unsigned d) {
+  if constexpr (sizeof(T) == 8) {
+    return og_unbits<T>(__shfl_down_sync(0xffffffffu, og_bits(x), d));
+  } else {
+    return og_unbits<T>((u64)__shfl_down_sync(0xffffffffu, (u32)og_bits(x), d));
+  }
+}
+template <class T> __device__ __forceinline__ T og_shfl_up(T x, unsigned d) {
+  if constexpr (sizeof(T) == 8) {
+    return og_unbits<T>(__shfl_up_sync(0xffffffffu, og_bits(x), d));
+  } else {
+    return og_unbits<T>((u64)__shfl_up_sync(0xffffffffu, (u32)og_bits(x), d));
+  }
+}
+
 // ---- integers: two's complement wrapping ----
 template <class T> __device__ __forceinline__ T og_add(T x, T y) { return (T)((u64)x + (u64)y); }
 template <class T> __device__ __forceinline__ T og_sub(T x, T y) { return (T)((u64)x - (u64)y); }

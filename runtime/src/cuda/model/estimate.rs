@@ -121,6 +121,8 @@ pub struct Counts {
     pub flops32: f64,
     pub flops64: f64,
     pub special: f64,
+    /// Warp shuffles (every thread's, counted as warp instructions of 32 lanes).
+    pub shuffles: f64,
 }
 
 /// A launch's modelled time and what bounds it.
@@ -137,7 +139,7 @@ pub fn estimate(gpu: &Gpu, occ: &Occupancy, c: &Counts) -> Estimate {
     let share = occ.sms_used as f64 / gpu.sms as f64;
     let per_clock = |per_sm: f64| per_sm * occ.sms_used as f64 * gpu.clock;
     let warp_instructions =
-        (c.requests + c.shared_requests + (c.flops32 + c.flops64 + c.special) / 32.0)
+        (c.requests + c.shared_requests + c.shuffles + (c.flops32 + c.flops64 + c.special) / 32.0)
             * (1.0 + OTHER_INSTRUCTIONS);
     let per_scheduler = occ.warps_per_sm as f64 / 4.0;
     let issue_rate = (per_scheduler / DEPENDENT_LATENCY).min(1.0);
@@ -149,7 +151,12 @@ pub fn estimate(gpu: &Gpu, occ: &Occupancy, c: &Counts) -> Estimate {
         (c.dram_bytes / gpu.dram_bandwidth, "DRAM"),
         (c.l2_sectors * 32.0 / (gpu.l2_bandwidth * share), "L2"),
         (c.lines / per_clock(1.0), "L1"),
-        (c.wavefronts / per_clock(1.0), "shared memory"),
+        // A shuffle is no memory access, but it takes the crossbar that shared memory's
+        // wavefronts take (32 lanes a clock per SM).
+        (
+            (c.wavefronts + c.shuffles) / per_clock(1.0),
+            "shared memory",
+        ),
         (
             c.flops32 / (gpu.fp32 * share)
                 + c.flops64 / (gpu.fp64 * share)

@@ -4,16 +4,15 @@
 //! sampled warps' accesses it counts, per launch: global requests and their 32-byte sectors
 //! against the coalesced ideal (`warps.rs`), what reaches L2 and DRAM through the sampled
 //! warps' shares of L1 and L2 (`caches.rs`), the latency of each load request (the level that
-//! served its slowest sector), shared-memory wavefronts and bank
-//! conflicts, and every thread's float operations; occupancy comes from ptxas's register report
-//! (`ptxas.rs`); the time from a roofline with latency terms (`estimate.rs`), on a GPU of the
+//! served its slowest sector), shared-memory wavefronts and bank conflicts, and every thread's
+//! float operations and warp shuffles; occupancy comes from ptxas's register report (`ptxas.rs`); the time from a roofline with latency terms (`estimate.rs`), on a GPU of the
 //! table (`gpus.rs`, `OGHAM_GPU_MODEL`). Host-device copies and allocations, which the executor
 //! makes around each launch, are counted and timed too.
 //!
 //! Invariants: every block of every launch runs, sampled or not, so the outputs are exactly the
 //! emulator's (and every other backend's); sampling (`OGHAM_MODEL_WARPS`, default 64 warps per
 //! launch spread evenly over the grid; `all` for every warp) only scales the memory counts.
-//! Float counts are exact. Host steps the executor evaluates itself are not modelled.
+//! Float and shuffle counts are exact. Host steps the executor evaluates itself are not modelled.
 //!
 //! With `OGHAM_PROFILE`, each kernel prints `ogham-profile: kernel NAME (LEVEL) modeled MS ms`
 //! and its counts, and the run ends with `ogham-profile: modeled total MS ms on DEVICE`. With
@@ -207,9 +206,15 @@ impl Model {
         })
     }
 
-    /// Models one launch of `function` (`grid` blocks, `shared` bytes of dynamic shared memory);
-    /// its modelled seconds.
-    fn model_launch(&self, function: u64, grid: u32, shared: u32, params: &[u64]) -> Res<f64> {
+    /// Models one launch of `function` (`grid` blocks of `block` threads, `shared` bytes of
+    /// dynamic shared memory); its modelled seconds.
+    fn model_launch(
+        &self,
+        function: u64,
+        (grid, block): (u32, u32),
+        shared: u32,
+        params: &[u64],
+    ) -> Res<f64> {
         let run = self
             .run
             .ok_or_else(|| machine_error(R_CUDA, "the model has no program loaded".into()))?;
@@ -223,12 +228,12 @@ impl Model {
             self.gpu,
             &Shape {
                 blocks,
-                threads_per_block: BLOCK,
+                threads_per_block: i64::from(block),
                 registers_per_thread: resources.registers,
                 shared_per_block: i64::from(shared) + resources.shared,
             },
         );
-        let warps_per_block = BLOCK / 32;
+        let warps_per_block = (i64::from(block) + 31) / 32;
         let warps = blocks * warps_per_block;
         // Whole blocks, spread evenly over the grid: the warps of a block-level kernel's block
         // do different work (the first alone runs a map over fewer rows than it has threads),
@@ -244,7 +249,7 @@ impl Model {
         }
         let mut sampler = Sampler::new(self.gpu, &occupancy, i64::from(shared), sampled);
         let (lo, hi) = self.region.bounds();
-        let mut flops = [0u64; 4];
+        let mut thread_counts = [0u64; 5];
         // SAFETY: `function` is a trampoline of the loaded library; `params` are the kernel's
         // parameters (device addresses inside the region, live for the call); `masks` has one
         // word per block; the sink receives `sampler`, which outlives the call.
@@ -252,19 +257,19 @@ impl Model {
             run(
                 function,
                 grid,
-                BLOCK as u32,
+                block,
                 params.as_ptr(),
                 masks.as_ptr(),
                 sink,
                 (&mut sampler as *mut Sampler).cast(),
                 lo,
                 hi,
-                flops.as_mut_ptr(),
+                thread_counts.as_mut_ptr(),
                 workers(),
             )
         };
         let sites = std::mem::take(&mut sampler.sites_counts);
-        let counts = sampler.finish(warps as f64 / sampled as f64, warps as f64, flops);
+        let counts = sampler.finish(warps as f64 / sampled as f64, warps as f64, thread_counts);
         let estimate = estimate::estimate(self.gpu, &occupancy, &counts);
         let mut current = self.current.lock().expect("no panics while locked");
         current.seconds += estimate.seconds;
@@ -414,8 +419,9 @@ impl Sampler {
         }
     }
 
-    /// The counts scaled by `scale` (warps per sampled warp), with the float counts.
-    fn finish(mut self, scale: f64, warps: f64, flops: [u64; 4]) -> Counts {
+    /// The counts scaled by `scale` (warps per sampled warp), with the float and shuffle
+    /// counts of every thread (`thread_counts`: f32, f64, f32 special, f64 special, shuffles).
+    fn finish(mut self, scale: f64, warps: f64, thread_counts: [u64; 5]) -> Counts {
         self.dram_sectors += self.l2.dirty() as f64;
         let c = self.counts;
         Counts {
@@ -432,9 +438,10 @@ impl Sampler {
             shared_requests: c.shared_requests * scale,
             wavefronts: c.wavefronts * scale,
             ideal_wavefronts: c.ideal_wavefronts * scale,
-            flops32: flops[0] as f64,
-            flops64: flops[1] as f64,
-            special: (flops[2] + flops[3]) as f64,
+            flops32: thread_counts[0] as f64,
+            flops64: thread_counts[1] as f64,
+            special: (thread_counts[2] + thread_counts[3]) as f64,
+            shuffles: thread_counts[4] as f64 / 32.0,
         }
     }
 }
@@ -577,11 +584,12 @@ impl Device for Model {
         &self,
         function: u64,
         grid: u32,
+        block: u32,
         shared: u32,
         params: &mut [u64],
         _wait: bool,
     ) -> Res<f64> {
-        self.model_launch(function, grid, shared, params)
+        self.model_launch(function, (grid, block), shared, params)
     }
 
     /// The executor's last call (`host-reads`, copies after the last kernel) is reported only
@@ -640,7 +648,7 @@ fn profile_lines(k: &KernelReport, code: Option<&Code>) -> Vec<String> {
         lines.push(format!("  limits (ms): {}", terms.join(", ")));
         lines.push(format!(
             "  requests {:.0}, sectors {:.0} (ideal {:.0}: coalescing {:.2}), L1 hits {:.0}, DRAM {:.1} MB, L2 {:.1} MB, \
-             shared wavefronts {:.0} (ideal {:.0}), flops {:.3e} f32 {:.3e} f64 {:.3e} special; \
+             shared wavefronts {:.0} (ideal {:.0}), shuffles {:.0}, flops {:.3e} f32 {:.3e} f64 {:.3e} special; \
              {} of {:.0} warps sampled",
             c.requests,
             c.sectors,
@@ -651,6 +659,7 @@ fn profile_lines(k: &KernelReport, code: Option<&Code>) -> Vec<String> {
             c.l2_sectors * 32.0 / 1e6,
             c.wavefronts,
             c.ideal_wavefronts,
+            c.shuffles,
             c.flops32,
             c.flops64,
             c.special,

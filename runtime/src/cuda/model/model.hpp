@@ -26,7 +26,8 @@ static_assert(sizeof(og_rec) == 16, "records are 16 bytes, as the model reads th
 static og_u64 og_device_lo, og_device_hi;
 static thread_local bool og_recording;
 static thread_local std::vector<og_rec>* og_trace;
-static thread_local og_u64 og_counts[4];  // f32 flops, f64 flops, f32 special, f64 special
+// f32 flops, f64 flops, f32 special, f64 special, warp shuffles (per thread)
+static thread_local og_u64 og_counts[5];
 
 template <class T> inline T og_flop(T x) {
   og_counts[sizeof(T) == 8 ? 1 : 0]++;
@@ -36,6 +37,8 @@ template <class T> inline T og_special(T x) {
   og_counts[sizeof(T) == 8 ? 3 : 2]++;
   return x;
 }
+// A warp shuffle (`emulate.hpp`): one warp instruction per warp, no memory access.
+void og_shuffled() { og_counts[4]++; }
 
 __attribute__((no_sanitize_address)) static inline void og_record(uintptr_t a, unsigned size,
                                                                    unsigned store,
@@ -183,7 +186,7 @@ struct og_worker {
   std::vector<og_fiber> fibers;
   std::vector<char> stacks;
   std::vector<std::vector<og_rec>> traces;
-  og_u64 counts[4] = {0, 0, 0, 0};
+  og_u64 counts[5] = {0, 0, 0, 0, 0};
   explicit og_worker(unsigned block)
       : fibers(block), stacks((std::size_t)block * OG_FIBER_STACK), traces(block) {}
 };
@@ -210,7 +213,7 @@ static void og_run_block(og_worker& w, void (*call)(const og_u64*), const og_u64
       og_recording = false;
     }
   }
-  for (int k = 0; k < 4; k++) w.counts[k] += og_counts[k];
+  for (int k = 0; k < 5; k++) w.counts[k] += og_counts[k];
 }
 
 // Hands the sampled warps of a block that `w` ran to `sink`, then forgets their traces.
@@ -235,8 +238,8 @@ static void og_sink_block(og_worker& w, unsigned block, unsigned mask, og_sink_f
 
 // Runs `grid` blocks of `block` threads: `workers` OS threads take a block each, a round at a
 // time; after each round the sampled warps go to `sink` in block order (so that the model's
-// counts do not depend on timing). Adds the float counts of every thread to `counts`. Device
-// memory is [`lo`, `hi`).
+// counts do not depend on timing). Adds the float and shuffle counts of every thread to
+// `counts`. Device memory is [`lo`, `hi`).
 extern "C" void og_model_run(void (*call)(const og_u64*), unsigned grid, unsigned block,
                              const og_u64* params, const unsigned* warp_masks, og_sink_fn sink,
                              void* cx, og_u64 lo, og_u64 hi, og_u64* counts, unsigned workers) {
@@ -263,7 +266,7 @@ extern "C" void og_model_run(void (*call)(const og_u64*), unsigned grid, unsigne
     }
   }
   for (auto& w : pool) {
-    for (int k = 0; k < 4; k++) counts[k] += w.counts[k];
+    for (int k = 0; k < 5; k++) counts[k] += w.counts[k];
   }
 }
 // ---- end of the model's instrumentation ----
