@@ -7,8 +7,8 @@
 //! Shared libraries are cached like CUBINs (`<cache>/cuda-emu/<hash>.so`, verified by its
 //! MAC file before use and compiled again when damaged or when it does not load; see
 //! [`crate::cache_file`]); without a usable cache they are made in a private temporary
-//! directory of the process. Blocks have 4 threads, so block-level code really runs in parallel
-//! and its barriers matter.
+//! directory of the process. Blocks have 4 threads (block-level kernels: whole warps, up to 64),
+//! so block-level code really runs in parallel and its barriers matter.
 
 use super::{Device, Res, machine_error};
 use crate::cache_file::Store;
