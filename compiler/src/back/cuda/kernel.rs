@@ -41,6 +41,8 @@ use crate::back::lower;
 use ogham_ir::abi::{self, ArgSlots, ErrorSite};
 use ogham_ir::artifact::cuda::{Counting, CudaKernel, Width};
 use ogham_ir::kir::{HostStmt, PointLayout, SegKind, SegLevel, SegOp};
+use ogham_ir::math::MathFn;
+use ogham_ir::op::BinOp;
 use ogham_ir::source::Span;
 use ogham_ir::{Lambda, SubExp, VarId};
 use std::collections::HashMap;
@@ -255,11 +257,13 @@ fn thread_kernel(
         "extern \"C\" __global__ void {name}(OgCtx* ctx, const u64* args, char* arena, i64 arena_stride, i64 n_items, i64 chunks, u64* partial, const u64* carry) {{\n{}}}\n",
         emitted.text
     );
+    // A tree groups the chunks' totals otherwise than the sequential combine: only for
+    // built-in operators that any grouping leaves exact ([`exact_operator`]), of integers or
+    // booleans.
     let by_warps = match &seg.kind {
-        SegKind::Red(_) => ops
-            .iter()
-            .flat_map(|(_, n)| n.iter())
-            .all(|n| !f.subexp_type(*n).elem().is_float()),
+        SegKind::Red(_) => ops.iter().all(|(lambda, neutral)| {
+            exact_operator(lambda) && neutral.iter().all(|n| !f.subexp_type(*n).elem().is_float())
+        }),
         _ => false,
     };
     let combine = if width > 0 {
@@ -436,8 +440,35 @@ fn combine_kernel(
     ))
 }
 
+/// Whether `lambda` is one built-in operator of its two parameters that is associative and
+/// commutative on integers and booleans (`+`, `*`, `&`, `|`, `^`, `min`, `max`), so that any
+/// grouping of the operands gives the interpreter's value. A lambda of another shape (`a * 3 +
+/// b`, which is not associative) keeps the sequential combine, the interpreter's fold.
+fn exact_operator(lambda: &Lambda) -> bool {
+    let ([a, b], [stmt]) = (&lambda.params[..], &lambda.body.stmts[..]) else {
+        return false;
+    };
+    let of_params = |x: &SubExp, y: &SubExp| {
+        let (a, b) = (SubExp::Var(*a), SubExp::Var(*b));
+        (*x == a && *y == b) || (*x == b && *y == a)
+    };
+    let exact = match &stmt.exp {
+        ogham_ir::Exp::BinOp(op, x, y) => {
+            matches!(
+                op,
+                BinOp::Add | BinOp::Mul | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor
+            ) && of_params(x, y)
+        }
+        ogham_ir::Exp::Math(MathFn::Min | MathFn::Max, _, args) => {
+            matches!(&args[..], [x, y] if of_params(x, y))
+        }
+        _ => false,
+    };
+    exact && stmt.pat.len() == 1 && lambda.body.result == [SubExp::Var(stmt.pat[0])]
+}
+
 /// `NAME_combine(ctx, args, segments, chunks, partial)` of a reduction whose operators are all
-/// of integers and booleans (exact, so that any grouping gives the same values): a warp per
+/// built-in exact ones ([`exact_operator`]) of integers and booleans: a warp per
 /// segment, lane `l` folding the contiguous chunks `[l·chunks/32, (l+1)·chunks/32)` in order,
 /// then the lanes' totals combined in order by shuffles (lane `l` takes lane `l + d` when `l`
 /// is a multiple of `2d`); lane 0 writes the results. Launched in whole warps.
