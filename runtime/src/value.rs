@@ -222,6 +222,55 @@ impl ArrayData {
         self.len() == 0
     }
 
+    /// Elements `start..start + len` of `whole`, sharing its memory without a copy (`whole` is
+    /// kept alive by the view, and written by nobody: a write to the view copies it first).
+    /// `None` when the range is not inside `whole` or `whole` is remote.
+    pub fn range_view(whole: &Arc<ArrayData>, start: usize, len: usize) -> Option<ArrayData> {
+        let inside = start.checked_add(len).is_some_and(|end| end <= whole.len());
+        if !inside || with_buffer!(whole.as_ref(), b => b.is_remote()) {
+            return None;
+        }
+        let owner: Arc<dyn Send + Sync> = whole.clone();
+        macro_rules! view {
+            ($variant:ident, $b:expr) => {
+                // SAFETY: `start..start + len` is inside the buffer's initialised elements
+                // (checked above), which `owner` keeps alive and nobody writes while it lives
+                // (a write through any clone copies first).
+                ArrayData::$variant(unsafe { Buffer::borrowed($b.as_ptr().add(start), len, owner) })
+            };
+        }
+        Some(match whole.as_ref() {
+            ArrayData::Bool(b) => view!(Bool, b),
+            ArrayData::I8(b) => view!(I8, b),
+            ArrayData::I16(b) => view!(I16, b),
+            ArrayData::I32(b) => view!(I32, b),
+            ArrayData::I64(b) => view!(I64, b),
+            ArrayData::U8(b) => view!(U8, b),
+            ArrayData::F32(b) => view!(F32, b),
+            ArrayData::F64(b) => view!(F64, b),
+        })
+    }
+
+    /// Copies the elements' bytes into `dst` (exactly their size): a remote buffer's straight
+    /// from its mirror, without keeping a host copy. The error is the device's.
+    pub fn read_into(&self, dst: &mut [u8]) -> Result<(), String> {
+        let bytes = self.len() * self.prim_type_size();
+        if dst.len() != bytes {
+            return Err(format!(
+                "{} bytes do not hold {bytes} bytes of elements",
+                dst.len()
+            ));
+        }
+        if with_buffer!(self, b => b.is_remote()) {
+            let mirror = self.mirror().expect("a remote buffer has its mirror");
+            return mirror.fetch(dst);
+        }
+        // SAFETY: the host elements are `bytes` initialised bytes (`bool`s are bytes 0 or 1).
+        let host = unsafe { std::slice::from_raw_parts(self.as_ptr(), bytes) };
+        dst.copy_from_slice(host);
+        Ok(())
+    }
+
     /// Element `i` as a scalar. Panics if out of range (callers index within `len`).
     pub fn get(&self, i: usize) -> Scalar {
         match self {

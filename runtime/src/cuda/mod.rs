@@ -43,19 +43,20 @@ mod steps;
 
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, Res};
 use crate::ireval::eval::{Array, Evaluator, Launcher, Val};
+use crate::ireval::parts::{RowParts, WholeRows};
 use crate::ireval::{self, Thresholds};
 use crate::kernel_io::{
     Elems, Io, KernelFailure, Operand, failure_diagnostic, kernel_index, prim_data,
 };
 use crate::value::Value;
 use cudarc::driver::{CudaContext, sys};
-use ogham_ir::VarId;
 use ogham_ir::abi::{ArgSlots, ArgValue, BLOCK_ARENA_SHARES, Failure, KernelSite, MAX_DETAILS};
 use ogham_ir::artifact::cuda::{Counting, CudaKernel, CudaProgram, GeneratedSeg, Width};
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::kir::Program;
 use ogham_ir::kir::{SegKind, SegLevel, SegOp};
 use ogham_ir::types::PrimType;
+use ogham_ir::{SubExp, VarId};
 use resident::{DeviceMemory, Pool};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -174,9 +175,11 @@ pub fn run(
     if let Some(why) = unavailable() {
         return Err(machine_error(R_CUDA_UNAVAILABLE, why));
     }
-    run_on(codegen, program, entry, args, thresholds, || {
+    let part_rows = part_rows_from_env()?;
+    let run = run_on(codegen, program, entry, args, thresholds, part_rows, || {
         driver::Driver::open().map(|d| Box::new(d) as Box<dyn Device>)
-    })
+    });
+    run.map(|(outputs, _)| outputs)
 }
 
 /// Runs entry point `entry` of kernel-IR `program` in the CUDA emulator (`--backend cuda-emu`).
@@ -187,9 +190,40 @@ pub fn run_emulated(
     args: Vec<Value>,
     thresholds: &Thresholds,
 ) -> Res<Vec<Value>> {
-    run_on(codegen, program, entry, args, thresholds, || {
+    let part_rows = part_rows_from_env()?;
+    run_emulated_in_parts(codegen, program, entry, args, thresholds, part_rows)
+        .map(|(outputs, _)| outputs)
+}
+
+/// [`run_emulated`] in parts of `part_rows` rows when the entry point is separable along its
+/// rows (`ogham_ir::kir::rows`; `None`: whole); the outputs and the number of parts it ran in
+/// (1: whole).
+pub fn run_emulated_in_parts(
+    codegen: &dyn CudaCodegen,
+    program: &Program,
+    entry: &str,
+    args: Vec<Value>,
+    thresholds: &Thresholds,
+    part_rows: Option<usize>,
+) -> Res<(Vec<Value>, usize)> {
+    run_on(codegen, program, entry, args, thresholds, part_rows, || {
         emulator::Emulator::new().map(|d| Box::new(d) as Box<dyn Device>)
     })
+}
+
+/// `OGHAM_ROW_PART`: the rows per part when an entry point is separable along its rows
+/// (docs/cuda.md, "Parts of rows"); unset: whole.
+fn part_rows_from_env() -> Res<Option<usize>> {
+    match std::env::var("OGHAM_ROW_PART") {
+        Err(_) => Ok(None),
+        Ok(text) => match text.parse::<usize>() {
+            Ok(rows) if rows > 0 => Ok(Some(rows)),
+            _ => Err(machine_error(
+                R_CUDA_UNAVAILABLE,
+                format!("OGHAM_ROW_PART must be a number of rows above 0, not `{text}`"),
+            )),
+        },
+    }
 }
 
 /// Runs entry point `entry` of kernel-IR `program` in the GPU performance model
@@ -240,9 +274,16 @@ pub fn run_model(
 ) -> Res<(Vec<Value>, model::Report)> {
     let report = Arc::new(std::sync::Mutex::new(model::Report::default()));
     let shared = Arc::clone(&report);
-    let outputs = run_on(codegen, program, entry, args, thresholds, move || {
-        model::Model::new(gpu, sampled, shared).map(|d| Box::new(d) as Box<dyn Device>)
-    })?;
+    let part_rows = part_rows_from_env()?;
+    let (outputs, _) = run_on(
+        codegen,
+        program,
+        entry,
+        args,
+        thresholds,
+        part_rows,
+        move || model::Model::new(gpu, sampled, shared).map(|d| Box::new(d) as Box<dyn Device>),
+    )?;
     let report = report.lock().expect("no panics while locked").clone();
     Ok((outputs, report))
 }
@@ -253,10 +294,17 @@ fn run_on(
     entry: &str,
     args: Vec<Value>,
     thresholds: &Thresholds,
+    part_rows: Option<usize>,
     open: impl FnOnce() -> Res<Box<dyn Device>> + Send,
-) -> Res<Vec<Value>> {
+) -> Res<(Vec<Value>, usize)> {
     let function = program.functions.iter().position(|f| f.name == entry);
-    ireval::run_with(program, entry, args, thresholds, move || {
+    let parts = function
+        .zip(part_rows)
+        .and_then(|(k, rows)| row_parts(&program.functions[k], &args, rows));
+    let whole_rows = parts.as_ref().map(|(_, whole)| *whole);
+    let part_rows = parts.as_ref().map(|(p, _)| p.part_rows);
+    let profile = std::env::var_os("OGHAM_PROFILE").is_some();
+    let run = ireval::run_with_parts(program, entry, args, thresholds, parts, move || {
         // (The evaluator reports an unknown entry point before it asks for a launcher.)
         let Some(function) = function else {
             return Ok(None);
@@ -301,8 +349,38 @@ fn run_on(
             functions,
             by_seg,
             arena_strides: std::sync::Mutex::new(HashMap::new()),
+            whole_rows,
         }) as Box<dyn Launcher>))
-    })
+    });
+    if let (true, Ok((_, count)), Some(rows)) = (profile, &run, part_rows) {
+        match count {
+            1 => eprintln!("ogham-profile: ran whole (a part failed, or one part would do)"),
+            n => eprintln!("ogham-profile: ran in {n} parts of at most {rows} rows"),
+        }
+    }
+    run
+}
+
+/// How entry point `function` runs in parts of `part_rows` rows for `args`, if it does: when
+/// it is separable along its first array's rows (`ogham_ir::kir::rows`; `OGHAM_PROFILE` says
+/// why not) and `args` have more rows than a part.
+fn row_parts(
+    function: &ogham_ir::kir::Function,
+    args: &[Value],
+    part_rows: usize,
+) -> Option<(RowParts, WholeRows)> {
+    let split = ogham_ir::kir::rows::row_split(function);
+    if std::env::var_os("OGHAM_PROFILE").is_some()
+        && let Err(why) = &split
+    {
+        eprintln!("ogham-profile: not run in parts of rows: {why}");
+    }
+    let parts = RowParts {
+        split: split.ok()?,
+        part_rows,
+    };
+    let whole = parts.whole(function, args)?;
+    Some((parts, whole))
 }
 
 struct CudaLauncher {
@@ -319,6 +397,9 @@ struct CudaLauncher {
     /// The arena bytes per thread of each allocating kernel's last successful launch, where
     /// its next launch starts (a kernel in a loop runs out of the first size only once).
     arena_strides: std::sync::Mutex<HashMap<String, i64>>,
+    /// When the entry point runs in parts of rows: the whole run's row count, with which
+    /// segmented reductions over the rows are planned (`ireval::parts`).
+    whole_rows: Option<WholeRows>,
 }
 
 /// The failure record of generated code (`OgCtx`): the failed site plus one, the details, the
@@ -562,11 +643,19 @@ impl CudaLauncher {
             SegKind::Map => inner.max(1),
             SegKind::Hist(_) => 1,
             SegKind::Red(_) | SegKind::Scan(_) => {
+                // The plan, hence the order of each segment's sum, is the whole run's.
+                let planned = match self.whole_rows {
+                    Some(whole) if seg.space[0].1 == SubExp::Var(whole.var) => {
+                        let part = ev.int(seg.space[0].1)?;
+                        segments / part.max(1) * whole.rows
+                    }
+                    _ => segments,
+                };
                 let target = sms * 2048;
-                if segments >= target / 4 {
+                if planned >= target / 4 {
                     1
                 } else {
-                    (target / segments.max(1)).clamp(1, inner.max(1))
+                    (target / planned.max(1)).clamp(1, inner.max(1))
                 }
             }
         };

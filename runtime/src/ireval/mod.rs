@@ -15,6 +15,7 @@
 
 mod boundary;
 pub(crate) mod eval;
+pub mod parts;
 
 pub use eval::Launcher;
 
@@ -23,7 +24,7 @@ use crate::error::{R_CUDA, R_INTERNAL, error};
 use crate::value::Value;
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::kir::{Threshold, ThresholdId};
-use ogham_ir::{Form, Program};
+use ogham_ir::{Form, Function, Program};
 use std::collections::{BTreeMap, HashMap};
 
 /// The values of a program's tunable thresholds ([`ogham_ir::kir::Threshold`]).
@@ -81,6 +82,49 @@ pub fn run_with<'p, H: Form>(
     run_in(program, entry, args, thresholds, None, make_launcher)
 }
 
+/// [`run_with`] for kernel IR, in parts of rows when `parts` says how and the arguments have
+/// more rows than a part (`parts.rs`); otherwise, and when a part fails, whole. The outputs
+/// and the number of parts it ran in (1: whole).
+pub fn run_with_parts<'p>(
+    program: &'p ogham_ir::kir::Program,
+    entry: &str,
+    args: Vec<Value>,
+    thresholds: &Thresholds,
+    parts: Option<(parts::RowParts, parts::WholeRows)>,
+    make_launcher: impl FnOnce() -> Result<Option<Box<dyn Launcher + 'p>>, Box<Diagnostic>> + Send + 'p,
+) -> Result<(Vec<Value>, usize), Box<Diagnostic>> {
+    let function = program.functions.iter().find(|f| f.name == entry);
+    let (Some((parts, whole)), Some(function)) = (parts, function) else {
+        return run_with(program, entry, args, thresholds, make_launcher)
+            .map(|outputs| (outputs, 1));
+    };
+    let limits = limits(program, thresholds);
+    on_evaluator_thread(move || {
+        let args = parts::shared(args)?;
+        let launcher = make_launcher()?;
+        if let Some(done) = parts::run(
+            function,
+            &parts,
+            whole,
+            args.clone(),
+            &limits,
+            launcher.as_deref(),
+        )? {
+            return Ok(done);
+        }
+        evaluate(function, args, &limits, None, launcher.as_deref()).map(|outputs| (outputs, 1))
+    })
+}
+
+/// Each threshold's value.
+fn limits<H: Form>(program: &Program<H>, thresholds: &Thresholds) -> HashMap<ThresholdId, i64> {
+    program
+        .thresholds
+        .iter()
+        .map(|t| (t.id, thresholds.value(t)))
+        .collect()
+}
+
 fn run_in<'p, H: Form>(
     program: &'p Program<H>,
     entry: &str,
@@ -95,25 +139,38 @@ fn run_in<'p, H: Form>(
             program.functions.iter().map(|f| f.name.as_str()),
         ));
     };
-    let limits: HashMap<ThresholdId, i64> = program
-        .thresholds
-        .iter()
-        .map(|t| (t.id, thresholds.value(t)))
-        .collect();
-    let run = move || -> Result<Vec<Value>, Box<Diagnostic>> {
-        let params = boundary::bind_arguments(function, args)?;
+    let limits = limits(program, thresholds);
+    on_evaluator_thread(move || {
         let launcher = make_launcher()?;
-        let mut evaluator = eval::Evaluator::new(function, &limits, launcher.as_deref());
-        let results = crate::trace::with_sink(sink, || evaluator.run(&function.body, params))?;
-        let mut outputs = boundary::gather_results(function, results)?;
-        // Arrays a launcher left on its device come home before the device goes.
-        for output in &mut outputs {
-            output
-                .settle()
-                .map_err(|e| error(R_CUDA, Default::default(), e))?;
-        }
-        Ok(outputs)
-    };
+        evaluate(function, args, &limits, sink, launcher.as_deref())
+    })
+}
+
+/// Evaluates `function` on `args` with `launcher`; its outputs, on the host.
+fn evaluate<H: Form>(
+    function: &Function<H>,
+    args: Vec<Value>,
+    limits: &HashMap<ThresholdId, i64>,
+    sink: Option<crate::trace::Sink>,
+    launcher: Option<&dyn Launcher>,
+) -> Result<Vec<Value>, Box<Diagnostic>> {
+    let params = boundary::bind_arguments(function, args)?;
+    let mut evaluator = eval::Evaluator::new(function, limits, launcher);
+    let results = crate::trace::with_sink(sink, || evaluator.run(&function.body, params))?;
+    let mut outputs = boundary::gather_results(function, results)?;
+    // Arrays a launcher left on its device come home before the device goes.
+    for output in &mut outputs {
+        output
+            .settle()
+            .map_err(|e| error(R_CUDA, Default::default(), e))?;
+    }
+    Ok(outputs)
+}
+
+/// Runs `run` on a thread with a large stack (the evaluator recurses).
+fn on_evaluator_thread<T: Send>(
+    run: impl FnOnce() -> Result<T, Box<Diagnostic>> + Send,
+) -> Result<T, Box<Diagnostic>> {
     crate::stack::on_large_stack("ogham-ireval", run).unwrap_or_else(|e| {
         Err(error(
             R_INTERNAL,
