@@ -7,7 +7,8 @@
 //! (`OGHAM_PROFILE=sites`); a kernel that ran out of arena starts its later launches with the
 //! size that sufficed; a block-level reduction shuffles within warps and takes a block of its
 //! width rounded up to whole warps when its operator is exact; a transpose between two kernels
-//! is made on the device, coalesced. Bank conflicts of strided shared-memory accesses are
+//! is made on the device, coalesced; an entry point run in parts of rows copies its inputs
+//! and outputs beside its kernels, overlapping them. Bank conflicts of strided shared-memory accesses are
 //! counted exactly by `ogham_runtime::cuda::model::warps` (its unit tests); this file runs whole
 //! programs.
 //!
@@ -41,6 +42,8 @@ entry flip [n][m] (xs: [n][m]f32) : [m][n]f32 =
 entry lastpos [n][m] (xss: [n][m]i64) : [n]i64 =
   map (\\xs -> reduce (\\a b -> if b >= 0 then b else a) (-1) xs) xss
 entry fsum [n][m] (xss: [n][m]f64) : [n]f64 = map (\\xs -> reduce (+) 0f64 xs) xss
+entry rowwork [m][n] (xss: [m][n]f32) : [m][n]f32 =
+  map (map (\\x -> loop y = x for _i < 64 do y * 0.999f32 + 0.5f32)) xss
 entry grow [n] (xs: [n]f64) : [n]f64 =
   loop acc = xs for _i < 3 do
     map (\\x -> let a = map (\\i -> x + f64.i64 i) (iota 10000)
@@ -76,8 +79,16 @@ fn model_with(
         Frontend::load_source("model.og", PROGRAM).unwrap_or_else(|e| panic!("{}", e.render()));
     let ir = fe.compile_kernel(Options::KERNEL).expect("compiles");
     let gpu = gpus::by_key(gpu).expect("a known GPU");
-    let (outputs, report) = run_model(CUDA, &ir, entry, args.clone(), thresholds, gpu, sampled)
-        .unwrap_or_else(|e| panic!("{}", e.message));
+    let (outputs, report) = run_model(
+        CUDA,
+        &ir,
+        entry,
+        args.clone(),
+        thresholds,
+        (gpu, sampled),
+        None,
+    )
+    .unwrap_or_else(|e| panic!("{}", e.message));
     let expected = Backend::Interp
         .run(&fe, entry, args, None)
         .unwrap_or_else(|e| panic!("{}", e.message));
@@ -366,4 +377,58 @@ fn block_level_reductions_shuffle_in_blocks_that_follow_an_exact_operators_width
             "{entry}: shuffles"
         );
     }
+}
+
+#[test]
+fn parts_of_rows_copy_beside_the_kernels() {
+    if !available() {
+        return;
+    }
+    let fe =
+        Frontend::load_source("model.og", PROGRAM).unwrap_or_else(|e| panic!("{}", e.render()));
+    let ir = fe.compile_kernel(Options::KERNEL).expect("compiles");
+    let (m, n) = (64, 4096);
+    let bytes = (m * n * 4) as u64;
+    let xss = Array::from_f32(vec![m, n], (0..m * n).map(|i| (i % 97) as f32).collect());
+    let args = vec![Value::Array(xss.expect("shape"))];
+    let gpu = (gpus::by_key("h200").expect("a known GPU"), Some(8));
+    let run = |part_rows| {
+        run_model(
+            CUDA,
+            &ir,
+            "rowwork",
+            args.clone(),
+            &Thresholds::default(),
+            gpu,
+            part_rows,
+        )
+        .unwrap_or_else(|e| panic!("{}", e.message))
+    };
+    let (whole_outputs, whole) = run(None);
+    let (outputs, parts) = run(Some(16));
+    assert_eq!(outputs, whole_outputs);
+    let expected = Backend::Interp
+        .run(&fe, "rowwork", args.clone(), None)
+        .expect("interp");
+    assert_eq!(outputs, expected);
+    assert!(whole.side.is_none());
+    // Four parts: each one's input up and its output down, beside the kernels.
+    let side = parts.side.expect("side copies");
+    assert_eq!((side.copies, side.bytes), (8, 2 * bytes), "{side:?}");
+    let main_bytes: u64 = parts.kernels.iter().map(|k| k.copied_bytes).sum();
+    assert!(
+        main_bytes < bytes / 16,
+        "the main queue copied {main_bytes} bytes"
+    );
+    let total = parts.total_seconds();
+    assert!(
+        total >= parts.main_seconds() && total >= side.end,
+        "{total} {side:?}"
+    );
+    assert!(
+        total < parts.main_seconds() + side.seconds,
+        "copies overlap kernels: {total} against {} + {}",
+        parts.main_seconds(),
+        side.seconds
+    );
 }

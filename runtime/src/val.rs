@@ -400,6 +400,18 @@ impl<'a, F: Clone> Array<'a, F> {
         self.store.copy_range(self.range())
     }
 
+    /// The elements as a store of their own: the array's store itself, without a copy, when the
+    /// array is all of it and its only user (a device-resident buffer then stays on the
+    /// device); otherwise a copy of the array's range.
+    pub fn into_store(self) -> Store<'a, F> {
+        let whole = self.offset == 0 && self.elem_count() == self.store.len();
+        if whole {
+            return Rc::try_unwrap(self.store)
+                .unwrap_or_else(|shared| shared.copy_range(0..shared.len()));
+        }
+        self.to_store()
+    }
+
     /// The store, for writing: shared or partial views are copied first (copy on write).
     pub fn make_mut(&mut self) -> &mut Store<'a, F> {
         if self.offset != 0

@@ -227,7 +227,7 @@ impl ArrayData {
     /// `None` when the range is not inside `whole` or `whole` is remote.
     pub fn range_view(whole: &Arc<ArrayData>, start: usize, len: usize) -> Option<ArrayData> {
         let inside = start.checked_add(len).is_some_and(|end| end <= whole.len());
-        if !inside || with_buffer!(whole.as_ref(), b => b.is_remote()) {
+        if !inside || whole.is_remote() {
             return None;
         }
         let owner: Arc<dyn Send + Sync> = whole.clone();
@@ -251,6 +251,11 @@ impl ArrayData {
         })
     }
 
+    /// Whether the elements are only on a device so far ([`Buffer::is_remote`]).
+    pub fn is_remote(&self) -> bool {
+        with_buffer!(self, b => b.is_remote())
+    }
+
     /// Copies the elements' bytes into `dst` (exactly their size): a remote buffer's straight
     /// from its mirror, without keeping a host copy. The error is the device's.
     pub fn read_into(&self, dst: &mut [u8]) -> Result<(), String> {
@@ -261,7 +266,7 @@ impl ArrayData {
                 dst.len()
             ));
         }
-        if with_buffer!(self, b => b.is_remote()) {
+        if self.is_remote() {
             let mirror = self.mirror().expect("a remote buffer has its mirror");
             return mirror.fetch(dst);
         }

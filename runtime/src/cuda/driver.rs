@@ -3,10 +3,18 @@
 //! checksum file before use, see [`crate::cache_file`]), launches on the null stream, each one
 //! waited for timed by two events around it). Copies of a megabyte or more go through two
 //! pinned staging slots, made once per process ([`staging`](super::staging)); every copy and
-//! launch is on the null stream, so they run in the order they are issued.
+//! launch of the main queue is on the null stream, so they run in the order they are issued.
+//!
+//! The side queue (an entry point run in parts of rows) is a stream of its own, created
+//! non-blocking so that it does not wait for the null stream's work nor the null stream for
+//! its, with its own two staging slots; each side copy returns when it has finished. The
+//! executor orders the two queues on the host: a part's outputs are read on the side after
+//! [`Device::finish_part`] waited for the null stream, and a part's input, uploaded on the
+//! side, is used only after its copy returned. A waited launch waits for its own stop event,
+//! not for the whole context, so that it does not wait for the side queue too.
 
 use super::staging::{self, CHUNK, STAGED_FROM, Slots};
-use super::{Device, Res, driver_error, machine_error, nvrtc};
+use super::{Device, Mark, Res, driver_error, machine_error, nvrtc};
 use crate::cache_file::{self, Store};
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, R_OUT_OF_MEMORY};
 use cudarc::driver::{CudaContext, result, sys};
@@ -116,15 +124,18 @@ struct Pinned {
     slots: [*mut u8; 2],
     events: [sys::CUevent; 2],
     queued: [bool; 2],
+    /// The stream its transfers are queued on (the null stream for the main queue's).
+    stream: sys::CUstream,
 }
 
-// SAFETY: the slots and events belong to the process's one context; `STAGING`'s lock makes one
-// thread at a time use them.
+// SAFETY: the slots, events and stream belong to the process's one context; `STAGING`'s (or
+// `SIDE`'s) lock makes one thread at a time use them.
 unsafe impl Send for Pinned {}
 
 impl Pinned {
-    /// Two slots of [`CHUNK`] bytes of page-locked memory (the context is current).
-    fn make() -> Option<Pinned> {
+    /// Two slots of [`CHUNK`] bytes of page-locked memory for transfers on `stream` (the
+    /// context is current).
+    fn make(stream: sys::CUstream) -> Option<Pinned> {
         let event = || result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING).ok();
         // SAFETY: plain page-locked allocations in the current context.
         let slot = || unsafe { result::malloc_host(CHUNK, 0) }.ok();
@@ -132,6 +143,7 @@ impl Pinned {
             slots: [slot()?.cast(), slot()?.cast()],
             events: [event()?, event()?],
             queued: [false; 2],
+            stream,
         })
     }
 }
@@ -146,9 +158,9 @@ impl Slots for Pinned {
         // SAFETY: `dst` is an allocation of at least `len` more bytes; the slot stays untouched
         // until its event (recorded next) has passed.
         unsafe {
-            sys::cuMemcpyHtoDAsync_v2(dst, self.slots[k].cast(), len, std::ptr::null_mut())
+            sys::cuMemcpyHtoDAsync_v2(dst, self.slots[k].cast(), len, self.stream)
                 .result()
-                .and_then(|()| result::event::record(self.events[k], std::ptr::null_mut()))
+                .and_then(|()| result::event::record(self.events[k], self.stream))
         }
         .map_err(|e| driver_error("copy to the device", e))?;
         self.queued[k] = true;
@@ -159,9 +171,9 @@ impl Slots for Pinned {
         // SAFETY: `src` is an allocation of at least `len` more bytes; the slot is read only
         // after its event (recorded next) has passed.
         unsafe {
-            sys::cuMemcpyDtoHAsync_v2(self.slots[k].cast(), src, len, std::ptr::null_mut())
+            sys::cuMemcpyDtoHAsync_v2(self.slots[k].cast(), src, len, self.stream)
                 .result()
-                .and_then(|()| result::event::record(self.events[k], std::ptr::null_mut()))
+                .and_then(|()| result::event::record(self.events[k], self.stream))
         }
         .map_err(|e| driver_error("copy to the host", e))?;
         self.queued[k] = true;
@@ -170,7 +182,7 @@ impl Slots for Pinned {
 
     fn wait(&mut self, k: usize) -> Res<()> {
         if std::mem::take(&mut self.queued[k]) {
-            // SAFETY: an event of this context, recorded on the null stream.
+            // SAFETY: an event of this context, recorded on the slots' stream.
             unsafe { result::event::synchronize(self.events[k]) }
                 .map_err(|e| driver_error("waiting for a copy", e))?;
         }
@@ -181,7 +193,33 @@ impl Slots for Pinned {
 /// Runs `copy` on the staging slots, made at the first call; `None` when the process has none.
 fn with_staging(copy: impl FnOnce(&mut Pinned) -> Res<()>) -> Option<Res<()>> {
     let mut staging = STAGING.lock().unwrap_or_else(|e| e.into_inner());
-    staging.get_or_insert_with(Pinned::make).as_mut().map(copy)
+    staging
+        .get_or_insert_with(|| Pinned::make(std::ptr::null_mut()))
+        .as_mut()
+        .map(copy)
+}
+
+/// The side queue: its stream and staging slots, made at the first side copy and kept for the
+/// process (`None` inside: they could not be had, and side copies are refused).
+static SIDE: Mutex<Option<Option<Pinned>>> = Mutex::new(None);
+
+/// Runs `copy` on the side queue's staging slots and waits for its stream.
+fn on_side(copy: impl FnOnce(&mut Pinned) -> Res<()>) -> Res<()> {
+    let mut side = SIDE.lock().unwrap_or_else(|e| e.into_inner());
+    let made = side.get_or_insert_with(|| {
+        let stream = result::stream::create(result::stream::StreamKind::NonBlocking).ok()?;
+        Pinned::make(stream)
+    });
+    let pinned = made.as_mut().ok_or_else(|| {
+        machine_error(
+            R_CUDA,
+            "CUDA: no stream or page-locked memory for side copies".into(),
+        )
+    })?;
+    copy(pinned)?;
+    // SAFETY: a stream of this context.
+    unsafe { result::stream::synchronize(pinned.stream) }
+        .map_err(|e| driver_error("waiting for a side copy", e))
 }
 
 impl Device for Driver {
@@ -274,6 +312,21 @@ impl Device for Driver {
         // SAFETY: `src` is an allocation of at least `dst.len()` bytes.
         unsafe { result::memcpy_dtoh_sync(dst, src) }
             .map_err(|e| driver_error("copy to the host", e))
+    }
+
+    fn side_upload(&self, dst: u64, src: &[u8]) -> Res<Mark> {
+        on_side(|slots| staging::upload(slots, dst, src)).map(|()| Mark::default())
+    }
+
+    fn side_download(&self, dst: &mut [u8], src: u64, _after: Mark) -> Res<()> {
+        on_side(|slots| staging::download(slots, dst, src))
+    }
+
+    fn finish_part(&self) -> Res<Mark> {
+        // SAFETY: the null stream of the current context.
+        unsafe { result::stream::synchronize(std::ptr::null_mut()) }
+            .map_err(|e| driver_error("kernel execution", e))?;
+        Ok(Mark::default())
     }
 
     fn zero(&self, ptr: u64, bytes: usize) -> Res<()> {
@@ -376,7 +429,8 @@ impl Device for Driver {
                         .map_err(|e| driver_error("recording an event", e))
                 })
                 .and_then(|()| {
-                    result::ctx::synchronize().map_err(|e| driver_error("kernel execution", e))
+                    result::event::synchronize(stop)
+                        .map_err(|e| driver_error("kernel execution", e))
                 })
                 .and_then(|()| {
                     result::event::elapsed(start, stop)

@@ -43,7 +43,7 @@ mod steps;
 
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, Res};
 use crate::ireval::eval::{Array, Evaluator, Launcher, Val};
-use crate::ireval::parts::{RowParts, WholeRows};
+use crate::ireval::parts::{Mark, RowParts, Side, WholeRows};
 use crate::ireval::{self, Thresholds};
 use crate::kernel_io::{
     Elems, Io, KernelFailure, Operand, failure_diagnostic, kernel_index, prim_data,
@@ -109,6 +109,27 @@ trait Device: Send + Sync {
         params: &mut [u64],
         wait: bool,
     ) -> Res<f64>;
+    /// Copies `src` to `dst` on the *side queue*, beside the launches and copies of the main
+    /// one (an entry point run in parts of rows: the next part's input goes up while a part's
+    /// kernels run), and returns when it is done; `dst` is memory no launch in flight uses.
+    /// The mark says when it is done on the device's clock ([`Device::wait_for`]).
+    fn side_upload(&self, dst: u64, src: &[u8]) -> Res<Mark> {
+        self.upload(dst, src).map(|()| Mark::default())
+    }
+    /// Copies `dst.len()` bytes at `src` into `dst` on the side queue, starting once the main
+    /// queue has reached `after` (a [`Device::finish_part`] whose launches wrote `src`), and
+    /// returns when it is done.
+    fn side_download(&self, dst: &mut [u8], src: u64, _after: Mark) -> Res<()> {
+        self.download(dst, src)
+    }
+    /// Waits until every launch and copy of the main queue has finished; the mark of that
+    /// point.
+    fn finish_part(&self) -> Res<Mark> {
+        Ok(Mark::default())
+    }
+    /// The main queue goes on only after `mark` (of a side copy whose result it reads; on a
+    /// GPU the side copy has finished already when its call returned).
+    fn wait_for(&self, _mark: Mark) {}
     /// Whether the kernels count their float operations (the performance model's do).
     fn counting(&self) -> Counting {
         Counting::Plain
@@ -258,23 +279,32 @@ pub fn run_model_from_env(
     let settings =
         model::gpus::from_env().and_then(|gpu| Ok((gpu, model::sampled_warps_from_env()?)));
     let (gpu, sampled) = settings.map_err(|e| machine_error(R_CUDA_UNAVAILABLE, e))?;
-    run_model(codegen, program, entry, args, thresholds, gpu, sampled)
+    let part_rows = part_rows_from_env()?;
+    run_model(
+        codegen,
+        program,
+        entry,
+        args,
+        thresholds,
+        (gpu, sampled),
+        part_rows,
+    )
 }
 
 /// Runs entry point `entry` in the performance model of `gpu`, sampling `sampled` warps per
-/// launch (every warp: `None`); the outputs and the model's report.
+/// launch (every warp: `None`), in parts of `part_rows` rows when the entry point is
+/// separable along its rows (`None`: whole); the outputs and the model's report.
 pub fn run_model(
     codegen: &dyn CudaCodegen,
     program: &Program,
     entry: &str,
     args: Vec<Value>,
     thresholds: &Thresholds,
-    gpu: &'static model::gpus::Gpu,
-    sampled: Option<i64>,
+    (gpu, sampled): (&'static model::gpus::Gpu, Option<i64>),
+    part_rows: Option<usize>,
 ) -> Res<(Vec<Value>, model::Report)> {
     let report = Arc::new(std::sync::Mutex::new(model::Report::default()));
     let shared = Arc::clone(&report);
-    let part_rows = part_rows_from_env()?;
     let (outputs, _) = run_on(
         codegen,
         program,
@@ -459,6 +489,20 @@ impl Launcher for CudaLauncher {
             Ok(()) => self.concat_on_device(parts, shape),
             Err(e) => Some(Err(e)),
         }
+    }
+
+    fn side(&self) -> Option<Box<dyn Side + '_>> {
+        Some(Box::new(resident::SideCopies {
+            pool: Arc::clone(&self.pool),
+        }))
+    }
+
+    fn finish_part(&self) -> Res<Mark> {
+        self.dev().finish_part()
+    }
+
+    fn wait_for(&self, mark: Mark) {
+        self.dev().wait_for(mark)
     }
 }
 

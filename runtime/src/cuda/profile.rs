@@ -7,7 +7,7 @@
 //!
 //! Invariant: `Timed` changes nothing a device does; it only times and counts.
 
-use super::{Device, Res};
+use super::{Device, Mark, Res};
 use ogham_ir::artifact::cuda::Counting;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -176,6 +176,22 @@ impl Device for Timed {
             b.kernel += seconds;
         });
         Ok(seconds)
+    }
+
+    fn side_upload(&self, dst: u64, src: &[u8]) -> Res<Mark> {
+        self.inner.side_upload(dst, src)
+    }
+
+    fn side_download(&self, dst: &mut [u8], src: u64, after: Mark) -> Res<()> {
+        self.inner.side_download(dst, src, after)
+    }
+
+    fn finish_part(&self) -> Res<Mark> {
+        self.inner.finish_part()
+    }
+
+    fn wait_for(&self, mark: Mark) {
+        self.inner.wait_for(mark)
     }
 
     fn counting(&self) -> Counting {

@@ -22,6 +22,7 @@
 use super::{Device, Res};
 use crate::buffer::Mirror;
 use crate::ireval::eval::Array;
+use crate::ireval::parts::{Mark, Side};
 use crate::kernel_io::prim_data;
 use crate::value::ArrayData;
 use ogham_ir::types::PrimType;
@@ -63,6 +64,24 @@ impl Pool {
                 Err(_) if self.release() => self.dev.alloc(class)?,
                 Err(e) => return Err(e),
             },
+        };
+        Ok(DeviceMemory {
+            ptr,
+            class,
+            pool: Arc::clone(self),
+        })
+    }
+
+    /// At least `bytes` bytes of device memory newly allocated, never a kept piece: memory for
+    /// the side queue, which must not take a piece that a launch still queued on the main
+    /// queue may read (pieces go back to the pool when the host drops them, not when the
+    /// launches reading them have run).
+    pub fn alloc_fresh(self: &Arc<Pool>, bytes: usize) -> Res<DeviceMemory> {
+        let class = bytes.max(1).div_ceil(GRANULE) * GRANULE;
+        let ptr = match self.dev.alloc(class) {
+            Ok(ptr) => ptr,
+            Err(_) if self.release() => self.dev.alloc(class)?,
+            Err(e) => return Err(e),
         };
         Ok(DeviceMemory {
             ptr,
@@ -170,6 +189,48 @@ fn resident(pool: &Arc<Pool>, data: &ArrayData) -> Res<Option<u64>> {
     let memory = pool.upload(data.as_ptr() as u64, bytes)?;
     let ptr = memory.ptr;
     Ok(data.attach(Arc::new(Resident { memory })).then_some(ptr))
+}
+
+/// The side queue of an entry point run in parts of rows (`crate::ireval::parts`): uploads
+/// into fresh memory ([`Pool::alloc_fresh`]) attached as the buffer's mirror, downloads of
+/// remote buffers straight from their device memory, both on the device's side queue.
+pub(super) struct SideCopies {
+    pub pool: Arc<Pool>,
+}
+
+impl Side for SideCopies {
+    fn bind(&self) -> Res<()> {
+        self.pool.dev.bind()
+    }
+
+    fn upload(&self, data: &ArrayData) -> Res<Mark> {
+        if data.mirror().is_some() {
+            return Ok(Mark::default());
+        }
+        let bytes = data.len() * data.prim_type_size();
+        let memory = self.pool.alloc_fresh(bytes)?;
+        // SAFETY: the buffer's `bytes` initialised bytes, on the host (it has no mirror, so it
+        // is not remote).
+        let host = unsafe { std::slice::from_raw_parts(data.as_ptr(), bytes) };
+        let mark = self.pool.dev.side_upload(memory.ptr, host)?;
+        data.attach(Arc::new(Resident { memory }));
+        Ok(mark)
+    }
+
+    fn download(&self, data: &ArrayData, dst: &mut [u8], after: Mark) -> Res<()> {
+        let on_this_device = data.mirror().and_then(|mirror| {
+            let any: &dyn Any = &**mirror;
+            any.downcast_ref::<Resident>()
+                .filter(|r| Arc::ptr_eq(&r.memory.pool, &self.pool))
+                .map(|r| r.memory.ptr)
+        });
+        match on_this_device {
+            Some(ptr) if data.is_remote() => self.pool.dev.side_download(dst, ptr, after),
+            _ => data
+                .read_into(dst)
+                .map_err(|e| super::machine_error(crate::error::R_CUDA, e)),
+        }
+    }
 }
 
 /// The device address of the first element of `view` (an array of scalars): in its buffer's

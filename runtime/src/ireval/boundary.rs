@@ -108,14 +108,18 @@ fn rebuild(ty: &BoundaryType, flat: &mut impl Iterator<Item = Val>) -> Option<Va
     }
 }
 
-/// An evaluator value as a boundary value (arrays copied out of their stores).
+/// An evaluator value as a boundary value (an array's store taken over when it is all of it
+/// and not shared, else its elements copied out).
 pub fn to_value(v: Val) -> Option<Value> {
     match v {
         Val::Prim(s) => Some(Value::Scalar(s)),
-        Val::Array(a) => match a.to_store() {
-            Store::Prim(data) => OutArray::new(a.shape().to_vec(), data).map(Value::Array),
-            Store::Boxed(_) => None,
-        },
+        Val::Array(a) => {
+            let shape = a.shape().to_vec();
+            match a.into_store() {
+                Store::Prim(data) => OutArray::new(shape, data).map(Value::Array),
+                Store::Boxed(_) => None,
+            }
+        }
         _ => None,
     }
 }

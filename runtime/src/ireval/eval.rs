@@ -1,5 +1,6 @@
 //! Statement-by-statement execution of IR bodies (see the module header in `mod.rs`).
 
+use super::parts::{Mark, Side};
 use crate::error::{R_COERCE, R_DIV_ZERO, R_INTERNAL, R_NEG_SIZE, R_SIZE, Res, error};
 use crate::index::{self, IdxArg};
 use crate::memory;
@@ -62,6 +63,22 @@ pub trait Launcher {
     fn concat(&self, _parts: &[Array], _shape: &[usize]) -> Option<Res<Array>> {
         None
     }
+
+    /// Copies beside the kernels, for a run in parts of rows (`parts.rs`): the next part's
+    /// input goes up and a finished part's outputs come back while a part's kernels run.
+    /// `None`: the parts run one after the other.
+    fn side(&self) -> Option<Box<dyn Side + '_>> {
+        None
+    }
+
+    /// Waits until the kernels launched so far have finished (a part's last); the mark of that
+    /// point, after which the side may read their results.
+    fn finish_part(&self) -> Res<Mark> {
+        Ok(Mark::default())
+    }
+
+    /// The kernels launched from now on go on only after `mark` (a side upload they read).
+    fn wait_for(&self, _mark: Mark) {}
 }
 
 /// Runs the code of one function, core or kernel IR.

@@ -157,6 +157,8 @@ fn evaluate<H: Form>(
     let params = boundary::bind_arguments(function, args)?;
     let mut evaluator = eval::Evaluator::new(function, limits, launcher);
     let results = crate::trace::with_sink(sink, || evaluator.run(&function.body, params))?;
+    // Its variables no longer share the results, which are then taken over, not copied.
+    drop(evaluator);
     let mut outputs = boundary::gather_results(function, results)?;
     // Arrays a launcher left on its device come home before the device goes.
     for output in &mut outputs {

@@ -23,9 +23,26 @@ use ogham_ir::diag::Diagnostic;
 use ogham_ir::kir::rows::RowSplit;
 use ogham_ir::kir::{Function, ThresholdId};
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 
 type Res<T> = Result<T, Box<Diagnostic>>;
+
+/// A point in a device's queues (the performance model's clock, in seconds; 0 where the device
+/// keeps none), to order the side's copies against the kernels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
+pub struct Mark(pub f64);
+
+/// Copies beside the kernels ([`Launcher::side`]), made on a thread of their own.
+pub trait Side: Send {
+    /// Prepares the calling thread (makes the device current on it).
+    fn bind(&self) -> Res<()>;
+    /// Puts `data`'s elements where the kernels read them (and attaches the copy, so that the
+    /// kernels find it); returns when done, with the mark of its end.
+    fn upload(&self, data: &ArrayData) -> Res<Mark>;
+    /// Copies `data`'s elements into `dst` (exactly their bytes), once the kernels have reached
+    /// `after` (where the ones that made `data` finished); returns when done.
+    fn download(&self, data: &ArrayData, dst: &mut [u8], after: Mark) -> Res<()>;
+}
 
 /// How to run an entry point in parts.
 #[derive(Clone, Debug)]
@@ -66,7 +83,7 @@ pub(super) fn run(
     function: &Function,
     parts: &RowParts,
     whole: WholeRows,
-    mut args: Vec<Value>,
+    args: Vec<Value>,
     limits: &HashMap<ThresholdId, i64>,
     launcher: Option<&dyn Launcher>,
 ) -> Res<Option<(Vec<Value>, usize)>> {
@@ -81,58 +98,227 @@ pub(super) fn run(
         unreachable!("`RowParts::whole` found an array")
     };
     let (shape, data) = input.into_parts();
-    let data = Arc::new(data);
-    let row_elems: usize = shape[1..].iter().product();
     let rows = whole.rows as usize;
-    // The first part's outputs (their tuples and records, to rebuild), and every array in
-    // them, whole.
-    let mut layout: Option<Vec<Layout>> = None;
-    let mut outputs: Vec<Option<(Vec<usize>, ArrayData)>> = Vec::new();
-    let (mut start, mut count) = (0, 0);
-    while start < rows {
-        let n = parts.part_rows.max(1).min(rows - start);
-        let view = ArrayData::range_view(&data, start * row_elems, n * row_elems)
-            .expect("the part's rows are inside the input");
-        let mut part_shape = shape.clone();
-        part_shape[0] = n;
-        args[parts.split.param] = Value::Array(Array::new(part_shape, view).expect("shape fits"));
-        let Ok(params) = boundary::bind_arguments(function, args.clone()) else {
+    let step = parts.part_rows.max(1);
+    let calls = Calls {
+        function,
+        args,
+        param: parts.split.param,
+        limits: part_limits,
+        launcher,
+    };
+    let input = Input {
+        row_elems: shape[1..].iter().product(),
+        shape,
+        data: Arc::new(data),
+    };
+    let ranges: Vec<(usize, usize)> = (0..rows)
+        .step_by(step)
+        .map(|start| (start, step.min(rows - start)))
+        .collect();
+    let whole_outputs = match launcher.and_then(|l| l.side()) {
+        Some(side) => pipelined(&calls, &input, &ranges, rows, side)?,
+        None => one_after_another(&calls, &input, &ranges, rows)?,
+    };
+    Ok(whole_outputs.map(|w| (w.finish(), ranges.len())))
+}
+
+/// The calls of the parts: the entry point, its arguments (the split one replaced by each
+/// part's rows), the thresholds fixed for the parts and the launcher.
+struct Calls<'a> {
+    function: &'a Function,
+    args: Vec<Value>,
+    param: usize,
+    limits: HashMap<ThresholdId, i64>,
+    launcher: Option<&'a dyn Launcher>,
+}
+
+impl Calls<'_> {
+    /// Runs the entry point on `part`, rows `(start, n)` of the split argument: its outputs, or
+    /// `None` when it fails.
+    fn call(&self, part: ArrayData, (_, n): (usize, usize), input: &Input) -> Option<Vec<Value>> {
+        let mut shape = input.shape.clone();
+        shape[0] = n;
+        let mut args = self.args.clone();
+        args[self.param] = Value::Array(Array::new(shape, part).expect("shape fits"));
+        let params = boundary::bind_arguments(self.function, args).ok()?;
+        let mut evaluator = eval::Evaluator::new(self.function, &self.limits, self.launcher);
+        let results = evaluator.run(&self.function.body, params).ok()?;
+        // Its variables no longer share the results: they stay on the device until the side
+        // copies them.
+        drop(evaluator);
+        boundary::gather_results(self.function, results).ok()
+    }
+}
+
+/// The split argument: its shape, elements and elements per row.
+struct Input {
+    shape: Vec<usize>,
+    data: Arc<ArrayData>,
+    row_elems: usize,
+}
+
+impl Input {
+    /// The elements of rows `(start, n)`, a view of the argument's.
+    fn rows(&self, (start, n): (usize, usize)) -> ArrayData {
+        ArrayData::range_view(&self.data, start * self.row_elems, n * self.row_elems)
+            .expect("the part's rows are inside the input")
+    }
+}
+
+/// The parts in turn, each one's outputs copied home before the next starts.
+fn one_after_another(
+    calls: &Calls,
+    input: &Input,
+    ranges: &[(usize, usize)],
+    rows: usize,
+) -> Res<Option<Whole>> {
+    let mut whole = Whole::new(rows);
+    for &range in ranges {
+        let Some(outputs) = calls.call(input.rows(range), range, input) else {
             return Ok(None);
         };
-        let mut evaluator = eval::Evaluator::new(function, &part_limits, launcher);
-        let Ok(results) = evaluator.run(&function.body, params) else {
+        if !whole.place(outputs, range, &mut |data, dst| {
+            data.read_into(dst)
+                .map_err(|e| error(R_CUDA, Default::default(), e))
+        })? {
             return Ok(None);
-        };
-        let part_outputs = boundary::gather_results(function, results)?;
+        }
+    }
+    Ok(Some(whole))
+}
+
+/// What the side's thread is asked to do, in order.
+enum Job {
+    /// Put a part's input where the kernels read it.
+    Upload(ArrayData),
+    /// Bring a finished part's outputs home, once the kernels have reached the mark.
+    Download(Vec<Value>, (usize, usize), Mark),
+}
+
+/// The parts pipelined with the side's copies: while part `k`'s kernels run, the side thread
+/// brings part `k - 1`'s outputs home and puts part `k + 1`'s input in place (jobs in the order
+/// upload 0, upload 1, then download `k`, upload `k + 2` as each part `k` finishes).
+fn pipelined(
+    calls: &Calls,
+    input: &Input,
+    ranges: &[(usize, usize)],
+    rows: usize,
+    side: Box<dyn Side + '_>,
+) -> Res<Option<Whole>> {
+    let launcher = calls.launcher.expect("a side comes from a launcher");
+    std::thread::scope(|scope| {
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let (uploaded, arrivals) = mpsc::channel::<Res<(ArrayData, Mark)>>();
+        let worker = scope.spawn(move || -> Res<Option<Whole>> {
+            side.bind()?;
+            let mut whole = Some(Whole::new(rows));
+            for job in queue {
+                match job {
+                    Job::Upload(data) => {
+                        let done = side.upload(&data).map(|mark| (data, mark));
+                        // The main thread may have stopped waiting (a part failed).
+                        let _ = uploaded.send(done);
+                    }
+                    Job::Download(outputs, range, after) => {
+                        if let Some(w) = &mut whole
+                            && !w.place(outputs, range, &mut |data, dst| {
+                                side.download(data, dst, after)
+                            })?
+                        {
+                            whole = None;
+                        }
+                    }
+                }
+            }
+            Ok(whole)
+        });
+        let send = |job| jobs.send(job).is_ok();
+        let mut sent = true;
+        for &range in ranges.iter().take(2) {
+            sent &= send(Job::Upload(input.rows(range)));
+        }
+        for (k, &range) in ranges.iter().enumerate() {
+            let Ok(arrival) = arrivals.recv() else {
+                sent = false;
+                break;
+            };
+            let (part, mark) = arrival?;
+            launcher.wait_for(mark);
+            let Some(outputs) = calls.call(part, range, input) else {
+                drop(jobs);
+                return worker
+                    .join()
+                    .expect("the side thread does not panic")
+                    .map(|_| None);
+            };
+            let after = launcher.finish_part()?;
+            sent &= send(Job::Download(outputs, range, after));
+            if let Some(&next) = ranges.get(k + 2) {
+                sent &= send(Job::Upload(input.rows(next)));
+            }
+        }
+        drop(jobs);
+        let whole = worker.join().expect("the side thread does not panic")?;
+        Ok(whole.filter(|_| sent))
+    })
+}
+
+/// The whole outputs, made from the first part's and filled part by part.
+struct Whole {
+    rows: usize,
+    /// Where the arrays are in the outputs' tuples and records (the first part's).
+    layout: Option<Vec<Layout>>,
+    /// Each array of the outputs, whole.
+    arrays: Vec<Option<(Vec<usize>, ArrayData)>>,
+}
+
+impl Whole {
+    fn new(rows: usize) -> Whole {
+        Whole {
+            rows,
+            layout: None,
+            arrays: Vec::new(),
+        }
+    }
+
+    /// Writes `outputs`, those of rows `(start, n)`, into the whole outputs' rows (each array's
+    /// bytes through `copy`); false when they do not have the first part's layout, shapes and
+    /// types (the caller runs the whole call instead).
+    fn place(
+        &mut self,
+        outputs: Vec<Value>,
+        (start, n): (usize, usize),
+        copy: &mut dyn FnMut(&ArrayData, &mut [u8]) -> Res<()>,
+    ) -> Res<bool> {
         let mut arrays = Vec::new();
-        let part_layout: Vec<Layout> = part_outputs
+        let layout: Vec<Layout> = outputs
             .into_iter()
             .map(|v| leaves(v, &mut arrays))
             .collect();
-        if layout.is_none() {
-            outputs = arrays.iter().map(|_| None).collect();
-            layout = Some(part_layout);
-        } else if layout.as_ref() != Some(&part_layout) {
-            return Ok(None);
+        if self.layout.is_none() {
+            self.arrays = arrays.iter().map(|_| None).collect();
+            self.layout = Some(layout);
+        } else if self.layout.as_ref() != Some(&layout) {
+            return Ok(false);
         }
-        for (whole_output, part) in outputs.iter_mut().zip(arrays) {
-            if !place_rows(whole_output, part, start, n, rows)? {
-                return Ok(None);
+        for (whole, part) in self.arrays.iter_mut().zip(arrays) {
+            if !place_rows(whole, part, (start, n), self.rows, copy)? {
+                return Ok(false);
             }
         }
-        start += n;
-        count += 1;
+        Ok(true)
     }
-    let mut whole_arrays = outputs.into_iter().map(|o| {
-        let (shape, data) = o.expect("every output placed");
-        Value::Array(Array::new(shape, data).expect("shape fits"))
-    });
-    let layout = layout.expect("at least one part");
-    let outputs = layout
-        .iter()
-        .map(|v| rebuild(v, &mut whole_arrays))
-        .collect();
-    Ok(Some((outputs, count)))
+
+    /// The whole outputs.
+    fn finish(self) -> Vec<Value> {
+        let mut arrays = self.arrays.into_iter().map(|o| {
+            let (shape, data) = o.expect("every output placed");
+            Value::Array(Array::new(shape, data).expect("shape fits"))
+        });
+        let layout = self.layout.expect("at least one part");
+        layout.iter().map(|l| rebuild(l, &mut arrays)).collect()
+    }
 }
 
 /// Where an output's values are in its tuples (and records).
@@ -185,9 +371,9 @@ pub(super) fn shared(args: Vec<Value>) -> Res<Vec<Value>> {
 fn place_rows(
     whole: &mut Option<(Vec<usize>, ArrayData)>,
     part: Value,
-    start: usize,
-    n: usize,
+    (start, n): (usize, usize),
     rows: usize,
+    copy: &mut dyn FnMut(&ArrayData, &mut [u8]) -> Res<()>,
 ) -> Res<bool> {
     let Value::Array(part) = part else {
         return Ok(false);
@@ -219,8 +405,6 @@ fn place_rows(
     let dst = unsafe {
         std::slice::from_raw_parts_mut(data.as_mut_ptr().add(start * row_bytes), n * row_bytes)
     };
-    part.data()
-        .read_into(dst)
-        .map_err(|e| error(R_CUDA, Default::default(), e))?;
+    copy(part.data(), dst)?;
     Ok(true)
 }

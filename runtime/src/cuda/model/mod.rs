@@ -28,7 +28,7 @@ mod region;
 pub mod warps;
 
 use super::emulator::{self, Build, open_library, symbol_error, trampolines};
-use super::{Device, Res, machine_error};
+use super::{Device, Mark, Res, machine_error};
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE};
 use caches::SectorCache;
 use code::Code;
@@ -138,11 +138,36 @@ pub struct Report {
     /// The instrumented code, to find the sites' lines in (`None` before a program is loaded
     /// or when the loader cannot say where the library is).
     pub code: Option<Code>,
+    /// The side queue's copies, if there were any.
+    pub side: Option<SideQueue>,
+}
+
+/// The side queue's copies (an entry point run in parts of rows, `ireval::parts`): they run
+/// beside the main queue's launches, which wait for them only where they read their results.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SideQueue {
+    pub copies: u64,
+    pub bytes: u64,
+    /// The copies' own time.
+    pub seconds: f64,
+    /// When the last one ends.
+    pub end: f64,
+    /// The main queue's time spent waiting for them.
+    pub waited: f64,
 }
 
 impl Report {
+    /// The main queue's time: its kernels, copies and allocations, and its waits for the side
+    /// queue.
+    pub fn main_seconds(&self) -> f64 {
+        let waited = self.side.map_or(0.0, |s| s.waited);
+        self.kernels.iter().map(|k| k.seconds).sum::<f64>() + waited
+    }
+
+    /// The run's modelled time: the main queue's, or the side queue's end if later.
     pub fn total_seconds(&self) -> f64 {
-        self.kernels.iter().map(|k| k.seconds).sum()
+        let side_end = self.side.map_or(0.0, |s| s.end);
+        self.main_seconds().max(side_end)
     }
 }
 
@@ -292,18 +317,44 @@ impl Model {
             self.gpu.launch_latency + dram_bytes as f64 / self.gpu.dram_bandwidth;
     }
 
-    /// Counts a host-device copy of `bytes` bytes: staged through pinned slots from a megabyte
-    /// on, as the driver does, otherwise direct from pageable memory.
+    /// Counts a host-device copy of `bytes` bytes on the main queue.
     fn copied(&self, bytes: usize) {
         let mut current = self.current.lock().expect("no panics while locked");
         current.copies += 1;
         current.copied_bytes += bytes as u64;
+        current.seconds += self.copy_seconds(bytes);
+    }
+
+    /// The time of a host-device copy of `bytes` bytes: staged through pinned slots from a
+    /// megabyte on, as the driver does, otherwise direct from pageable memory.
+    fn copy_seconds(&self, bytes: usize) -> f64 {
         let bandwidth = if bytes >= super::staging::STAGED_FROM {
             self.gpu.staged_bandwidth
         } else {
             self.gpu.copy_bandwidth
         };
-        current.seconds += self.gpu.copy_latency + bytes as f64 / bandwidth;
+        self.gpu.copy_latency + bytes as f64 / bandwidth
+    }
+
+    /// The main queue's clock: every launch, copy and allocation so far, and its waits for the
+    /// side queue.
+    fn main_clock(&self) -> f64 {
+        let current = self.current.lock().expect("no panics while locked").seconds;
+        let report = self.report.lock().expect("no panics while locked");
+        current + report.main_seconds()
+    }
+
+    /// Counts a copy of `bytes` bytes on the side queue, starting once the side queue is free
+    /// and the main queue has reached `after`; the mark of its end.
+    fn side_copied(&self, bytes: usize, after: Mark) -> Mark {
+        let seconds = self.copy_seconds(bytes);
+        let mut report = self.report.lock().expect("no panics while locked");
+        let side = report.side.get_or_insert_with(SideQueue::default);
+        side.end = side.end.max(after.0) + seconds;
+        side.copies += 1;
+        side.bytes += bytes as u64;
+        side.seconds += seconds;
+        Mark(side.end)
     }
 }
 
@@ -556,6 +607,31 @@ impl Device for Model {
         Ok(())
     }
 
+    fn side_upload(&self, dst: u64, src: &[u8]) -> Res<Mark> {
+        // SAFETY: `dst` is a piece of at least `src.len()` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
+        Ok(self.side_copied(src.len(), Mark::default()))
+    }
+
+    fn side_download(&self, dst: &mut [u8], src: u64, after: Mark) -> Res<()> {
+        // SAFETY: `src` is a piece of at least `dst.len()` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst.as_mut_ptr(), dst.len()) };
+        self.side_copied(dst.len(), after);
+        Ok(())
+    }
+
+    fn finish_part(&self) -> Res<Mark> {
+        Ok(Mark(self.main_clock()))
+    }
+
+    fn wait_for(&self, mark: Mark) {
+        let now = self.main_clock();
+        if mark.0 > now {
+            let mut report = self.report.lock().expect("no panics while locked");
+            report.side.get_or_insert_with(SideQueue::default).waited += mark.0 - now;
+        }
+    }
+
     fn zero(&self, ptr: u64, bytes: usize) -> Res<()> {
         // SAFETY: `ptr` is a piece of at least `bytes` bytes.
         unsafe { std::ptr::write_bytes(ptr as *mut u8, 0, bytes) };
@@ -719,8 +795,18 @@ fn site_lines(l: &LaunchReport, code: &Code) -> Vec<String> {
 
 /// `OGHAM_PROFILE`'s last line.
 pub fn total_line(report: &Report) -> String {
+    let side = report.side.map_or(String::new(), |s| {
+        format!(
+            " ({} copies of {:.1} MB beside the kernels, {:.3} ms, of which the kernels waited \
+             {:.3} ms)",
+            s.copies,
+            s.bytes as f64 / 1e6,
+            s.seconds * 1e3,
+            s.waited * 1e3
+        )
+    });
     format!(
-        "modeled total {:.3} ms on {}",
+        "modeled total {:.3} ms on {}{side}",
         report.total_seconds() * 1e3,
         report.device
     )
