@@ -21,6 +21,7 @@ use ogham_compiler::pipeline::Options;
 use ogham_runtime::cuda::model::{Report, Site, gpus};
 use ogham_runtime::cuda::run_model;
 use ogham_runtime::ireval::Thresholds;
+use ogham_runtime::ireval::parts::PartRows;
 use ogham_runtime::value::{Array, Value};
 
 const PROGRAM: &str = "
@@ -86,7 +87,7 @@ fn model_with(
         args.clone(),
         thresholds,
         (gpu, sampled),
-        None,
+        PartRows::Whole,
     )
     .unwrap_or_else(|e| panic!("{}", e.message));
     let expected = Backend::Interp
@@ -404,8 +405,8 @@ fn parts_of_rows_copy_beside_the_kernels() {
         )
         .unwrap_or_else(|e| panic!("{}", e.message))
     };
-    let (whole_outputs, whole) = run(None);
-    let (outputs, parts) = run(Some(16));
+    let (whole_outputs, whole) = run(PartRows::Whole);
+    let (outputs, parts) = run(PartRows::Rows(16));
     assert_eq!(outputs, whole_outputs);
     let expected = Backend::Interp
         .run(&fe, "rowwork", args.clone(), None)

@@ -13,6 +13,7 @@ use ogham_compiler::pipeline::Options;
 use ogham_ir::kir::rows::row_split;
 use ogham_runtime::cuda::run_emulated_in_parts;
 use ogham_runtime::ireval::Thresholds;
+use ogham_runtime::ireval::parts::PartRows;
 use ogham_runtime::value::{Array, Value};
 use std::path::Path;
 
@@ -148,12 +149,13 @@ fn run(
     args: Vec<Value>,
     part_rows: Option<usize>,
 ) -> Result<String, String> {
+    let rows = part_rows.map_or(PartRows::Whole, PartRows::Rows);
     let Value::Array(input) = &args[0] else {
         panic!("the first argument is the rows")
     };
     let expected_parts = part_rows.map_or(1, |p| input.shape()[0].div_ceil(p));
     let (outputs, parts) =
-        run_emulated_in_parts(CUDA, ir, entry, args, &Thresholds::default(), part_rows)
+        run_emulated_in_parts(CUDA, ir, entry, args, &Thresholds::default(), rows)
             .map_err(|e| format!("{} {} {:?} {:?}", e.code, e.message, e.primary, e.notes))?;
     assert_eq!(parts, expected_parts, "{entry}: parts run");
     Ok(format!("{outputs:?}"))

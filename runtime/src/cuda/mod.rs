@@ -43,7 +43,7 @@ mod steps;
 
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, Res};
 use crate::ireval::eval::{Array, Evaluator, Launcher, Val};
-use crate::ireval::parts::{Mark, RowParts, Side, WholeRows};
+use crate::ireval::parts::{Mark, PartRows, RowParts, Side, WholeRows};
 use crate::ireval::{self, Thresholds};
 use crate::kernel_io::{
     Elems, Io, KernelFailure, Operand, failure_diagnostic, kernel_index, prim_data,
@@ -216,35 +216,25 @@ pub fn run_emulated(
         .map(|(outputs, _)| outputs)
 }
 
-/// [`run_emulated`] in parts of `part_rows` rows when the entry point is separable along its
-/// rows (`ogham_ir::kir::rows`; `None`: whole); the outputs and the number of parts it ran in
-/// (1: whole).
+/// [`run_emulated`] in parts of rows as `part_rows` says when the entry point is separable
+/// along its rows (`ogham_ir::kir::rows`); the outputs and the number of parts it ran in (1:
+/// whole).
 pub fn run_emulated_in_parts(
     codegen: &dyn CudaCodegen,
     program: &Program,
     entry: &str,
     args: Vec<Value>,
     thresholds: &Thresholds,
-    part_rows: Option<usize>,
+    part_rows: PartRows,
 ) -> Res<(Vec<Value>, usize)> {
     run_on(codegen, program, entry, args, thresholds, part_rows, || {
         emulator::Emulator::new().map(|d| Box::new(d) as Box<dyn Device>)
     })
 }
 
-/// `OGHAM_ROW_PART`: the rows per part when an entry point is separable along its rows
-/// (docs/cuda.md, "Parts of rows"); unset: whole.
-fn part_rows_from_env() -> Res<Option<usize>> {
-    match std::env::var("OGHAM_ROW_PART") {
-        Err(_) => Ok(None),
-        Ok(text) => match text.parse::<usize>() {
-            Ok(rows) if rows > 0 => Ok(Some(rows)),
-            _ => Err(machine_error(
-                R_CUDA_UNAVAILABLE,
-                format!("OGHAM_ROW_PART must be a number of rows above 0, not `{text}`"),
-            )),
-        },
-    }
+/// `OGHAM_ROW_PART` ([`PartRows::from_env`]; docs/cuda.md, "Parts of rows").
+fn part_rows_from_env() -> Res<PartRows> {
+    PartRows::from_env().map_err(|e| machine_error(R_CUDA_UNAVAILABLE, e))
 }
 
 /// Runs entry point `entry` of kernel-IR `program` in the GPU performance model
@@ -292,8 +282,8 @@ pub fn run_model_from_env(
 }
 
 /// Runs entry point `entry` in the performance model of `gpu`, sampling `sampled` warps per
-/// launch (every warp: `None`), in parts of `part_rows` rows when the entry point is
-/// separable along its rows (`None`: whole); the outputs and the model's report.
+/// launch (every warp: `None`), in parts of rows as `part_rows` says when the entry point is
+/// separable along its rows; the outputs and the model's report.
 pub fn run_model(
     codegen: &dyn CudaCodegen,
     program: &Program,
@@ -301,7 +291,7 @@ pub fn run_model(
     args: Vec<Value>,
     thresholds: &Thresholds,
     (gpu, sampled): (&'static model::gpus::Gpu, Option<i64>),
-    part_rows: Option<usize>,
+    part_rows: PartRows,
 ) -> Res<(Vec<Value>, model::Report)> {
     let report = Arc::new(std::sync::Mutex::new(model::Report::default()));
     let shared = Arc::clone(&report);
@@ -324,13 +314,11 @@ fn run_on(
     entry: &str,
     args: Vec<Value>,
     thresholds: &Thresholds,
-    part_rows: Option<usize>,
+    part_rows: PartRows,
     open: impl FnOnce() -> Res<Box<dyn Device>> + Send,
 ) -> Res<(Vec<Value>, usize)> {
     let function = program.functions.iter().position(|f| f.name == entry);
-    let parts = function
-        .zip(part_rows)
-        .and_then(|(k, rows)| row_parts(&program.functions[k], &args, rows));
+    let parts = function.and_then(|k| row_parts(&program.functions[k], &args, part_rows));
     let whole_rows = parts.as_ref().map(|(_, whole)| *whole);
     let part_rows = parts.as_ref().map(|(p, _)| p.part_rows);
     let profile = std::env::var_os("OGHAM_PROFILE").is_some();
@@ -391,24 +379,29 @@ fn run_on(
     run
 }
 
-/// How entry point `function` runs in parts of `part_rows` rows for `args`, if it does: when
-/// it is separable along its first array's rows (`ogham_ir::kir::rows`; `OGHAM_PROFILE` says
-/// why not) and `args` have more rows than a part.
+/// How entry point `function` runs in parts of rows for `args`, if it does: when `part_rows`
+/// gives a part size for its split argument ([`PartRows::for_input`]), the entry point is
+/// separable along its first array's rows (`ogham_ir::kir::rows`; `OGHAM_PROFILE` says why
+/// not) and the argument has more rows than a part.
 fn row_parts(
     function: &ogham_ir::kir::Function,
     args: &[Value],
-    part_rows: usize,
+    part_rows: PartRows,
 ) -> Option<(RowParts, WholeRows)> {
     let split = ogham_ir::kir::rows::row_split(function);
     if std::env::var_os("OGHAM_PROFILE").is_some()
+        && part_rows != PartRows::Whole
         && let Err(why) = &split
     {
         eprintln!("ogham-profile: not run in parts of rows: {why}");
     }
-    let parts = RowParts {
-        split: split.ok()?,
-        part_rows,
+    let split = split.ok()?;
+    let Some(Value::Array(input)) = args.get(split.param) else {
+        return None;
     };
+    let bytes = input.len() * input.data().prim_type_size();
+    let part_rows = part_rows.for_input(input.shape()[0], bytes)?;
+    let parts = RowParts { split, part_rows };
     let whole = parts.whole(function, args)?;
     Some((parts, whole))
 }

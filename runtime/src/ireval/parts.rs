@@ -3,13 +3,17 @@
 //! runs as a call of its own (with one launcher, so one device, module and memory pool), and
 //! the parts' outputs are written into the whole outputs' rows as each part finishes.
 //!
+//! When the launcher has a side ([`Launcher::side`]: the CUDA executors), the parts are
+//! pipelined: a thread of its own puts the next part's input on the device and brings the
+//! finished parts' outputs home while a part's kernels run ([`pipelined`]).
+//!
 //! Identical outputs: each part takes the versions the whole run takes (the thresholds that
 //! compare the number of rows are fixed to the whole run's decisions here; those on other
 //! sizes decide alike in every part), and the launcher plans segmented reductions with the
-//! whole run's segment count ([`RowParts::whole`]). Any failure of a part, or arguments that do
-//! not fit (a parameter spread from a tuple, a first argument that is not an array), runs the
-//! entry point whole instead, so errors are reported exactly as without parts (an error's
-//! point would otherwise be counted from the part's first row).
+//! whole run's segment count ([`RowParts::whole`]). Any failure of a part or of the side, or
+//! arguments that do not fit (a parameter spread from a tuple, a first argument that is not an
+//! array), runs the entry point whole instead, so errors are reported exactly as without parts
+//! (an error's point would otherwise be counted from the part's first row).
 //!
 //! Invariants relied on: the inputs are not written (a part's input is a view of the caller's
 //! array, copied on write like any borrowed array); each output of a separable entry point has
@@ -42,6 +46,55 @@ pub trait Side: Send {
     /// Copies `data`'s elements into `dst` (exactly their bytes), once the kernels have reached
     /// `after` (where the ones that made `data` finished); returns when done.
     fn download(&self, data: &ArrayData, dst: &mut [u8], after: Mark) -> Res<()>;
+}
+
+/// How many rows a part takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartRows {
+    /// Never in parts.
+    Whole,
+    /// Parts of this many rows (the last takes the rest).
+    Rows(usize),
+    /// The executor's choice from the split argument's size ([`PartRows::for_input`]).
+    Auto,
+}
+
+/// [`PartRows::Auto`] splits an argument of at least this many bytes...
+pub const AUTO_FROM: usize = 64 << 20;
+/// ... into parts of about this many bytes ...
+pub const AUTO_PART_BYTES: usize = 32 << 20;
+/// ... and at most this many parts.
+pub const AUTO_MOST_PARTS: usize = 8;
+
+impl PartRows {
+    /// `OGHAM_ROW_PART`: unset, [`PartRows::Auto`]; `0`, whole; a number of rows.
+    pub fn from_env() -> Result<PartRows, String> {
+        match std::env::var("OGHAM_ROW_PART") {
+            Err(_) => Ok(PartRows::Auto),
+            Ok(text) => match text.parse::<usize>() {
+                Ok(0) => Ok(PartRows::Whole),
+                Ok(rows) => Ok(PartRows::Rows(rows)),
+                Err(_) => Err(format!(
+                    "OGHAM_ROW_PART must be a number of rows (0: never in parts), not `{text}`"
+                )),
+            },
+        }
+    }
+
+    /// The rows per part for a split argument of `rows` rows and `bytes` bytes; `None`: whole.
+    /// `Auto`: whole below [`AUTO_FROM`] bytes, else parts of about [`AUTO_PART_BYTES`] (at
+    /// least 2 parts, at most [`AUTO_MOST_PARTS`]).
+    pub fn for_input(self, rows: usize, bytes: usize) -> Option<usize> {
+        match self {
+            PartRows::Whole => None,
+            PartRows::Rows(n) => Some(n),
+            PartRows::Auto if bytes < AUTO_FROM => None,
+            PartRows::Auto => {
+                let parts = (bytes / AUTO_PART_BYTES).clamp(2, AUTO_MOST_PARTS);
+                Some(rows.div_ceil(parts))
+            }
+        }
+    }
 }
 
 /// How to run an entry point in parts.
@@ -197,8 +250,9 @@ enum Job {
 }
 
 /// The parts pipelined with the side's copies: while part `k`'s kernels run, the side thread
-/// brings part `k - 1`'s outputs home and puts part `k + 1`'s input in place (jobs in the order
-/// upload 0, upload 1, then download `k`, upload `k + 2` as each part `k` finishes).
+/// puts part `k + 1`'s input in place and brings part `k - 1`'s outputs home (jobs in the
+/// order upload 0, upload 1, then upload `k + 2`, download `k` as each part `k` finishes, so
+/// that a part's input never waits behind the outputs of the part just before it).
 fn pipelined(
     calls: &Calls,
     input: &Input,
@@ -239,28 +293,28 @@ fn pipelined(
             sent &= send(Job::Upload(input.rows(range)));
         }
         for (k, &range) in ranges.iter().enumerate() {
-            let Ok(arrival) = arrivals.recv() else {
+            let Ok(Ok((part, mark))) = arrivals.recv() else {
                 sent = false;
                 break;
             };
-            let (part, mark) = arrival?;
             launcher.wait_for(mark);
-            let Some(outputs) = calls.call(part, range, input) else {
-                drop(jobs);
-                return worker
-                    .join()
-                    .expect("the side thread does not panic")
-                    .map(|_| None);
+            let (Some(outputs), Ok(after)) =
+                (calls.call(part, range, input), launcher.finish_part())
+            else {
+                sent = false;
+                break;
             };
-            let after = launcher.finish_part()?;
-            sent &= send(Job::Download(outputs, range, after));
+            // Uploads first: the part after next must not wait for this part's outputs.
             if let Some(&next) = ranges.get(k + 2) {
                 sent &= send(Job::Upload(input.rows(next)));
             }
+            sent &= send(Job::Download(outputs, range, after));
         }
         drop(jobs);
-        let whole = worker.join().expect("the side thread does not panic")?;
-        Ok(whole.filter(|_| sent))
+        // A failure of the side (a copy, memory) runs the whole call instead, as a part's does:
+        // the whole call then reports whatever the device still has to say.
+        let whole = worker.join().expect("the side thread does not panic");
+        Ok(whole.ok().flatten().filter(|_| sent))
     })
 }
 
