@@ -1,4 +1,4 @@
-//! Entry points run in parts of rows (`ogham_ir::kir::rows`, `ogham_runtime::ireval::parts`):
+//! Entry points run in parts of rows (`ogham_ir::rows`, `ogham_runtime::ireval::parts`):
 //! which entry points the analysis finds separable and why others are not; on the CUDA
 //! emulator, outputs in parts byte-identical to the whole run's (STL; a float sum per row whose
 //! launch plan depends on the number of rows), and a run-time error reported exactly as by the
@@ -10,7 +10,7 @@
 use ogham::codegen::cuda::CUDA;
 use ogham::{Backend, Frontend};
 use ogham_compiler::pipeline::Options;
-use ogham_ir::kir::rows::row_split;
+use ogham_ir::rows::row_split;
 use ogham_runtime::cuda::run_emulated_in_parts;
 use ogham_runtime::ireval::Thresholds;
 use ogham_runtime::ireval::parts::PartRows;

@@ -68,6 +68,7 @@ pub mod math;
 pub mod op;
 pub mod parse;
 pub mod print;
+pub mod rows;
 pub mod scalar;
 pub mod sizes;
 pub mod source;

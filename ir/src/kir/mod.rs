@@ -11,7 +11,6 @@
 //! threshold ([`ThresholdId`]: a [`ThresholdKind`] and the map's number; defaults in
 //! [`Threshold`], overridable by name in a tuning file).
 
-pub mod rows;
 pub mod tuning;
 
 use crate::{Body, Form, HistOp, Lambda, RedOp, ScanOp, SubExp, Type, VarId};

@@ -42,8 +42,8 @@ mod staging;
 mod steps;
 
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, Res};
-use crate::ireval::eval::{Array, Evaluator, Launcher, Val};
-use crate::ireval::parts::{Mark, PartRows, RowParts, Side, WholeRows};
+use crate::ireval::eval::{Array, Evaluator, Launcher, Mark, Side, Val};
+use crate::ireval::parts::{PartRows, RowParts, WholeRows};
 use crate::ireval::{self, Thresholds};
 use crate::kernel_io::{
     Elems, Io, KernelFailure, Operand, failure_diagnostic, kernel_index, prim_data,
@@ -217,7 +217,7 @@ pub fn run_emulated(
 }
 
 /// [`run_emulated`] in parts of rows as `part_rows` says when the entry point is separable
-/// along its rows (`ogham_ir::kir::rows`); the outputs and the number of parts it ran in (1:
+/// along its rows (`ogham_ir::rows`); the outputs and the number of parts it ran in (1:
 /// whole).
 pub fn run_emulated_in_parts(
     codegen: &dyn CudaCodegen,
@@ -381,14 +381,14 @@ fn run_on(
 
 /// How entry point `function` runs in parts of rows for `args`, if it does: when `part_rows`
 /// gives a part size for its split argument ([`PartRows::for_input`]), the entry point is
-/// separable along its first array's rows (`ogham_ir::kir::rows`; `OGHAM_PROFILE` says why
+/// separable along its first array's rows (`ogham_ir::rows`; `OGHAM_PROFILE` says why
 /// not) and the argument has more rows than a part.
 fn row_parts(
     function: &ogham_ir::kir::Function,
     args: &[Value],
     part_rows: PartRows,
 ) -> Option<(RowParts, WholeRows)> {
-    let split = ogham_ir::kir::rows::row_split(function);
+    let split = ogham_ir::rows::row_split(function);
     if std::env::var_os("OGHAM_PROFILE").is_some()
         && part_rows != PartRows::Whole
         && let Err(why) = &split

@@ -22,7 +22,7 @@
 use super::{Device, Res};
 use crate::buffer::Mirror;
 use crate::ireval::eval::Array;
-use crate::ireval::parts::{Mark, Side};
+use crate::ireval::eval::{Mark, Side};
 use crate::kernel_io::prim_data;
 use crate::value::ArrayData;
 use ogham_ir::types::PrimType;

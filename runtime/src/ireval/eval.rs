@@ -1,6 +1,5 @@
 //! Statement-by-statement execution of IR bodies (see the module header in `mod.rs`).
 
-use super::parts::{Mark, Side};
 use crate::error::{R_COERCE, R_DIV_ZERO, R_INTERNAL, R_NEG_SIZE, R_SIZE, Res, error};
 use crate::index::{self, IdxArg};
 use crate::memory;
@@ -23,6 +22,23 @@ mod soac;
 pub type Val = crate::val::Val<'static, Infallible>;
 pub type Array = crate::val::Array<'static, Infallible>;
 pub type Store = crate::val::Store<'static, Infallible>;
+
+/// A point in a device's queues (the performance model's clock, in seconds; 0 where the device
+/// keeps none), to order the side's copies against the kernels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
+pub struct Mark(pub f64);
+
+/// Copies beside the kernels ([`Launcher::side`], for a run in parts of rows: `parts.rs`), made on a thread of their own.
+pub trait Side: Send {
+    /// Prepares the calling thread (makes the device current on it).
+    fn bind(&self) -> Res<()>;
+    /// Puts `data`'s elements where the kernels read them (and attaches the copy, so that the
+    /// kernels find it); returns when done, with the mark of its end.
+    fn upload(&self, data: &ArrayData) -> Res<Mark>;
+    /// Copies `data`'s elements into `dst` (exactly their bytes), once the kernels have reached
+    /// `after` (where the ones that made `data` finished); returns when done.
+    fn download(&self, data: &ArrayData, dst: &mut [u8], after: Mark) -> Res<()>;
+}
 
 /// Runs kernels in place of the evaluator (the CPU backend's compiled kernels).
 pub trait Launcher {

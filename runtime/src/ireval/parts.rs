@@ -1,5 +1,5 @@
 //! Running a kernel-IR entry point in parts of rows: when the entry point is separable along
-//! its first array parameter's rows ([`ogham_ir::kir::rows`]), each part of `part_rows` rows
+//! its first array parameter's rows ([`ogham_ir::rows`]), each part of `part_rows` rows
 //! runs as a call of its own (with one launcher, so one device, module and memory pool), and
 //! the parts' outputs are written into the whole outputs' rows as each part finishes.
 //!
@@ -20,33 +20,16 @@
 //! the rows as its leading dimension.
 
 use super::boundary;
-use super::eval::{self, Launcher};
+use super::eval::{self, Launcher, Mark, Side};
 use crate::error::{R_CUDA, error};
 use crate::value::{Array, ArrayData, Value};
 use ogham_ir::diag::Diagnostic;
-use ogham_ir::kir::rows::RowSplit;
 use ogham_ir::kir::{Function, ThresholdId};
+use ogham_ir::rows::RowSplit;
 use std::collections::HashMap;
 use std::sync::{Arc, mpsc};
 
 type Res<T> = Result<T, Box<Diagnostic>>;
-
-/// A point in a device's queues (the performance model's clock, in seconds; 0 where the device
-/// keeps none), to order the side's copies against the kernels.
-#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
-pub struct Mark(pub f64);
-
-/// Copies beside the kernels ([`Launcher::side`]), made on a thread of their own.
-pub trait Side: Send {
-    /// Prepares the calling thread (makes the device current on it).
-    fn bind(&self) -> Res<()>;
-    /// Puts `data`'s elements where the kernels read them (and attaches the copy, so that the
-    /// kernels find it); returns when done, with the mark of its end.
-    fn upload(&self, data: &ArrayData) -> Res<Mark>;
-    /// Copies `data`'s elements into `dst` (exactly their bytes), once the kernels have reached
-    /// `after` (where the ones that made `data` finished); returns when done.
-    fn download(&self, data: &ArrayData, dst: &mut [u8], after: Mark) -> Res<()>;
-}
 
 /// How many rows a part takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -29,7 +29,7 @@
 //! Invariants relied on: kernel IR binds every variable once and passed the verifier; kernel
 //! bodies hold no thresholds and no kernels (by their type).
 
-use super::{Function, HostBody, HostOp, HostStmt, SegKind, SegOp, ThresholdId};
+use crate::kir::{Function, HostBody, HostOp, HostStmt, SegKind, SegOp, ThresholdId};
 use crate::traverse::{for_each_operand, for_each_stmt, free_vars_body, use_counts};
 use crate::{DimIndex, Exp, Lambda, SubExp, Type, VarId};
 use std::collections::HashSet;
