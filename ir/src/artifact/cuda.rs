@@ -79,7 +79,18 @@ pub struct CudaProgram {
     /// What every translation unit starts with (types, the failure record, scalar semantics,
     /// the arena allocator).
     pub prelude: String,
+    /// The data kernels the executor launches itself ([`crate::abi::cuda_data_kernels`]),
+    /// written after the prelude.
+    pub data_kernels: String,
     pub segs: Vec<GeneratedSeg>,
+}
+
+/// A translation unit NVRTC compiles on its own ([`CudaProgram::units`]): its source and the
+/// `__global__` functions it defines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unit {
+    pub source: String,
+    pub kernels: Vec<String>,
 }
 
 impl CudaProgram {
@@ -88,8 +99,55 @@ impl CudaProgram {
         self.segs.iter().map(|s| s.text.as_str()).collect()
     }
 
-    /// The translation unit: the prelude then every kernel.
+    /// The whole translation unit: the prelude, the data kernels, then every kernel.
     pub fn source(&self) -> String {
-        format!("{}\n{}", self.prelude, self.kernels_text())
+        format!(
+            "{}{}\n{}",
+            self.prelude,
+            self.data_kernels,
+            self.kernels_text()
+        )
+    }
+
+    /// The translation units the CUDA runtime compiles separately (in parallel, each when it
+    /// is first needed): the data kernels' (the prelude and the data kernels), then one per
+    /// generated kernel, in statement order (the prelude and the kernel with its combine
+    /// kernel). Each is [`CudaProgram::source`] less the other units' kernels: generated
+    /// kernels call only the prelude, never each other.
+    pub fn units(&self) -> Vec<Unit> {
+        let data = Unit {
+            source: format!("{}{}", self.prelude, self.data_kernels),
+            kernels: crate::abi::cuda_data_kernels().map(String::from).collect(),
+        };
+        let kernels = self.segs.iter().filter_map(|s| {
+            Some(Unit {
+                source: format!("{}\n{}", self.prelude, s.text),
+                kernels: s.kernel.as_ref().ok()?.functions(),
+            })
+        });
+        std::iter::once(data).chain(kernels).collect()
+    }
+
+    /// The `__global__` functions of [`CudaProgram::source`]: the data kernels, then every
+    /// generated kernel and its combine kernel.
+    pub fn kernel_names(&self) -> Vec<String> {
+        crate::abi::cuda_data_kernels()
+            .map(String::from)
+            .chain(
+                self.segs
+                    .iter()
+                    .filter_map(|s| s.kernel.as_ref().ok())
+                    .flat_map(CudaKernel::functions),
+            )
+            .collect()
+    }
+}
+
+impl CudaKernel {
+    /// Its `__global__` functions: the kernel and its combine kernel.
+    pub fn functions(&self) -> Vec<String> {
+        std::iter::once(self.name.clone())
+            .chain(self.combine.clone())
+            .collect()
     }
 }
