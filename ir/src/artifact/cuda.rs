@@ -128,17 +128,14 @@ impl CudaProgram {
         std::iter::once(data).chain(kernels).collect()
     }
 
-    /// The `__global__` functions of [`CudaProgram::source`]: the data kernels, then every
-    /// generated kernel and its combine kernel.
+    /// The `__global__` functions of [`CudaProgram::source`]: every generated kernel and its
+    /// combine kernel, then the data kernels.
     pub fn kernel_names(&self) -> Vec<String> {
-        crate::abi::cuda_data_kernels()
-            .map(String::from)
-            .chain(
-                self.segs
-                    .iter()
-                    .filter_map(|s| s.kernel.as_ref().ok())
-                    .flat_map(CudaKernel::functions),
-            )
+        self.segs
+            .iter()
+            .filter_map(|s| s.kernel.as_ref().ok())
+            .flat_map(CudaKernel::functions)
+            .chain(crate::abi::cuda_data_kernels().map(String::from))
             .collect()
     }
 }

@@ -23,7 +23,7 @@ pub struct Driver {
     sms: i64,
     /// The loaded program's units: their CUBINs, compiled (or read from the cache) in
     /// parallel, each at its first kernel's first launch at the latest (`units.rs`).
-    units: Option<Compiling<Res<(Vec<u8>, Option<Cached>)>>>,
+    units: Option<Compiling<Res<Cubin>>>,
     /// The kernels of the units loaded so far (each unit a module).
     functions: Mutex<HashMap<String, u64>>,
 }
@@ -84,7 +84,7 @@ impl Driver {
 /// The CUBIN of `source` for `arch`, and the cache and entry name it is kept under: from the
 /// on-disk cache when the entry there is intact (see [`crate::cache_file`]), otherwise compiled
 /// by NVRTC (`fresh`: never from the cache) and cached.
-fn cached_cubin(source: &str, arch: &str, fresh: bool) -> Res<(Vec<u8>, Option<Cached>)> {
+fn cached_cubin(source: &str, arch: &str, fresh: bool) -> Res<Cubin> {
     let (major, minor) = nvrtc::version().map_err(|e| driver_error("NVRTC version", e))?;
     let options = nvrtc::OPTIONS.join(" ");
     let name = format!(
@@ -136,6 +136,9 @@ fn load_module(
         driver_error(&format!("loading the module ({file})"), e)
     })
 }
+
+/// A unit's CUBIN and the cache entry it is kept under.
+type Cubin = (Vec<u8>, Option<Cached>);
 
 /// A cache entry: its store and name.
 struct Cached {
