@@ -148,3 +148,53 @@ impl CudaKernel {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(name: &str, combine: Option<&str>) -> GeneratedSeg {
+        GeneratedSeg {
+            function: 0,
+            name: name.to_string(),
+            kernel: Ok(CudaKernel {
+                name: name.to_string(),
+                level: SegLevel::Thread,
+                inputs: Vec::new(),
+                sites: Vec::new(),
+                accumulators: 0,
+                combine: combine.map(String::from),
+                combine_by_warps: false,
+                shared_slots: 0,
+                block_widths: None,
+                allocates: false,
+            }),
+            text: format!("// kernel {name}\n"),
+        }
+    }
+
+    #[test]
+    fn each_kernel_is_a_unit_after_the_prelude() {
+        let mut not_generated = seg("a_k2", None);
+        not_generated.kernel = Err("why".to_string());
+        let program = CudaProgram {
+            prelude: "P\n".to_string(),
+            data_kernels: "D\n".to_string(),
+            segs: vec![seg("a_k0", Some("a_k0_combine")), seg("a_k1", None), not_generated],
+        };
+        assert_eq!(
+            program.source(),
+            "P\nD\n\n// kernel a_k0\n// kernel a_k1\n// kernel a_k2\n"
+        );
+        let units = program.units();
+        assert_eq!(units.len(), 3);
+        assert_eq!(units[0].source, "P\nD\n");
+        assert_eq!(units[0].kernels[0], crate::abi::CUDA_IOTA);
+        assert_eq!(units[1].source, "P\n\n// kernel a_k0\n");
+        assert_eq!(units[1].kernels, ["a_k0", "a_k0_combine"]);
+        assert_eq!(units[2].kernels, ["a_k1"]);
+        let names = program.kernel_names();
+        assert_eq!(names[..3], ["a_k0", "a_k0_combine", "a_k1"]);
+        assert_eq!(names.len(), 3 + crate::abi::cuda_data_kernels().count());
+    }
+}
