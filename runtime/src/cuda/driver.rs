@@ -1,8 +1,8 @@
 //! The GPU: the CUDA driver through cudarc (context of device 0, raw allocations and copies,
-//! a module per translation unit, compiled by NVRTC (in parallel, `units.rs`) and cached on
-//! disk (`<cache>/cuda/<key>.cubin`, verified by its checksum file before use, see
-//! [`crate::cache_file`]) and loaded at its first kernel's first launch, launches on the null stream, each one
-//! waited for timed by two events around it). Copies of a megabyte or more go through two
+//! a module per translation unit, compiled by NVRTC (in parallel, `units.rs`), cached on disk
+//! (`<cache>/cuda/<key>.cubin`, verified by its checksum file before use, see
+//! [`crate::cache_file`]) and loaded at its first kernel's first launch; launches on the null
+//! stream, each one waited for timed by two events around it). Copies of a megabyte or more go through two
 //! pinned staging slots, made once per process ([`staging`](super::staging)); every copy and
 //! launch is on the null stream, so they run in the order they are issued.
 
