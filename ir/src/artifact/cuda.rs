@@ -180,7 +180,11 @@ mod tests {
         let program = CudaProgram {
             prelude: "P\n".to_string(),
             data_kernels: "D\n".to_string(),
-            segs: vec![seg("a_k0", Some("a_k0_combine")), seg("a_k1", None), not_generated],
+            segs: vec![
+                seg("a_k0", Some("a_k0_combine")),
+                seg("a_k1", None),
+                not_generated,
+            ],
         };
         assert_eq!(
             program.source(),
