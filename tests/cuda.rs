@@ -1,11 +1,12 @@
-//! The CUDA backend without a GPU: every generated CUDA program of the corpus (`tests/cases`)
-//! compiles with NVRTC for `sm_80` (the oldest architecture the project models), and every entry
-//! point of `programs/` — the translation unit the runtime compiles for it — for `sm_90` (the
-//! H100 and H200 the project measures on), with ptxas's register / shared-memory report per
-//! kernel printed (`cargo test --test cuda -- --nocapture`). A source generated twice (a corpus
-//! case that runs a bundled program's entry) is compiled once. The generated C is the same for
-//! every architecture, so each unit compiles for one of them: NVRTC takes most of the test's time
-//! (about 8 CPU-minutes, 4 of them STL's eight entry points of about 100 kernels each).
+//! The CUDA backend without a GPU: the translation units the runtime compiles
+//! (`CudaProgram::units`: the prelude with the data kernels, and the prelude with each generated
+//! kernel) compile with NVRTC: every generated CUDA program's of the corpus (`tests/cases`) for
+//! `sm_80` (the oldest architecture the project models), and every entry point's of
+//! `programs/` for `sm_90` (the H100 and H200 the project measures on), with ptxas's register /
+//! shared-memory report per kernel printed (`cargo test --test cuda -- --nocapture`). A unit
+//! generated twice (the data kernels', a corpus case that runs a bundled program's entry) is
+//! compiled once. The generated C is the same for every architecture, so each unit compiles for
+//! one of them: NVRTC takes most of the test's time.
 //!
 //! (The generated code's behaviour is tested by the corpus and the property tests on the
 //! `cuda-emu` backend, which compiles it for the host.)
@@ -18,8 +19,9 @@ use ogham::Frontend;
 use ogham::testing::{TestFile, collect_og_files};
 use ogham_compiler::back::cuda::{generate, generate_entry};
 use ogham_compiler::pipeline::Options;
-use ogham_ir::artifact::cuda::Counting;
+use ogham_ir::artifact::cuda::{Counting, Unit as CudaUnit};
 use ogham_runtime::cuda::nvrtc;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -29,12 +31,12 @@ const CORPUS_ARCH: &str = "sm_80";
 const BUNDLED_ARCH: &str = "sm_90";
 
 /// A translation unit: its program's path (and entry point, for a bundled program's), CUDA
-/// source, and how many kernels it has.
+/// source, and its kernels.
 struct Unit {
     path: PathBuf,
     entry: Option<String>,
     source: String,
-    kernels: usize,
+    kernels: Vec<String>,
 }
 
 impl Unit {
@@ -53,9 +55,10 @@ impl Unit {
     }
 
     fn label(&self) -> String {
+        let kernels = self.kernels.join(" ");
         match &self.entry {
-            Some(e) => format!("{} ({e})", self.path.display()),
-            None => self.path.display().to_string(),
+            Some(e) => format!("{} ({e}: {kernels})", self.path.display()),
+            None => format!("{} ({kernels})", self.path.display()),
         }
     }
 }
@@ -69,9 +72,19 @@ fn units(root: &Path) -> (Vec<Unit>, Vec<String>) {
     }
     let mut out: Vec<Unit> = Vec::new();
     let mut not_generated = Vec::new();
-    // Whole-program sources seen: the bundled programs first, so that a corpus case generating
-    // the same source is dropped.
-    let mut seen: Vec<String> = Vec::new();
+    // Units seen: the bundled programs' first, so that a corpus case's unit with the same source
+    // is dropped.
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut add = |out: &mut Vec<Unit>, path: &Path, entry: Option<String>, unit: CudaUnit| {
+        if seen.insert(unit.source.clone()) {
+            out.push(Unit {
+                path: path.to_path_buf(),
+                entry,
+                source: unit.source,
+                kernels: unit.kernels,
+            });
+        }
+    };
     files.sort_by_key(|p| !p.starts_with(root.join("programs")));
     for path in files {
         // Known bugs (`tags { disable }`, each explained in its file) are not compiled either.
@@ -87,35 +100,27 @@ fn units(root: &Path) -> (Vec<Unit>, Vec<String>) {
             continue;
         };
         let program = generate(&ir);
-        let source = program.source();
-        if program.segs.is_empty() || seen.contains(&source) {
+        if program.segs.is_empty() {
             continue;
         }
-        seen.push(source);
         let path = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
         not_generated.extend(program.segs.iter().filter_map(|s| {
             let reason = s.kernel.as_ref().err()?;
             Some(format!("{}: {}: {reason}", path.display(), s.name))
         }));
         if !path.starts_with("programs") {
-            out.push(Unit {
-                path,
-                entry: None,
-                source: program.source(),
-                kernels: program.segs.len(),
-            });
+            for unit in program.units() {
+                add(&mut out, &path, None, unit);
+            }
             continue;
         }
         let mut functions: Vec<usize> = program.segs.iter().map(|s| s.function).collect();
         functions.sort_unstable();
         functions.dedup();
         for f in functions {
-            out.push(Unit {
-                path: path.clone(),
-                entry: Some(ir.functions[f].name.clone()),
-                source: generate_entry(&ir, f, Counting::Plain).source(),
-                kernels: program.segs.iter().filter(|s| s.function == f).count(),
-            });
+            for unit in generate_entry(&ir, f, Counting::Plain).units() {
+                add(&mut out, &path, Some(ir.functions[f].name.clone()), unit);
+            }
         }
     }
     (out, not_generated)
@@ -170,7 +175,7 @@ fn every_generated_kernel_compiles_with_nvrtc() {
         .parent()
         .expect("tests/ is in the workspace");
     let (units, not_generated) = units(root);
-    let kernels: usize = units.iter().map(|u| u.kernels).sum();
+    let kernels: usize = units.iter().map(|u| u.kernels.len()).sum();
     // The largest units first, so that the workers finish together.
     let mut jobs: Vec<usize> = (0..units.len()).collect();
     jobs.sort_by_key(|&u| std::cmp::Reverse(units[u].source.len()));

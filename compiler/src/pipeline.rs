@@ -407,6 +407,7 @@ mod tests {
         };
         let cuda = Artifact::Cuda(CudaProgram {
             prelude: "prelude\n".to_string(),
+            data_kernels: String::new(),
             segs: vec![
                 cuda_seg("a_k0", "// kernel a_k0 (thread level)\nk0\nk0_combine\n"),
                 cuda_seg("a_k1", "// kernel a_k1 (block level)\nk1\n"),

@@ -79,7 +79,18 @@ pub struct CudaProgram {
     /// What every translation unit starts with (types, the failure record, scalar semantics,
     /// the arena allocator).
     pub prelude: String,
+    /// The data kernels the executor launches itself ([`crate::abi::cuda_data_kernels`]),
+    /// written after the prelude.
+    pub data_kernels: String,
     pub segs: Vec<GeneratedSeg>,
+}
+
+/// A translation unit NVRTC compiles on its own ([`CudaProgram::units`]): its source and the
+/// `__global__` functions it defines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unit {
+    pub source: String,
+    pub kernels: Vec<String>,
 }
 
 impl CudaProgram {
@@ -88,8 +99,106 @@ impl CudaProgram {
         self.segs.iter().map(|s| s.text.as_str()).collect()
     }
 
-    /// The translation unit: the prelude then every kernel.
+    /// The whole translation unit: the prelude, the data kernels, then every kernel.
     pub fn source(&self) -> String {
-        format!("{}\n{}", self.prelude, self.kernels_text())
+        format!(
+            "{}{}\n{}",
+            self.prelude,
+            self.data_kernels,
+            self.kernels_text()
+        )
+    }
+
+    /// The translation units the CUDA runtime compiles separately (in parallel, each when it
+    /// is first needed): the data kernels' (the prelude and the data kernels), then one per
+    /// generated kernel, in statement order (the prelude and the kernel with its combine
+    /// kernel). Each is [`CudaProgram::source`] less the other units' kernels: generated
+    /// kernels call only the prelude, never each other.
+    pub fn units(&self) -> Vec<Unit> {
+        let data = Unit {
+            source: format!("{}{}", self.prelude, self.data_kernels),
+            kernels: crate::abi::cuda_data_kernels().map(String::from).collect(),
+        };
+        let kernels = self.segs.iter().filter_map(|s| {
+            Some(Unit {
+                source: format!("{}\n{}", self.prelude, s.text),
+                kernels: s.kernel.as_ref().ok()?.functions(),
+            })
+        });
+        std::iter::once(data).chain(kernels).collect()
+    }
+
+    /// The `__global__` functions of [`CudaProgram::source`]: every generated kernel and its
+    /// combine kernel, then the data kernels.
+    pub fn kernel_names(&self) -> Vec<String> {
+        self.segs
+            .iter()
+            .filter_map(|s| s.kernel.as_ref().ok())
+            .flat_map(CudaKernel::functions)
+            .chain(crate::abi::cuda_data_kernels().map(String::from))
+            .collect()
+    }
+}
+
+impl CudaKernel {
+    /// Its `__global__` functions: the kernel and its combine kernel.
+    pub fn functions(&self) -> Vec<String> {
+        std::iter::once(self.name.clone())
+            .chain(self.combine.clone())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(name: &str, combine: Option<&str>) -> GeneratedSeg {
+        GeneratedSeg {
+            function: 0,
+            name: name.to_string(),
+            kernel: Ok(CudaKernel {
+                name: name.to_string(),
+                level: SegLevel::Thread,
+                inputs: Vec::new(),
+                sites: Vec::new(),
+                accumulators: 0,
+                combine: combine.map(String::from),
+                combine_by_warps: false,
+                shared_slots: 0,
+                block_widths: None,
+                allocates: false,
+            }),
+            text: format!("// kernel {name}\n"),
+        }
+    }
+
+    #[test]
+    fn each_kernel_is_a_unit_after_the_prelude() {
+        let mut not_generated = seg("a_k2", None);
+        not_generated.kernel = Err("why".to_string());
+        let program = CudaProgram {
+            prelude: "P\n".to_string(),
+            data_kernels: "D\n".to_string(),
+            segs: vec![
+                seg("a_k0", Some("a_k0_combine")),
+                seg("a_k1", None),
+                not_generated,
+            ],
+        };
+        assert_eq!(
+            program.source(),
+            "P\nD\n\n// kernel a_k0\n// kernel a_k1\n// kernel a_k2\n"
+        );
+        let units = program.units();
+        assert_eq!(units.len(), 3);
+        assert_eq!(units[0].source, "P\nD\n");
+        assert_eq!(units[0].kernels[0], crate::abi::CUDA_IOTA);
+        assert_eq!(units[1].source, "P\n\n// kernel a_k0\n");
+        assert_eq!(units[1].kernels, ["a_k0", "a_k0_combine"]);
+        assert_eq!(units[2].kernels, ["a_k1"]);
+        let names = program.kernel_names();
+        assert_eq!(names[..3], ["a_k0", "a_k0_combine", "a_k1"]);
+        assert_eq!(names.len(), 3 + crate::abi::cuda_data_kernels().count());
     }
 }

@@ -1,7 +1,8 @@
 //! The GPU: the CUDA driver through cudarc (context of device 0, raw allocations and copies,
-//! modules compiled by NVRTC and cached on disk (`<cache>/cuda/<key>.cubin`, verified by its
-//! checksum file before use, see [`crate::cache_file`]), launches on the null stream, each one
-//! waited for timed by two events around it). Copies of a megabyte or more go through two
+//! a module per translation unit, compiled by NVRTC (in parallel, `units.rs`), cached on disk
+//! (`<cache>/cuda/<key>.cubin`, verified by its checksum file before use, see
+//! [`crate::cache_file`]) and loaded at its first kernel's first launch; launches on the null
+//! stream, each one waited for timed by two events around it). Copies of a megabyte or more go through two
 //! pinned staging slots, made once per process ([`staging`](super::staging)); every copy and
 //! launch of the main queue is on the null stream, so they run in the order they are issued.
 //!
@@ -14,10 +15,12 @@
 //! not for the whole context, so that it does not wait for the side queue too.
 
 use super::staging::{self, CHUNK, STAGED_FROM, Slots};
-use super::{Device, Mark, Res, driver_error, machine_error, nvrtc};
+use super::units::Compiling;
+use super::{Device, Mark, Res, driver_error, machine_error, no_kernel, nvrtc};
 use crate::cache_file::{self, Store};
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, R_OUT_OF_MEMORY};
 use cudarc::driver::{CudaContext, result, sys};
+use ogham_ir::artifact::cuda::{CudaProgram, Unit};
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -26,6 +29,11 @@ pub struct Driver {
     ctx: Arc<CudaContext>,
     arch: String,
     sms: i64,
+    /// The loaded program's units: their CUBINs, compiled (or read from the cache) in
+    /// parallel, each at its first kernel's first launch at the latest (`units.rs`).
+    units: Option<Compiling<Res<Cubin>>>,
+    /// The kernels of the units loaded so far (each unit a module).
+    functions: Mutex<HashMap<String, u64>>,
 }
 
 /// Device 0's context, created once per process: by [`start_context`] in the background, or by
@@ -75,6 +83,8 @@ impl Driver {
             ctx,
             arch: format!("sm_{major}{minor}"),
             sms,
+            units: None,
+            functions: Mutex::new(HashMap::new()),
         })
     }
 }
@@ -82,7 +92,7 @@ impl Driver {
 /// The CUBIN of `source` for `arch`, and the cache and entry name it is kept under: from the
 /// on-disk cache when the entry there is intact (see [`crate::cache_file`]), otherwise compiled
 /// by NVRTC (`fresh`: never from the cache) and cached.
-fn cached_cubin(source: &str, arch: &str, fresh: bool) -> Res<(Vec<u8>, Option<Cached>)> {
+fn cached_cubin(source: &str, arch: &str, fresh: bool) -> Res<Cubin> {
     let (major, minor) = nvrtc::version().map_err(|e| driver_error("NVRTC version", e))?;
     let options = nvrtc::OPTIONS.join(" ");
     let name = format!(
@@ -108,6 +118,35 @@ fn cached_cubin(source: &str, arch: &str, fresh: bool) -> Res<(Vec<u8>, Option<C
     }
     Ok((compiled.cubin, cached))
 }
+
+/// Loads the CUBIN of unit `source` as a module. A cached CUBIN that passes its checksum but
+/// does not load is compiled once more; when that fails too, the error names the cache file.
+fn load_module(
+    source: &str,
+    arch: &str,
+    cubin: &[u8],
+    cached: &Option<Cached>,
+) -> Res<sys::CUmodule> {
+    // SAFETY: the image is a CUBIN NVRTC made for this device; the context is current.
+    let e = match unsafe { result::module::load_data(cubin.as_ptr().cast()) } {
+        Ok(module) => return Ok(module),
+        Err(e) => e,
+    };
+    let Some(c) = cached else {
+        return Err(driver_error("loading the module", e));
+    };
+    c.store
+        .damaged(&c.name, &format!("it does not load: {e:?}"));
+    let (cubin, _) = cached_cubin(source, arch, true)?;
+    // SAFETY: as above.
+    unsafe { result::module::load_data(cubin.as_ptr().cast()) }.map_err(|e| {
+        let file = c.store.path(&c.name).display().to_string();
+        driver_error(&format!("loading the module ({file})"), e)
+    })
+}
+
+/// A unit's CUBIN and the cache entry it is kept under.
+type Cubin = (Vec<u8>, Option<Cached>);
 
 /// A cache entry: its store and name.
 struct Cached {
@@ -241,40 +280,37 @@ impl Device for Driver {
         self.sms
     }
 
-    fn load(&mut self, source: &str, names: &[String]) -> Res<HashMap<String, u64>> {
-        self.bind()?;
-        // A cached CUBIN that passes its checksum but does not load is compiled once more; when
-        // that fails too, the error names the cache file.
-        let mut fresh = false;
-        let module = loop {
-            let (cubin, cached) = cached_cubin(source, &self.arch, fresh)?;
-            // SAFETY: the image is a CUBIN NVRTC made for this device; the context is current.
-            match unsafe { result::module::load_data(cubin.as_ptr().cast()) } {
-                Ok(module) => break module,
-                Err(e) if fresh || cached.is_none() => {
-                    let file = cached
-                        .map(|c| format!(" ({})", c.store.path(&c.name).display()))
-                        .unwrap_or_default();
-                    return Err(driver_error(&format!("loading the module{file}"), e));
-                }
-                Err(e) => {
-                    if let Some(c) = &cached {
-                        c.store
-                            .damaged(&c.name, &format!("it does not load: {e:?}"));
-                    }
-                    fresh = true;
-                }
-            }
-        };
-        let mut functions = HashMap::new();
-        for name in names {
-            let c_name = CString::new(name.as_str()).expect("kernel names have no NUL");
-            // SAFETY: the module is loaded and holds the generated kernels.
-            let f = unsafe { result::module::get_function(module, c_name) }
-                .map_err(|e| driver_error(&format!("kernel {name}"), e))?;
-            functions.insert(name.clone(), f as u64);
+    fn load(&mut self, program: &CudaProgram) -> Res<()> {
+        let arch = self.arch.clone();
+        self.units = Some(Compiling::start(program, move |unit: &Unit| {
+            cached_cubin(&unit.source, &arch, false)
+        }));
+        Ok(())
+    }
+
+    /// Loads the kernel's unit as a module at its first kernel's first launch (on the
+    /// launching thread, where the context is current).
+    fn function(&self, name: &str) -> Res<u64> {
+        let mut functions = self.functions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&f) = functions.get(name) {
+            return Ok(f);
         }
-        Ok(functions)
+        let (unit, compiled) = self
+            .units
+            .as_ref()
+            .and_then(|units| units.unit_of(name))
+            .ok_or_else(|| no_kernel(name))?;
+        let (cubin, cached) = compiled.as_ref().map_err(|e| e.clone())?;
+        self.bind()?;
+        let module = load_module(&unit.source, &self.arch, cubin, cached)?;
+        for kernel in &unit.kernels {
+            let c_name = CString::new(kernel.as_str()).expect("kernel names have no NUL");
+            // SAFETY: the module is loaded and holds the unit's kernels.
+            let f = unsafe { result::module::get_function(module, c_name) }
+                .map_err(|e| driver_error(&format!("kernel {kernel}"), e))?;
+            functions.insert(kernel.clone(), f as u64);
+        }
+        functions.get(name).copied().ok_or_else(|| no_kernel(name))
     }
 
     fn alloc(&self, bytes: usize) -> Res<u64> {

@@ -10,9 +10,10 @@
 //! directory of the process. Blocks have 4 threads (block-level kernels: whole warps, up to 64),
 //! so block-level code really runs in parallel and its barriers matter.
 
-use super::{Device, Res, machine_error};
+use super::{Device, Res, machine_error, no_kernel};
 use crate::cache_file::Store;
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE};
+use ogham_ir::artifact::cuda::CudaProgram;
 use std::alloc::Layout;
 use std::collections::HashMap;
 use std::io::Write;
@@ -28,6 +29,8 @@ type Emulate = unsafe extern "C" fn(u64, u32, u32, *const u64);
 pub struct Emulator {
     library: Option<libloading::Library>,
     emulate: Option<Emulate>,
+    /// The kernels' trampolines, by kernel name.
+    functions: HashMap<String, u64>,
     /// Live allocations and their layouts.
     allocations: Mutex<HashMap<u64, Layout>>,
 }
@@ -52,6 +55,7 @@ impl Emulator {
         Ok(Emulator {
             library: None,
             emulate: None,
+            functions: HashMap::new(),
             allocations: Mutex::new(HashMap::new()),
         })
     }
@@ -210,15 +214,24 @@ impl Device for Emulator {
         1
     }
 
-    fn load(&mut self, source: &str, names: &[String]) -> Res<HashMap<String, u64>> {
-        let library = open_library(&unit(source, "", names), &EMULATOR)?;
+    /// The whole program as one library (the host compiler's time is not NVRTC's).
+    fn load(&mut self, program: &CudaProgram) -> Res<()> {
+        let names = program.kernel_names();
+        let library = open_library(&unit(&program.source(), "", &names), &EMULATOR)?;
         // SAFETY: the symbol has the type the emulation header declares.
         let emulate: libloading::Symbol<Emulate> =
             unsafe { library.get(b"og_emulate") }.map_err(symbol_error)?;
         self.emulate = Some(*emulate);
-        let functions = trampolines(&library, names)?;
+        self.functions = trampolines(&library, &names)?;
         self.library = Some(library);
-        Ok(functions)
+        Ok(())
+    }
+
+    fn function(&self, name: &str) -> Res<u64> {
+        self.functions
+            .get(name)
+            .copied()
+            .ok_or_else(|| no_kernel(name))
     }
 
     fn alloc(&self, bytes: usize) -> Res<u64> {

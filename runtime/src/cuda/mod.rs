@@ -1,9 +1,10 @@
 //! The CUDA executor (`--backend cuda`): the host program of a kernel-IR program runs in the IR
 //! evaluator; the kernels a code generator ([`CudaCodegen`]: the compiler's CUDA backend, wired
 //! in by the root crate) makes of the entry point being run, when it runs, are compiled with
-//! NVRTC for the device's architecture, as one translation unit per entry point (CUBINs cached
-//! on disk, keyed by the source, the compiler options, the architecture and the NVRTC version)
-//! and launched through the CUDA driver (cudarc). Kernels the backend could not generate are
+//! NVRTC for the device's architecture, one translation unit per kernel (`units.rs`: in parallel
+//! and each by its first launch at the latest, so that kernel versions a run never takes are
+//! not waited for; CUBINs cached on disk, keyed by the unit's source, the compiler options, the
+//! architecture and the NVRTC version) and launched through the CUDA driver (cudarc). Kernels the backend could not generate are
 //! evaluated on the host. A kernel statement finds its generated kernel by its name
 //! ([`ogham_ir::abi::kernels`]).
 //!
@@ -40,6 +41,7 @@ mod profile;
 mod resident;
 mod staging;
 mod steps;
+mod units;
 
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, Res};
 use crate::ireval::eval::{Array, Evaluator, Launcher, Mark, Side, Val};
@@ -83,8 +85,12 @@ trait Device: Send + Sync {
         self.block_size()
     }
     fn multiprocessors(&self) -> i64;
-    /// Compiles and loads a translation unit; the handles of the kernels `names`.
-    fn load(&mut self, source: &str, names: &[String]) -> Res<HashMap<String, u64>>;
+    /// Takes the kernels of `program` (an entry point's, with the data kernels), to be compiled
+    /// and loaded by [`Device::function`].
+    fn load(&mut self, program: &CudaProgram) -> Res<()>;
+    /// The handle of kernel `name` of the loaded program (the GPU compiles and loads its unit
+    /// when it is first asked for, `units.rs`).
+    fn function(&self, name: &str) -> Res<u64>;
     fn alloc(&self, bytes: usize) -> Res<u64>;
     fn free(&self, ptr: u64);
     fn upload(&self, dst: u64, src: &[u8]) -> Res<()>;
@@ -179,6 +185,14 @@ pub fn unavailable() -> Option<String> {
 /// An error of the machine rather than of the program (no source location).
 fn machine_error(code: &'static str, message: String) -> Box<Diagnostic> {
     Box::new(Diagnostic::error(code, message))
+}
+
+/// Kernel `name` is not in the loaded program (a bug of the executor or the code generator).
+fn no_kernel(name: &str) -> Box<Diagnostic> {
+    machine_error(
+        R_CUDA,
+        format!("CUDA: no kernel `{name}` in the loaded program"),
+    )
 }
 
 fn driver_error(what: &str, e: impl std::fmt::Debug) -> Box<Diagnostic> {
@@ -329,7 +343,7 @@ fn run_on(
         };
         let mut dev = profile::Timed::new(open()?);
         let times = dev.times();
-        // Only this entry point's kernels: NVRTC's time grows with the unit (docs/cuda.md).
+        // Only this entry point's kernels (docs/cuda.md, "The runtime").
         let generated = codegen.entry(program, function, dev.counting());
         let mut sites: Vec<KernelSite> = ogham_ir::abi::kernels(program);
         sites.retain(|k| k.function == function);
@@ -345,14 +359,7 @@ fn run_on(
                 format!("CUDA: the generated kernels are not those of entry point `{entry}`"),
             ));
         }
-        let names: Vec<String> = generated
-            .segs
-            .iter()
-            .filter_map(|s| s.kernel.as_ref().ok())
-            .flat_map(|k| std::iter::once(k.name.clone()).chain(k.combine.clone()))
-            .chain(ogham_ir::abi::cuda_data_kernels().map(String::from))
-            .collect();
-        let functions = dev.load(&generated.source(), &names)?;
+        dev.load(&generated)?;
         let by_seg = kernel_index(sites.iter().map(|k| k.stmt));
         let segs = generated.segs;
         let pool = Pool::new(Arc::new(dev));
@@ -364,7 +371,6 @@ fn run_on(
             times,
             profile: std::env::var_os("OGHAM_PROFILE").is_some(),
             segs,
-            functions,
             by_seg,
             arena_strides: std::sync::Mutex::new(HashMap::new()),
             whole_rows,
@@ -413,7 +419,6 @@ struct CudaLauncher {
     times: Arc<std::sync::Mutex<profile::Breakdown>>,
     profile: bool,
     segs: Vec<GeneratedSeg>,
-    functions: HashMap<String, u64>,
     by_seg: HashMap<*const SegOp, usize>,
     /// The failure record every launch shares: zeroed before a launch whose kernel can fail.
     ctx_record: DeviceMemory,
@@ -641,7 +646,7 @@ impl CudaLauncher {
         widest: Option<i64>,
     ) -> Res<()> {
         let (block, sms) = (self.dev().block_size(), self.dev().multiprocessors());
-        let function = self.functions[&kernel.name];
+        let function = self.dev().function(&kernel.name)?;
         // The parameters every kernel but a combine kernel starts with.
         let leading = |arena: u64, stride: i64, n_items: i64| {
             vec![
@@ -733,7 +738,9 @@ impl CudaLauncher {
             (block, segments)
         };
         let combine = Launch {
-            function: self.functions[kernel.combine.as_ref().expect("reductions combine")],
+            function: self
+                .dev()
+                .function(kernel.combine.as_ref().expect("reductions combine"))?,
             grid: ((threads + combine_block - 1) / combine_block).max(1),
             block: combine_block,
             shared: 0,

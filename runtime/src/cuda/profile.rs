@@ -8,8 +8,7 @@
 //! Invariant: `Timed` changes nothing a device does; it only times and counts.
 
 use super::{Device, Mark, Res};
-use ogham_ir::artifact::cuda::Counting;
-use std::collections::HashMap;
+use ogham_ir::artifact::cuda::{Counting, CudaProgram};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -110,8 +109,12 @@ impl Device for Timed {
         self.inner.multiprocessors()
     }
 
-    fn load(&mut self, source: &str, names: &[String]) -> Res<HashMap<String, u64>> {
-        self.inner.load(source, names)
+    fn load(&mut self, program: &CudaProgram) -> Res<()> {
+        self.inner.load(program)
+    }
+
+    fn function(&self, name: &str) -> Res<u64> {
+        self.inner.function(name)
     }
 
     fn alloc(&self, bytes: usize) -> Res<u64> {

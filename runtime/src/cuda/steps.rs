@@ -196,13 +196,7 @@ impl CudaLauncher {
     fn data_kernel(&self, name: &str, grid: usize, shared: u32, mut params: Vec<u64>) -> Res<()> {
         let start = std::time::Instant::now();
         let dev = self.pool.device();
-        let function = *self.functions.get(name).ok_or_else(|| {
-            error(
-                R_INTERNAL,
-                Default::default(),
-                format!("CUDA: no data kernel `{name}`"),
-            )
-        })?;
+        let function = dev.function(name)?;
         let block = dev.block_size() as u32;
         let launched = dev.launch(
             function,

@@ -1,12 +1,14 @@
 //! The CUDA backend: every kernel ([`ogham_ir::kir::SegOp`]) of a kernel-IR program to a
-//! `__global__` function of one CUDA C translation unit, which the runtime compiles with NVRTC
-//! and launches through cudarc; the host program runs on the CPU around the launches.
+//! `__global__` function of CUDA C, which the runtime compiles with NVRTC and launches through
+//! cudarc; the host program runs on the CPU around the launches.
 //!
 //! The translation unit is the prelude (`prelude.cuh`: fixed-width types, the failure record,
 //! strided array views, the interpreter's scalar semantics as device functions, the arena
 //! allocator; `prelude.rs` writes its integer division, float `%` and float-to-integer
-//! conversion from the shared description of `back/steps.rs`) followed by the kernels in statement order, each named `<entry>_k<n>` like the
-//! CPU backend's. `kernel.rs` documents the launch conventions (work items and chunks for
+//! conversion from the shared description of `back/steps.rs`), the data kernels
+//! (`data_kernels.cuh`), then the kernels in statement order, each named `<entry>_k<n>` like the
+//! CPU backend's. A kernel calls only the prelude, so the runtime compiles each kernel after
+//! the prelude as a unit of its own (`CudaProgram::units`). `kernel.rs` documents the launch conventions (work items and chunks for
 //! thread-level kernels; one block per point for block-level ones; two launches plus a combine
 //! kernel for reductions and scans over few long segments). The body code is the shared
 //! lowering's ([`crate::back::lower`]) written as C by `emit.rs` and `lower.rs` (`scalar.rs`:
@@ -44,7 +46,7 @@ use ogham_ir::artifact::cuda::{Counting, CudaProgram, GeneratedSeg};
 use ogham_ir::kir::{Program, SegLevel};
 use std::fmt::Write;
 
-use prelude::prelude;
+use prelude::{data_kernels, prelude};
 
 /// Generates every kernel of a kernel-IR program (uncounted): the `codegen-cuda` pass.
 pub fn generate(program: &Program) -> CudaProgram {
@@ -99,6 +101,7 @@ fn generate_sites(program: &Program, sites: Vec<KernelSite>, counting: Counting)
     }
     CudaProgram {
         prelude: prelude().to_string(),
+        data_kernels: data_kernels().to_string(),
         segs,
     }
 }

@@ -1,5 +1,6 @@
 //! The prelude of every translation unit: `prelude.cuh` with its section of scalar operations
-//! generated from the shared description (`back/steps.rs`).
+//! generated from the shared description (`back/steps.rs`); and the data kernels
+//! (`data_kernels.cuh`), which follow it in their own unit.
 //!
 //! Generated kernels call the interpreter's integer `/`, `%`, `//`, `%%` (`og_div`, `og_mod`,
 //! `og_quot`, `og_rem`), floored float `%` (`og_fmod_floor`) and float-to-integer conversion
@@ -33,6 +34,13 @@ pub fn prelude() -> &'static str {
     static PRELUDE: LazyLock<String> =
         LazyLock::new(|| include_str!("prelude.cuh").replacen(MARKER, &scalar_section(), 1));
     &PRELUDE
+}
+
+/// The data kernels (`data_kernels.cuh`): host steps the executor runs on the device. They
+/// follow the prelude in the data kernels' own translation unit (`CudaProgram::units`), so
+/// that the generated kernels' units do not compile them again.
+pub fn data_kernels() -> &'static str {
+    include_str!("data_kernels.cuh")
 }
 
 /// A C value: an expression (a parameter, a local or a literal) and its type.

@@ -28,13 +28,14 @@ mod region;
 pub mod warps;
 
 use super::emulator::{self, Build, open_library, symbol_error, trampolines};
-use super::{Device, Mark, Res, machine_error};
+use super::units::Compiling;
+use super::{Device, Mark, Res, machine_error, no_kernel};
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE};
 use caches::SectorCache;
 use code::Code;
 use estimate::{Counts, Estimate, Occupancy, Shape};
 use gpus::Gpu;
-use ogham_ir::artifact::cuda::Counting;
+use ogham_ir::artifact::cuda::{Counting, CudaProgram, Unit};
 use ptxas::Resources;
 use region::Region;
 use std::collections::HashMap;
@@ -178,7 +179,10 @@ pub struct Model {
     run: Option<ModelRun>,
     library: Option<libloading::Library>,
     names: HashMap<u64, String>,
-    resources: HashMap<String, Resources>,
+    /// The kernels' trampolines, by kernel name.
+    functions: HashMap<String, u64>,
+    /// ptxas's report of each unit (`None`: no NVRTC).
+    resources: Option<Compiling<Result<HashMap<String, Resources>, String>>>,
     profile: bool,
     /// `OGHAM_PROFILE=sites`: list each launch's costliest sites with their lines.
     profile_sites: bool,
@@ -223,12 +227,40 @@ impl Model {
             run: None,
             library: None,
             names: HashMap::new(),
-            resources: HashMap::new(),
+            functions: HashMap::new(),
+            resources: None,
             profile: std::env::var_os("OGHAM_PROFILE").is_some(),
             profile_sites: std::env::var("OGHAM_PROFILE").is_ok_and(|v| v == "sites"),
             current: Mutex::new(KernelReport::default()),
             report,
         })
+    }
+
+    /// Kernel `kernel`'s registers and static shared memory, from ptxas's report of its unit;
+    /// without one, [`ptxas::ASSUMED_REGISTERS`] (and the report says why).
+    fn resources(&self, kernel: &str) -> Resources {
+        let assumed = Resources {
+            registers: ptxas::ASSUMED_REGISTERS,
+            shared: 0,
+        };
+        let report = self.resources.as_ref().and_then(|r| r.unit_of(kernel));
+        match report {
+            Some((_, Ok(resources))) => resources.get(kernel).copied().unwrap_or(assumed),
+            Some((_, Err(why))) => {
+                self.report
+                    .lock()
+                    .expect("no panics while locked")
+                    .assumed_registers
+                    .get_or_insert_with(|| {
+                        format!(
+                            "{why}: {} registers per thread assumed",
+                            ptxas::ASSUMED_REGISTERS
+                        )
+                    });
+                assumed
+            }
+            None => assumed,
+        }
     }
 
     /// Models one launch of `function` (`grid` blocks of `block` threads, `shared` bytes of
@@ -244,10 +276,7 @@ impl Model {
             .run
             .ok_or_else(|| machine_error(R_CUDA, "the model has no program loaded".into()))?;
         let kernel = self.names.get(&function).cloned().unwrap_or_default();
-        let resources = self.resources.get(&kernel).copied().unwrap_or(Resources {
-            registers: ptxas::ASSUMED_REGISTERS,
-            shared: 0,
-        });
+        let resources = self.resources(&kernel);
         let blocks = i64::from(grid);
         let occupancy = estimate::occupancy(
             self.gpu,
@@ -549,30 +578,36 @@ impl Device for Model {
         self.gpu.sms
     }
 
-    fn load(&mut self, source: &str, names: &[String]) -> Res<HashMap<String, u64>> {
-        match ptxas::report(source, self.gpu.arch) {
-            Ok(resources) => self.resources = resources,
-            Err(why) => {
-                self.report
-                    .lock()
-                    .expect("no panics while locked")
-                    .assumed_registers = Some(format!(
-                    "{why}: {} registers per thread assumed",
-                    ptxas::ASSUMED_REGISTERS
-                ))
-            }
-        }
-        let unit = emulator::unit(source, &format!("{INSTRUMENTATION}\n"), names);
+    /// ptxas's reports are made per unit, in parallel, each at the first launch of one of its
+    /// kernels at the latest (`units.rs`); the emulation is one library.
+    fn load(&mut self, program: &CudaProgram) -> Res<()> {
+        let arch = self.gpu.arch;
+        self.resources = Some(Compiling::start(program, move |unit: &Unit| {
+            ptxas::report(&unit.source, arch)
+        }));
+        let names = program.kernel_names();
+        let unit = emulator::unit(&program.source(), &format!("{INSTRUMENTATION}\n"), &names);
         let library = open_library(&unit, &INSTRUMENTED)?;
         // SAFETY: the symbol has the type `model.hpp` declares.
         let run: libloading::Symbol<ModelRun> =
             unsafe { library.get(b"og_model_run") }.map_err(symbol_error)?;
         self.run = Some(*run);
         self.report.lock().expect("no panics while locked").code = Code::of(*run as usize, unit);
-        let functions = trampolines(&library, names)?;
-        self.names = functions.iter().map(|(n, &f)| (f, n.clone())).collect();
+        self.functions = trampolines(&library, &names)?;
+        self.names = self
+            .functions
+            .iter()
+            .map(|(n, &f)| (f, n.clone()))
+            .collect();
         self.library = Some(library);
-        Ok(functions)
+        Ok(())
+    }
+
+    fn function(&self, name: &str) -> Res<u64> {
+        self.functions
+            .get(name)
+            .copied()
+            .ok_or_else(|| no_kernel(name))
     }
 
     fn alloc(&self, bytes: usize) -> Res<u64> {

@@ -1,6 +1,6 @@
 //! The registers and static shared memory of each kernel, from ptxas's report: NVRTC compiles
-//! the unit for the modelled GPU's architecture with `--ptxas-options=-v` (no GPU needed). The
-//! report is cached (`<cache>/cuda-model/`, keyed by the source, architecture and NVRTC
+//! each unit (`CudaProgram::units`, in parallel: `units.rs`) for the modelled GPU's
+//! architecture with `--ptxas-options=-v` (no GPU needed). Each unit's report is cached (`<cache>/cuda-model/`, keyed by the source, architecture and NVRTC
 //! version, with its MAC like every artefact there): NVRTC takes tens of seconds on a large unit. Without NVRTC every kernel is
 //! assumed to take [`ASSUMED_REGISTERS`], and the profile says so.
 
