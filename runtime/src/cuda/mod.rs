@@ -334,7 +334,6 @@ fn run_on(
     let function = program.functions.iter().position(|f| f.name == entry);
     let parts = function.and_then(|k| row_parts(&program.functions[k], &args, part_rows));
     let whole_rows = parts.as_ref().map(|(_, whole)| *whole);
-    let part_rows = parts.as_ref().map(|(p, _)| p.part_rows);
     let profile = std::env::var_os("OGHAM_PROFILE").is_some();
     let run = ireval::run_with_parts(program, entry, args, thresholds, parts, move || {
         // (The evaluator reports an unknown entry point before it asks for a launcher.)
@@ -376,10 +375,10 @@ fn run_on(
             whole_rows,
         }) as Box<dyn Launcher>))
     });
-    if let (true, Ok((_, count)), Some(rows)) = (profile, &run, part_rows) {
+    if let (true, Ok((_, count)), Some(rows)) = (profile, &run, whole_rows) {
         match count {
             1 => eprintln!("ogham-profile: ran whole (a part failed, or one part would do)"),
-            n => eprintln!("ogham-profile: ran in {n} parts of at most {rows} rows"),
+            n => eprintln!("ogham-profile: ran in {n} parts of the {} rows", rows.rows),
         }
     }
     run
@@ -406,8 +405,13 @@ fn row_parts(
         return None;
     };
     let bytes = input.len() * input.data().prim_type_size();
+    let whole_rounds = part_rows == PartRows::Auto;
     let part_rows = part_rows.for_input(input.shape()[0], bytes)?;
-    let parts = RowParts { split, part_rows };
+    let parts = RowParts {
+        split,
+        part_rows,
+        whole_rounds,
+    };
     let whole = parts.whole(function, args)?;
     Some((parts, whole))
 }
@@ -487,6 +491,12 @@ impl Launcher for CudaLauncher {
             Ok(()) => self.concat_on_device(parts, shape),
             Err(e) => Some(Err(e)),
         }
+    }
+
+    /// A block-level kernel's grid of 256-thread blocks: 16 blocks per multiprocessor, one row
+    /// each per round (`execute`).
+    fn row_granule(&self) -> usize {
+        (self.dev().multiprocessors() * 16).max(1) as usize
     }
 
     fn side(&self) -> Option<Box<dyn Side + '_>> {

@@ -80,6 +80,13 @@ pub trait Launcher {
         None
     }
 
+    /// The rows the kernels run in one round (a grid's worth of rows); a run in parts of rows
+    /// chosen by the executor makes its parts whole multiples of it, so that the parts' last
+    /// rounds are not partly idle more often than the whole run's last round (`parts.rs`).
+    fn row_granule(&self) -> usize {
+        1
+    }
+
     /// Copies beside the kernels, for a run in parts of rows (`parts.rs`): the next part's
     /// input goes up and a finished part's outputs come back while a part's kernels run.
     /// `None`: the parts run one after the other.

@@ -86,6 +86,9 @@ pub struct RowParts {
     pub split: RowSplit,
     /// Rows per part (the last part takes the rest).
     pub part_rows: usize,
+    /// Whether the part size may grow to a whole number of the launcher's rounds
+    /// ([`Launcher::row_granule`]; the executor's own choice, not the user's).
+    pub whole_rounds: bool,
 }
 
 /// The number of rows of the whole run, for launch plans that must not depend on the part
@@ -135,7 +138,12 @@ pub(super) fn run(
     };
     let (shape, data) = input.into_parts();
     let rows = whole.rows as usize;
-    let step = parts.part_rows.max(1);
+    let mut step = parts.part_rows.max(1);
+    if parts.whole_rounds
+        && let Some(granule) = launcher.map(|l| l.row_granule().max(1))
+    {
+        step = step.div_ceil(granule) * granule;
+    }
     let calls = Calls {
         function,
         args,
