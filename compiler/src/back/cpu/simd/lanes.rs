@@ -1,6 +1,7 @@
 //! Lane code: the statements of a map kernel's point code for a group of points, one point
 //! per lane (loops and reductions: `loops.rs`).
 
+use super::arrays::PointArray;
 use super::{Comp, Plan, Width};
 use crate::back::cpu::codegen::{Gen, Res, clif_type, elem_size, float_min_max};
 use crate::back::cpu::helpers::is_inline_float_math;
@@ -41,6 +42,8 @@ pub(super) struct Lanes<'p> {
     /// The lanes extracted from vectors, by block, vector and lane: reused within a block, so
     /// that `sin x` and `cos x` of one lane share the scalar code's helper call.
     extracted: HashMap<(Block, Value, u8), Value>,
+    /// The group's per-point arrays (`arrays.rs`), by name.
+    pub(super) arrays: HashMap<VarId, PointArray>,
 }
 
 impl<'p> Lanes<'p> {
@@ -56,6 +59,7 @@ impl<'p> Lanes<'p> {
             mask: None,
             bail,
             extracted: HashMap::new(),
+            arrays: HashMap::new(),
         }
     }
 
@@ -76,6 +80,7 @@ impl<'p> Lanes<'p> {
             mask: None,
             bail,
             extracted: HashMap::new(),
+            arrays: HashMap::new(),
         }
     }
 
@@ -117,8 +122,14 @@ impl<'p> Lanes<'p> {
                 }
                 continue;
             }
+            if self.array_stmt(g, &stmt.exp, &stmt.pat)? {
+                continue;
+            }
+            // The lane values of the statement's scalars (an `if` or a loop also passes arrays,
+            // which it binds itself).
             let vals = self.exp(g, &stmt.exp, &stmt.pat)?;
-            for (v, val) in stmt.pat.iter().zip(vals) {
+            let scalars = stmt.pat.iter().filter(|v| g.f.ty(**v).rank() == 0);
+            for (v, val) in scalars.zip(vals) {
                 self.vals.insert(*v, val);
             }
         }
@@ -136,6 +147,12 @@ impl<'p> Lanes<'p> {
             && let Some(val) = self.vals.get(&v)
         {
             return Ok(*val);
+        }
+        if let SubExp::Var(v) = se
+            && let Some(array) = self.array(v)
+        {
+            // A per-point array passed through an `if` or a loop: its memory.
+            return Ok(array.ptr());
         }
         let t = Self::prim(g, se);
         let int = clif_type(self.width.int());
@@ -294,6 +311,7 @@ impl<'p> Lanes<'p> {
                 ..
             } => {
                 let cond = self.operand(g, *cond)?;
+                let scalar: Vec<bool> = pat.iter().map(|v| g.f.ty(*v).rank() == 0).collect();
                 let (then_vals, else_vals) =
                     if pat.first().is_some_and(|v| self.plan.masked.contains(v)) {
                         let not = g.b.ins().bnot(cond);
@@ -302,8 +320,26 @@ impl<'p> Lanes<'p> {
                             self.masked(g, not, else_body, pat)?,
                         )
                     } else {
-                        (self.body(g, then_body)?, self.body(g, else_body)?)
+                        let then_vals = self.body(g, then_body)?;
+                        let else_vals = self.body(g, else_body)?;
+                        let keep = |vals: Vec<Value>| {
+                            vals.into_iter()
+                                .zip(&scalar)
+                                .filter_map(|(x, s)| s.then_some(x))
+                                .collect::<Vec<_>>()
+                        };
+                        (keep(then_vals), keep(else_vals))
                     };
+                // An array result is the same memory in both branches (the plan's rule), which
+                // each branch updated for its lanes only.
+                let results = then_body.result.iter().zip(&else_body.result);
+                for ((v, s), (a, b)) in pat.iter().zip(&scalar).zip(results) {
+                    if let (false, SubExp::Var(a), SubExp::Var(b)) = (s, a, b) {
+                        let array = self.array(*a).or(self.array(*b));
+                        let array = array.expect("plan: an `if`'s array is a per-point array");
+                        self.arrays.insert(*v, array);
+                    }
+                }
                 then_vals
                     .into_iter()
                     .zip(else_vals)
@@ -327,13 +363,15 @@ impl<'p> Lanes<'p> {
     }
 
     /// `body` (a branch of an `if` whose results are `pat`) for the lanes of `mask and cond`,
-    /// run only when one of them is active; the lanes' results (zero when it does not run: no
-    /// lane selects them).
+    /// run only when one of them is active; the lanes' scalar results (zero when it does not
+    /// run: no lane selects them; per-point arrays are updated in place).
     fn masked(&mut self, g: &mut Gen, cond: Value, body: &Body, pat: &[VarId]) -> Res<Vec<Value>> {
         let mask = self.and_mask(g, cond);
         let outer = self.mask.replace(mask);
+        let scalar: Vec<bool> = pat.iter().map(|v| g.f.ty(*v).rank() == 0).collect();
         let results: Vec<Variable> = pat
             .iter()
+            .filter(|v| g.f.ty(**v).rank() == 0)
             .map(|v| {
                 let ty = self.var_type(g, *v);
                 let var = g.b.declare_var(ty);
@@ -348,6 +386,7 @@ impl<'p> Lanes<'p> {
         g.b.switch_to_block(run);
         g.b.seal_block(run);
         let vals = self.body(g, body)?;
+        let vals = vals.into_iter().zip(&scalar).filter_map(|(x, s)| s.then_some(x));
         for (var, val) in results.iter().zip(vals) {
             g.b.def_var(*var, val);
         }

@@ -76,18 +76,20 @@
 //! target-neutral part of across-point SIMD, where a kernel's per-point arrays live for lanes,
 //! is the `layout` pass's (`opt/layout.rs`).
 
+mod arrays;
 mod check;
 pub mod elementwise;
 mod lanes;
 mod loops;
 
 use super::codegen::{Gen, Res, elem_size};
+use super::helpers::HelperId;
 use check::Check;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32X4, F64X2, I8, I32X4, I64, I64X2};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value};
 use lanes::Lanes;
-use ogham_ir::kir::{SegKind, SegLevel, SegOp};
+use ogham_ir::kir::{PointLayout, SegKind, SegLevel, SegOp};
 use ogham_ir::types::PrimType;
 use ogham_ir::{self as ir, SubExp, VarId};
 use std::collections::{HashMap, HashSet};
@@ -176,6 +178,9 @@ pub struct Plan {
     /// The sources of the map lambdas' parameters of in-point reductions.
     sources: HashMap<VarId, Source>,
     width: Width,
+    /// Whether the point's code makes per-point arrays (from the worker's arena, which each
+    /// group resets first, as the scalar code does before each point).
+    arrays: bool,
 }
 
 /// Whether SIMD code is on: not turned off by `OGHAM_SIMD=0` in the environment.
@@ -183,46 +188,86 @@ pub fn enabled() -> bool {
     std::env::var_os("OGHAM_SIMD").is_none_or(|v| v != "0")
 }
 
-/// The plan for kernel `seg` of function `f`, or `None` when its point's code is not in the
-/// subset described in the module header (or SIMD is turned off).
-pub fn plan(f: &ir::kir::Function, seg: &SegOp) -> Option<Plan> {
-    if !enabled() {
+/// The plan for kernel `seg` (named `name`) of function `f`, or `None` when its point's code
+/// is not in the subset described in the module header (or SIMD is turned off). With
+/// `OGHAM_SIMD=why` in the environment, says on standard error for each thread-level map
+/// kernel whether it runs in lanes and, if not, why not (the innermost statement outside the
+/// subset), for surveys of what keeps kernels scalar.
+pub fn plan(f: &ir::kir::Function, seg: &SegOp, name: &str) -> Option<Plan> {
+    if !enabled() || seg.level != SegLevel::Thread {
         return None;
     }
-    if seg.kind != SegKind::Map || seg.level != SegLevel::Thread {
-        return None;
+    let planned = try_plan(f, seg);
+    if std::env::var_os("OGHAM_SIMD").is_some_and(|v| v == "why") {
+        match &planned {
+            Ok(plan) => eprintln!("simd {name}: {} lanes", plan.width.lanes()),
+            Err(why) => eprintln!("simd {name}: scalar: {why}"),
+        }
     }
-    let width = if seg
-        .ret
-        .iter()
-        .all(|t| matches!(t, ir::Type::Prim(PrimType::F32 | PrimType::I32)))
-    {
-        Width::Four
-    } else if seg
-        .ret
-        .iter()
-        .all(|t| matches!(t, ir::Type::Prim(PrimType::F64 | PrimType::I64)))
-    {
-        Width::Two
-    } else {
-        return None;
+    planned.ok()
+}
+
+/// The plan of a thread-level kernel, or why it has none. A kernel whose results choose no
+/// width is still checked (at the width of its first 64-bit result's, else four lanes) so
+/// that the reason names what else keeps it scalar.
+fn try_plan(f: &ir::kir::Function, seg: &SegOp) -> Result<Plan, String> {
+    if seg.kind != SegKind::Map {
+        return Err("not a map kernel".into());
+    }
+    // Scalars, or per-point arrays of one dimension (in kernels whose arrays are interleaved).
+    let interleaved = seg.layout == PointLayout::Interleaved;
+    let all = |types: &[PrimType]| {
+        seg.ret.iter().all(|t| {
+            types.contains(&t.elem()) && (t.rank() == 0 || (t.rank() == 1 && interleaved))
+        })
     };
-    let mut check = Check::new(f, seg, width)?;
+    let width = if all(&[PrimType::F32, PrimType::I32]) {
+        Some(Width::Four)
+    } else if all(&[PrimType::F64, PrimType::I64]) {
+        Some(Width::Two)
+    } else {
+        None
+    };
+    let checked = width.unwrap_or(
+        if seg
+            .ret
+            .iter()
+            .any(|t| matches!(t.elem(), PrimType::F64 | PrimType::I64))
+        {
+            Width::Two
+        } else {
+            Width::Four
+        },
+    );
+    let mut check = Check::new(f, seg, checked).ok_or("no space")?;
     let ok = check.body(&seg.body);
-    check.plan(ok)
+    let why = check.why.take();
+    match (width, check.plan(ok)) {
+        (Some(_), Some(plan)) => Ok(plan),
+        (Some(_), None) => Err(why.unwrap_or_else(|| "outside the subset".into())),
+        (None, _) => {
+            let types: Vec<String> = seg
+                .ret
+                .iter()
+                .map(|t| ir::print::print_type(f, t))
+                .collect();
+            let body = why.map_or(String::new(), |w| format!("; and {w}"));
+            Err(format!("results {}{body}", types.join(", ")))
+        }
+    }
 }
 
 /// Runs the points `i_start..` of the current segment (`s`, whose coordinates are bound) a
 /// group of lanes at a time while a whole group remains and every read's lane component is in
 /// bounds; returns the first point left for the scalar code. `outputs` are the element
-/// pointers of the kernel's results.
+/// pointers of the kernel's results and their rows' lengths (1 for a scalar result).
 pub fn vector_points(
     g: &mut Gen,
     plan: &Plan,
     seg: &SegOp,
     (s, inner): (Value, Value),
     (i_start, i_end): (Value, Value),
-    outputs: &[Value],
+    outputs: &[(Value, Value)],
 ) -> Res<Value> {
     // In bounds: the uniform components before the lane's, and the lane's extent covers the
     // whole range.
@@ -254,15 +299,43 @@ pub fn vector_points(
     g.loop_branch(more, body, exit);
     g.b.switch_to_block(body);
     g.b.seal_block(body);
+    if plan.arrays {
+        let ctx = g.ctx;
+        g.call(HelperId::ArenaReset, &[ctx]);
+    }
     let mut group = Lanes::new(i, seg, plan, exit);
     let results = group.body(g, &seg.body)?;
     let row_start = g.b.ins().imul(s, inner);
     let p = g.b.ins().iadd(row_start, i);
-    for ((out, val), ty) in outputs.iter().zip(results).zip(&seg.ret) {
-        let bytes = g.b.ins().imul_imm_s(p, elem_size(ty.elem()));
+    // Array results: each lane's array is its point's row of the output, of the row's length
+    // (checked before anything of the group is stored; else the scalar code reports it).
+    let arrays: Vec<Option<arrays::PointArray>> = seg
+        .body
+        .result
+        .iter()
+        .zip(&seg.ret)
+        .map(|(r, ty)| match r {
+            SubExp::Var(v) if ty.rank() > 0 => group.array(*v),
+            _ => None,
+        })
+        .collect();
+    for (array, (_, row)) in arrays.iter().zip(outputs) {
+        if let Some(array) = array {
+            let fits = g.b.ins().icmp(IntCC::Equal, array.len(), *row);
+            group.bail_unless(g, fits);
+        }
+    }
+    for (((out, row), val), (ty, array)) in outputs.iter().zip(results).zip(seg.ret.iter().zip(&arrays)) {
+        let at = g.b.ins().imul(p, *row);
+        let bytes = g.b.ins().imul_imm_s(at, elem_size(ty.elem()));
         let addr = g.b.ins().iadd(*out, bytes);
-        g.b.ins()
-            .store(MemFlagsData::new().with_notrap(), val, addr, 0);
+        match array {
+            Some(array) => group.store_rows(g, array, addr, *row)?,
+            None => {
+                g.b.ins()
+                    .store(MemFlagsData::new().with_notrap(), val, addr, 0);
+            }
+        }
     }
     let next = g.b.ins().iadd_imm_s(i, lanes);
     g.b.def_var(cursor, next);
