@@ -89,10 +89,9 @@ impl Lanes<'_> {
     /// `replicate n x`: `n` vectors from the arena, each `x`'s lanes.
     fn replicate(&mut self, g: &mut Gen, n: SubExp, x: SubExp, elem: PrimType) -> Res<PointArray> {
         let len = g.scalar(n)?;
-        let fits = g
-            .b
-            .ins()
-            .icmp_imm_u(IntCC::UnsignedLessThanOrEqual, len, MAX_POINT_ARRAY);
+        let fits =
+            g.b.ins()
+                .icmp_imm_u(IntCC::UnsignedLessThanOrEqual, len, MAX_POINT_ARRAY);
         self.bail_unless(g, fits);
         let row = self.row_bytes(elem);
         // At least one vector: a scatter's inactive lanes write at index 0.

@@ -31,16 +31,21 @@ pub(super) struct Check<'a> {
     /// Loops and reads that check their indices seen so far (an `if` around one runs its
     /// branches under masks: they must not run for lanes that do not take the branch).
     checked: usize,
+    /// Loops and in-point reductions seen (the work that lanes share: see [`Check::plan`]).
+    loops: usize,
     width: Width,
     /// Whether the kernel's per-point arrays are interleaved by lane (the `layout` pass's
     /// decision): only then may its point code make arrays.
     interleaved: bool,
     /// The per-point arrays seen so far (one-dimensional, made by `replicate`, updated in
-    /// place): by variable, the variable of the `replicate` whose memory it is and its length.
-    pub(super) arrays: HashMap<VarId, (VarId, SubExp)>,
-    /// Why the check failed: the innermost statement outside the subset, printed (for
+    /// place): by variable, the variable of the `replicate` whose memory it is.
+    arrays: HashMap<VarId, VarId>,
+    /// Why the check failed: the innermost statements outside the subset, printed (for
     /// `OGHAM_SIMD=why`, [`super::plan`]).
-    pub(super) why: Option<String>,
+    whys: Vec<String>,
+    /// Whether the check goes on after a statement outside the subset, taking its results as
+    /// lane values (or per-point arrays), to list every such statement (a survey).
+    pub(super) survey: bool,
 }
 
 impl<'a> Check<'a> {
@@ -75,16 +80,31 @@ impl<'a> Check<'a> {
             masked: HashSet::new(),
             sources: HashMap::new(),
             checked: 0,
+            loops: 0,
             width,
             interleaved: false,
             arrays: HashMap::new(),
-            why: None,
+            whys: Vec::new(),
+            survey: false,
         }
     }
 
-    /// The plan of the code checked so far, when `ok` (the check passed).
-    pub(super) fn plan(self, ok: bool) -> Option<Plan> {
-        ok.then(|| Plan {
+    /// The plan of the code checked so far, when `ok` (the check passed) and it pays.
+    ///
+    /// The cost rule for per-point arrays: a kernel that makes them runs in lanes only when its
+    /// point code has a loop or an in-point reduction. Without one, making its arrays is most
+    /// of what it does (a fill such as `replicate n (-1)` returned as the kernel's result),
+    /// which the scalar code does as contiguous vector fills of each point's row and lanes only
+    /// as a fill of interleaved vectors and then a transposition into the rows.
+    /// Otherwise, why not.
+    pub(super) fn plan(self, ok: bool) -> Result<Plan, String> {
+        if !ok {
+            return Err(self.whys.join("\n    "));
+        }
+        if !self.arrays.is_empty() && self.loops == 0 {
+            return Err("per-point arrays without a loop (the cost rule)".into());
+        }
+        Ok(Plan {
             rows: self.rows,
             reads: self.reads,
             uniform: self.uniform,
@@ -175,73 +195,80 @@ impl<'a> Check<'a> {
     }
 
     pub(super) fn body(&mut self, body: &Body) -> bool {
+        let mut ok = true;
         for stmt in &body.stmts {
-            if let ([v], Exp::Iota(n)) = (&stmt.pat[..], &stmt.exp) {
-                // Its size is checked where it is.
-                self.checked += 1;
-                if !self.size(*n) {
-                    return self.reject(stmt);
+            let before = self.whys.len();
+            if self.stmt(stmt) {
+                continue;
+            }
+            ok = false;
+            if self.whys.len() == before {
+                // The innermost statement outside the subset says why.
+                let text = ir::print::print_stmt(self.f, stmt, 0);
+                let line = text.lines().next().unwrap_or_default();
+                self.whys.push(line.chars().take(120).collect());
+            }
+            if !self.survey {
+                return false;
+            }
+            for v in &stmt.pat {
+                if self.f.ty(*v).rank() > 0 {
+                    self.arrays.insert(*v, *v);
+                } else {
+                    self.defined.insert(*v);
                 }
-                self.iotas.insert(*v, *n);
-                continue;
             }
-            if let ([row], Exp::Index(arr, idx)) = (&stmt.pat[..], &stmt.exp)
-                && let Some((base, comps, rank)) = self.components(*arr, idx)
-                && comps.len() < rank
-            {
-                if !self.lane_read(base, &comps) {
-                    return self.reject(stmt);
-                }
-                self.rows.insert(*row, (base, comps));
-                continue;
-            }
-            if let Some(ok) = self.array_stmt(&stmt.exp, &stmt.pat) {
-                if !ok {
-                    return self.reject(stmt);
-                }
-                continue;
-            }
-            let prims: Option<Vec<PrimType>> = stmt
-                .pat
-                .iter()
-                .map(|v| match self.f.ty(*v) {
-                    ir::Type::Prim(p) => Some(*p),
-                    ir::Type::Array { .. } => None,
-                })
-                .collect();
-            let Some(prims) = prims else {
-                return self.reject(stmt);
-            };
-            let read = self.uniform_read(&stmt.exp);
-            if !stmt.pat.is_empty() && (self.uniform_exp(&stmt.exp) || read) {
-                self.checked += read as usize;
-                self.uniform.insert(stmt.pat[0]);
-                self.local.extend(stmt.pat.iter().copied());
-                continue;
-            }
-            if !prims.iter().all(|p| self.laned(*p)) || !self.exp(&stmt.exp, &stmt.pat) {
-                return self.reject(stmt);
-            }
-            self.defined.extend(stmt.pat.iter().copied());
         }
-        let ok = body
-            .result
-            .iter()
-            .all(|r| self.operand(*r) || matches!(r, SubExp::Var(v) if self.arrays.contains_key(v)));
-        if !ok && self.why.is_none() {
-            self.why = Some("a result that is not a lane value".into());
+        let results = body.result.iter().all(|r| {
+            self.operand(*r) || matches!(r, SubExp::Var(v) if self.arrays.contains_key(v))
+        });
+        if ok && !results {
+            self.whys.push("a result that is not a lane value".into());
         }
-        ok
+        ok && results
     }
 
-    /// Records `stmt` as why the check failed unless a statement inside it was; false.
-    fn reject(&mut self, stmt: &ir::Stmt) -> bool {
-        if self.why.is_none() {
-            let text = ir::print::print_stmt(self.f, stmt, 0);
-            let line = text.lines().next().unwrap_or_default();
-            self.why = Some(line.chars().take(120).collect());
+    /// Whether a statement is in the subset (recording what the plan needs of it).
+    fn stmt(&mut self, stmt: &ir::Stmt) -> bool {
+        if let ([v], Exp::Iota(n)) = (&stmt.pat[..], &stmt.exp) {
+            // Its size is checked where it is.
+            self.checked += 1;
+            self.iotas.insert(*v, *n);
+            return self.size(*n);
         }
-        false
+        if let ([row], Exp::Index(arr, idx)) = (&stmt.pat[..], &stmt.exp)
+            && let Some((base, comps, rank)) = self.components(*arr, idx)
+            && comps.len() < rank
+        {
+            self.rows.insert(*row, (base, comps.clone()));
+            return self.lane_read(base, &comps);
+        }
+        if let Some(ok) = self.array_stmt(&stmt.exp, &stmt.pat) {
+            return ok;
+        }
+        let prims: Option<Vec<PrimType>> = stmt
+            .pat
+            .iter()
+            .map(|v| match self.f.ty(*v) {
+                ir::Type::Prim(p) => Some(*p),
+                ir::Type::Array { .. } => None,
+            })
+            .collect();
+        let Some(prims) = prims else {
+            return false;
+        };
+        let read = self.uniform_read(&stmt.exp);
+        if !stmt.pat.is_empty() && (self.uniform_exp(&stmt.exp) || read) {
+            self.checked += read as usize;
+            self.uniform.insert(stmt.pat[0]);
+            self.local.extend(stmt.pat.iter().copied());
+            return true;
+        }
+        let ok = prims.iter().all(|p| self.laned(*p)) && self.exp(&stmt.exp, &stmt.pat);
+        if ok {
+            self.defined.extend(stmt.pat.iter().copied());
+        }
+        ok
     }
 
     /// Whether a statement on per-point arrays is in the subset (`None`: it is not one): a
@@ -259,7 +286,7 @@ impl<'a> Check<'a> {
                     && self.uniform(*n)
                     && self.prim(*x) == Some(elem)
                     && self.operand(*x);
-                self.arrays.insert(*a, (*a, *n));
+                self.arrays.insert(*a, *a);
                 Some(ok)
             }
             ([b], Exp::SubExp(SubExp::Var(a))) if self.arrays.contains_key(a) => {
@@ -277,8 +304,8 @@ impl<'a> Check<'a> {
             }
             ([x], Exp::Index(a, idx)) if self.arrays.contains_key(a) => {
                 self.checked += 1;
-                let ok = matches!(&idx[..], [DimIndex::Fix(i)] if self.point_index(*i))
-                    && !is_array(x);
+                let ok =
+                    matches!(&idx[..], [DimIndex::Fix(i)] if self.point_index(*i)) && !is_array(x);
                 self.defined.insert(*x);
                 Some(ok)
             }
@@ -322,7 +349,7 @@ impl<'a> Check<'a> {
                 return false;
             };
             match (self.arrays.get(a), self.arrays.get(b)) {
-                (Some(x), Some(y)) if x.0 == y.0 && before.contains(&x.0) => {
+                (Some(x), Some(y)) if x == y && before.contains(x) => {
                     self.arrays.insert(*v, *x);
                 }
                 _ => return false,
@@ -413,16 +440,11 @@ impl<'a> Check<'a> {
                     ir::Type::Array { .. } => true,
                 }) && self.operand(*cond);
                 let before = self.checked;
-                let roots: HashSet<VarId> = self.arrays.values().map(|(r, _)| *r).collect();
+                let roots: HashSet<VarId> = self.arrays.values().copied().collect();
                 let ok = ok
                     && self.body(then_body)
                     && self.body(else_body)
-                    && self.if_arrays(
-                        pat,
-                        ret,
-                        (&then_body.result, &else_body.result),
-                        &roots,
-                    );
+                    && self.if_arrays(pat, ret, (&then_body.result, &else_body.result), &roots);
                 if self.checked > before
                     && let Some(first) = pat.first()
                 {
@@ -439,6 +461,7 @@ impl<'a> Check<'a> {
                 reds,
             }) => {
                 self.checked += 1;
+                self.loops += 1;
                 scans.is_empty() && self.reduction(*width, inputs, map, reds)
             }
             _ => false,
@@ -482,6 +505,7 @@ impl<'a> Check<'a> {
     ) -> bool {
         let int = self.width.int();
         self.checked += 1;
+        self.loops += 1;
         let mut lane_params = true;
         for (p, init) in params {
             match (self.f.ty(*p), init) {
@@ -517,7 +541,7 @@ impl<'a> Check<'a> {
             let Some(memory) = self.arrays.get(p).copied() else {
                 continue;
             };
-            let same = matches!(r, SubExp::Var(r) if self.arrays.get(r).is_some_and(|m| m.0 == memory.0));
+            let same = matches!(r, SubExp::Var(r) if self.arrays.get(r) == Some(&memory));
             if !same {
                 return false;
             }

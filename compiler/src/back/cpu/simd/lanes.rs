@@ -386,7 +386,10 @@ impl<'p> Lanes<'p> {
         g.b.switch_to_block(run);
         g.b.seal_block(run);
         let vals = self.body(g, body)?;
-        let vals = vals.into_iter().zip(&scalar).filter_map(|(x, s)| s.then_some(x));
+        let vals = vals
+            .into_iter()
+            .zip(&scalar)
+            .filter_map(|(x, s)| s.then_some(x));
         for (var, val) in results.iter().zip(vals) {
             g.b.def_var(*var, val);
         }

@@ -41,7 +41,9 @@ impl<'p> Lanes<'p> {
         for ((p, init), s) in params.iter().zip(&scalar) {
             match init {
                 SubExp::Var(a) if !s => {
-                    let array = self.array(*a).expect("plan: an array parameter is a per-point array");
+                    let array = self
+                        .array(*a)
+                        .expect("plan: an array parameter is a per-point array");
                     self.arrays.insert(*p, array);
                 }
                 _ => inits.push(self.operand(g, *init)?),
@@ -89,7 +91,9 @@ impl<'p> Lanes<'p> {
         let mut finals_at = finals.iter();
         for ((v, (p, _)), s) in pat.iter().zip(params).zip(&scalar) {
             if *s {
-                let x = finals_at.next().expect("a final value per scalar parameter");
+                let x = finals_at
+                    .next()
+                    .expect("a final value per scalar parameter");
                 self.vals.insert(*v, *x);
             } else if let Some(array) = self.array(*p) {
                 self.arrays.insert(*v, array);

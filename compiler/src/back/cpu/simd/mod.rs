@@ -42,6 +42,16 @@
 //!   negative one is the scalar code's error; above `MAX_IOTA` = 2^16 the scalar code's
 //!   allocation might fail), and an input of another size than the width (the scalar code's
 //!   error) sends the group to the scalar code.
+//! - *Per-point arrays* (`arrays.rs`), in a kernel the `layout` pass made
+//!   `PointLayout::Interleaved` (`opt/layout.rs`: its per-point arrays interleaved across the
+//!   points in flight, here the lanes): one-dimensional arrays of the width's float or integer
+//!   type made by `replicate` (of a lane value or uniform scalar, to a uniform length), read
+//!   and updated in place at uniform indices (one vector load or store) or per-lane indices (a
+//!   gather, a scatter), carried by loops and passed through `if`s when the array is the same
+//!   memory on every path (a loop's body returns its parameter updated in place; both branches
+//!   return one array made before the `if`), so that code under a mask updates only its lanes.
+//!   Such an array may be a kernel's result: each lane's copy is stored as its point's row.
+//!   The group's arrays come from the worker's arena, which each group resets first.
 //!
 //! Results are bit-identical to the scalar code: each lane performs the same IEEE operations in
 //! the same order (no reassociation, no fused multiply-add), and `min`/`max`, comparisons and
@@ -51,23 +61,29 @@
 //! one, checked at the row statement even when no element of it is read) would be out of
 //! bounds, an `iota` size is out of range or a reduction's input has another size than its
 //! width (the group bails out before it stores anything) run the scalar code, which also
-//! reports any error exactly as before. Anything else keeps the whole kernel scalar: scans and
-//! arrays in the point's code (`replicate`, maps making arrays, in-place updates, slices, and
-//! an `iota` used otherwise than as a reduction's input), lane values of another width than
-//! the results', and reads at lane-dependent indices (per-lane gathers: tried for STL's LOESS
-//! kernels, two lanes of `f64`, and slower than the scalar code). BFAST's fused per-pixel
-//! kernel has all of these (`docs/compiler.md`, SIMD).
+//! reports any error exactly as before; so do groups in which an active lane's index into a
+//! per-point array is out of bounds, a `replicate`'s length is negative or above
+//! `MAX_POINT_ARRAY` (2^20), the arena cannot hand out a group's array, or an array result's
+//! length is not its output row's. Anything else keeps the whole kernel scalar: scans, arrays
+//! other than the per-point arrays above (maps making arrays, slices, arrays of arrays, copies,
+//! concatenations, an `iota` used otherwise than as a reduction's input, per-point arrays as a
+//! reduction's input), lane values of another width than the results' (an `f32` series read
+//! into an `f64` fit), results of two widths, and reads of the kernel's inputs at
+//! lane-dependent indices (per-lane gathers: tried for STL's LOESS kernels, two lanes of `f64`,
+//! and slower than the scalar code). BFAST's fused per-pixel kernel has all of these
+//! (`docs/compiler.md`, SIMD). `OGHAM_SIMD=why` lists, per thread-level kernel compiled,
+//! whether it runs in lanes and, if not, the innermost statement outside the subset.
 //!
 //! Invariants relied on: kernel inputs are contiguous and row-major (so the innermost index
 //! addresses consecutive elements), a scalar result of a map kernel occupies one element of its
 //! output per point, and the kernel's index range satisfies `0 <= i_start <= i_end`.
 //!
 //! Setting `OGHAM_SIMD=0` in the environment of the compiling process turns this off (for
-//! measurements).
+//! measurements); `OGHAM_SIMD=why` keeps it on and says why kernels stay scalar.
 //!
 //! Files: this one plans a kernel ([`plan`]) and runs its groups ([`vector_points`]);
 //! `check.rs` decides what is in the subset, `lanes.rs` emits lane code for statements,
-//! `loops.rs` for loops and reductions; `elementwise.rs` runs sequential elementwise maps inside
+//! `loops.rs` for loops and reductions, `arrays.rs` for per-point arrays; `elementwise.rs` runs sequential elementwise maps inside
 //! a point's code in vectors along their own dimension, with the same lane code.
 //!
 //! Why the decision is still taken here and not by a pass on kernel IR: what can run in lanes
@@ -190,15 +206,16 @@ pub fn enabled() -> bool {
 
 /// The plan for kernel `seg` (named `name`) of function `f`, or `None` when its point's code
 /// is not in the subset described in the module header (or SIMD is turned off). With
-/// `OGHAM_SIMD=why` in the environment, says on standard error for each thread-level map
-/// kernel whether it runs in lanes and, if not, why not (the innermost statement outside the
+/// `OGHAM_SIMD=why` in the environment, says on standard error for each thread-level
+/// kernel whether it runs in lanes and, if not, why not (each innermost statement outside the
 /// subset), for surveys of what keeps kernels scalar.
 pub fn plan(f: &ir::kir::Function, seg: &SegOp, name: &str) -> Option<Plan> {
     if !enabled() || seg.level != SegLevel::Thread {
         return None;
     }
-    let planned = try_plan(f, seg);
-    if std::env::var_os("OGHAM_SIMD").is_some_and(|v| v == "why") {
+    let survey = std::env::var_os("OGHAM_SIMD").is_some_and(|v| v == "why");
+    let planned = try_plan(f, seg, survey);
+    if survey {
         match &planned {
             Ok(plan) => eprintln!("simd {name}: {} lanes", plan.width.lanes()),
             Err(why) => eprintln!("simd {name}: scalar: {why}"),
@@ -208,18 +225,19 @@ pub fn plan(f: &ir::kir::Function, seg: &SegOp, name: &str) -> Option<Plan> {
 }
 
 /// The plan of a thread-level kernel, or why it has none. A kernel whose results choose no
-/// width is still checked (at the width of its first 64-bit result's, else four lanes) so
-/// that the reason names what else keeps it scalar.
-fn try_plan(f: &ir::kir::Function, seg: &SegOp) -> Result<Plan, String> {
+/// width is still checked (at two lanes when a result is 64-bit, else four) so that the
+/// reason names what else keeps it scalar. A `survey` lists every statement outside the subset
+/// (the check goes on after each), not only the first.
+fn try_plan(f: &ir::kir::Function, seg: &SegOp, survey: bool) -> Result<Plan, String> {
     if seg.kind != SegKind::Map {
         return Err("not a map kernel".into());
     }
     // Scalars, or per-point arrays of one dimension (in kernels whose arrays are interleaved).
     let interleaved = seg.layout == PointLayout::Interleaved;
     let all = |types: &[PrimType]| {
-        seg.ret.iter().all(|t| {
-            types.contains(&t.elem()) && (t.rank() == 0 || (t.rank() == 1 && interleaved))
-        })
+        seg.ret
+            .iter()
+            .all(|t| types.contains(&t.elem()) && (t.rank() == 0 || (t.rank() == 1 && interleaved)))
     };
     let width = if all(&[PrimType::F32, PrimType::I32]) {
         Some(Width::Four)
@@ -240,12 +258,12 @@ fn try_plan(f: &ir::kir::Function, seg: &SegOp) -> Result<Plan, String> {
         },
     );
     let mut check = Check::new(f, seg, checked).ok_or("no space")?;
+    check.survey = survey;
     let ok = check.body(&seg.body);
-    let why = check.why.take();
     match (width, check.plan(ok)) {
-        (Some(_), Some(plan)) => Ok(plan),
-        (Some(_), None) => Err(why.unwrap_or_else(|| "outside the subset".into())),
-        (None, _) => {
+        (Some(_), planned) => planned,
+        (None, planned) => {
+            let why = planned.err();
             let types: Vec<String> = seg
                 .ret
                 .iter()
@@ -325,7 +343,9 @@ pub fn vector_points(
             group.bail_unless(g, fits);
         }
     }
-    for (((out, row), val), (ty, array)) in outputs.iter().zip(results).zip(seg.ret.iter().zip(&arrays)) {
+    for (((out, row), val), (ty, array)) in
+        outputs.iter().zip(results).zip(seg.ret.iter().zip(&arrays))
+    {
         let at = g.b.ins().imul(p, *row);
         let bytes = g.b.ins().imul_imm_s(at, elem_size(ty.elem()));
         let addr = g.b.ins().iadd(*out, bytes);
