@@ -346,7 +346,11 @@ pub fn vector_points(
     for (((out, row), val), (ty, array)) in
         outputs.iter().zip(results).zip(seg.ret.iter().zip(&arrays))
     {
-        let at = g.b.ins().imul(p, *row);
+        // A scalar result is one element per point.
+        let at = match array {
+            Some(_) => g.b.ins().imul(p, *row),
+            None => p,
+        };
         let bytes = g.b.ins().imul_imm_s(at, elem_size(ty.elem()));
         let addr = g.b.ins().iadd(*out, bytes);
         match array {
