@@ -33,6 +33,11 @@ pub(super) struct Check<'a> {
     checked: usize,
     /// Loops and in-point reductions seen (the work that lanes share: see [`Check::plan`]).
     loops: usize,
+    /// Loops and in-point reductions around the statement being checked.
+    depth: usize,
+    /// Whether a per-point array is read or updated at a per-lane index inside a loop (see
+    /// [`Check::plan`]).
+    looped_gathers: bool,
     width: Width,
     /// Whether the kernel's per-point arrays are interleaved by lane (the `layout` pass's
     /// decision): only then may its point code make arrays.
@@ -81,6 +86,8 @@ impl<'a> Check<'a> {
             sources: HashMap::new(),
             checked: 0,
             loops: 0,
+            depth: 0,
+            looped_gathers: false,
             width,
             interleaved: false,
             arrays: HashMap::new(),
@@ -92,17 +99,23 @@ impl<'a> Check<'a> {
     /// The plan of the code checked so far, when `ok` (the check passed) and it pays.
     ///
     /// The cost rule for per-point arrays: a kernel that makes them runs in lanes only when its
-    /// point code has a loop or an in-point reduction. Without one, making its arrays is most
-    /// of what it does (a fill such as `replicate n (-1)` returned as the kernel's result),
-    /// which the scalar code does as contiguous vector fills of each point's row and lanes only
-    /// as a fill of interleaved vectors and then a transposition into the rows.
-    /// Otherwise, why not.
+    /// point code has a loop or an in-point reduction, and indexes them at per-lane indices
+    /// only outside loops. Without a loop, making its arrays is most of what it does (a fill
+    /// such as `replicate n (-1)` returned as the kernel's result), which the scalar code does
+    /// as contiguous vector fills of each point's row and lanes only as a fill of interleaved
+    /// vectors and then a transposition into the rows. A per-lane index costs a scalar load or
+    /// store per lane, with the extractions and (under a mask) the old elements' loads: in a
+    /// loop, in two `f64` lanes, 1.4–1.8 times the scalar code's time (a compaction,
+    /// `benches/micro/arrays.og`, `BENCHMARKS.md`, branch `lanes`). Otherwise, why not.
     pub(super) fn plan(self, ok: bool) -> Result<Plan, String> {
         if !ok {
             return Err(self.whys.join("\n    "));
         }
         if !self.arrays.is_empty() && self.loops == 0 {
             return Err("per-point arrays without a loop (the cost rule)".into());
+        }
+        if self.looped_gathers {
+            return Err("per-lane indices into per-point arrays in a loop (the cost rule)".into());
         }
         Ok(Plan {
             rows: self.rows,
@@ -325,9 +338,13 @@ impl<'a> Check<'a> {
     }
 
     /// An index into a per-point array: a uniform scalar or a lane value (an `i64`: in a
-    /// kernel of two 64-bit lanes).
-    fn point_index(&self, i: SubExp) -> bool {
-        self.uniform(i) || (self.prim(i) == Some(PrimType::I64) && self.operand(i))
+    /// kernel of two 64-bit lanes), recorded when it is one inside a loop.
+    fn point_index(&mut self, i: SubExp) -> bool {
+        if self.uniform(i) {
+            return true;
+        }
+        self.looped_gathers |= self.depth > 0;
+        self.prim(i) == Some(PrimType::I64) && self.operand(i)
     }
 
     /// Registers the array results `pat` of an `if` (result types `ret`) whose branches return
@@ -462,7 +479,10 @@ impl<'a> Check<'a> {
             }) => {
                 self.checked += 1;
                 self.loops += 1;
-                scans.is_empty() && self.reduction(*width, inputs, map, reds)
+                self.depth += 1;
+                let ok = scans.is_empty() && self.reduction(*width, inputs, map, reds);
+                self.depth -= 1;
+                ok
             }
             _ => false,
         }
@@ -534,7 +554,10 @@ impl<'a> Check<'a> {
             }
             LoopForm::While { cond } => params.iter().any(|(p, _)| p == cond),
         };
-        if !form_ok || !self.body(body) {
+        self.depth += 1;
+        let ok = form_ok && self.body(body);
+        self.depth -= 1;
+        if !ok {
             return false;
         }
         for (((p, _), r), v) in params.iter().zip(&body.result).zip(pat) {
