@@ -4,16 +4,19 @@
 //!
 //! The group's copy of an array of length `n` is one block of `n` vectors from the worker's
 //! arena: element `w` of lane `t` is lane `t` of vector `w` (slot `w * lanes + t`). So an
-//! element at a uniform index is one vector load or store for every lane, and an element at a
-//! per-lane index is one scalar load or store per lane (a gather, a scatter). Under an
-//! execution mask, a store keeps the inactive lanes' elements (a vector store of the lanes
-//! selected from the new and the old vector; a scatter writes an inactive lane's own element
-//! back, at index 0), so a branch or a loop iteration that runs for some lanes updates only
-//! theirs. An index out of bounds in an active lane, a negative or too large length, or an
+//! element at a uniform index is one vector load or store for every lane. Under an execution
+//! mask, a store keeps the inactive lanes' elements (a vector store of the lanes selected from
+//! the new and the old vector), so a branch or a loop iteration that runs for some lanes
+//! updates only theirs. An index out of bounds, a negative or too large length, or an
 //! allocation that fails sends the group to the scalar code, which reports the error.
+//!
+//! Per-lane indices (a gather or scatter of one scalar per lane, which only two-lane kernels
+//! have, as indices are `i64`) were built and measured at commit `aa5608d` on branch `lanes`:
+//! they did not pay in two `f64` lanes, and the cost rule (`check.rs`) keeps per-point arrays
+//! out of two-lane kernels.
 
 use super::lanes::Lanes;
-use crate::back::cpu::codegen::{Gen, Res, clif_type, elem_size};
+use crate::back::cpu::codegen::{Gen, Res, elem_size};
 use crate::back::cpu::helpers::HelperId;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
@@ -44,12 +47,6 @@ impl PointArray {
     }
 }
 
-/// An index into a per-point array, checked: uniform, or per lane (inactive lanes at 0).
-enum At {
-    Uniform(Value),
-    Lanes(Value),
-}
-
 impl Lanes<'_> {
     /// Emits `exp` bound to `pat` when it is a statement on per-point arrays (the plan's
     /// `replicate`s, copies of names, reads and updates); false when it is not one.
@@ -72,7 +69,7 @@ impl Lanes<'_> {
             ([x], Exp::Index(a, idx)) if self.arrays.contains_key(a) => {
                 let array = self.arrays[a];
                 let at = self.index(g, &array, idx)?;
-                let v = self.load_point(g, &array, &at);
+                let v = self.load_point(g, &array, at);
                 self.vals.insert(*x, v);
             }
             _ => return Ok(false),
@@ -94,10 +91,7 @@ impl Lanes<'_> {
                 .icmp_imm_u(IntCC::UnsignedLessThanOrEqual, len, MAX_POINT_ARRAY);
         self.bail_unless(g, fits);
         let row = self.row_bytes(elem);
-        // At least one vector: a scatter's inactive lanes write at index 0.
-        let one = g.iconst(1);
-        let rows = g.b.ins().smax(len, one);
-        let bytes = g.b.ins().imul_imm_s(rows, row);
+        let bytes = g.b.ins().imul_imm_s(len, row);
         let ctx = g.ctx;
         let ptr = g
             .call(HelperId::Alloc, &[ctx, bytes])
@@ -154,88 +148,41 @@ impl Lanes<'_> {
         self.width.lanes() * elem_size(elem)
     }
 
-    /// The index `idx` of `array`, checked for the active lanes.
-    fn index(&mut self, g: &mut Gen, array: &PointArray, idx: &[DimIndex]) -> Res<At> {
+    /// The index `idx` of `array` (a uniform scalar), checked.
+    fn index(&mut self, g: &mut Gen, array: &PointArray, idx: &[DimIndex]) -> Res<Value> {
         let [DimIndex::Fix(i)] = idx else {
             unreachable!("plan: per-point arrays are indexed by one element index")
         };
-        if !self.is_lane(*i) {
-            let i = g.scalar(*i)?;
-            let inside = g.b.ins().icmp(IntCC::UnsignedLessThan, i, array.len);
-            self.bail_unless(g, inside);
-            return Ok(At::Uniform(i));
-        }
-        let i = self.operand(g, *i)?;
-        let len = g.b.ins().splat(self.width.mask(), array.len);
-        let inside = g.b.ins().icmp(IntCC::UnsignedLessThan, i, len);
-        let (inside, i) = match self.mask {
-            Some(m) => {
-                let off = g.b.ins().bnot(m);
-                let zeros = self.zeros(g, self.width.mask());
-                (g.b.ins().bor(inside, off), Self::select(g, m, i, zeros))
-            }
-            None => (inside, i),
-        };
-        let all = g.b.ins().vall_true(inside);
-        self.bail_unless(g, all);
-        Ok(At::Lanes(i))
+        let i = g.scalar(*i)?;
+        let inside = g.b.ins().icmp(IntCC::UnsignedLessThan, i, array.len);
+        self.bail_unless(g, inside);
+        Ok(i)
     }
 
-    /// The address of lane `t`'s element at index `w` (a scalar) of `array`.
+    /// The address of the vector of `array`'s elements at index `w`.
     fn slot(&self, g: &mut Gen, array: &PointArray, w: Value) -> Value {
         let offset = g.b.ins().imul_imm_s(w, self.row_bytes(array.elem));
         g.b.ins().iadd(array.ptr, offset)
     }
 
-    /// The lanes' elements of `array` at `at`.
-    fn load_point(&mut self, g: &mut Gen, array: &PointArray, at: &At) -> Value {
+    /// The lanes' elements of `array` at index `w`.
+    fn load_point(&mut self, g: &mut Gen, array: &PointArray, w: Value) -> Value {
         let vty = self.width.vector(array.elem);
-        match at {
-            At::Uniform(w) => {
-                let addr = self.slot(g, array, *w);
-                g.b.ins().load(vty, flags(), addr, 0)
-            }
-            At::Lanes(ws) => {
-                let (ety, size) = (clif_type(array.elem), elem_size(array.elem));
-                let mut v = None;
-                for t in 0..self.width.lanes() as u8 {
-                    let w = g.b.ins().extractlane(*ws, t);
-                    let addr = self.slot(g, array, w);
-                    let x = g.b.ins().load(ety, flags(), addr, (t as i64 * size) as i32);
-                    v = Some(match v {
-                        None => g.b.ins().splat(vty, x),
-                        Some(v) => g.b.ins().insertlane(v, x, t),
-                    });
-                }
-                v.expect("a group has lanes")
-            }
-        }
+        let addr = self.slot(g, array, w);
+        g.b.ins().load(vty, flags(), addr, 0)
     }
 
-    /// Stores the active lanes of `v` into `array` at `at`.
-    fn store_point(&mut self, g: &mut Gen, array: &PointArray, at: At, v: Value) {
+    /// Stores the active lanes of `v` into `array` at index `w`.
+    fn store_point(&mut self, g: &mut Gen, array: &PointArray, w: Value, v: Value) {
         let v = match self.mask {
             Some(m) => {
-                let old = self.load_point(g, array, &at);
+                let old = self.load_point(g, array, w);
                 Self::select(g, m, v, old)
             }
             None => v,
         };
-        match at {
-            At::Uniform(w) => {
-                let addr = self.slot(g, array, w);
-                g.b.ins().store(flags(), v, addr, 0);
-            }
-            At::Lanes(ws) => {
-                let size = elem_size(array.elem);
-                for t in 0..self.width.lanes() as u8 {
-                    let w = g.b.ins().extractlane(ws, t);
-                    let addr = self.slot(g, array, w);
-                    let x = g.b.ins().extractlane(v, t);
-                    g.b.ins().store(flags(), x, addr, (t as i64 * size) as i32);
-                }
-            }
-        }
+        let addr = self.slot(g, array, w);
+        g.b.ins().store(flags(), v, addr, 0);
     }
 }
 

@@ -33,11 +33,6 @@ pub(super) struct Check<'a> {
     checked: usize,
     /// Loops and in-point reductions seen (the work that lanes share: see [`Check::plan`]).
     loops: usize,
-    /// Loops and in-point reductions around the statement being checked.
-    depth: usize,
-    /// Whether a per-point array is read or updated at a per-lane index inside a loop (see
-    /// [`Check::plan`]).
-    looped_gathers: bool,
     width: Width,
     /// Whether the kernel's per-point arrays are interleaved by lane (the `layout` pass's
     /// decision): only then may its point code make arrays.
@@ -86,8 +81,6 @@ impl<'a> Check<'a> {
             sources: HashMap::new(),
             checked: 0,
             loops: 0,
-            depth: 0,
-            looped_gathers: false,
             width,
             interleaved: false,
             arrays: HashMap::new(),
@@ -98,15 +91,15 @@ impl<'a> Check<'a> {
 
     /// The plan of the code checked so far, when `ok` (the check passed) and it pays.
     ///
-    /// The cost rule for per-point arrays: a kernel that makes them runs in lanes only when its
-    /// point code has a loop or an in-point reduction, and indexes them at per-lane indices
-    /// only outside loops. Without a loop, making its arrays is most of what it does (a fill
-    /// such as `replicate n (-1)` returned as the kernel's result), which the scalar code does
-    /// as contiguous vector fills of each point's row and lanes only as a fill of interleaved
-    /// vectors and then a transposition into the rows. A per-lane index costs a scalar load or
-    /// store per lane, with the extractions and (under a mask) the old elements' loads: in a
-    /// loop, in two `f64` lanes, 1.4–1.8 times the scalar code's time (a compaction,
-    /// `benches/micro/arrays.og`, `BENCHMARKS.md`, branch `lanes`). Otherwise, why not.
+    /// The cost rule for per-point arrays: a kernel that makes them runs in lanes only when it
+    /// has four lanes (`f32`/`i32`) and a loop or an in-point reduction. Without a loop, making
+    /// its arrays is most of what it does (a fill such as `replicate n (-1)` returned as the
+    /// kernel's result), which the scalar code does as contiguous vector fills of each point's
+    /// row and lanes only as a fill of interleaved vectors and then a transposition into the
+    /// rows. In two lanes (`f64`/`i64`), the same loops took as many instructions as the scalar
+    /// code (`benches/micro/arrays.og`: sums and maxima by phase, −38 % and −37 % in four `f32`
+    /// lanes, −1 % and +1 % in two `f64` lanes; `BENCHMARKS.md`, branch `lanes`). Otherwise,
+    /// why not.
     pub(super) fn plan(self, ok: bool) -> Result<Plan, String> {
         if !ok {
             return Err(self.whys.join("\n    "));
@@ -114,8 +107,8 @@ impl<'a> Check<'a> {
         if !self.arrays.is_empty() && self.loops == 0 {
             return Err("per-point arrays without a loop (the cost rule)".into());
         }
-        if self.looped_gathers {
-            return Err("per-lane indices into per-point arrays in a loop (the cost rule)".into());
+        if !self.arrays.is_empty() && self.width != Width::Four {
+            return Err("per-point arrays in two lanes (the cost rule)".into());
         }
         Ok(Plan {
             rows: self.rows,
@@ -287,7 +280,7 @@ impl<'a> Check<'a> {
     /// Whether a statement on per-point arrays is in the subset (`None`: it is not one): a
     /// `replicate` of a lane value or uniform scalar to a uniform length (only in a kernel whose
     /// arrays are interleaved), a copy of such an array's name, an element of one or an
-    /// in-place update of one at a uniform or per-lane index, and `if`s and loops whose
+    /// in-place update of one at a uniform index, and `if`s and loops whose
     /// array results are such arrays (see [`Check::if_arrays`], [`Check::lane_loop`]).
     fn array_stmt(&mut self, exp: &Exp, pat: &[VarId]) -> Option<bool> {
         let is_array = |v: &VarId| self.f.ty(*v).rank() > 0;
@@ -309,7 +302,7 @@ impl<'a> Check<'a> {
             ([b], Exp::Update(a, idx, v)) if self.arrays.contains_key(a) => {
                 self.checked += 1;
                 let elem = self.f.ty(*a).elem();
-                let ok = matches!(&idx[..], [DimIndex::Fix(i)] if self.point_index(*i))
+                let ok = matches!(&idx[..], [DimIndex::Fix(i)] if self.uniform(*i))
                     && self.prim(*v) == Some(elem)
                     && self.operand(*v);
                 self.arrays.insert(*b, self.arrays[a]);
@@ -317,8 +310,7 @@ impl<'a> Check<'a> {
             }
             ([x], Exp::Index(a, idx)) if self.arrays.contains_key(a) => {
                 self.checked += 1;
-                let ok =
-                    matches!(&idx[..], [DimIndex::Fix(i)] if self.point_index(*i)) && !is_array(x);
+                let ok = matches!(&idx[..], [DimIndex::Fix(i)] if self.uniform(*i)) && !is_array(x);
                 self.defined.insert(*x);
                 Some(ok)
             }
@@ -335,16 +327,6 @@ impl<'a> Check<'a> {
     /// An element type of a per-point array: the width's float or integer type.
     fn laned_elem(&self, t: PrimType) -> bool {
         t == self.width.float() || t == self.width.int()
-    }
-
-    /// An index into a per-point array: a uniform scalar or a lane value (an `i64`: in a
-    /// kernel of two 64-bit lanes), recorded when it is one inside a loop.
-    fn point_index(&mut self, i: SubExp) -> bool {
-        if self.uniform(i) {
-            return true;
-        }
-        self.looped_gathers |= self.depth > 0;
-        self.prim(i) == Some(PrimType::I64) && self.operand(i)
     }
 
     /// Registers the array results `pat` of an `if` (result types `ret`) whose branches return
@@ -479,10 +461,7 @@ impl<'a> Check<'a> {
             }) => {
                 self.checked += 1;
                 self.loops += 1;
-                self.depth += 1;
-                let ok = scans.is_empty() && self.reduction(*width, inputs, map, reds);
-                self.depth -= 1;
-                ok
+                scans.is_empty() && self.reduction(*width, inputs, map, reds)
             }
             _ => false,
         }
@@ -554,10 +533,7 @@ impl<'a> Check<'a> {
             }
             LoopForm::While { cond } => params.iter().any(|(p, _)| p == cond),
         };
-        self.depth += 1;
-        let ok = form_ok && self.body(body);
-        self.depth -= 1;
-        if !ok {
+        if !form_ok || !self.body(body) {
             return false;
         }
         for (((p, _), r), v) in params.iter().zip(&body.result).zip(pat) {

@@ -46,12 +46,13 @@
 //!   `PointLayout::Interleaved` (`opt/layout.rs`: its per-point arrays interleaved across the
 //!   points in flight, here the lanes): one-dimensional arrays of the width's float or integer
 //!   type made by `replicate` (of a lane value or uniform scalar, to a uniform length), read
-//!   and updated in place at uniform indices (one vector load or store) or per-lane indices (a
-//!   gather, a scatter), carried by loops and passed through `if`s when the array is the same
-//!   memory on every path (a loop's body returns its parameter updated in place; both branches
-//!   return one array made before the `if`), so that code under a mask updates only its lanes.
-//!   Such an array may be a kernel's result: each lane's copy is stored as its point's row.
-//!   The group's arrays come from the worker's arena, which each group resets first.
+//!   and updated in place at uniform indices (one vector load or store), carried by loops and
+//!   passed through `if`s when the array is the same memory on every path (a loop's body
+//!   returns its parameter updated in place; both branches return one array made before the
+//!   `if`), so that code under a mask updates only its lanes. Such an array may be a kernel's
+//!   result: each lane's copy is stored as its point's row. The group's arrays come from the
+//!   worker's arena, which each group resets first. The cost rule (`check.rs`, `Check::plan`
+//!   there): only four-lane kernels with a loop or an in-point reduction make arrays in lanes.
 //!
 //! Results are bit-identical to the scalar code: each lane performs the same IEEE operations in
 //! the same order (no reassociation, no fused multiply-add), and `min`/`max`, comparisons and
@@ -61,16 +62,16 @@
 //! one, checked at the row statement even when no element of it is read) would be out of
 //! bounds, an `iota` size is out of range or a reduction's input has another size than its
 //! width (the group bails out before it stores anything) run the scalar code, which also
-//! reports any error exactly as before; so do groups in which an active lane's index into a
-//! per-point array is out of bounds, a `replicate`'s length is negative or above
-//! `MAX_POINT_ARRAY` (2^20), the arena cannot hand out a group's array, or an array result's
-//! length is not its output row's. Anything else keeps the whole kernel scalar: scans, arrays
-//! other than the per-point arrays above (maps making arrays, slices, arrays of arrays, copies,
-//! concatenations, an `iota` used otherwise than as a reduction's input, per-point arrays as a
-//! reduction's input), lane values of another width than the results' (an `f32` series read
-//! into an `f64` fit), results of two widths, and reads of the kernel's inputs at
+//! reports any error exactly as before; so do groups in which an index into a per-point array
+//! is out of bounds, a `replicate`'s length is negative or above `MAX_POINT_ARRAY` (2^20), the
+//! arena cannot hand out a group's array, or an array result's length is not its output row's.
+//! Anything else keeps the whole kernel scalar: scans, arrays other than the per-point arrays
+//! above (maps making arrays, slices, arrays of arrays, copies, concatenations, an `iota` used
+//! otherwise than as a reduction's input, per-point arrays as a reduction's input or indexed
+//! at lane-dependent indices), lane values of another width than the results' (an `f32` series
+//! read into an `f64` fit), results of two widths, and reads of the kernel's inputs at
 //! lane-dependent indices (per-lane gathers: tried for STL's LOESS kernels, two lanes of `f64`,
-//! and slower than the scalar code). BFAST's fused per-pixel kernel has all of these
+//! and slower than the scalar code; and for per-point arrays, in a compaction, also slower). BFAST's fused per-pixel kernel has all of these
 //! (`docs/compiler.md`, SIMD). `OGHAM_SIMD=why` lists, per thread-level kernel compiled,
 //! whether it runs in lanes and, if not, the innermost statement outside the subset.
 //!
