@@ -192,6 +192,29 @@ impl<'p> Lanes<'p> {
         self.width.vector(g.f.ty(v).elem())
     }
 
+    /// The scalar ones of an `if`'s results `vals` (bound to `pat`, the branch's `results`);
+    /// each array result is bound to the per-point array the branch returns, which is the same
+    /// memory in both branches (the plan's rule) and which each branch updated for its lanes.
+    fn scalar_results(
+        &mut self,
+        g: &Gen,
+        pat: &[VarId],
+        results: &[SubExp],
+        vals: Vec<Value>,
+    ) -> Vec<Value> {
+        let mut scalars = Vec::new();
+        for ((v, r), x) in pat.iter().zip(results).zip(vals) {
+            if g.f.ty(*v).rank() == 0 {
+                scalars.push(x);
+            } else if let SubExp::Var(a) = r
+                && let Some(array) = self.array(*a)
+            {
+                self.arrays.insert(*v, array);
+            }
+        }
+        scalars
+    }
+
     /// A vector of zero lanes of type `ty`.
     pub(super) fn zeros(&self, g: &mut Gen, ty: Type) -> Value {
         let int = self.width.mask();
@@ -302,7 +325,8 @@ impl<'p> Lanes<'p> {
                 } else {
                     else_body
                 };
-                self.body(g, body)?
+                let vals = self.body(g, body)?;
+                self.scalar_results(g, pat, &body.result, vals)
             }
             Exp::If {
                 cond,
@@ -311,7 +335,6 @@ impl<'p> Lanes<'p> {
                 ..
             } => {
                 let cond = self.operand(g, *cond)?;
-                let scalar: Vec<bool> = pat.iter().map(|v| g.f.ty(*v).rank() == 0).collect();
                 let (then_vals, else_vals) =
                     if pat.first().is_some_and(|v| self.plan.masked.contains(v)) {
                         let not = g.b.ins().bnot(cond);
@@ -321,25 +344,11 @@ impl<'p> Lanes<'p> {
                         )
                     } else {
                         let then_vals = self.body(g, then_body)?;
+                        let then_vals = self.scalar_results(g, pat, &then_body.result, then_vals);
                         let else_vals = self.body(g, else_body)?;
-                        let keep = |vals: Vec<Value>| {
-                            vals.into_iter()
-                                .zip(&scalar)
-                                .filter_map(|(x, s)| s.then_some(x))
-                                .collect::<Vec<_>>()
-                        };
-                        (keep(then_vals), keep(else_vals))
+                        let else_vals = self.scalar_results(g, pat, &else_body.result, else_vals);
+                        (then_vals, else_vals)
                     };
-                // An array result is the same memory in both branches (the plan's rule), which
-                // each branch updated for its lanes only.
-                let results = then_body.result.iter().zip(&else_body.result);
-                for ((v, s), (a, b)) in pat.iter().zip(&scalar).zip(results) {
-                    if let (false, SubExp::Var(a), SubExp::Var(b)) = (s, a, b) {
-                        let array = self.array(*a).or(self.array(*b));
-                        let array = array.expect("plan: an `if`'s array is a per-point array");
-                        self.arrays.insert(*v, array);
-                    }
-                }
                 then_vals
                     .into_iter()
                     .zip(else_vals)
@@ -368,7 +377,6 @@ impl<'p> Lanes<'p> {
     fn masked(&mut self, g: &mut Gen, cond: Value, body: &Body, pat: &[VarId]) -> Res<Vec<Value>> {
         let mask = self.and_mask(g, cond);
         let outer = self.mask.replace(mask);
-        let scalar: Vec<bool> = pat.iter().map(|v| g.f.ty(*v).rank() == 0).collect();
         let results: Vec<Variable> = pat
             .iter()
             .filter(|v| g.f.ty(**v).rank() == 0)
@@ -386,10 +394,7 @@ impl<'p> Lanes<'p> {
         g.b.switch_to_block(run);
         g.b.seal_block(run);
         let vals = self.body(g, body)?;
-        let vals = vals
-            .into_iter()
-            .zip(&scalar)
-            .filter_map(|(x, s)| s.then_some(x));
+        let vals = self.scalar_results(g, pat, &body.result, vals);
         for (var, val) in results.iter().zip(vals) {
             g.b.def_var(*var, val);
         }
