@@ -11,7 +11,7 @@
 //! allocation that fails sends the group to the scalar code, which reports the error.
 //!
 //! Per-lane indices (a gather or scatter of one scalar per lane, which only two-lane kernels
-//! have, as indices are `i64`) were built and measured at commit `aa5608d` on branch `lanes`:
+//! have, as indices are `i64`) were built and measured at commits `435e477` to `aa5608d`:
 //! they did not pay in two `f64` lanes, and the cost rule (`check.rs`) keeps per-point arrays
 //! out of two-lane kernels.
 

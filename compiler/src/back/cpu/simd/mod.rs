@@ -71,9 +71,10 @@
 //! at lane-dependent indices), lane values of another width than the results' (an `f32` series
 //! read into an `f64` fit), results of two widths, and reads of the kernel's inputs at
 //! lane-dependent indices (per-lane gathers: tried for STL's LOESS kernels, two lanes of `f64`,
-//! and slower than the scalar code; and for per-point arrays, in a compaction, also slower). BFAST's fused per-pixel kernel has all of these
-//! (`docs/compiler.md`, SIMD). `OGHAM_SIMD=why` lists, per thread-level kernel compiled,
-//! whether it runs in lanes and, if not, the innermost statement outside the subset.
+//! and slower than the scalar code; and for per-point arrays, in a compaction, also slower).
+//! BFAST's fused per-pixel kernel has all of these (`docs/compiler.md`, SIMD). `OGHAM_SIMD=why`
+//! lists, per thread-level kernel compiled, whether it runs in lanes and, if not, each
+//! innermost statement outside the subset.
 //!
 //! Invariants relied on: kernel inputs are contiguous and row-major (so the innermost index
 //! addresses consecutive elements), a scalar result of a map kernel occupies one element of its
@@ -84,8 +85,9 @@
 //!
 //! Files: this one plans a kernel ([`plan`]) and runs its groups ([`vector_points`]);
 //! `check.rs` decides what is in the subset, `lanes.rs` emits lane code for statements,
-//! `loops.rs` for loops and reductions, `arrays.rs` for per-point arrays; `elementwise.rs` runs sequential elementwise maps inside
-//! a point's code in vectors along their own dimension, with the same lane code.
+//! `loops.rs` for loops and reductions, `arrays.rs` for per-point arrays; `elementwise.rs` runs
+//! sequential elementwise maps inside a point's code in vectors along their own dimension, with
+//! the same lane code.
 //!
 //! Why the decision is still taken here and not by a pass on kernel IR: what can run in lanes
 //! is what this backend's lane code can emit (`check.rs` is that subset, not a program shape),
