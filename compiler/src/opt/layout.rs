@@ -25,8 +25,10 @@
 //!   does not change.
 //!
 //! Backends that do not implement a layout keep every array contiguous, which is always
-//! correct (the CPU backend does so for now; across-point SIMD, lanes in place of threads,
-//! is what the interleaved layout is for there).
+//! correct. The CPU backend follows the decision where it runs a kernel's points in SIMD
+//! lanes (`back/cpu/simd/arrays.rs`: lanes in place of threads, an interleaved kernel's
+//! one-dimensional per-point arrays as one vector per element) and keeps the scalar code's
+//! arrays contiguous.
 
 use ogham_ir::Exp;
 use ogham_ir::kir::{Function, PointLayout, Program, SegLevel, SegOp};

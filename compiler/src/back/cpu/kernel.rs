@@ -157,7 +157,7 @@ pub fn build(
     let mut fctx = FunctionBuilderContext::new();
     let (b, params) = enter(&mut func, &mut fctx);
     let mut g = Gen::new((f, seg), b, params[0], unchecked);
-    kernel_body(&mut g, seg, (&slots, &inputs, &stmt.pat), &params)?;
+    kernel_body(&mut g, (seg, name), (&slots, &inputs, &stmt.pat), &params)?;
     let zero = g.b.ins().iconst(I32, 0);
     g.b.ins().return_(&[zero]);
     let mut sites = std::mem::take(&mut g.checks.sites);
@@ -188,7 +188,7 @@ pub fn build(
 /// to `pat`.
 fn kernel_body(
     g: &mut Gen,
-    seg: &SegOp,
+    (seg, name): (&SegOp, &str),
     (slots, inputs, pat): (&ArgSlots, &[VarId], &[VarId]),
     params: &[Value],
 ) -> Res<()> {
@@ -212,7 +212,7 @@ fn kernel_body(
         _ => Vec::new(),
     };
     let point_types: Vec<ogham_ir::Type> = seg.ret.clone();
-    let vectorised = simd::plan(g.f, seg);
+    let vectorised = simd::plan(g.f, seg, name);
     g.for_range(seg_start, seg_end, &mut |g, s| {
         let mut rest = s;
         for d in (0..rank - 1).rev() {
@@ -227,7 +227,7 @@ fn kernel_body(
         // Four points at a time where the point's code allows it, the rest one by one.
         let first = match &vectorised {
             Some(plan) => {
-                let ptrs: Vec<Value> = outputs.iter().map(|o| o.ptr).collect();
+                let ptrs: Vec<(Value, Value)> = outputs.iter().map(|o| (o.ptr, o.row)).collect();
                 simd::vector_points(g, plan, seg, (s, inner), (i_start, i_end), &ptrs)?
             }
             None => i_start,

@@ -3,7 +3,7 @@
 
 use super::{Comp, Plan, Source, Width};
 use crate::back::steps;
-use ogham_ir::kir::SegOp;
+use ogham_ir::kir::{PointLayout, SegOp};
 use ogham_ir::math::MathFn;
 use ogham_ir::op::{BinOp, UnOp};
 use ogham_ir::types::PrimType;
@@ -31,13 +31,28 @@ pub(super) struct Check<'a> {
     /// Loops and reads that check their indices seen so far (an `if` around one runs its
     /// branches under masks: they must not run for lanes that do not take the branch).
     checked: usize,
+    /// Loops and in-point reductions seen (the work that lanes share: see [`Check::plan`]).
+    loops: usize,
     width: Width,
+    /// Whether the kernel's per-point arrays are interleaved by lane (the `layout` pass's
+    /// decision): only then may its point code make arrays.
+    interleaved: bool,
+    /// The per-point arrays seen so far (one-dimensional, made by `replicate`, updated in
+    /// place): by variable, the variable of the `replicate` whose memory it is.
+    arrays: HashMap<VarId, VarId>,
+    /// Why the check failed: the innermost statements outside the subset, printed (for
+    /// `OGHAM_SIMD=why`, [`super::plan`]).
+    whys: Vec<String>,
+    /// Whether the check goes on after a statement outside the subset, taking its results as
+    /// lane values (or per-point arrays), to list every such statement (a survey).
+    pub(super) survey: bool,
 }
 
 impl<'a> Check<'a> {
     /// A check of kernel `seg`'s point code at `width` (`None` for a kernel without space).
     pub(super) fn new(f: &'a ir::kir::Function, seg: &SegOp, width: Width) -> Option<Check<'a>> {
         let mut check = Check::blank(f, Some(seg.space.last()?.0), width);
+        check.interleaved = seg.layout == PointLayout::Interleaved;
         check.space = seg.space.iter().map(|(v, _)| *v).collect();
         Some(check)
     }
@@ -65,19 +80,44 @@ impl<'a> Check<'a> {
             masked: HashSet::new(),
             sources: HashMap::new(),
             checked: 0,
+            loops: 0,
             width,
+            interleaved: false,
+            arrays: HashMap::new(),
+            whys: Vec::new(),
+            survey: false,
         }
     }
 
-    /// The plan of the code checked so far, when `ok` (the check passed).
-    pub(super) fn plan(self, ok: bool) -> Option<Plan> {
-        ok.then(|| Plan {
+    /// The plan of the code checked so far, when `ok` (the check passed) and it pays.
+    ///
+    /// The cost rule for per-point arrays: a kernel that makes them runs in lanes only when it
+    /// has four lanes (`f32`/`i32`) and a loop or an in-point reduction. Without a loop, making
+    /// its arrays is most of what it does (a fill such as `replicate n (-1)` returned as the
+    /// kernel's result), which the scalar code does as contiguous vector fills of each point's
+    /// row and lanes only as a fill of interleaved vectors and then a transposition into the
+    /// rows. In two lanes (`f64`/`i64`), the same loops took as many instructions as the scalar
+    /// code (`benches/micro/arrays.og`: sums and maxima by phase, −38 % and −37 % in four `f32`
+    /// lanes, −1 % and +1 % in two `f64` lanes; `BENCHMARKS.md`, branch `lanes`). Otherwise,
+    /// why not.
+    pub(super) fn plan(self, ok: bool) -> Result<Plan, String> {
+        if !ok {
+            return Err(self.whys.join("\n    "));
+        }
+        if !self.arrays.is_empty() && self.loops == 0 {
+            return Err("per-point arrays without a loop (the cost rule)".into());
+        }
+        if !self.arrays.is_empty() && self.width != Width::Four {
+            return Err("per-point arrays in two lanes (the cost rule)".into());
+        }
+        Ok(Plan {
             rows: self.rows,
             reads: self.reads,
             uniform: self.uniform,
             masked: self.masked,
             sources: self.sources,
             width: self.width,
+            arrays: !self.arrays.is_empty(),
         })
     }
 
@@ -127,7 +167,8 @@ impl<'a> Check<'a> {
                 let free = !self.defined.contains(&arr)
                     && !self.space.contains(&arr)
                     && !self.local.contains(&arr)
-                    && !self.iotas.contains_key(&arr);
+                    && !self.iotas.contains_key(&arr)
+                    && !self.arrays.contains_key(&arr);
                 free.then(|| (arr, Vec::new()))?
             }
         };
@@ -160,50 +201,160 @@ impl<'a> Check<'a> {
     }
 
     pub(super) fn body(&mut self, body: &Body) -> bool {
+        let mut ok = true;
         for stmt in &body.stmts {
-            if let ([v], Exp::Iota(n)) = (&stmt.pat[..], &stmt.exp) {
-                // Its size is checked where it is.
-                self.checked += 1;
-                if !self.size(*n) {
-                    return false;
-                }
-                self.iotas.insert(*v, *n);
+            let before = self.whys.len();
+            if self.stmt(stmt) {
                 continue;
             }
-            if let ([row], Exp::Index(arr, idx)) = (&stmt.pat[..], &stmt.exp)
-                && let Some((base, comps, rank)) = self.components(*arr, idx)
-                && comps.len() < rank
-            {
-                if !self.lane_read(base, &comps) {
-                    return false;
-                }
-                self.rows.insert(*row, (base, comps));
-                continue;
+            ok = false;
+            if self.whys.len() == before {
+                // The innermost statement outside the subset says why.
+                let text = ir::print::print_stmt(self.f, stmt, 0);
+                let line = text.lines().next().unwrap_or_default();
+                self.whys.push(line.chars().take(120).collect());
             }
-            let prims: Option<Vec<PrimType>> = stmt
-                .pat
-                .iter()
-                .map(|v| match self.f.ty(*v) {
-                    ir::Type::Prim(p) => Some(*p),
-                    ir::Type::Array { .. } => None,
-                })
-                .collect();
-            let Some(prims) = prims else {
-                return false;
-            };
-            let read = self.uniform_read(&stmt.exp);
-            if !stmt.pat.is_empty() && (self.uniform_exp(&stmt.exp) || read) {
-                self.checked += read as usize;
-                self.uniform.insert(stmt.pat[0]);
-                self.local.extend(stmt.pat.iter().copied());
-                continue;
-            }
-            if !prims.iter().all(|p| self.laned(*p)) || !self.exp(&stmt.exp, &stmt.pat) {
+            if !self.survey {
                 return false;
             }
+            for v in &stmt.pat {
+                if self.f.ty(*v).rank() > 0 {
+                    self.arrays.insert(*v, *v);
+                } else {
+                    self.defined.insert(*v);
+                }
+            }
+        }
+        let results = body.result.iter().all(|r| {
+            self.operand(*r) || matches!(r, SubExp::Var(v) if self.arrays.contains_key(v))
+        });
+        if ok && !results {
+            self.whys.push("a result that is not a lane value".into());
+        }
+        ok && results
+    }
+
+    /// Whether a statement is in the subset (recording what the plan needs of it).
+    fn stmt(&mut self, stmt: &ir::Stmt) -> bool {
+        if let ([v], Exp::Iota(n)) = (&stmt.pat[..], &stmt.exp) {
+            // Its size is checked where it is.
+            self.checked += 1;
+            self.iotas.insert(*v, *n);
+            return self.size(*n);
+        }
+        if let ([row], Exp::Index(arr, idx)) = (&stmt.pat[..], &stmt.exp)
+            && let Some((base, comps, rank)) = self.components(*arr, idx)
+            && comps.len() < rank
+        {
+            self.rows.insert(*row, (base, comps.clone()));
+            return self.lane_read(base, &comps);
+        }
+        if let Some(ok) = self.array_stmt(&stmt.exp, &stmt.pat) {
+            return ok;
+        }
+        let prims: Option<Vec<PrimType>> = stmt
+            .pat
+            .iter()
+            .map(|v| match self.f.ty(*v) {
+                ir::Type::Prim(p) => Some(*p),
+                ir::Type::Array { .. } => None,
+            })
+            .collect();
+        let Some(prims) = prims else {
+            return false;
+        };
+        let read = self.uniform_read(&stmt.exp);
+        if !stmt.pat.is_empty() && (self.uniform_exp(&stmt.exp) || read) {
+            self.checked += read as usize;
+            self.uniform.insert(stmt.pat[0]);
+            self.local.extend(stmt.pat.iter().copied());
+            return true;
+        }
+        let ok = prims.iter().all(|p| self.laned(*p)) && self.exp(&stmt.exp, &stmt.pat);
+        if ok {
             self.defined.extend(stmt.pat.iter().copied());
         }
-        body.result.iter().all(|r| self.operand(*r))
+        ok
+    }
+
+    /// Whether a statement on per-point arrays is in the subset (`None`: it is not one): a
+    /// `replicate` of a lane value or uniform scalar to a uniform length (only in a kernel whose
+    /// arrays are interleaved), a copy of such an array's name, an element of one or an
+    /// in-place update of one at a uniform index, and `if`s and loops whose
+    /// array results are such arrays (see [`Check::if_arrays`], [`Check::lane_loop`]).
+    fn array_stmt(&mut self, exp: &Exp, pat: &[VarId]) -> Option<bool> {
+        let is_array = |v: &VarId| self.f.ty(*v).rank() > 0;
+        match (pat, exp) {
+            ([a], Exp::Replicate(n, x)) if self.interleaved && self.f.ty(*a).rank() == 1 => {
+                let elem = self.f.ty(*a).elem();
+                self.checked += 1;
+                let ok = self.laned_elem(elem)
+                    && self.uniform(*n)
+                    && self.prim(*x) == Some(elem)
+                    && self.operand(*x);
+                self.arrays.insert(*a, *a);
+                Some(ok)
+            }
+            ([b], Exp::SubExp(SubExp::Var(a))) if self.arrays.contains_key(a) => {
+                self.arrays.insert(*b, self.arrays[a]);
+                Some(true)
+            }
+            ([b], Exp::Update(a, idx, v)) if self.arrays.contains_key(a) => {
+                self.checked += 1;
+                let elem = self.f.ty(*a).elem();
+                let ok = matches!(&idx[..], [DimIndex::Fix(i)] if self.uniform(*i))
+                    && self.prim(*v) == Some(elem)
+                    && self.operand(*v);
+                self.arrays.insert(*b, self.arrays[a]);
+                Some(ok)
+            }
+            ([x], Exp::Index(a, idx)) if self.arrays.contains_key(a) => {
+                self.checked += 1;
+                let ok = matches!(&idx[..], [DimIndex::Fix(i)] if self.uniform(*i)) && !is_array(x);
+                self.defined.insert(*x);
+                Some(ok)
+            }
+            (_, Exp::If { .. } | Exp::Loop { .. }) if pat.iter().any(is_array) => {
+                let ok = self.exp(exp, pat);
+                let scalars: Vec<VarId> = pat.iter().copied().filter(|v| !is_array(v)).collect();
+                self.defined.extend(scalars);
+                Some(ok)
+            }
+            _ => None,
+        }
+    }
+
+    /// An element type of a per-point array: the width's float or integer type.
+    fn laned_elem(&self, t: PrimType) -> bool {
+        t == self.width.float() || t == self.width.int()
+    }
+
+    /// Registers the array results `pat` of an `if` (result types `ret`) whose branches return
+    /// `then_res` and `else_res`: each must be the same per-point array in both branches, made
+    /// before the `if` (one of `before`), so that a branch run under a mask updates only its
+    /// lanes of it and no lane needs the other branch's memory.
+    fn if_arrays(
+        &mut self,
+        pat: &[VarId],
+        ret: &[ir::Type],
+        (then_res, else_res): (&[SubExp], &[SubExp]),
+        before: &HashSet<VarId>,
+    ) -> bool {
+        for (((v, t), a), b) in pat.iter().zip(ret).zip(then_res).zip(else_res) {
+            if t.rank() == 0 {
+                continue;
+            }
+            let (SubExp::Var(a), SubExp::Var(b)) = (a, b) else {
+                return false;
+            };
+            match (self.arrays.get(a), self.arrays.get(b)) {
+                (Some(x), Some(y)) if x == y && before.contains(x) => {
+                    self.arrays.insert(*v, *x);
+                }
+                _ => return false,
+            }
+        }
+        true
     }
 
     /// Whether `exp` reads an element of an input (or of a row of one) at uniform indices.
@@ -220,10 +371,12 @@ impl<'a> Check<'a> {
         match exp {
             Exp::SubExp(a) | Exp::UnOp(_, a) | Exp::Convert(_, a) => self.uniform(*a),
             Exp::BinOp(op, a, b) => {
+                // Integer division by a constant other than 0 and -1 cannot fail.
                 let fails = matches!(
                     op,
                     BinOp::Div | BinOp::Mod | BinOp::Quot | BinOp::Rem | BinOp::Pow
-                ) && !matches!(self.prim(*a), Some(PrimType::F32 | PrimType::F64));
+                ) && !matches!(self.prim(*a), Some(PrimType::F32 | PrimType::F64))
+                    && (*op == BinOp::Pow || b.int_value().is_none_or(|n| n == 0 || n == -1));
                 !fails && self.uniform(*a) && self.uniform(*b)
             }
             Exp::Math(_, _, args) => args.iter().all(|a| self.uniform(*a)),
@@ -281,12 +434,16 @@ impl<'a> Check<'a> {
                 else_body,
                 ret,
             } => {
-                let ok = ret
-                    .iter()
-                    .all(|t| matches!(t, ir::Type::Prim(p) if self.laned(*p)))
-                    && self.operand(*cond);
+                let ok = ret.iter().all(|t| match t {
+                    ir::Type::Prim(p) => self.laned(*p),
+                    ir::Type::Array { .. } => true,
+                }) && self.operand(*cond);
                 let before = self.checked;
-                let ok = ok && self.body(then_body) && self.body(else_body);
+                let roots: HashSet<VarId> = self.arrays.values().copied().collect();
+                let ok = ok
+                    && self.body(then_body)
+                    && self.body(else_body)
+                    && self.if_arrays(pat, ret, (&then_body.result, &else_body.result), &roots);
                 if self.checked > before
                     && let Some(first) = pat.first()
                 {
@@ -294,7 +451,7 @@ impl<'a> Check<'a> {
                 }
                 ok
             }
-            Exp::Loop { params, form, body } => self.lane_loop(params, form, body),
+            Exp::Loop { params, form, body } => self.lane_loop(params, form, body, pat),
             Exp::Soac(Soac::Screma {
                 width,
                 inputs,
@@ -303,6 +460,7 @@ impl<'a> Check<'a> {
                 reds,
             }) => {
                 self.checked += 1;
+                self.loops += 1;
                 scans.is_empty() && self.reduction(*width, inputs, map, reds)
             }
             _ => false,
@@ -334,18 +492,35 @@ impl<'a> Check<'a> {
         ok && self.operand(a) && self.operand(b)
     }
 
-    /// A loop whose parameters are lane values, with a uniform or per-lane trip count (or a
-    /// `while` on one of its parameters).
-    fn lane_loop(&mut self, params: &[(VarId, SubExp)], form: &LoopForm, body: &Body) -> bool {
+    /// A loop whose parameters are lane values or per-point arrays (updated in place: the
+    /// body's result is the parameter's memory), with a uniform or per-lane trip count (or a
+    /// `while` on one of its parameters); its results are bound to `pat`.
+    fn lane_loop(
+        &mut self,
+        params: &[(VarId, SubExp)],
+        form: &LoopForm,
+        body: &Body,
+        pat: &[VarId],
+    ) -> bool {
         let int = self.width.int();
         self.checked += 1;
-        let lane_params = params.iter().all(|(p, init)| {
-            matches!(self.f.ty(*p), ir::Type::Prim(t) if self.laned(*t)) && self.operand(*init)
-        });
+        self.loops += 1;
+        let mut lane_params = true;
+        for (p, init) in params {
+            match (self.f.ty(*p), init) {
+                (ir::Type::Prim(t), _) => {
+                    lane_params &= self.laned(*t) && self.operand(*init);
+                    self.defined.insert(*p);
+                }
+                (ir::Type::Array { .. }, SubExp::Var(a)) if self.arrays.contains_key(a) => {
+                    self.arrays.insert(*p, self.arrays[a]);
+                }
+                _ => lane_params = false,
+            }
+        }
         if !lane_params {
             return false;
         }
-        self.defined.extend(params.iter().map(|(p, _)| *p));
         let form_ok = match form {
             LoopForm::For { index, bound } if self.uniform(*bound) => {
                 self.local.insert(*index);
@@ -358,7 +533,20 @@ impl<'a> Check<'a> {
             }
             LoopForm::While { cond } => params.iter().any(|(p, _)| p == cond),
         };
-        form_ok && self.body(body)
+        if !form_ok || !self.body(body) {
+            return false;
+        }
+        for (((p, _), r), v) in params.iter().zip(&body.result).zip(pat) {
+            let Some(memory) = self.arrays.get(p).copied() else {
+                continue;
+            };
+            let same = matches!(r, SubExp::Var(r) if self.arrays.get(r) == Some(&memory));
+            if !same {
+                return false;
+            }
+            self.arrays.insert(*v, memory);
+        }
+        true
     }
 
     /// A size of a reduction or an `iota`: uniform, or a lane value of the width's integer type.

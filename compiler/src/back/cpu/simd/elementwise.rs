@@ -92,7 +92,7 @@ pub fn plan<'a>(
     let mut check = Check::elementwise(f, map, width);
     let ok = check.body(&map.body);
     Some(Elementwise {
-        plan: check.plan(ok)?,
+        plan: check.plan(ok).ok()?,
         map,
     })
 }

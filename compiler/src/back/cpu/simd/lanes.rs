@@ -1,6 +1,7 @@
 //! Lane code: the statements of a map kernel's point code for a group of points, one point
 //! per lane (loops and reductions: `loops.rs`).
 
+use super::arrays::PointArray;
 use super::{Comp, Plan, Width};
 use crate::back::cpu::codegen::{Gen, Res, clif_type, elem_size, float_min_max};
 use crate::back::cpu::helpers::is_inline_float_math;
@@ -41,6 +42,8 @@ pub(super) struct Lanes<'p> {
     /// The lanes extracted from vectors, by block, vector and lane: reused within a block, so
     /// that `sin x` and `cos x` of one lane share the scalar code's helper call.
     extracted: HashMap<(Block, Value, u8), Value>,
+    /// The group's per-point arrays (`arrays.rs`), by name.
+    pub(super) arrays: HashMap<VarId, PointArray>,
 }
 
 impl<'p> Lanes<'p> {
@@ -56,6 +59,7 @@ impl<'p> Lanes<'p> {
             mask: None,
             bail,
             extracted: HashMap::new(),
+            arrays: HashMap::new(),
         }
     }
 
@@ -76,6 +80,7 @@ impl<'p> Lanes<'p> {
             mask: None,
             bail,
             extracted: HashMap::new(),
+            arrays: HashMap::new(),
         }
     }
 
@@ -117,8 +122,14 @@ impl<'p> Lanes<'p> {
                 }
                 continue;
             }
+            if self.array_stmt(g, &stmt.exp, &stmt.pat)? {
+                continue;
+            }
+            // The lane values of the statement's scalars (an `if` or a loop also passes arrays,
+            // which it binds itself).
             let vals = self.exp(g, &stmt.exp, &stmt.pat)?;
-            for (v, val) in stmt.pat.iter().zip(vals) {
+            let scalars = stmt.pat.iter().filter(|v| g.f.ty(**v).rank() == 0);
+            for (v, val) in scalars.zip(vals) {
                 self.vals.insert(*v, val);
             }
         }
@@ -136,6 +147,12 @@ impl<'p> Lanes<'p> {
             && let Some(val) = self.vals.get(&v)
         {
             return Ok(*val);
+        }
+        if let SubExp::Var(v) = se
+            && let Some(array) = self.array(v)
+        {
+            // A per-point array passed through an `if` or a loop: its memory.
+            return Ok(array.ptr());
         }
         let t = Self::prim(g, se);
         let int = clif_type(self.width.int());
@@ -173,6 +190,29 @@ impl<'p> Lanes<'p> {
     /// The vector type of an IR scalar variable.
     fn var_type(&self, g: &Gen, v: VarId) -> Type {
         self.width.vector(g.f.ty(v).elem())
+    }
+
+    /// The scalar ones of an `if`'s results `vals` (bound to `pat`, the branch's `results`);
+    /// each array result is bound to the per-point array the branch returns, which is the same
+    /// memory in both branches (the plan's rule) and which each branch updated for its lanes.
+    fn scalar_results(
+        &mut self,
+        g: &Gen,
+        pat: &[VarId],
+        results: &[SubExp],
+        vals: Vec<Value>,
+    ) -> Vec<Value> {
+        let mut scalars = Vec::new();
+        for ((v, r), x) in pat.iter().zip(results).zip(vals) {
+            if g.f.ty(*v).rank() == 0 {
+                scalars.push(x);
+            } else if let SubExp::Var(a) = r
+                && let Some(array) = self.array(*a)
+            {
+                self.arrays.insert(*v, array);
+            }
+        }
+        scalars
     }
 
     /// A vector of zero lanes of type `ty`.
@@ -285,7 +325,8 @@ impl<'p> Lanes<'p> {
                 } else {
                     else_body
                 };
-                self.body(g, body)?
+                let vals = self.body(g, body)?;
+                self.scalar_results(g, pat, &body.result, vals)
             }
             Exp::If {
                 cond,
@@ -302,7 +343,11 @@ impl<'p> Lanes<'p> {
                             self.masked(g, not, else_body, pat)?,
                         )
                     } else {
-                        (self.body(g, then_body)?, self.body(g, else_body)?)
+                        let then_vals = self.body(g, then_body)?;
+                        let then_vals = self.scalar_results(g, pat, &then_body.result, then_vals);
+                        let else_vals = self.body(g, else_body)?;
+                        let else_vals = self.scalar_results(g, pat, &else_body.result, else_vals);
+                        (then_vals, else_vals)
                     };
                 then_vals
                     .into_iter()
@@ -327,13 +372,14 @@ impl<'p> Lanes<'p> {
     }
 
     /// `body` (a branch of an `if` whose results are `pat`) for the lanes of `mask and cond`,
-    /// run only when one of them is active; the lanes' results (zero when it does not run: no
-    /// lane selects them).
+    /// run only when one of them is active; the lanes' scalar results (zero when it does not
+    /// run: no lane selects them; per-point arrays are updated in place).
     fn masked(&mut self, g: &mut Gen, cond: Value, body: &Body, pat: &[VarId]) -> Res<Vec<Value>> {
         let mask = self.and_mask(g, cond);
         let outer = self.mask.replace(mask);
         let results: Vec<Variable> = pat
             .iter()
+            .filter(|v| g.f.ty(**v).rank() == 0)
             .map(|v| {
                 let ty = self.var_type(g, *v);
                 let var = g.b.declare_var(ty);
@@ -348,6 +394,7 @@ impl<'p> Lanes<'p> {
         g.b.switch_to_block(run);
         g.b.seal_block(run);
         let vals = self.body(g, body)?;
+        let vals = self.scalar_results(g, pat, &body.result, vals);
         for (var, val) in results.iter().zip(vals) {
             g.b.def_var(*var, val);
         }

@@ -34,10 +34,26 @@ impl<'p> Lanes<'p> {
         body: &Body,
         pat: &[VarId],
     ) -> Res<Vec<Value>> {
-        let inits = params
+        // Array parameters are their initial arrays' memory, updated in place (the plan's
+        // rule): only the scalar parameters are carried.
+        let scalar: Vec<bool> = params.iter().map(|(p, _)| g.f.ty(*p).rank() == 0).collect();
+        let mut inits = Vec::new();
+        for ((p, init), s) in params.iter().zip(&scalar) {
+            match init {
+                SubExp::Var(a) if !s => {
+                    let array = self
+                        .array(*a)
+                        .expect("plan: an array parameter is a per-point array");
+                    self.arrays.insert(*p, array);
+                }
+                _ => inits.push(self.operand(g, *init)?),
+            }
+        }
+        let scalar_params: Vec<VarId> = params
             .iter()
-            .map(|(_, init)| self.operand(g, *init))
-            .collect::<Res<Vec<_>>>()?;
+            .zip(&scalar)
+            .filter_map(|((p, _), s)| s.then_some(*p))
+            .collect();
         let (trips, index) = match form {
             LoopForm::For { index, bound } => {
                 let per_lane = self.is_lane(*bound);
@@ -48,9 +64,9 @@ impl<'p> Lanes<'p> {
                 (trips, Some(*index))
             }
             LoopForm::While { cond } => {
-                let at = params
+                let at = scalar_params
                     .iter()
-                    .position(|(p, _)| p == cond)
+                    .position(|p| p == cond)
                     .expect("plan: a `while` tests one of its parameters");
                 (Trips::While(at), None)
             }
@@ -61,14 +77,27 @@ impl<'p> Lanes<'p> {
             trips,
             index.as_slice(),
             &mut |lanes, g, _, current| {
-                for ((p, _), x) in params.iter().zip(current) {
+                for (p, x) in scalar_params.iter().zip(current) {
                     lanes.vals.insert(*p, *x);
                 }
-                lanes.body(g, body)
+                let next = lanes.body(g, body)?;
+                Ok(next
+                    .into_iter()
+                    .zip(&scalar)
+                    .filter_map(|(x, s)| s.then_some(x))
+                    .collect())
             },
         )?;
-        for (v, x) in pat.iter().zip(&finals) {
-            self.vals.insert(*v, *x);
+        let mut finals_at = finals.iter();
+        for ((v, (p, _)), s) in pat.iter().zip(params).zip(&scalar) {
+            if *s {
+                let x = finals_at
+                    .next()
+                    .expect("a final value per scalar parameter");
+                self.vals.insert(*v, *x);
+            } else if let Some(array) = self.array(*p) {
+                self.arrays.insert(*v, array);
+            }
         }
         Ok(finals)
     }

@@ -42,6 +42,17 @@
 //!   negative one is the scalar code's error; above `MAX_IOTA` = 2^16 the scalar code's
 //!   allocation might fail), and an input of another size than the width (the scalar code's
 //!   error) sends the group to the scalar code.
+//! - *Per-point arrays* (`arrays.rs`), in a kernel the `layout` pass made
+//!   `PointLayout::Interleaved` (`opt/layout.rs`: its per-point arrays interleaved across the
+//!   points in flight, here the lanes): one-dimensional arrays of the width's float or integer
+//!   type made by `replicate` (of a lane value or uniform scalar, to a uniform length), read
+//!   and updated in place at uniform indices (one vector load or store), carried by loops and
+//!   passed through `if`s when the array is the same memory on every path (a loop's body
+//!   returns its parameter updated in place; both branches return one array made before the
+//!   `if`), so that code under a mask updates only its lanes. Such an array may be a kernel's
+//!   result: each lane's copy is stored as its point's row. The group's arrays come from the
+//!   worker's arena, which each group resets first. The cost rule (`check.rs`, `Check::plan`
+//!   there): only four-lane kernels with a loop or an in-point reduction make arrays in lanes.
 //!
 //! Results are bit-identical to the scalar code: each lane performs the same IEEE operations in
 //! the same order (no reassociation, no fused multiply-add), and `min`/`max`, comparisons and
@@ -51,24 +62,32 @@
 //! one, checked at the row statement even when no element of it is read) would be out of
 //! bounds, an `iota` size is out of range or a reduction's input has another size than its
 //! width (the group bails out before it stores anything) run the scalar code, which also
-//! reports any error exactly as before. Anything else keeps the whole kernel scalar: scans and
-//! arrays in the point's code (`replicate`, maps making arrays, in-place updates, slices, and
-//! an `iota` used otherwise than as a reduction's input), lane values of another width than
-//! the results', and reads at lane-dependent indices (per-lane gathers: tried for STL's LOESS
-//! kernels, two lanes of `f64`, and slower than the scalar code). BFAST's fused per-pixel
-//! kernel has all of these (`docs/compiler.md`, SIMD).
+//! reports any error exactly as before; so do groups in which an index into a per-point array
+//! is out of bounds, a `replicate`'s length is negative or above `MAX_POINT_ARRAY` (2^20), the
+//! arena cannot hand out a group's array, or an array result's length is not its output row's.
+//! Anything else keeps the whole kernel scalar: scans, arrays other than the per-point arrays
+//! above (maps making arrays, slices, arrays of arrays, copies, concatenations, an `iota` used
+//! otherwise than as a reduction's input, per-point arrays as a reduction's input or indexed
+//! at lane-dependent indices), lane values of another width than the results' (an `f32` series
+//! read into an `f64` fit), results of two widths, and reads of the kernel's inputs at
+//! lane-dependent indices (per-lane gathers: tried for STL's LOESS kernels, two lanes of `f64`,
+//! and slower than the scalar code; and for per-point arrays, in a compaction, also slower).
+//! BFAST's fused per-pixel kernel has all of these (`docs/compiler.md`, SIMD). `OGHAM_SIMD=why`
+//! lists, per thread-level kernel compiled, whether it runs in lanes and, if not, each
+//! innermost statement outside the subset.
 //!
 //! Invariants relied on: kernel inputs are contiguous and row-major (so the innermost index
 //! addresses consecutive elements), a scalar result of a map kernel occupies one element of its
 //! output per point, and the kernel's index range satisfies `0 <= i_start <= i_end`.
 //!
 //! Setting `OGHAM_SIMD=0` in the environment of the compiling process turns this off (for
-//! measurements).
+//! measurements); `OGHAM_SIMD=why` keeps it on and says why kernels stay scalar.
 //!
 //! Files: this one plans a kernel ([`plan`]) and runs its groups ([`vector_points`]);
 //! `check.rs` decides what is in the subset, `lanes.rs` emits lane code for statements,
-//! `loops.rs` for loops and reductions; `elementwise.rs` runs sequential elementwise maps inside
-//! a point's code in vectors along their own dimension, with the same lane code.
+//! `loops.rs` for loops and reductions, `arrays.rs` for per-point arrays; `elementwise.rs` runs
+//! sequential elementwise maps inside a point's code in vectors along their own dimension, with
+//! the same lane code.
 //!
 //! Why the decision is still taken here and not by a pass on kernel IR: what can run in lanes
 //! is what this backend's lane code can emit (`check.rs` is that subset, not a program shape),
@@ -76,18 +95,20 @@
 //! target-neutral part of across-point SIMD, where a kernel's per-point arrays live for lanes,
 //! is the `layout` pass's (`opt/layout.rs`).
 
+mod arrays;
 mod check;
 pub mod elementwise;
 mod lanes;
 mod loops;
 
 use super::codegen::{Gen, Res, elem_size};
+use super::helpers::HelperId;
 use check::Check;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{F32X4, F64X2, I8, I32X4, I64, I64X2};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value};
 use lanes::Lanes;
-use ogham_ir::kir::{SegKind, SegLevel, SegOp};
+use ogham_ir::kir::{PointLayout, SegKind, SegLevel, SegOp};
 use ogham_ir::types::PrimType;
 use ogham_ir::{self as ir, SubExp, VarId};
 use std::collections::{HashMap, HashSet};
@@ -176,6 +197,9 @@ pub struct Plan {
     /// The sources of the map lambdas' parameters of in-point reductions.
     sources: HashMap<VarId, Source>,
     width: Width,
+    /// Whether the point's code makes per-point arrays (from the worker's arena, which each
+    /// group resets first, as the scalar code does before each point).
+    arrays: bool,
 }
 
 /// Whether SIMD code is on: not turned off by `OGHAM_SIMD=0` in the environment.
@@ -183,46 +207,88 @@ pub fn enabled() -> bool {
     std::env::var_os("OGHAM_SIMD").is_none_or(|v| v != "0")
 }
 
-/// The plan for kernel `seg` of function `f`, or `None` when its point's code is not in the
-/// subset described in the module header (or SIMD is turned off).
-pub fn plan(f: &ir::kir::Function, seg: &SegOp) -> Option<Plan> {
-    if !enabled() {
+/// The plan for kernel `seg` (named `name`) of function `f`, or `None` when its point's code
+/// is not in the subset described in the module header (or SIMD is turned off). With
+/// `OGHAM_SIMD=why` in the environment, says on standard error for each thread-level
+/// kernel whether it runs in lanes and, if not, why not (each innermost statement outside the
+/// subset), for surveys of what keeps kernels scalar.
+pub fn plan(f: &ir::kir::Function, seg: &SegOp, name: &str) -> Option<Plan> {
+    if !enabled() || seg.level != SegLevel::Thread {
         return None;
     }
-    if seg.kind != SegKind::Map || seg.level != SegLevel::Thread {
-        return None;
+    let survey = std::env::var_os("OGHAM_SIMD").is_some_and(|v| v == "why");
+    let planned = try_plan(f, seg, survey);
+    if survey {
+        match &planned {
+            Ok(plan) => eprintln!("simd {name}: {} lanes", plan.width.lanes()),
+            Err(why) => eprintln!("simd {name}: scalar: {why}"),
+        }
     }
-    let width = if seg
-        .ret
-        .iter()
-        .all(|t| matches!(t, ir::Type::Prim(PrimType::F32 | PrimType::I32)))
-    {
-        Width::Four
-    } else if seg
-        .ret
-        .iter()
-        .all(|t| matches!(t, ir::Type::Prim(PrimType::F64 | PrimType::I64)))
-    {
-        Width::Two
-    } else {
-        return None;
+    planned.ok()
+}
+
+/// The plan of a thread-level kernel, or why it has none. A kernel whose results choose no
+/// width is still checked (at two lanes when a result is 64-bit, else four) so that the
+/// reason names what else keeps it scalar. A `survey` lists every statement outside the subset
+/// (the check goes on after each), not only the first.
+fn try_plan(f: &ir::kir::Function, seg: &SegOp, survey: bool) -> Result<Plan, String> {
+    if seg.kind != SegKind::Map {
+        return Err("not a map kernel".into());
+    }
+    // Scalars, or per-point arrays of one dimension (in kernels whose arrays are interleaved).
+    let interleaved = seg.layout == PointLayout::Interleaved;
+    let all = |types: &[PrimType]| {
+        seg.ret
+            .iter()
+            .all(|t| types.contains(&t.elem()) && (t.rank() == 0 || (t.rank() == 1 && interleaved)))
     };
-    let mut check = Check::new(f, seg, width)?;
+    let width = if all(&[PrimType::F32, PrimType::I32]) {
+        Some(Width::Four)
+    } else if all(&[PrimType::F64, PrimType::I64]) {
+        Some(Width::Two)
+    } else {
+        None
+    };
+    let checked = width.unwrap_or(
+        if seg
+            .ret
+            .iter()
+            .any(|t| matches!(t.elem(), PrimType::F64 | PrimType::I64))
+        {
+            Width::Two
+        } else {
+            Width::Four
+        },
+    );
+    let mut check = Check::new(f, seg, checked).ok_or("no space")?;
+    check.survey = survey;
     let ok = check.body(&seg.body);
-    check.plan(ok)
+    match (width, check.plan(ok)) {
+        (Some(_), planned) => planned,
+        (None, planned) => {
+            let why = planned.err();
+            let types: Vec<String> = seg
+                .ret
+                .iter()
+                .map(|t| ir::print::print_type(f, t))
+                .collect();
+            let body = why.map_or(String::new(), |w| format!("; and {w}"));
+            Err(format!("results {}{body}", types.join(", ")))
+        }
+    }
 }
 
 /// Runs the points `i_start..` of the current segment (`s`, whose coordinates are bound) a
 /// group of lanes at a time while a whole group remains and every read's lane component is in
 /// bounds; returns the first point left for the scalar code. `outputs` are the element
-/// pointers of the kernel's results.
+/// pointers of the kernel's results and their rows' lengths (1 for a scalar result).
 pub fn vector_points(
     g: &mut Gen,
     plan: &Plan,
     seg: &SegOp,
     (s, inner): (Value, Value),
     (i_start, i_end): (Value, Value),
-    outputs: &[Value],
+    outputs: &[(Value, Value)],
 ) -> Res<Value> {
     // In bounds: the uniform components before the lane's, and the lane's extent covers the
     // whole range.
@@ -254,15 +320,49 @@ pub fn vector_points(
     g.loop_branch(more, body, exit);
     g.b.switch_to_block(body);
     g.b.seal_block(body);
+    if plan.arrays {
+        let ctx = g.ctx;
+        g.call(HelperId::ArenaReset, &[ctx]);
+    }
     let mut group = Lanes::new(i, seg, plan, exit);
     let results = group.body(g, &seg.body)?;
     let row_start = g.b.ins().imul(s, inner);
     let p = g.b.ins().iadd(row_start, i);
-    for ((out, val), ty) in outputs.iter().zip(results).zip(&seg.ret) {
-        let bytes = g.b.ins().imul_imm_s(p, elem_size(ty.elem()));
+    // Array results: each lane's array is its point's row of the output, of the row's length
+    // (checked before anything of the group is stored; else the scalar code reports it).
+    let arrays: Vec<Option<arrays::PointArray>> = seg
+        .body
+        .result
+        .iter()
+        .zip(&seg.ret)
+        .map(|(r, ty)| match r {
+            SubExp::Var(v) if ty.rank() > 0 => group.array(*v),
+            _ => None,
+        })
+        .collect();
+    for (array, (_, row)) in arrays.iter().zip(outputs) {
+        if let Some(array) = array {
+            let fits = g.b.ins().icmp(IntCC::Equal, array.len(), *row);
+            group.bail_unless(g, fits);
+        }
+    }
+    for (((out, row), val), (ty, array)) in
+        outputs.iter().zip(results).zip(seg.ret.iter().zip(&arrays))
+    {
+        // A scalar result is one element per point.
+        let at = match array {
+            Some(_) => g.b.ins().imul(p, *row),
+            None => p,
+        };
+        let bytes = g.b.ins().imul_imm_s(at, elem_size(ty.elem()));
         let addr = g.b.ins().iadd(*out, bytes);
-        g.b.ins()
-            .store(MemFlagsData::new().with_notrap(), val, addr, 0);
+        match array {
+            Some(array) => group.store_rows(g, array, addr, *row)?,
+            None => {
+                g.b.ins()
+                    .store(MemFlagsData::new().with_notrap(), val, addr, 0);
+            }
+        }
     }
     let next = g.b.ins().iadd_imm_s(i, lanes);
     g.b.def_var(cursor, next);
