@@ -310,7 +310,7 @@ impl Device for Driver {
                 .map_err(|e| driver_error(&format!("kernel {kernel}"), e))?;
             functions.insert(kernel.clone(), f as u64);
         }
-        functions.get(name).copied().ok_or_else(|| no_kernel(name))
+        super::loaded_kernel(&functions, name)
     }
 
     fn alloc(&self, bytes: usize) -> Res<u64> {

@@ -10,7 +10,7 @@
 //! directory of the process. Blocks have 4 threads (block-level kernels: whole warps, up to 64),
 //! so block-level code really runs in parallel and its barriers matter.
 
-use super::{Device, Res, machine_error, no_kernel};
+use super::{Device, Res, machine_error};
 use crate::cache_file::Store;
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE};
 use ogham_ir::artifact::cuda::CudaProgram;
@@ -228,10 +228,7 @@ impl Device for Emulator {
     }
 
     fn function(&self, name: &str) -> Res<u64> {
-        self.functions
-            .get(name)
-            .copied()
-            .ok_or_else(|| no_kernel(name))
+        super::loaded_kernel(&self.functions, name)
     }
 
     fn alloc(&self, bytes: usize) -> Res<u64> {

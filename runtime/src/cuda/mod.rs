@@ -195,6 +195,11 @@ fn no_kernel(name: &str) -> Box<Diagnostic> {
     )
 }
 
+/// The handle of kernel `name` among a loaded library's `functions`.
+fn loaded_kernel(functions: &HashMap<String, u64>, name: &str) -> Res<u64> {
+    functions.get(name).copied().ok_or_else(|| no_kernel(name))
+}
+
 fn driver_error(what: &str, e: impl std::fmt::Debug) -> Box<Diagnostic> {
     machine_error(R_CUDA, format!("CUDA: {what}: {e:?}"))
 }

@@ -34,6 +34,11 @@ use std::sync::{Arc, Mutex};
 /// argument needs).
 const GRANULE: usize = 256;
 
+/// The size class of a request of `bytes` bytes.
+fn size_class(bytes: usize) -> usize {
+    bytes.max(1).div_ceil(GRANULE) * GRANULE
+}
+
 /// Device memory kept for reuse, by size class.
 pub(super) struct Pool {
     dev: Arc<dyn Device>,
@@ -55,21 +60,13 @@ impl Pool {
     /// At least `bytes` bytes of device memory: a kept piece of the same size class, or a new
     /// allocation (after giving back every kept piece, when the device has no more memory).
     pub fn alloc(self: &Arc<Pool>, bytes: usize) -> Res<DeviceMemory> {
-        let class = bytes.max(1).div_ceil(GRANULE) * GRANULE;
+        let class = size_class(bytes);
         let kept = self.lock().get_mut(&class).and_then(Vec::pop);
         let ptr = match kept {
             Some(ptr) => ptr,
-            None => match self.dev.alloc(class) {
-                Ok(ptr) => ptr,
-                Err(_) if self.release() => self.dev.alloc(class)?,
-                Err(e) => return Err(e),
-            },
+            None => self.allocate(class)?,
         };
-        Ok(DeviceMemory {
-            ptr,
-            class,
-            pool: Arc::clone(self),
-        })
+        Ok(self.piece(ptr, class))
     }
 
     /// At least `bytes` bytes of device memory newly allocated, never a kept piece: memory for
@@ -77,17 +74,27 @@ impl Pool {
     /// queue may read (pieces go back to the pool when the host drops them, not when the
     /// launches reading them have run).
     pub fn alloc_fresh(self: &Arc<Pool>, bytes: usize) -> Res<DeviceMemory> {
-        let class = bytes.max(1).div_ceil(GRANULE) * GRANULE;
-        let ptr = match self.dev.alloc(class) {
-            Ok(ptr) => ptr,
-            Err(_) if self.release() => self.dev.alloc(class)?,
-            Err(e) => return Err(e),
-        };
-        Ok(DeviceMemory {
+        let class = size_class(bytes);
+        let ptr = self.allocate(class)?;
+        Ok(self.piece(ptr, class))
+    }
+
+    /// A new allocation of `class` bytes, after giving back every kept piece when the device
+    /// has no more memory.
+    fn allocate(&self, class: usize) -> Res<u64> {
+        match self.dev.alloc(class) {
+            Ok(ptr) => Ok(ptr),
+            Err(_) if self.release() => self.dev.alloc(class),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn piece(self: &Arc<Pool>, ptr: u64, class: usize) -> DeviceMemory {
+        DeviceMemory {
             ptr,
             class,
             pool: Arc::clone(self),
-        })
+        }
     }
 
     /// A device copy of the `bytes` bytes at host address `ptr`.

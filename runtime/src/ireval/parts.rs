@@ -50,10 +50,11 @@ pub const AUTO_PART_BYTES: usize = 32 << 20;
 pub const AUTO_MOST_PARTS: usize = 8;
 
 impl PartRows {
-    /// `OGHAM_ROW_PART`: unset, [`PartRows::Auto`]; `0`, whole; a number of rows.
+    /// `OGHAM_ROW_PART`: unset or empty, [`PartRows::Auto`]; `0`, whole; a number of rows.
     pub fn from_env() -> Result<PartRows, String> {
         match std::env::var("OGHAM_ROW_PART") {
             Err(_) => Ok(PartRows::Auto),
+            Ok(text) if text.is_empty() => Ok(PartRows::Auto),
             Ok(text) => match text.parse::<usize>() {
                 Ok(0) => Ok(PartRows::Whole),
                 Ok(rows) => Ok(PartRows::Rows(rows)),
@@ -452,4 +453,24 @@ fn place_rows(
     };
     copy(part.data(), dst)?;
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_executor_splits_large_arguments_into_2_to_8_parts() {
+        let mib = 1 << 20;
+        assert_eq!(PartRows::Auto.for_input(20_000, 63 * mib), None);
+        // STL's 20,000 series of 828 f64: 132 MB, three parts of about 32 MiB.
+        assert_eq!(
+            PartRows::Auto.for_input(20_000, 20_000 * 828 * 8),
+            Some(6_667)
+        );
+        assert_eq!(PartRows::Auto.for_input(1_000, 64 * mib), Some(500));
+        assert_eq!(PartRows::Auto.for_input(80_000, 4096 * mib), Some(10_000));
+        assert_eq!(PartRows::Whole.for_input(20_000, 4096 * mib), None);
+        assert_eq!(PartRows::Rows(7).for_input(20_000, 1), Some(7));
+    }
 }

@@ -29,7 +29,7 @@ pub mod warps;
 
 use super::emulator::{self, Build, open_library, symbol_error, trampolines};
 use super::units::Compiling;
-use super::{Device, Mark, Res, machine_error, no_kernel};
+use super::{Device, Mark, Res, machine_error};
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE};
 use caches::SectorCache;
 use code::Code;
@@ -604,10 +604,7 @@ impl Device for Model {
     }
 
     fn function(&self, name: &str) -> Res<u64> {
-        self.functions
-            .get(name)
-            .copied()
-            .ok_or_else(|| no_kernel(name))
+        super::loaded_kernel(&self.functions, name)
     }
 
     fn alloc(&self, bytes: usize) -> Res<u64> {

@@ -15,6 +15,7 @@
 //! they did not pay in two `f64` lanes, and the cost rule (`check.rs`) keeps per-point arrays
 //! out of two-lane kernels.
 
+use super::PointArray;
 use super::lanes::Lanes;
 use crate::back::cpu::codegen::{Gen, Res, elem_size};
 use crate::back::cpu::helpers::HelperId;
@@ -26,26 +27,6 @@ use ogham_ir::{DimIndex, Exp, SubExp, VarId};
 /// The largest per-point array of lane code, in elements: a group with a longer one runs the
 /// scalar code (which allocates a lane's worth, and reports the error if that fails).
 const MAX_POINT_ARRAY: i64 = 1 << 20;
-
-/// A group's copy of a per-point array: `len` vectors at `ptr`.
-#[derive(Clone, Copy)]
-pub(super) struct PointArray {
-    ptr: Value,
-    len: Value,
-    elem: PrimType,
-}
-
-impl PointArray {
-    /// The address of the array's memory.
-    pub(super) fn ptr(&self) -> Value {
-        self.ptr
-    }
-
-    /// The array's length.
-    pub(super) fn len(&self) -> Value {
-        self.len
-    }
-}
 
 impl Lanes<'_> {
     /// Emits `exp` bound to `pat` when it is a statement on per-point arrays (the plan's

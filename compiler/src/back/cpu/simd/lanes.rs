@@ -1,7 +1,7 @@
 //! Lane code: the statements of a map kernel's point code for a group of points, one point
 //! per lane (loops and reductions: `loops.rs`).
 
-use super::arrays::PointArray;
+use super::PointArray;
 use super::{Comp, Plan, Width};
 use crate::back::cpu::codegen::{Gen, Res, clif_type, elem_size, float_min_max};
 use crate::back::cpu::helpers::is_inline_float_math;

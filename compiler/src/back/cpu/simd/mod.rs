@@ -330,7 +330,7 @@ pub fn vector_points(
     let p = g.b.ins().iadd(row_start, i);
     // Array results: each lane's array is its point's row of the output, of the row's length
     // (checked before anything of the group is stored; else the scalar code reports it).
-    let arrays: Vec<Option<arrays::PointArray>> = seg
+    let arrays: Vec<Option<PointArray>> = seg
         .body
         .result
         .iter()
@@ -371,4 +371,25 @@ pub fn vector_points(
     g.b.switch_to_block(exit);
     g.b.seal_block(exit);
     Ok(g.b.use_var(cursor))
+}
+
+/// A group's copy of a per-point array (`arrays.rs`, used by the lane code of `lanes.rs`):
+/// `len` vectors at `ptr`.
+#[derive(Clone, Copy)]
+struct PointArray {
+    ptr: Value,
+    len: Value,
+    elem: PrimType,
+}
+
+impl PointArray {
+    /// The address of the array's memory.
+    fn ptr(&self) -> Value {
+        self.ptr
+    }
+
+    /// The array's length.
+    fn len(&self) -> Value {
+        self.len
+    }
 }
