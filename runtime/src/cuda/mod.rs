@@ -32,6 +32,7 @@
 //! Without a driver, a GPU or NVRTC, [`unavailable`] says why and [`run`] fails with `R0711`
 //! before touching the driver (cudarc panics when its libraries are missing).
 
+mod device;
 mod driver;
 pub use driver::start_context;
 pub mod emulator;
@@ -39,19 +40,21 @@ pub mod model;
 pub mod nvrtc;
 mod profile;
 mod resident;
+mod rows;
 mod staging;
 mod steps;
 mod units;
 
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, Res};
 use crate::ireval::eval::{Array, Evaluator, Launcher, Mark, Side, Val};
-use crate::ireval::parts::{PartRows, RowParts, WholeRows};
+use crate::ireval::parts::{PartRows, WholeRows};
 use crate::ireval::{self, Thresholds};
 use crate::kernel_io::{
     Elems, Io, KernelFailure, Operand, failure_diagnostic, kernel_index, prim_data,
 };
 use crate::value::Value;
 use cudarc::driver::{CudaContext, sys};
+use device::Device;
 use ogham_ir::abi::{ArgSlots, ArgValue, BLOCK_ARENA_SHARES, Failure, KernelSite, MAX_DETAILS};
 use ogham_ir::artifact::cuda::{Counting, CudaKernel, CudaProgram, GeneratedSeg, Width};
 use ogham_ir::diag::Diagnostic;
@@ -68,85 +71,6 @@ const ARENA_PER_THREAD: i64 = 64 << 10;
 
 /// The most arena bytes per thread a relaunch asks for: two relaunches with 8× more.
 const MAX_ARENA_PER_THREAD: i64 = ARENA_PER_THREAD << 6;
-
-/// What the executor needs of a device: memory, copies, modules and synchronous launches. The
-/// GPU ([`driver::Driver`]) and the host emulator ([`emulator::Emulator`]) implement it.
-/// Addresses and kernel handles are 64-bit values.
-trait Device: Send + Sync {
-    /// `cuda` or `cuda-emu`, for profiles.
-    fn name(&self) -> &'static str;
-    /// Makes the device current on the calling thread.
-    fn bind(&self) -> Res<()>;
-    /// Threads per block of thread-level kernels and combine kernels.
-    fn block_size(&self) -> i64;
-    /// The most threads per block of a block-level kernel, a multiple of 32 (a block-level
-    /// kernel's block takes whole warps: its reductions and scans shuffle within them).
-    fn block_level_size(&self) -> i64 {
-        self.block_size()
-    }
-    fn multiprocessors(&self) -> i64;
-    /// Takes the kernels of `program` (an entry point's, with the data kernels), to be compiled
-    /// and loaded by [`Device::function`].
-    fn load(&mut self, program: &CudaProgram) -> Res<()>;
-    /// The handle of kernel `name` of the loaded program (the GPU compiles and loads its unit
-    /// when it is first asked for, `units.rs`).
-    fn function(&self, name: &str) -> Res<u64>;
-    fn alloc(&self, bytes: usize) -> Res<u64>;
-    fn free(&self, ptr: u64);
-    fn upload(&self, dst: u64, src: &[u8]) -> Res<()>;
-    fn download(&self, dst: &mut [u8], src: u64) -> Res<()>;
-    fn zero(&self, ptr: u64, bytes: usize) -> Res<()>;
-    /// Writes `count` copies of `pattern` (1, 2, 4 or 8 bytes) from `ptr`, on the device.
-    fn fill(&self, ptr: u64, pattern: &[u8], count: usize) -> Res<()>;
-    /// Copies `bytes` bytes from `src` to `dst`, both on the device and not overlapping.
-    fn copy(&self, dst: u64, src: u64, bytes: usize) -> Res<()>;
-    fn free_memory(&self) -> Res<usize>;
-    /// Launches `grid` blocks of `block` threads with `shared` bytes of dynamic shared memory,
-    /// in order after every copy and launch before it; when `wait`, waits for it and returns the seconds it
-    /// ran, as the device measures them (CUDA events on a GPU, the call on the emulator, the
-    /// modelled time on the model). A launch not waited for may return 0: its errors show at
-    /// the next copy to the host.
-    fn launch(
-        &self,
-        function: u64,
-        grid: u32,
-        block: u32,
-        shared: u32,
-        params: &mut [u64],
-        wait: bool,
-    ) -> Res<f64>;
-    /// Copies `src` to `dst` on the *side queue*, beside the launches and copies of the main
-    /// one (an entry point run in parts of rows: the next part's input goes up while a part's
-    /// kernels run), and returns when it is done; `dst` is memory no launch in flight uses.
-    /// The mark says when it is done on the device's clock ([`Device::wait_for`]).
-    fn side_upload(&self, dst: u64, src: &[u8]) -> Res<Mark> {
-        self.upload(dst, src).map(|()| Mark::default())
-    }
-    /// Copies `dst.len()` bytes at `src` into `dst` on the side queue, starting once the main
-    /// queue has reached `after` (a [`Device::finish_part`] whose launches wrote `src`), and
-    /// returns when it is done.
-    fn side_download(&self, dst: &mut [u8], src: u64, _after: Mark) -> Res<()> {
-        self.download(dst, src)
-    }
-    /// Waits until every launch and copy of the main queue has finished; the mark of that
-    /// point.
-    fn finish_part(&self) -> Res<Mark> {
-        Ok(Mark::default())
-    }
-    /// The main queue goes on only after `mark` (of a side copy whose result it reads; on a
-    /// GPU the side copy has finished already when its call returned).
-    fn wait_for(&self, _mark: Mark) {}
-    /// Whether the kernels count their float operations (the performance model's do).
-    fn counting(&self) -> Counting {
-        Counting::Plain
-    }
-    /// Kernel `name` (`level`: thread or block) has finished its launches; true when the
-    /// device reported it itself (the model prints modelled times for `OGHAM_PROFILE`), false
-    /// when the executor should print the measured time.
-    fn finish_kernel(&self, _name: &str, _level: &str) -> bool {
-        false
-    }
-}
 
 /// What the executor needs of the CUDA code generator: the artefact of one entry point, made
 /// when that entry point runs (the runtime does not depend on the compiler; the root crate
@@ -215,7 +139,7 @@ pub fn run(
     if let Some(why) = unavailable() {
         return Err(machine_error(R_CUDA_UNAVAILABLE, why));
     }
-    let part_rows = part_rows_from_env()?;
+    let part_rows = rows::part_rows_from_env()?;
     let run = run_on(codegen, program, entry, args, thresholds, part_rows, || {
         driver::Driver::open().map(|d| Box::new(d) as Box<dyn Device>)
     });
@@ -230,7 +154,7 @@ pub fn run_emulated(
     args: Vec<Value>,
     thresholds: &Thresholds,
 ) -> Res<Vec<Value>> {
-    let part_rows = part_rows_from_env()?;
+    let part_rows = rows::part_rows_from_env()?;
     run_emulated_in_parts(codegen, program, entry, args, thresholds, part_rows)
         .map(|(outputs, _)| outputs)
 }
@@ -249,11 +173,6 @@ pub fn run_emulated_in_parts(
     run_on(codegen, program, entry, args, thresholds, part_rows, || {
         emulator::Emulator::new().map(|d| Box::new(d) as Box<dyn Device>)
     })
-}
-
-/// `OGHAM_ROW_PART` ([`PartRows::from_env`]; docs/cuda.md, "Parts of rows").
-fn part_rows_from_env() -> Res<PartRows> {
-    PartRows::from_env().map_err(|e| machine_error(R_CUDA_UNAVAILABLE, e))
 }
 
 /// Runs entry point `entry` of kernel-IR `program` in the GPU performance model
@@ -288,7 +207,7 @@ pub fn run_model_from_env(
     let settings =
         model::gpus::from_env().and_then(|gpu| Ok((gpu, model::sampled_warps_from_env()?)));
     let (gpu, sampled) = settings.map_err(|e| machine_error(R_CUDA_UNAVAILABLE, e))?;
-    let part_rows = part_rows_from_env()?;
+    let part_rows = rows::part_rows_from_env()?;
     run_model(
         codegen,
         program,
@@ -337,9 +256,10 @@ fn run_on(
     open: impl FnOnce() -> Res<Box<dyn Device>> + Send,
 ) -> Res<(Vec<Value>, usize)> {
     let function = program.functions.iter().position(|f| f.name == entry);
-    let parts = function.and_then(|k| row_parts(&program.functions[k], &args, part_rows));
-    let whole_rows = parts.as_ref().map(|(_, whole)| *whole);
     let profile = std::env::var_os("OGHAM_PROFILE").is_some();
+    let parts =
+        function.and_then(|k| rows::parts(&program.functions[k], &args, part_rows, profile));
+    let whole_rows = parts.as_ref().map(|(_, whole)| *whole);
     let run = ireval::run_with_parts(program, entry, args, thresholds, parts, move || {
         // (The evaluator reports an unknown entry point before it asks for a launcher.)
         let Some(function) = function else {
@@ -373,52 +293,17 @@ fn run_on(
             ctx_record,
             pool,
             times,
-            profile: std::env::var_os("OGHAM_PROFILE").is_some(),
+            profile,
             segs,
             by_seg,
             arena_strides: std::sync::Mutex::new(HashMap::new()),
             whole_rows,
         }) as Box<dyn Launcher>))
     });
-    if let (true, Ok((_, count)), Some(rows)) = (profile, &run, whole_rows) {
-        match count {
-            1 => eprintln!("ogham-profile: ran whole (a part failed, or one part would do)"),
-            n => eprintln!("ogham-profile: ran in {n} parts of the {} rows", rows.rows),
-        }
+    if let (true, Ok((_, count)), Some(whole)) = (profile, &run, whole_rows) {
+        rows::report(*count, whole);
     }
     run
-}
-
-/// How entry point `function` runs in parts of rows for `args`, if it does: when `part_rows`
-/// gives a part size for its split argument ([`PartRows::for_input`]), the entry point is
-/// separable along its first array's rows (`ogham_ir::rows`; `OGHAM_PROFILE` says why
-/// not) and the argument has more rows than a part.
-fn row_parts(
-    function: &ogham_ir::kir::Function,
-    args: &[Value],
-    part_rows: PartRows,
-) -> Option<(RowParts, WholeRows)> {
-    let split = ogham_ir::rows::row_split(function);
-    if std::env::var_os("OGHAM_PROFILE").is_some()
-        && part_rows != PartRows::Whole
-        && let Err(why) = &split
-    {
-        eprintln!("ogham-profile: not run in parts of rows: {why}");
-    }
-    let split = split.ok()?;
-    let Some(Value::Array(input)) = args.get(split.param) else {
-        return None;
-    };
-    let bytes = input.len() * input.data().prim_type_size();
-    let whole_rounds = part_rows == PartRows::Auto;
-    let part_rows = part_rows.for_input(input.shape()[0], bytes)?;
-    let parts = RowParts {
-        split,
-        part_rows,
-        whole_rounds,
-    };
-    let whole = parts.whole(function, args)?;
-    Some((parts, whole))
 }
 
 struct CudaLauncher {

@@ -1,0 +1,86 @@
+//! What the CUDA executor needs of a device ([`Device`]): the GPU through the driver
+//! (`driver.rs`), the host emulator (`emulator.rs`) and the performance model (`model/`)
+//! implement it, and `profile.rs` times any of them.
+
+use super::Res;
+use crate::ireval::eval::Mark;
+use ogham_ir::artifact::cuda::{Counting, CudaProgram};
+
+/// What the executor needs of a device: memory, copies, modules and synchronous launches. The
+/// GPU ([`driver::Driver`]) and the host emulator ([`emulator::Emulator`]) implement it.
+/// Addresses and kernel handles are 64-bit values.
+pub(super) trait Device: Send + Sync {
+    /// `cuda` or `cuda-emu`, for profiles.
+    fn name(&self) -> &'static str;
+    /// Makes the device current on the calling thread.
+    fn bind(&self) -> Res<()>;
+    /// Threads per block of thread-level kernels and combine kernels.
+    fn block_size(&self) -> i64;
+    /// The most threads per block of a block-level kernel, a multiple of 32 (a block-level
+    /// kernel's block takes whole warps: its reductions and scans shuffle within them).
+    fn block_level_size(&self) -> i64 {
+        self.block_size()
+    }
+    fn multiprocessors(&self) -> i64;
+    /// Takes the kernels of `program` (an entry point's, with the data kernels), to be compiled
+    /// and loaded by [`Device::function`].
+    fn load(&mut self, program: &CudaProgram) -> Res<()>;
+    /// The handle of kernel `name` of the loaded program (the GPU compiles and loads its unit
+    /// when it is first asked for, `units.rs`).
+    fn function(&self, name: &str) -> Res<u64>;
+    fn alloc(&self, bytes: usize) -> Res<u64>;
+    fn free(&self, ptr: u64);
+    fn upload(&self, dst: u64, src: &[u8]) -> Res<()>;
+    fn download(&self, dst: &mut [u8], src: u64) -> Res<()>;
+    fn zero(&self, ptr: u64, bytes: usize) -> Res<()>;
+    /// Writes `count` copies of `pattern` (1, 2, 4 or 8 bytes) from `ptr`, on the device.
+    fn fill(&self, ptr: u64, pattern: &[u8], count: usize) -> Res<()>;
+    /// Copies `bytes` bytes from `src` to `dst`, both on the device and not overlapping.
+    fn copy(&self, dst: u64, src: u64, bytes: usize) -> Res<()>;
+    fn free_memory(&self) -> Res<usize>;
+    /// Launches `grid` blocks of `block` threads with `shared` bytes of dynamic shared memory,
+    /// in order after every copy and launch before it; when `wait`, waits for it and returns the seconds it
+    /// ran, as the device measures them (CUDA events on a GPU, the call on the emulator, the
+    /// modelled time on the model). A launch not waited for may return 0: its errors show at
+    /// the next copy to the host.
+    fn launch(
+        &self,
+        function: u64,
+        grid: u32,
+        block: u32,
+        shared: u32,
+        params: &mut [u64],
+        wait: bool,
+    ) -> Res<f64>;
+    /// Copies `src` to `dst` on the *side queue*, beside the launches and copies of the main
+    /// one (an entry point run in parts of rows: the next part's input goes up while a part's
+    /// kernels run), and returns when it is done; `dst` is memory no launch in flight uses.
+    /// The mark says when it is done on the device's clock ([`Device::wait_for`]).
+    fn side_upload(&self, dst: u64, src: &[u8]) -> Res<Mark> {
+        self.upload(dst, src).map(|()| Mark::default())
+    }
+    /// Copies `dst.len()` bytes at `src` into `dst` on the side queue, starting once the main
+    /// queue has reached `after` (a [`Device::finish_part`] whose launches wrote `src`), and
+    /// returns when it is done.
+    fn side_download(&self, dst: &mut [u8], src: u64, _after: Mark) -> Res<()> {
+        self.download(dst, src)
+    }
+    /// Waits until every launch and copy of the main queue has finished; the mark of that
+    /// point.
+    fn finish_part(&self) -> Res<Mark> {
+        Ok(Mark::default())
+    }
+    /// The main queue goes on only after `mark` (of a side copy whose result it reads; on a
+    /// GPU the side copy has finished already when its call returned).
+    fn wait_for(&self, _mark: Mark) {}
+    /// Whether the kernels count their float operations (the performance model's do).
+    fn counting(&self) -> Counting {
+        Counting::Plain
+    }
+    /// Kernel `name` (`level`: thread or block) has finished its launches; true when the
+    /// device reported it itself (the model prints modelled times for `OGHAM_PROFILE`), false
+    /// when the executor should print the measured time.
+    fn finish_kernel(&self, _name: &str, _level: &str) -> bool {
+        false
+    }
+}
