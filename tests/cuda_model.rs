@@ -267,6 +267,16 @@ fn replicate_is_made_on_the_device() {
         (arrays..arrays + 4096).contains(&copied),
         "{copied} bytes copied: {report:#?}"
     );
+    // The row of ones (a fill) replicated by one launch of the prelude's kernel, whose writes
+    // (and reads of the row) take whole sectors.
+    let replicate = report
+        .kernels
+        .iter()
+        .find(|k| k.name == "og_replicate_8")
+        .unwrap_or_else(|| panic!("no replicate kernel: {report:#?}"));
+    assert_eq!((replicate.level.as_str(), replicate.launches.len()), ("data", 1));
+    let c = &replicate.launches[0].counts;
+    assert!(c.sectors <= c.ideal_sectors + c.requests, "{c:#?}");
 }
 
 #[test]

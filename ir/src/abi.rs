@@ -25,8 +25,9 @@ pub const CTX_DETAILS: i32 = 8;
 pub const CTX_GENERATED_BYTES: usize = CTX_DETAILS as usize + 8 * MAX_DETAILS;
 
 /// The data kernels of the CUDA prelude, which the CUDA executor launches itself for the host
-/// steps that only make or move data: `iota`, then `rearrange` element by element and a
-/// matrix's tiled transpose, each by element width (1, 2, 4 and 8 bytes).
+/// steps that only make or move data: `iota`, then `rearrange` element by element, a
+/// matrix's tiled transpose and the `replicate` of a row, each by element width (1, 2, 4 and 8
+/// bytes).
 pub const CUDA_IOTA: &str = "og_iota";
 pub const CUDA_PERMUTE: [&str; 4] = [
     "og_permute_1",
@@ -41,14 +42,23 @@ pub const CUDA_TRANSPOSE: [&str; 4] = [
     "og_transpose_8",
 ];
 
+pub const CUDA_REPLICATE: [&str; 4] = [
+    "og_replicate_1",
+    "og_replicate_2",
+    "og_replicate_4",
+    "og_replicate_8",
+];
+
 /// The most axes the CUDA prelude's `og_permute_*` kernels take.
 pub const CUDA_PERMUTE_RANK: usize = 8;
 
-/// Every data kernel of the CUDA prelude ([`CUDA_IOTA`], [`CUDA_PERMUTE`], [`CUDA_TRANSPOSE`]).
+/// Every data kernel of the CUDA prelude ([`CUDA_IOTA`], [`CUDA_PERMUTE`], [`CUDA_TRANSPOSE`],
+/// [`CUDA_REPLICATE`]).
 pub fn cuda_data_kernels() -> impl Iterator<Item = &'static str> {
     std::iter::once(CUDA_IOTA)
         .chain(CUDA_PERMUTE)
         .chain(CUDA_TRANSPOSE)
+        .chain(CUDA_REPLICATE)
 }
 
 /// The arena shares (of `arena_stride` bytes each) that the block of a CUDA block-level kernel

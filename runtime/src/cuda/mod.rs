@@ -354,7 +354,7 @@ impl Launcher for CudaLauncher {
         Some(
             self.dev()
                 .bind()
-                .and_then(|()| steps::replicate(&self.pool, n, v, elem)),
+                .and_then(|()| self.replicate_on_device(n, v, elem)),
         )
     }
 
@@ -510,7 +510,8 @@ impl CudaLauncher {
             results.push(memory);
         }
         let slots = ArgSlots::fill(&inputs, &output_slots);
-        let args = self.pool.upload(slots.as_ptr() as u64, 8 * slots.len())?;
+        let slot_bytes: Vec<u8> = slots.iter().flat_map(|s| s.to_le_bytes()).collect();
+        let args = self.pool.upload_queued(&slot_bytes)?;
         if !io.runs() {
             // Nothing written: the host's (empty or zeroed) results stand.
             return Ok(io.finish());

@@ -2,8 +2,10 @@
 //! kernels.
 //!
 //! - [`Pool`] hands out device memory and takes it back when a [`DeviceMemory`] is dropped,
-//!   keeping it for the next request of the same size class (a free list, in place of an
-//!   allocation and a free around every launch). Its memory goes back to the device when the
+//!   keeping it for the next request that fits it (a free list, in place of an allocation and
+//!   a free around every launch): the smallest kept piece of at least the request's size
+//!   class and at most [`REUSE_UP_TO`] times it, so that the smaller requests of a last part
+//!   of rows (`crate::ireval::parts`) take the pieces of the parts before it. Its memory goes back to the device when the
 //!   pool is dropped, or when an allocation fails and the pool gives back what it keeps.
 //! - [`Resident`] is a [`Mirror`] ([`crate::buffer`]): the device copy of an array's
 //!   elements. A kernel's results stay on the device as remote buffers with a `Resident`
@@ -27,12 +29,16 @@ use crate::kernel_io::prim_data;
 use crate::value::ArrayData;
 use ogham_ir::types::PrimType;
 use std::any::Any;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 /// Sizes are rounded up to a multiple of this for reuse (and the alignment every kernel
 /// argument needs).
 const GRANULE: usize = 256;
+
+/// A kept piece serves a request of up to this many times smaller (best fit): more would keep
+/// large pieces busy with small arrays.
+const REUSE_UP_TO: usize = 4;
 
 /// The size class of a request of `bytes` bytes.
 fn size_class(bytes: usize) -> usize {
@@ -42,14 +48,14 @@ fn size_class(bytes: usize) -> usize {
 /// Device memory kept for reuse, by size class.
 pub(super) struct Pool {
     dev: Arc<dyn Device>,
-    free: Mutex<HashMap<usize, Vec<u64>>>,
+    free: Mutex<BTreeMap<usize, Vec<u64>>>,
 }
 
 impl Pool {
     pub fn new(dev: Arc<dyn Device>) -> Arc<Pool> {
         Arc::new(Pool {
             dev,
-            free: Mutex::new(HashMap::new()),
+            free: Mutex::new(BTreeMap::new()),
         })
     }
 
@@ -57,16 +63,30 @@ impl Pool {
         &self.dev
     }
 
-    /// At least `bytes` bytes of device memory: a kept piece of the same size class, or a new
-    /// allocation (after giving back every kept piece, when the device has no more memory).
+    /// At least `bytes` bytes of device memory: the smallest kept piece that fits (of at most
+    /// [`REUSE_UP_TO`] times the size), or a new allocation (after giving back every kept
+    /// piece, when the device has no more memory).
     pub fn alloc(self: &Arc<Pool>, bytes: usize) -> Res<DeviceMemory> {
         let class = size_class(bytes);
-        let kept = self.lock().get_mut(&class).and_then(Vec::pop);
-        let ptr = match kept {
-            Some(ptr) => ptr,
-            None => self.allocate(class)?,
+        let kept = {
+            let mut free = self.lock();
+            let fitting = free
+                .range(class..=class.saturating_mul(REUSE_UP_TO))
+                .next()
+                .map(|(&kept, _)| kept);
+            fitting.and_then(|kept| {
+                let ptrs = free.get_mut(&kept)?;
+                let ptr = ptrs.pop()?;
+                if ptrs.is_empty() {
+                    free.remove(&kept);
+                }
+                Some((ptr, kept))
+            })
         };
-        Ok(self.piece(ptr, class))
+        match kept {
+            Some((ptr, kept)) => Ok(self.piece(ptr, kept)),
+            None => Ok(self.piece(self.allocate(class)?, class)),
+        }
     }
 
     /// At least `bytes` bytes of device memory newly allocated, never a kept piece: memory for
@@ -108,6 +128,16 @@ impl Pool {
         Ok(memory)
     }
 
+    /// A device copy of `src`, a small block queued in order with the launches
+    /// (`Device::upload_queued`: the host does not wait for it).
+    pub fn upload_queued(self: &Arc<Pool>, src: &[u8]) -> Res<DeviceMemory> {
+        let memory = self.alloc(src.len())?;
+        if !src.is_empty() {
+            self.dev.upload_queued(memory.ptr, src)?;
+        }
+        Ok(memory)
+    }
+
     /// The bytes of the pieces kept for reuse (free for the next allocations, though the
     /// device counts them as used).
     pub fn kept_bytes(&self) -> usize {
@@ -119,14 +149,17 @@ impl Pool {
 
     /// Frees every kept piece; whether there was any.
     fn release(&self) -> bool {
-        let kept: Vec<u64> = self.lock().drain().flat_map(|(_, ptrs)| ptrs).collect();
+        let kept: Vec<u64> = std::mem::take(&mut *self.lock())
+            .into_values()
+            .flatten()
+            .collect();
         for &ptr in &kept {
             self.dev.free(ptr);
         }
         !kept.is_empty()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<usize, Vec<u64>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<usize, Vec<u64>>> {
         self.free.lock().expect("no panics while locked")
     }
 }

@@ -3,7 +3,8 @@
 //! memory, as remote arrays (`resident.rs`), so that arrays the host code makes or moves only
 //! for kernels never cross PCIe. The host fetches such an array only if it reads its values.
 //!
-//! - `replicate`: a scalar by a memset; a row by copying it once, then doubling the copied part.
+//! - `replicate`: a scalar by a memset; a row by the prelude's `og_replicate_*` kernel (one
+//!   launch, writes in order; before, a copy of the row and about log2(n) doublings of it).
 //! - `iota`: the prelude's `og_iota` kernel.
 //! - `copy`: one device-to-device copy of the source's elements; `concat`: one per part.
 //! - `rearrange`: the prelude's tiled `og_transpose_*` for a matrix's transpose; any other
@@ -17,73 +18,72 @@
 //! cannot fail, so the host does not wait for them (unless profiled), and a later copy to the
 //! host or launch runs after them (one stream).
 
-use super::resident::{self, DeviceMemory, Pool};
+use super::resident::{self, DeviceMemory};
 use super::{CudaLauncher, Res};
 use crate::error::{R_INTERNAL, error};
 use crate::ireval::eval::{Array, Store, Val};
 use crate::kernel_io::prim_data;
-use ogham_ir::abi::{CUDA_IOTA, CUDA_PERMUTE, CUDA_PERMUTE_RANK, CUDA_TRANSPOSE};
+use ogham_ir::abi::{
+    CUDA_IOTA, CUDA_PERMUTE, CUDA_PERMUTE_RANK, CUDA_REPLICATE, CUDA_TRANSPOSE,
+};
 use ogham_ir::types::PrimType;
-use std::sync::Arc;
 
 /// The side of the transpose kernel's square tiles (`og_transpose` in the prelude).
 const TILE: usize = 32;
-
-/// `replicate(n, v)` made in the device's memory, as a remote array of `n` rows.
-pub(super) fn replicate(pool: &Arc<Pool>, n: usize, v: &Val, elem: PrimType) -> Res<Array> {
-    let size = elem.byte_size();
-    let (shape, total) = match v {
-        Val::Prim(_) => (vec![n], n),
-        Val::Array(row) => {
-            let shape: Vec<usize> = std::iter::once(n)
-                .chain(row.shape().iter().copied())
-                .collect();
-            (shape, n * row.elem_count())
-        }
-        _ => {
-            return Err(error(
-                R_INTERNAL,
-                Default::default(),
-                "replicate of a value that is neither scalar nor array",
-            ));
-        }
-    };
-    let memory = pool.alloc(total * size)?;
-    let dev = pool.device();
-    match v {
-        Val::Prim(s) if total > 0 => {
-            let bits = s.slot_bits().to_le_bytes();
-            dev.fill(memory.ptr, &bits[..size], total)?;
-        }
-        Val::Array(row) if total > 0 => {
-            let row_bytes = row.elem_count() * size;
-            let mut single_use = Vec::new();
-            let src = resident::device_address(pool, row, &mut single_use)?;
-            dev.copy(memory.ptr, src, row_bytes)?;
-            let mut done = row_bytes;
-            while done < total * size {
-                let more = done.min(total * size - done);
-                dev.copy(memory.ptr + done as u64, memory.ptr, more)?;
-                done += more;
-            }
-        }
-        _ => {}
-    }
-    Ok(made(elem, shape, total, memory))
-}
 
 /// An array of `shape` (`len` elements of type `elem`) that `memory` holds, as a remote array.
 fn made(elem: PrimType, shape: Vec<usize>, len: usize, memory: DeviceMemory) -> Array {
     Array::new(shape, Store::Prim(resident::remote(elem, len, memory)))
 }
 
-/// The index in [`CUDA_PERMUTE`] and [`CUDA_TRANSPOSE`] of the kernels for elements of `size`
+/// The index in [`CUDA_PERMUTE`], [`CUDA_TRANSPOSE`] and [`CUDA_REPLICATE`] of the kernels for elements of `size`
 /// bytes.
 fn by_width(size: usize) -> Option<usize> {
     [1, 2, 4, 8].iter().position(|&w| w == size)
 }
 
 impl CudaLauncher {
+    /// `replicate(n, v)` made in the device's memory, as a remote array of `n` rows: a fill
+    /// for a scalar, the prelude's `og_replicate_*` for a row.
+    pub(super) fn replicate_on_device(&self, n: usize, v: &Val, elem: PrimType) -> Res<Array> {
+        let size = elem.byte_size();
+        let (shape, total) = match v {
+            Val::Prim(_) => (vec![n], n),
+            Val::Array(row) => {
+                let shape: Vec<usize> = std::iter::once(n)
+                    .chain(row.shape().iter().copied())
+                    .collect();
+                (shape, n * row.elem_count())
+            }
+            _ => {
+                return Err(error(
+                    R_INTERNAL,
+                    Default::default(),
+                    "replicate of a value that is neither scalar nor array",
+                ));
+            }
+        };
+        let memory = self.pool.alloc(total * size)?;
+        match v {
+            Val::Prim(s) if total > 0 => {
+                let bits = s.slot_bits().to_le_bytes();
+                self.pool.device().fill(memory.ptr, &bits[..size], total)?;
+            }
+            Val::Array(row) if total > 0 => {
+                let width = by_width(size).ok_or_else(|| {
+                    error(R_INTERNAL, Default::default(), "no replicate of this width")
+                })?;
+                let mut single_use = Vec::new();
+                let src = resident::device_address(&self.pool, row, &mut single_use)?;
+                let params = vec![memory.ptr, src, total as u64, row.elem_count() as u64];
+                let grid = self.grid_for(total, 32);
+                self.data_kernel(CUDA_REPLICATE[width], grid, 0, params)?;
+            }
+            _ => {}
+        }
+        Ok(made(elem, shape, total, memory))
+    }
+
     /// `iota(n)` made on the device.
     pub(super) fn iota_on_device(&self, n: usize) -> Res<Array> {
         let memory = self.pool.alloc(8 * n)?;

@@ -49,6 +49,15 @@ __device__ __forceinline__ void og_transpose(T* out, const T* in, i64 rows, i64 
   }
 }
 
+// `replicate` of a row of `row_len` elements: `out`'s `n` elements (whole rows) in order, so
+// that the writes coalesce; the row's reads hit the cache.
+template <class T>
+__device__ __forceinline__ void og_replicate(T* out, const T* row, i64 n, i64 row_len) {
+  const i64 step = (i64)gridDim.x * blockDim.x;
+  for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; i += step)
+    out[i] = row[i % row_len];
+}
+
 #define OG_DATA_KERNELS(B, T)                                                                  \
   extern "C" __global__ void og_permute_##B(T* out, const T* in, i64 n, i64 rank, i64 d0,      \
                                             i64 d1, i64 d2, i64 d3, i64 d4, i64 d5, i64 d6,    \
@@ -59,6 +68,9 @@ __device__ __forceinline__ void og_transpose(T* out, const T* in, i64 rows, i64 
   }                                                                                            \
   extern "C" __global__ void og_transpose_##B(T* out, const T* in, i64 rows, i64 cols) {      \
     og_transpose(out, in, rows, cols);                                                         \
+  }                                                                                            \
+  extern "C" __global__ void og_replicate_##B(T* out, const T* row, i64 n, i64 row_len) {      \
+    og_replicate(out, row, n, row_len);                                                        \
   }
 OG_DATA_KERNELS(1, i8)
 OG_DATA_KERNELS(2, i16)

@@ -125,8 +125,13 @@ pub struct KernelReport {
     pub launches: Vec<LaunchReport>,
     pub copies: u64,
     pub copied_bytes: u64,
+    /// Argument blocks queued without a wait ([`Device::upload_queued`]).
+    pub queued_copies: u64,
     pub allocations: u64,
     pub allocated_bytes: u64,
+    /// Fills and copies within the device (the host program's data steps, `steps.rs`).
+    pub device_steps: u64,
+    pub device_step_bytes: u64,
     pub seconds: f64,
 }
 
@@ -343,8 +348,10 @@ impl Model {
 
     /// A memset or a copy within the device: a launch's latency plus its bytes through DRAM.
     fn device_step(&self, dram_bytes: usize) {
-        self.current.lock().expect("no panics while locked").seconds +=
-            self.gpu.launch_latency + dram_bytes as f64 / self.gpu.dram_bandwidth;
+        let mut current = self.current.lock().expect("no panics while locked");
+        current.device_steps += 1;
+        current.device_step_bytes += dram_bytes as u64;
+        current.seconds += self.gpu.launch_latency + dram_bytes as f64 / self.gpu.dram_bandwidth;
     }
 
     /// Counts a host-device copy of `bytes` bytes on the main queue.
@@ -630,6 +637,15 @@ impl Device for Model {
         // SAFETY: `dst` is a piece of at least `src.len()` bytes.
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
         self.copied(src.len());
+        Ok(())
+    }
+
+    fn upload_queued(&self, dst: u64, src: &[u8]) -> Res<()> {
+        // SAFETY: `dst` is a piece of at least `src.len()` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
+        let mut current = self.current.lock().expect("no panics while locked");
+        current.queued_copies += 1;
+        current.seconds += self.gpu.queued_copy_latency;
         Ok(())
     }
 
