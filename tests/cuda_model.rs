@@ -274,7 +274,10 @@ fn replicate_is_made_on_the_device() {
         .iter()
         .find(|k| k.name == "og_replicate_8")
         .unwrap_or_else(|| panic!("no replicate kernel: {report:#?}"));
-    assert_eq!((replicate.level.as_str(), replicate.launches.len()), ("data", 1));
+    assert_eq!(
+        (replicate.level.as_str(), replicate.launches.len()),
+        ("data", 1)
+    );
     let c = &replicate.launches[0].counts;
     assert!(c.sectors <= c.ideal_sectors + c.requests, "{c:#?}");
 }

@@ -23,9 +23,7 @@ use super::{CudaLauncher, Res};
 use crate::error::{R_INTERNAL, error};
 use crate::ireval::eval::{Array, Store, Val};
 use crate::kernel_io::prim_data;
-use ogham_ir::abi::{
-    CUDA_IOTA, CUDA_PERMUTE, CUDA_PERMUTE_RANK, CUDA_REPLICATE, CUDA_TRANSPOSE,
-};
+use ogham_ir::abi::{CUDA_IOTA, CUDA_PERMUTE, CUDA_PERMUTE_RANK, CUDA_REPLICATE, CUDA_TRANSPOSE};
 use ogham_ir::types::PrimType;
 
 /// The side of the transpose kernel's square tiles (`og_transpose` in the prelude).

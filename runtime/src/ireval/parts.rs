@@ -87,8 +87,9 @@ pub struct RowParts {
     pub split: RowSplit,
     /// Rows per part (the last part takes the rest).
     pub part_rows: usize,
-    /// Whether the part size may grow to a whole number of the launcher's rounds
-    /// ([`Launcher::row_granule`]; the executor's own choice, not the user's).
+    /// Whether the parts are whole numbers of the launcher's rounds
+    /// ([`Launcher::row_granule`]), with a round first and last ([`part_ranges`]; the
+    /// executor's own choice, not the user's).
     pub whole_rounds: bool,
 }
 
@@ -139,12 +140,9 @@ pub(super) fn run(
     };
     let (shape, data) = input.into_parts();
     let rows = whole.rows as usize;
-    let mut step = parts.part_rows.max(1);
-    if parts.whole_rounds
-        && let Some(granule) = launcher.map(|l| l.row_granule().max(1))
-    {
-        step = step.div_ceil(granule) * granule;
-    }
+    let granule = launcher
+        .filter(|_| parts.whole_rounds)
+        .map(|l| l.row_granule().max(1));
     let calls = Calls {
         function,
         args,
@@ -157,15 +155,48 @@ pub(super) fn run(
         shape,
         data: Arc::new(data),
     };
-    let ranges: Vec<(usize, usize)> = (0..rows)
-        .step_by(step)
-        .map(|start| (start, step.min(rows - start)))
-        .collect();
+    let ranges = part_ranges(rows, parts.part_rows, granule);
     let whole_outputs = match launcher.and_then(|l| l.side()) {
         Some(side) => pipelined(&calls, &input, &ranges, rows, side)?,
         None => one_after_another(&calls, &input, &ranges, rows)?,
     };
     Ok(whole_outputs.map(|w| (w.finish(), ranges.len())))
+}
+
+/// The parts' rows `(start, n)`, in order, for `rows` rows in parts of about `part_rows`.
+/// Without a `granule`, parts of exactly `part_rows` (the last takes the rest). With one (the
+/// executor's own choice, [`PartRows::Auto`]), whole numbers of the launcher's rounds of
+/// `granule` rows, and the first and last parts a single round each (the last takes the rest of
+/// a round), so that the kernels start after a short first upload and end before a short last
+/// download, the copies of the large parts between them running beside kernels.
+fn part_ranges(rows: usize, part_rows: usize, granule: Option<usize>) -> Vec<(usize, usize)> {
+    let ranges = |sizes: &mut dyn Iterator<Item = usize>| {
+        let mut start = 0;
+        sizes
+            .map(|n| {
+                let range = (start, n.min(rows - start));
+                start += range.1;
+                range
+            })
+            .take_while(|&(_, n)| n > 0)
+            .collect()
+    };
+    let Some(granule) = granule else {
+        let step = part_rows.max(1);
+        return ranges(&mut std::iter::repeat(step));
+    };
+    let rounds = rows.div_ceil(granule);
+    let per_part = part_rows.div_ceil(granule).max(1);
+    if rounds < 4 || per_part == 1 {
+        return ranges(&mut std::iter::repeat(per_part * granule));
+    }
+    // The rounds between the first and the last, in parts of about `per_part` rounds.
+    let middle = rounds - 2;
+    let count = middle.div_ceil(per_part);
+    let sizes = std::iter::once(1)
+        .chain((0..count).map(|k| middle / count + usize::from(k < middle % count)))
+        .chain(std::iter::once(1));
+    ranges(&mut sizes.map(|r| r * granule))
 }
 
 /// The calls of the parts: the entry point, its arguments (the split one replaced by each
@@ -458,6 +489,47 @@ fn place_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_executors_parts_are_whole_rounds_with_one_round_first_and_last() {
+        // STL's 20,000 series on an H200 (rounds of 2,112 rows), parts of about 6,667 rows (4
+        // rounds): one round, the 8 rounds between in 2 parts, the last round's 992 rows.
+        assert_eq!(
+            part_ranges(20_000, 6_667, Some(2_112)),
+            [(0, 2_112), (2_112, 8_448), (10_560, 8_448), (19_008, 992)]
+        );
+        // 9 rounds between, in parts of up to 4: 3, 3 and 3.
+        assert_eq!(
+            part_ranges(23_000, 8_000, Some(2_112))
+                .iter()
+                .map(|p| p.1)
+                .collect::<Vec<_>>(),
+            [2_112, 6_336, 6_336, 6_336, 1_880]
+        );
+        // Too few rounds for small ends, or parts of a round: whole rounds alike.
+        assert_eq!(
+            part_ranges(5_000, 2_500, Some(2_112)),
+            [(0, 4_224), (4_224, 776)]
+        );
+        assert_eq!(
+            part_ranges(9_000, 1_000, Some(2_112)),
+            [
+                (0, 2_112),
+                (2_112, 2_112),
+                (4_224, 2_112),
+                (6_336, 2_112),
+                (8_448, 552)
+            ]
+        );
+        // Asked for by the user: exactly that many rows.
+        assert_eq!(part_ranges(10, 4, None), [(0, 4), (4, 4), (8, 2)]);
+        let covered = |r: &[(usize, usize)]| r.iter().map(|p| p.1).sum::<usize>();
+        for rows in [8_449, 100_000, 186_624] {
+            let r = part_ranges(rows, rows / 8, Some(2_112));
+            assert_eq!(covered(&r), rows);
+            assert!(r.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0));
+        }
+    }
 
     #[test]
     fn the_executor_splits_large_arguments_into_2_to_8_parts() {
