@@ -166,9 +166,10 @@ pub(super) fn run(
 /// The parts' rows `(start, n)`, in order, for `rows` rows in parts of about `part_rows`.
 /// Without a `granule`, parts of exactly `part_rows` (the last takes the rest). With one (the
 /// executor's own choice, [`PartRows::Auto`]), whole numbers of the launcher's rounds of
-/// `granule` rows, and the first and last parts a single round each (the last takes the rest of
-/// a round), so that the kernels start after a short first upload and end before a short last
-/// download, the copies of the large parts between them running beside kernels.
+/// `granule` rows: the first and last parts a single round each (the last takes the rest of a
+/// round), so that the kernels start after a short first upload and end before a short last
+/// download, and before the last, parts of half the size each, so that the downloads of the
+/// large parts run beside the kernels of the smaller ones.
 fn part_ranges(rows: usize, part_rows: usize, granule: Option<usize>) -> Vec<(usize, usize)> {
     let ranges = |sizes: &mut dyn Iterator<Item = usize>| {
         let mut start = 0;
@@ -190,11 +191,20 @@ fn part_ranges(rows: usize, part_rows: usize, granule: Option<usize>) -> Vec<(us
     if rounds < 4 || per_part == 1 {
         return ranges(&mut std::iter::repeat(per_part * granule));
     }
-    // The rounds between the first and the last, in parts of about `per_part` rounds.
-    let middle = rounds - 2;
+    // Before the last round, parts of half the size each (down to 2 rounds), so that each
+    // part's kernels run while the part before it is downloaded.
+    let mut tail: Vec<usize> = std::iter::successors(Some(per_part / 2), |r| Some(r / 2))
+        .take_while(|&r| r >= 2)
+        .collect();
+    if tail.iter().sum::<usize>() + 2 > rounds {
+        tail.clear();
+    }
+    // The rounds between, in parts of about `per_part` rounds.
+    let middle = rounds - 2 - tail.iter().sum::<usize>();
     let count = middle.div_ceil(per_part);
     let sizes = std::iter::once(1)
         .chain((0..count).map(|k| middle / count + usize::from(k < middle % count)))
+        .chain(tail)
         .chain(std::iter::once(1));
     ranges(&mut sizes.map(|r| r * granule))
 }
@@ -492,20 +502,32 @@ mod tests {
 
     #[test]
     fn the_executors_parts_are_whole_rounds_with_one_round_first_and_last() {
+        let sizes = |rows, part_rows| {
+            part_ranges(rows, part_rows, Some(2_112))
+                .iter()
+                .map(|p| p.1 / 2_112)
+                .collect::<Vec<_>>()
+        };
         // STL's 20,000 series on an H200 (rounds of 2,112 rows), parts of about 6,667 rows (4
-        // rounds): one round, the 8 rounds between in 2 parts, the last round's 992 rows.
+        // rounds): one round, 6 rounds in 2 parts, a part of 2 rounds, the last round's 992
+        // rows.
         assert_eq!(
             part_ranges(20_000, 6_667, Some(2_112)),
-            [(0, 2_112), (2_112, 8_448), (10_560, 8_448), (19_008, 992)]
+            [
+                (0, 2_112),
+                (2_112, 6_336),
+                (8_448, 6_336),
+                (14_784, 4_224),
+                (19_008, 992)
+            ]
         );
-        // 9 rounds between, in parts of up to 4: 3, 3 and 3.
+        // Parts of 12 rounds: 6 and 3 before the last round.
         assert_eq!(
-            part_ranges(23_000, 8_000, Some(2_112))
-                .iter()
-                .map(|p| p.1)
-                .collect::<Vec<_>>(),
-            [2_112, 6_336, 6_336, 6_336, 1_880]
+            sizes(186_624, 23_328),
+            [1, 12, 11, 11, 11, 11, 11, 11, 6, 3, 0]
         );
+        // Too short for the halves.
+        assert_eq!(sizes(4 * 2_112, 8 * 2_112), [1, 2, 1]);
         // Too few rounds for small ends, or parts of a round: whole rounds alike.
         assert_eq!(
             part_ranges(5_000, 2_500, Some(2_112)),
