@@ -32,6 +32,7 @@
 
 mod block;
 mod emit;
+mod gather;
 mod interleave;
 mod jam;
 mod kernel;
