@@ -18,8 +18,8 @@
 //! after the gather in its body (or nested in one; `consumed_arrays_by`, closed over the
 //! function's aliasing), the only code that runs between the two while `g` is in scope, so no
 //! in-place update can have changed them in between. Only a gather from an array the kernel's
-//! threads share (a kernel input, `jam.rs` checks) is read this way: a gather from a point's
-//! own array would only add the loads of the keys. Variables are bound once, and a statement's inputs are in scope wherever
+//! threads share (a kernel input) is read this way: a gather from a point's own array would
+//! only add the loads of the keys. Variables are bound once, and a statement's inputs are in scope wherever
 //! its results are, so `src` and `keys` are in scope at the tiles.
 
 use ogham_ir::kir::Function;
@@ -37,8 +37,10 @@ pub struct Gather {
     pub keys: VarId,
 }
 
-/// For each of `matrices`, the gather whose transpose it is, when it has the module's shape.
-pub fn columns(f: &Function, matrices: &[VarId]) -> Vec<Option<Gather>> {
+/// For each of `matrices`, the gather whose transpose it is, when it has the module's shape and
+/// gathers from one of the `shared` arrays (the kernel's inputs, the same in every thread: a
+/// gather from a point's own array would only add the loads of the keys).
+pub fn columns(f: &Function, shared: &HashSet<VarId>, matrices: &[VarId]) -> Vec<Option<Gather>> {
     let mut defs = Defs::default();
     walk(&f.body, &mut defs);
     let column = |matrix: &VarId| {
@@ -48,7 +50,7 @@ pub fn columns(f: &Function, matrices: &[VarId]) -> Vec<Option<Gather>> {
         let Def::Map(pat, soac) = *defs.0.get(&g).filter(|_| perm == [1, 0])? else {
             return None;
         };
-        let gather = gathered_rows(f, g, pat, soac)?;
+        let gather = gathered_rows(f, g, pat, soac).filter(|g| shared.contains(&g.src))?;
         let changed = consumed_after(f, &f.body, g)?;
         (!changed.contains(&gather.src) && !changed.contains(&gather.keys)).then_some(gather)
     };

@@ -7,6 +7,10 @@
 //! where one product at a time takes two), with `ROWS · COLS` accumulators in registers. This is
 //! the register tiling of the BFAST paper's Gram product, for any map of the shape.
 //!
+//! A row that is a column of a gather of rows from a kernel input (`transpose g`, `g = map
+//! (\key -> xt[key]) keys`: `gather.rs`) is read where the gather read it, `xt[keys[k], c]`, the
+//! key loaded once per step for all the tile's rows of that gather.
+//!
 //! Emission follows the plan: the pieces come from the pass's matcher, and a statement that does
 //! not match is emitted plainly (through `interleave.rs` or the shared lowering). Nothing is
 //! decided at run time: a thread's rows need not be adjacent, since each load is its own. The
@@ -86,14 +90,9 @@ pub fn emit(
     e.open(format!(
         "for (i64 {col} = 0; {col} < {inner_width} / {COLS} * {COLS}; {col} += {COLS})"
     ));
-    // Columns of gathers from arrays the threads share are read where they were gathered.
-    let shared = |gathers: Vec<Option<Gather>>| -> Vec<Option<Gather>> {
-        let shared = |g: &Gather| e.shared_arrays.contains(&g.src);
-        gathers.into_iter().map(|g| g.filter(shared)).collect()
-    };
     let gathers = Gathers {
-        outer: shared(gather::columns(e.f, inputs)),
-        inner: shared(gather::columns(e.f, inner_soac.inputs())),
+        outer: gather::columns(e.f, &e.shared_arrays, inputs),
+        inner: gather::columns(e.f, &e.shared_arrays, inner_soac.inputs()),
     };
     tile(e, shape, &tile_rows, (&inner_views, &gathers), &col)?;
     e.close();
