@@ -9,18 +9,19 @@
 //! The shape ([`columns`]): a variable bound by `rearrange((1, 0), g)`, where `g` is the result
 //! of a map-only `Screma` whose lambda returns, for `g`, a variable bound in its body by
 //! `src[key]` (one fixed index: a row of the rank-2 `src`), `key` being the lambda's parameter
-//! of the map's input `keys` and `src` bound outside the lambda.
+//! of the map's input `keys`, and `src` one of the kernel's inputs (a gather from a point's own
+//! array would only add the loads of the keys).
 //!
 //! Invariants relied on: the gather itself is still emitted where it stands (other statements
 //! may read `g`, and it checks every key against `src`'s rows before any tile runs), so the
-//! tiles read the same elements it copied, bit for bit. `src` and `keys` must hold the same
-//! values when the tiles read them as when the gather did: neither is consumed by a statement
-//! after the gather in its body (or nested in one; `consumed_arrays_by`, closed over the
-//! function's aliasing), the only code that runs between the two while `g` is in scope, so no
-//! in-place update can have changed them in between. Only a gather from an array the kernel's
-//! threads share (a kernel input) is read this way: a gather from a point's own array would
-//! only add the loads of the keys. Variables are bound once, and a statement's inputs are in scope wherever
-//! its results are, so `src` and `keys` are in scope at the tiles.
+//! tiles read the same elements it copied, bit for bit, at in-range indices (`k` below the
+//! length of `keys`, the width of the gather; the column below `src`'s row length, the width
+//! of `transpose g`). `src` and `keys` must hold the same values when the tiles read them as
+//! when the gather did: neither is consumed by a statement after the gather in its body (or
+//! nested in one; `consumed_arrays_by`, closed over the function's aliasing), the only code that
+//! runs between the two while `g` is in scope, so no in-place update can have changed them in
+//! between. Variables are bound once, and a statement's inputs are in scope wherever its
+//! results are, so `src` and `keys` are in scope at the tiles.
 
 use ogham_ir::kir::Function;
 use ogham_ir::traverse::{Nested, Visitor, consumed_arrays_by, nested_scopes, walk};
@@ -38,8 +39,7 @@ pub struct Gather {
 }
 
 /// For each of `matrices`, the gather whose transpose it is, when it has the module's shape and
-/// gathers from one of the `shared` arrays (the kernel's inputs, the same in every thread: a
-/// gather from a point's own array would only add the loads of the keys).
+/// gathers from one of the `shared` arrays (the kernel's inputs, the same in every thread).
 pub fn columns(f: &Function, shared: &HashSet<VarId>, matrices: &[VarId]) -> Vec<Option<Gather>> {
     let mut defs = Defs::default();
     walk(&f.body, &mut defs);
@@ -96,10 +96,7 @@ fn gathered_rows(f: &Function, g: VarId, pat: &[VarId], soac: &Soac) -> Option<G
         return None;
     };
     let keys = inputs[map.params.iter().position(|p| p == key)?];
-    let bound_inside =
-        map.params.contains(src) || map.body.stmts.iter().any(|s| s.pat.contains(src));
-    (!bound_inside && f.ty(*src).rank() == 2 && f.ty(keys).rank() == 1)
-        .then_some(Gather { src: *src, keys })
+    (f.ty(*src).rank() == 2 && f.ty(keys).rank() == 1).then_some(Gather { src: *src, keys })
 }
 
 /// What binds a variable, for the statements the shape is made of.

@@ -86,14 +86,14 @@ pub fn emit(
         std::slice::from_ref(&inner_width),
         "row",
     )?;
-    let col = e.temp("col");
-    e.open(format!(
-        "for (i64 {col} = 0; {col} < {inner_width} / {COLS} * {COLS}; {col} += {COLS})"
-    ));
     let gathers = Gathers {
         outer: gather::columns(e.f, &e.shared_arrays, inputs),
         inner: gather::columns(e.f, &e.shared_arrays, inner_soac.inputs()),
     };
+    let col = e.temp("col");
+    e.open(format!(
+        "for (i64 {col} = 0; {col} < {inner_width} / {COLS} * {COLS}; {col} += {COLS})"
+    ));
     tile(e, shape, &tile_rows, (&inner_views, &gathers), &col)?;
     e.close();
     // The inner iterations left over, one at a time for each tile row.
