@@ -451,7 +451,12 @@ pub trait Visitor<'b> {
 /// Calls `v` on every statement of `body` and of the bodies nested in it (host code and the
 /// core code of its kernels), outer statements before the statements nested in them.
 pub fn walk<'b, H: Form>(body: &'b Body<H>, v: &mut impl Visitor<'b>) {
-    for stmt in &body.stmts {
+    walk_stmts(&body.stmts, v);
+}
+
+/// [`walk`] over the statements `stmts` (part of a body).
+pub fn walk_stmts<'b, H: Form>(stmts: &'b [Stmt<H>], v: &mut impl Visitor<'b>) {
+    for stmt in stmts {
         v.stmt(stmt);
         for (_, nested) in nested_scopes(&stmt.exp) {
             match nested {
@@ -652,11 +657,37 @@ pub fn consumed_arrays<F: Form>(function: &Function<F>) -> HashSet<VarId> {
         alias_of: Vec::new(),
     };
     walk(&function.body, &mut found);
-    let Consumed {
-        mut consumed,
-        mut alias_of,
-        ..
-    } = found;
+    close_over_aliases(function, found.consumed, found.alias_of)
+}
+
+/// The arrays that the statements `stmts` (and the code nested in them) consume, closed over
+/// the aliasing of the whole function as in [`consumed_arrays`]: what may have changed in
+/// place once they have run, when they are the statements after some point of a body.
+pub fn consumed_arrays_by<F: Form, H: Form>(
+    function: &Function<F>,
+    stmts: &[Stmt<H>],
+) -> HashSet<VarId> {
+    let mut aliases = Consumed {
+        function,
+        consumed: HashSet::new(),
+        alias_of: Vec::new(),
+    };
+    walk(&function.body, &mut aliases);
+    let mut found = Consumed {
+        function,
+        consumed: HashSet::new(),
+        alias_of: Vec::new(),
+    };
+    walk_stmts(stmts, &mut found);
+    close_over_aliases(function, found.consumed, aliases.alias_of)
+}
+
+/// `consumed` closed over `alias_of` (pairs `(alias, source)`, among arrays).
+fn close_over_aliases<F: Form>(
+    function: &Function<F>,
+    mut consumed: HashSet<VarId>,
+    mut alias_of: Vec<(VarId, VarId)>,
+) -> HashSet<VarId> {
     let is_array = |v: &VarId| function.ty(*v).rank() > 0;
     // Close over aliasing (of arrays): a consumed alias consumes its source, and a consumed
     // source invalidates its aliases, so both directions are marked.

@@ -122,6 +122,8 @@ pub struct Emit<'f> {
     /// inputs' extents, as C expressions): an array of such extents is *uniform*
     /// (`og_alloc_lanes_uniform`).
     pub(super) uniform_extents: HashSet<String>,
+    /// The kernel's array inputs: the same arrays in every thread.
+    pub(super) shared_arrays: HashSet<VarId>,
 }
 
 /// What [`Emit`] produced.
@@ -162,6 +164,7 @@ impl<'f> Emit<'f> {
             lanes: false,
             lane_classes: 0,
             uniform_extents: HashSet::new(),
+            shared_arrays: HashSet::new(),
         }
     }
 

@@ -7,6 +7,10 @@
 //! where one product at a time takes two), with `ROWS · COLS` accumulators in registers. This is
 //! the register tiling of the BFAST paper's Gram product, for any map of the shape.
 //!
+//! A row that is a column of a gather of rows from a kernel input (`transpose g`, `g = map
+//! (\key -> xt[key]) keys`: `gather.rs`) is read where the gather read it, `xt[keys[k], c]`, the
+//! key loaded once per step for all the tile's rows of that gather.
+//!
 //! Emission follows the plan: the pieces come from the pass's matcher, and a statement that does
 //! not match is emitted plainly (through `interleave.rs` or the shared lowering). Nothing is
 //! decided at run time: a thread's rows need not be adjacent, since each load is its own. The
@@ -23,6 +27,7 @@
 //! location), as with `@interleave`.
 
 use super::emit::{CView, Emit, ctype, type_str, view_type};
+use super::gather::{self, Gather};
 use crate::back::lower::{self, Lower, Res};
 use crate::plan::jam::Shape;
 use ogham_ir::{Lambda, VarId};
@@ -33,12 +38,12 @@ pub const ROWS: i64 = 4;
 pub const COLS: i64 = 4;
 
 /// Emits the outer map's iterations `0 .. ROWS·⌊width/ROWS⌋` in tiles, writing row `i` of the
-/// result to `arrays[0]` (the outer inputs' rows are rows `i` of `rows`). Returns the first
-/// iteration left to run.
+/// result to `arrays[0]` (the outer inputs, `inputs`, have their rows `i` in `rows`; `map` is
+/// the outer lambda). Returns the first iteration left to run.
 pub fn emit(
     e: &mut Emit,
     shape: &Shape,
-    map: &Lambda,
+    (inputs, map): (&[VarId], &Lambda),
     width: &str,
     rows: &[CView],
     arrays: &[CView],
@@ -61,14 +66,15 @@ pub fn emit(
             "const {} {out} = {out_row};",
             view_type(arrays[0].elem, 1)
         ));
-        tile_rows.push((
+        tile_rows.push(TileRow {
             params,
-            CView {
+            out: CView {
                 name: out,
                 rank: 1,
                 elem: arrays[0].elem,
             },
-        ));
+            index: i,
+        });
     }
     let (inner_soac, inner_map) = shape.inner();
     e.checks.loc = shape.inner.loc;
@@ -80,18 +86,22 @@ pub fn emit(
         std::slice::from_ref(&inner_width),
         "row",
     )?;
+    let gathers = Gathers {
+        outer: gather::columns(e.f, &e.shared_arrays, inputs),
+        inner: gather::columns(e.f, &e.shared_arrays, inner_soac.inputs()),
+    };
     let col = e.temp("col");
     e.open(format!(
         "for (i64 {col} = 0; {col} < {inner_width} / {COLS} * {COLS}; {col} += {COLS})"
     ));
-    tile(e, shape, &tile_rows, &inner_views, &col)?;
+    tile(e, shape, &tile_rows, (&inner_views, &gathers), &col)?;
     e.close();
     // The inner iterations left over, one at a time for each tile row.
     let j = e.temp("j");
     e.open(format!(
         "for (i64 {j} = {inner_width} / {COLS} * {COLS}; {j} < {inner_width}; {j}++)"
     ));
-    for (params, out) in &tile_rows {
+    for TileRow { params, out, .. } in &tile_rows {
         e.open("");
         for (p, v) in map.params.iter().zip(params) {
             Lower::bind(e, *p, v.name.clone());
@@ -106,14 +116,30 @@ pub fn emit(
     Ok(format!("{width} / {ROWS} * {ROWS}"))
 }
 
+/// A row of a tile: the outer lambda's parameters' values (rows of the outer inputs), its row
+/// of the result and its index (a C variable).
+struct TileRow {
+    params: Vec<CView>,
+    out: CView,
+    index: String,
+}
+
+/// Per input of the outer and of the inner map: the gather whose columns its rows are
+/// (`gather.rs`), read through the gather's keys.
+struct Gathers {
+    outer: Vec<Option<Gather>>,
+    inner: Vec<Option<Gather>>,
+}
+
 /// The tile of the tile rows `tile_rows` and the inner iterations `col .. col + COLS`: the
 /// rows checked, one loop over the reduction's width with an accumulator per dot product, the
-/// sums stored to the result.
+/// sums stored to the result. A row that is a column of a gather (`gathers`) is read where the
+/// gather read it (`src[keys[k], column]`), each step loading the key once.
 fn tile(
     e: &mut Emit,
     shape: &Shape,
-    tile_rows: &[(Vec<CView>, CView)],
-    inner_views: &[CView],
+    tile_rows: &[TileRow],
+    (inner_views, gathers): (&[CView], &Gathers),
     col: &str,
 ) -> Res<()> {
     let (_, inner_map) = shape.inner();
@@ -136,9 +162,19 @@ fn tile(
             return Ok(tile_cols[c][p].clone());
         }
         match shape.jammed[input] {
-            Some(q) => Ok(tile_rows[r].0[q].clone()),
+            Some(q) => Ok(tile_rows[r].params[q].clone()),
             None => Lower::view(e, var),
         }
+    };
+    // The gather whose column input `input` is in tile row `r` and column `c`, and the column's
+    // index, when it is one.
+    let gathered = |input: usize, r: usize, c: usize| -> Option<(Gather, String)> {
+        let var = red_inputs[input];
+        if let Some(p) = inner_map.params.iter().position(|p| *p == var) {
+            return Some((gathers.inner[p]?, format!("({col} + {c})")));
+        }
+        let q = shape.jammed[input]?;
+        Some((gathers.outer[q]?, tile_rows[r].index.clone()))
     };
     // Which of the tile's rows and columns input `input` has one of its own for: a jammed input
     // one per tile row, an inner row one per tile column, a uniform input one for all.
@@ -172,14 +208,33 @@ fn tile(
         .collect();
     let step = e.temp("k");
     e.open(format!("for (i64 {step} = 0; {step} < {k}; {step}++)"));
-    // Each input's element of this step, loaded once per row or column it has.
+    // Each input's element of this step, loaded once per row or column it has; each gather's
+    // key once.
     let mut loaded: Vec<Vec<String>> = Vec::new();
+    let mut keys: Vec<(VarId, String)> = Vec::new();
     for input in 0..red_inputs.len() {
         let mut elements = Vec::new();
         for (r, c) in places(input) {
             let v = view(e, input, r, c)?;
             let x = e.temp("x");
-            let at = Emit::row(&v.name, v.rank, &step);
+            let at = match gathered(input, r, c) {
+                Some((g, column)) => {
+                    let key = match keys.iter().find(|(k, _)| *k == g.keys) {
+                        Some((_, key)) => key.clone(),
+                        None => {
+                            let key = e.temp("key");
+                            let of = Lower::view(e, g.keys)?;
+                            let at = Emit::row(&of.name, of.rank, &step);
+                            e.line(format!("const i64 {key} = {at};"));
+                            keys.push((g.keys, key.clone()));
+                            key
+                        }
+                    };
+                    let src = Lower::view(e, g.src)?.name;
+                    format!("{src}.p[({key}) * {src}.s[0] + ({column}) * {src}.s[1]]")
+                }
+                None => Emit::row(&v.name, v.rank, &step),
+            };
             e.line(format!("const {} {x} = {at};", ctype(v.elem)));
             elements.push(x);
         }
@@ -207,7 +262,7 @@ fn tile(
     for (r, row_accs) in accs.iter().enumerate() {
         for (c, acc) in row_accs.iter().enumerate() {
             let j = format!("({col} + {c})");
-            lower::write_row(e, &tile_rows[r].1, &j, acc)?;
+            lower::write_row(e, &tile_rows[r].out, &j, acc)?;
         }
     }
     e.close();

@@ -54,7 +54,7 @@ pub struct Built {
 }
 
 /// Declares the kernel's inputs from their argument slots ([`ArgSlots`]); their values and
-/// extents are the same in every thread ([`Emit::uniform_extents`]).
+/// extents are the same in every thread ([`Emit::uniform_extents`], [`Emit::shared_arrays`]).
 fn load_inputs(e: &mut Emit, slots: &ArgSlots, inputs: &[VarId]) {
     for (v, at) in inputs.iter().zip(slots.inputs()) {
         let first = at.first;
@@ -79,6 +79,7 @@ fn load_inputs(e: &mut Emit, slots: &ArgSlots, inputs: &[VarId]) {
                     dims.join(", ")
                 ));
                 e.uniform_extents.extend(Emit::dims(&var(*v), r));
+                e.shared_arrays.insert(*v);
             }
         }
     }

@@ -566,7 +566,7 @@ impl Lower for Emit<'_> {
         match pat.first().and_then(|v| self.plans.get(v)) {
             Some(Plan::Jam) => match (plan::jam::shape(self.f, soac), soac) {
                 (Some(shape), Soac::Screma { map, .. }) => {
-                    jam::emit(self, &shape, map, width, rows, arrays)
+                    jam::emit(self, &shape, (soac.inputs(), map), width, rows, arrays)
                 }
                 _ => Ok("0".to_string()),
             },

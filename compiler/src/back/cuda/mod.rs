@@ -14,7 +14,8 @@
 //! lowering's ([`crate::back::lower`]) written as C by `emit.rs` and `lower.rs` (`scalar.rs`:
 //! scalar operations; `block.rs`: SOACs across a block's threads; `interleave.rs`: the maps of
 //! reductions planned `@interleave`, several iterations' reductions in one loop; `jam.rs`: the
-//! maps of dot products planned `@jam`, in register tiles; `reclaim.rs`: the memory of a
+//! maps of dot products planned `@jam`, in register tiles, reading the columns of a gather of
+//! shared rows through its keys (`gather.rs`); `reclaim.rs`: the memory of a
 //! loop's iterations given back).
 //!
 //! The product is the artefact [`CudaProgram`] (`ogham_ir::artifact::cuda`: each kernel's code
@@ -32,6 +33,7 @@
 
 mod block;
 mod emit;
+mod gather;
 mod interleave;
 mod jam;
 mod kernel;
