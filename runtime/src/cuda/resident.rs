@@ -37,8 +37,9 @@ use std::sync::{Arc, Mutex};
 const GRANULE: usize = 256;
 
 /// A kept piece serves a request of up to this many times smaller (best fit): more would keep
-/// large pieces busy with small arrays.
-const REUSE_UP_TO: usize = 4;
+/// large pieces busy with small arrays. The last part of rows may be a fraction of a round
+/// (`crate::ireval::parts`), its arrays an eighth of the largest part's.
+const REUSE_UP_TO: usize = 8;
 
 /// The size class of a request of `bytes` bytes.
 fn size_class(bytes: usize) -> usize {
@@ -296,4 +297,33 @@ pub(super) fn device_address(
 /// `len` elements of type `elem` that `memory` holds, as a remote array.
 pub(super) fn remote(elem: PrimType, len: usize, memory: DeviceMemory) -> ArrayData {
     ArrayData::remote(elem, len, Arc::new(Resident { memory }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::emulator::Emulator;
+
+    #[test]
+    fn a_kept_piece_serves_requests_down_to_an_eighth_of_its_size() {
+        let Ok(emulator) = Emulator::new() else {
+            return; // no g++: the emulator, hence its memory, is unavailable
+        };
+        let pool = Pool::new(Arc::new(emulator));
+        let (large, small) = (pool.alloc(9000).unwrap(), pool.alloc(1000).unwrap());
+        let (large_ptr, small_ptr) = (large.ptr, small.ptr);
+        drop((large, small));
+        // The smallest piece that fits: 1000 bytes for 900, 9000 for 1200.
+        let a = pool.alloc(900).unwrap();
+        assert_eq!(a.ptr, small_ptr);
+        let b = pool.alloc(1200).unwrap();
+        assert_eq!(b.ptr, large_ptr);
+        drop((a, b));
+        // 9000 bytes are more than 8 times 900 (in classes of 256 bytes): a new piece.
+        let c = pool.alloc(900).unwrap();
+        assert_eq!(c.ptr, small_ptr);
+        let d = pool.alloc(900).unwrap();
+        assert!(d.ptr != large_ptr && d.ptr != small_ptr);
+        assert_eq!(pool.kept_bytes(), size_class(9000));
+    }
 }

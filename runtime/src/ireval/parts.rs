@@ -143,19 +143,20 @@ pub(super) fn run(
     let granule = launcher
         .filter(|_| parts.whole_rounds)
         .map(|l| l.row_granule().max(1));
+    let ranges = part_ranges(rows, parts.part_rows, granule);
     let calls = Calls {
         function,
         args,
         param: parts.split.param,
         limits: part_limits,
         launcher,
+        largest: ranges.iter().map(|&(_, n)| n).max().unwrap_or(0),
     };
     let input = Input {
         row_elems: shape[1..].iter().product(),
         shape,
         data: Arc::new(data),
     };
-    let ranges = part_ranges(rows, parts.part_rows, granule);
     let whole_outputs = match launcher.and_then(|l| l.side()) {
         Some(side) => pipelined(&calls, &input, &ranges, rows, side)?,
         None => one_after_another(&calls, &input, &ranges, rows)?,
@@ -217,6 +218,8 @@ struct Calls<'a> {
     param: usize,
     limits: HashMap<ThresholdId, i64>,
     launcher: Option<&'a dyn Launcher>,
+    /// The rows of the largest part ([`Launcher::begin_part`]).
+    largest: usize,
 }
 
 impl Calls<'_> {
@@ -228,6 +231,9 @@ impl Calls<'_> {
         let mut args = self.args.clone();
         args[self.param] = Value::Array(Array::new(shape, part).expect("shape fits"));
         let params = boundary::bind_arguments(self.function, args).ok()?;
+        if let Some(l) = self.launcher {
+            l.begin_part(n, self.largest);
+        }
         let mut evaluator = eval::Evaluator::new(self.function, &self.limits, self.launcher);
         let results = evaluator.run(&self.function.body, params).ok()?;
         // Its variables no longer share the results: they stay on the device until the side
