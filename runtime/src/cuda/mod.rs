@@ -298,7 +298,6 @@ fn run_on(
             by_seg,
             arena_strides: std::sync::Mutex::new(HashMap::new()),
             whole_rows,
-            part_rows: std::sync::Mutex::new((0, 0)),
         }) as Box<dyn Launcher>))
     });
     if let (true, Ok((_, count)), Some(whole)) = (profile, &run, whole_rows) {
@@ -323,10 +322,6 @@ struct CudaLauncher {
     /// When the entry point runs in parts of rows: the whole run's row count, with which
     /// segmented reductions over the rows are planned (`ireval::parts`).
     whole_rows: Option<WholeRows>,
-    /// The rows of the current part of rows and of the largest (`Launcher::begin_part`): a
-    /// kernel's results led by a smaller part's rows are allocated for the largest part's, so
-    /// that the pool serves the larger parts from the first part's memory.
-    part_rows: std::sync::Mutex<(usize, usize)>,
 }
 
 /// The failure record of generated code (`OgCtx`): the failed site plus one, the details, the
@@ -390,10 +385,6 @@ impl Launcher for CudaLauncher {
 
     /// A block-level kernel's grid of 256-thread blocks: 16 blocks per multiprocessor, one row
     /// each per round (`execute`).
-    fn begin_part(&self, rows: usize, largest: usize) {
-        *self.part_rows.lock().expect("no panics while locked") = (rows, largest);
-    }
-
     fn row_granule(&self) -> usize {
         (self.dev().multiprocessors() * 16).max(1) as usize
     }
@@ -513,9 +504,8 @@ impl CudaLauncher {
         }
         let mut results = Vec::new();
         let mut output_slots = Vec::new();
-        for (j, (shape, data)) in io.outputs.iter().enumerate() {
-            let bytes = data.len() * data.prim_type_size();
-            let memory = self.pool.alloc(self.for_largest_part(bytes, shape))?;
+        for (j, (_, data)) in io.outputs.iter().enumerate() {
+            let memory = self.pool.alloc(data.len() * data.prim_type_size())?;
             output_slots.push((memory.ptr, io.rows[j]));
             results.push(memory);
         }
@@ -545,17 +535,6 @@ impl CudaLauncher {
             keep[k].download(host, bytes)?;
         }
         Ok(io.finish())
-    }
-
-    /// The bytes to allocate for an array of `bytes` bytes and shape `shape`: in a part of
-    /// rows, for the largest part's rows when the array is led by the part's (`part_rows`).
-    pub(super) fn for_largest_part(&self, bytes: usize, shape: &[usize]) -> usize {
-        let (rows, largest) = *self.part_rows.lock().expect("no panics while locked");
-        if rows > 0 && largest > rows && shape.first() == Some(&rows) {
-            bytes / rows * largest
-        } else {
-            bytes
-        }
     }
 
     fn execute(

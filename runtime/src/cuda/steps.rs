@@ -61,9 +61,7 @@ impl CudaLauncher {
                 ));
             }
         };
-        let memory = self
-            .pool
-            .alloc(self.for_largest_part(total * size, &shape))?;
+        let memory = self.pool.alloc(total * size)?;
         match v {
             Val::Prim(s) if total > 0 => {
                 let bits = s.slot_bits().to_le_bytes();
@@ -99,9 +97,7 @@ impl CudaLauncher {
         let data = prim_data(a).ok()?;
         let (elem, size, len) = (data.prim_type(), data.prim_type_size(), a.elem_count());
         Some((|| {
-            let memory = self
-                .pool
-                .alloc(self.for_largest_part(len * size, a.shape()))?;
+            let memory = self.pool.alloc(len * size)?;
             if len > 0 {
                 let mut single_use = Vec::new();
                 let src = resident::device_address(&self.pool, a, &mut single_use)?;

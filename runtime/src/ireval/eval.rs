@@ -87,11 +87,6 @@ pub trait Launcher {
         1
     }
 
-    /// The next part of rows (`parts.rs`) has `rows` rows, the largest part `largest`: arrays
-    /// led by the part's rows may be allocated for the largest part's, so that a smaller first
-    /// part's memory serves the larger parts after it.
-    fn begin_part(&self, _rows: usize, _largest: usize) {}
-
     /// Copies beside the kernels, for a run in parts of rows (`parts.rs`): the next part's
     /// input goes up and a finished part's outputs come back while a part's kernels run.
     /// `None`: the parts run one after the other.

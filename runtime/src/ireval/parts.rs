@@ -143,14 +143,14 @@ pub(super) fn run(
     let granule = launcher
         .filter(|_| parts.whole_rounds)
         .map(|l| l.row_granule().max(1));
-    let ranges = part_ranges(rows, parts.part_rows, granule);
+    let mut ranges = part_ranges(rows, parts.part_rows, granule);
     let calls = Calls {
         function,
         args,
         param: parts.split.param,
         limits: part_limits,
         launcher,
-        largest: ranges.iter().map(|&(_, n)| n).max().unwrap_or(0),
+        granule,
     };
     let input = Input {
         row_elems: shape[1..].iter().product(),
@@ -158,56 +158,39 @@ pub(super) fn run(
         data: Arc::new(data),
     };
     let whole_outputs = match launcher.and_then(|l| l.side()) {
-        Some(side) => pipelined(&calls, &input, &ranges, rows, side)?,
+        Some(side) => pipelined(&calls, &input, &mut ranges, rows, side)?,
         None => one_after_another(&calls, &input, &ranges, rows)?,
     };
     Ok(whole_outputs.map(|w| (w.finish(), ranges.len())))
 }
 
-/// The parts' rows `(start, n)`, in order, for `rows` rows in parts of about `part_rows`.
-/// Without a `granule`, parts of exactly `part_rows` (the last takes the rest). With one (the
-/// executor's own choice, [`PartRows::Auto`]), whole numbers of the launcher's rounds of
-/// `granule` rows: the first and last parts a single round each (the last takes the rest of a
-/// round), so that the kernels start after a short first upload and end before a short last
-/// download, and before the last, parts of half the size each, so that the downloads of the
-/// large parts run beside the kernels of the smaller ones.
+/// The parts' rows `(start, n)`, in order, for `rows` rows in parts of `part_rows` rows (the
+/// last takes the rest), rounded up to whole rounds of `granule` rows when there is one (the
+/// executor's own choice, [`PartRows::Auto`]).
 fn part_ranges(rows: usize, part_rows: usize, granule: Option<usize>) -> Vec<(usize, usize)> {
-    let ranges = |sizes: &mut dyn Iterator<Item = usize>| {
-        let mut start = 0;
-        sizes
-            .map(|n| {
-                let range = (start, n.min(rows - start));
-                start += range.1;
-                range
-            })
-            .take_while(|&(_, n)| n > 0)
-            .collect()
-    };
-    let Some(granule) = granule else {
-        let step = part_rows.max(1);
-        return ranges(&mut std::iter::repeat(step));
-    };
-    let rounds = rows.div_ceil(granule);
-    let per_part = part_rows.div_ceil(granule).max(1);
-    if rounds < 4 || per_part == 1 {
-        return ranges(&mut std::iter::repeat(per_part * granule));
+    let granule = granule.unwrap_or(1).max(1);
+    let step = part_rows.max(1).div_ceil(granule) * granule;
+    (0..rows)
+        .step_by(step)
+        .map(|start| (start, step.min(rows - start)))
+        .collect()
+}
+
+/// `range` cut into parts of half the rows each, in whole rounds of `granule` rows, down to a
+/// round and what is left: the end of a run whose outputs outweigh its inputs, so that each
+/// part's kernels run while the larger part before it comes home and the last download is
+/// short.
+fn halves((start, n): (usize, usize), granule: usize) -> Vec<(usize, usize)> {
+    let granule = granule.max(1);
+    let mut parts = Vec::new();
+    let (mut at, mut left) = (start, n);
+    while left > granule {
+        let take = (left.div_ceil(granule) / 2).max(1) * granule;
+        parts.push((at, take));
+        (at, left) = (at + take, left - take);
     }
-    // Before the last round, parts of half the size each (down to 2 rounds), so that each
-    // part's kernels run while the part before it is downloaded.
-    let mut tail: Vec<usize> = std::iter::successors(Some(per_part / 2), |r| Some(r / 2))
-        .take_while(|&r| r >= 2)
-        .collect();
-    if tail.iter().sum::<usize>() + 2 > rounds {
-        tail.clear();
-    }
-    // The rounds between, in parts of about `per_part` rounds.
-    let middle = rounds - 2 - tail.iter().sum::<usize>();
-    let count = middle.div_ceil(per_part);
-    let sizes = std::iter::once(1)
-        .chain((0..count).map(|k| middle / count + usize::from(k < middle % count)))
-        .chain(tail)
-        .chain(std::iter::once(1));
-    ranges(&mut sizes.map(|r| r * granule))
+    parts.push((at, left));
+    parts
 }
 
 /// The calls of the parts: the entry point, its arguments (the split one replaced by each
@@ -218,8 +201,9 @@ struct Calls<'a> {
     param: usize,
     limits: HashMap<ThresholdId, i64>,
     launcher: Option<&'a dyn Launcher>,
-    /// The rows of the largest part ([`Launcher::begin_part`]).
-    largest: usize,
+    /// The launcher's rounds of rows when the executor chose the parts (its plan may then
+    /// change after the first part, [`halves`]).
+    granule: Option<usize>,
 }
 
 impl Calls<'_> {
@@ -231,9 +215,6 @@ impl Calls<'_> {
         let mut args = self.args.clone();
         args[self.param] = Value::Array(Array::new(shape, part).expect("shape fits"));
         let params = boundary::bind_arguments(self.function, args).ok()?;
-        if let Some(l) = self.launcher {
-            l.begin_part(n, self.largest);
-        }
         let mut evaluator = eval::Evaluator::new(self.function, &self.limits, self.launcher);
         let results = evaluator.run(&self.function.body, params).ok()?;
         // Its variables no longer share the results: they stay on the device until the side
@@ -295,7 +276,7 @@ enum Job {
 fn pipelined(
     calls: &Calls,
     input: &Input,
-    ranges: &[(usize, usize)],
+    ranges: &mut Vec<(usize, usize)>,
     rows: usize,
     side: Box<dyn Side + '_>,
 ) -> Res<Option<Whole>> {
@@ -331,7 +312,8 @@ fn pipelined(
         for &range in ranges.iter().take(2) {
             sent &= send(Job::Upload(input.rows(range)));
         }
-        for (k, &range) in ranges.iter().enumerate() {
+        let mut k = 0;
+        while let Some(&range) = ranges.get(k) {
             let Ok(Ok((part, mark))) = arrivals.recv() else {
                 sent = false;
                 break;
@@ -343,11 +325,18 @@ fn pipelined(
                 sent = false;
                 break;
             };
+            if let Some(granule) = calls.granule
+                && k == 0
+                && outweigh(&outputs, range, input)
+            {
+                end_in_halves(ranges, granule);
+            }
             // Uploads first: the part after next must not wait for this part's outputs.
             if let Some(&next) = ranges.get(k + 2) {
                 sent &= send(Job::Upload(input.rows(next)));
             }
             sent &= send(Job::Download(outputs, range, after));
+            k += 1;
         }
         drop(jobs);
         // A failure of the side (a copy, memory) runs the whole call instead, as a part's does:
@@ -355,6 +344,31 @@ fn pipelined(
         let whole = worker.join().expect("the side thread does not panic");
         Ok(whole.ok().flatten().filter(|_| sent))
     })
+}
+
+/// The plan `ranges` with its last part cut into [`halves`], unless that part is one of the
+/// first two, whose input the side has already been asked to upload: the last part's
+/// download would otherwise end the run alone.
+fn end_in_halves(ranges: &mut Vec<(usize, usize)>, granule: usize) {
+    if ranges.len() > 2
+        && let Some(last) = ranges.pop()
+    {
+        ranges.extend(halves(last, granule));
+    }
+}
+
+/// Whether a part's `outputs` have more bytes than its rows of the input (their download
+/// then takes longer than the upload).
+fn outweigh(outputs: &[Value], (_, n): (usize, usize), input: &Input) -> bool {
+    fn bytes(v: &Value) -> usize {
+        match v {
+            Value::Array(a) => a.len() * a.data().prim_type_size(),
+            Value::Tuple(vs) => vs.iter().map(bytes).sum(),
+            _ => 0,
+        }
+    }
+    let input_bytes = n * input.row_elems * input.data.prim_type_size();
+    outputs.iter().map(bytes).sum::<usize>() > input_bytes
 }
 
 /// The whole outputs, made from the first part's and filled part by part.
@@ -507,55 +521,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_executors_parts_are_whole_rounds_with_one_round_first_and_last() {
-        let sizes = |rows, part_rows| {
-            part_ranges(rows, part_rows, Some(2_112))
-                .iter()
-                .map(|p| p.1 / 2_112)
-                .collect::<Vec<_>>()
-        };
-        // STL's 20,000 series on an H200 (rounds of 2,112 rows), parts of about 6,667 rows (4
-        // rounds): one round, 6 rounds in 2 parts, a part of 2 rounds, the last round's 992
-        // rows.
+    fn the_executors_parts_are_whole_rounds_and_can_end_in_halves() {
+        // STL's 20,000 series on an H200 (rounds of 2,112 rows), parts of about 6,667 rows:
+        // 4 rounds each, the last what is left.
         assert_eq!(
             part_ranges(20_000, 6_667, Some(2_112)),
-            [
-                (0, 2_112),
-                (2_112, 6_336),
-                (8_448, 6_336),
-                (14_784, 4_224),
-                (19_008, 992)
-            ]
-        );
-        // Parts of 12 rounds: 6 and 3 before the last round.
-        assert_eq!(
-            sizes(186_624, 23_328),
-            [1, 12, 11, 11, 11, 11, 11, 11, 6, 3, 0]
-        );
-        // Too short for the halves.
-        assert_eq!(sizes(4 * 2_112, 8 * 2_112), [1, 2, 1]);
-        // Too few rounds for small ends, or parts of a round: whole rounds alike.
-        assert_eq!(
-            part_ranges(5_000, 2_500, Some(2_112)),
-            [(0, 4_224), (4_224, 776)]
-        );
-        assert_eq!(
-            part_ranges(9_000, 1_000, Some(2_112)),
-            [
-                (0, 2_112),
-                (2_112, 2_112),
-                (4_224, 2_112),
-                (6_336, 2_112),
-                (8_448, 552)
-            ]
+            [(0, 8_448), (8_448, 8_448), (16_896, 3_104)]
         );
         // Asked for by the user: exactly that many rows.
         assert_eq!(part_ranges(10, 4, None), [(0, 4), (4, 4), (8, 2)]);
-        let covered = |r: &[(usize, usize)]| r.iter().map(|p| p.1).sum::<usize>();
-        for rows in [8_449, 100_000, 186_624] {
-            let r = part_ranges(rows, rows / 8, Some(2_112));
-            assert_eq!(covered(&r), rows);
-            assert!(r.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0));
+        // Halves of a last part, in whole rounds, down to a round and the rest.
+        assert_eq!(
+            halves((16_896, 3_104), 2_112),
+            [(16_896, 2_112), (19_008, 992)]
+        );
+        assert_eq!(
+            halves((0, 8 * 100 + 7), 100),
+            [(0, 400), (400, 200), (600, 100), (700, 100), (800, 7)]
+        );
+        assert_eq!(halves((5, 100), 100), [(5, 100)]);
+        let mut stl = part_ranges(20_000, 6_667, Some(2_112));
+        end_in_halves(&mut stl, 2_112);
+        assert_eq!(
+            stl,
+            [(0, 8_448), (8_448, 8_448), (16_896, 2_112), (19_008, 992)]
+        );
+        // The first two parts' inputs are on their way: they stay.
+        let mut two = vec![(0, 500), (500, 500)];
+        end_in_halves(&mut two, 100);
+        assert_eq!(two, [(0, 500), (500, 500)]);
+        for n in [1, 99, 101, 1_000, 4_321] {
+            let parts = halves((7, n), 100);
+            assert_eq!(parts.iter().map(|p| p.1).sum::<usize>(), n);
+            assert!(parts.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0));
         }
     }
 
