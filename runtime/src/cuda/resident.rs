@@ -5,8 +5,9 @@
 //!   keeping it for the next request that fits it (a free list, in place of an allocation and
 //!   a free around every launch): the smallest kept piece of at least the request's size
 //!   class and at most [`REUSE_UP_TO`] times it, so that the smaller requests of a last part
-//!   of rows (`crate::ireval::parts`) take the pieces of the parts before it. Its memory goes back to the device when the
-//!   pool is dropped, or when an allocation fails and the pool gives back what it keeps.
+//!   of rows (`crate::ireval::parts`) take the pieces of the parts before it. Its memory goes
+//!   back to the device when the pool is dropped, or when an allocation fails and the pool
+//!   gives back what it keeps.
 //! - [`Resident`] is a [`Mirror`] ([`crate::buffer`]): the device copy of an array's
 //!   elements. A kernel's results stay on the device as remote buffers with a `Resident`
 //!   mirror (the host reads them only when it needs their values); an input array is uploaded

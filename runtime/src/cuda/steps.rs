@@ -4,7 +4,7 @@
 //! for kernels never cross PCIe. The host fetches such an array only if it reads its values.
 //!
 //! - `replicate`: a scalar by a memset; a row by the prelude's `og_replicate_*` kernel (one
-//!   launch, writes in order; before, a copy of the row and about log2(n) doublings of it).
+//!   launch writing the result in order).
 //! - `iota`: the prelude's `og_iota` kernel.
 //! - `copy`: one device-to-device copy of the source's elements; `concat`: one per part.
 //! - `rearrange`: the prelude's tiled `og_transpose_*` for a matrix's transpose; any other

@@ -5,7 +5,10 @@
 //!
 //! When the launcher has a side ([`Launcher::side`]: the CUDA executors), the parts are
 //! pipelined: a thread of its own puts the next part's input on the device and brings the
-//! finished parts' outputs home while a part's kernels run ([`pipelined`]).
+//! finished parts' outputs home while a part's kernels run ([`pipelined`]). The executor's
+//! own plan is parts of whole rounds of the launcher's grid; when the first part's outputs
+//! outweigh its input, the last part is cut into [`halves`] so that the run does not end with
+//! one large download.
 //!
 //! Identical outputs: each part takes the versions the whole run takes (the thresholds that
 //! compare the number of rows are fixed to the whole run's decisions here; those on other
@@ -88,8 +91,8 @@ pub struct RowParts {
     /// Rows per part (the last part takes the rest).
     pub part_rows: usize,
     /// Whether the parts are whole numbers of the launcher's rounds
-    /// ([`Launcher::row_granule`]), with a round first and last ([`part_ranges`]; the
-    /// executor's own choice, not the user's).
+    /// ([`Launcher::row_granule`]) and may end in [`halves`] (the executor's own choice, not
+    /// the user's).
     pub whole_rounds: bool,
 }
 
@@ -519,6 +522,7 @@ fn place_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ogham_ir::types::PrimType;
 
     #[test]
     fn the_executors_parts_are_whole_rounds_and_can_end_in_halves() {
@@ -546,6 +550,21 @@ mod tests {
             stl,
             [(0, 8_448), (8_448, 8_448), (16_896, 2_112), (19_008, 992)]
         );
+        // Whether a part's outputs outweigh its rows of the input: 2 rows of 3 f64 in, 2 rows
+        // of 4 f64 out (plus a scalar per row in a tuple) against 2 rows of 2.
+        let input = Input {
+            shape: vec![4, 3],
+            data: Arc::new(ArrayData::zeroed(PrimType::F64, 12).expect("small")),
+            row_elems: 3,
+        };
+        let array = |shape: Vec<usize>| {
+            let elems = shape.iter().product();
+            let data = ArrayData::zeroed(PrimType::F64, elems).expect("small");
+            Value::Array(Array::new(shape, data).expect("shape fits"))
+        };
+        let wide = [array(vec![2, 4]), Value::Tuple(vec![array(vec![2])])];
+        assert!(outweigh(&wide, (0, 2), &input));
+        assert!(!outweigh(&[array(vec![2, 2])], (0, 2), &input));
         // The first two parts' inputs are on their way: they stay.
         let mut two = vec![(0, 500), (500, 500)];
         end_in_halves(&mut two, 100);
