@@ -8,7 +8,8 @@
 //! size that sufficed; a block-level reduction shuffles within warps and takes a block of its
 //! width rounded up to whole warps when its operator is exact; a transpose between two kernels
 //! is made on the device, coalesced; an entry point run in parts of rows copies its inputs
-//! and outputs beside its kernels, overlapping them. Bank conflicts of strided shared-memory accesses are
+//! and outputs beside its kernels, overlapping them; launches that can fail are not waited for
+//! (their failure record is read once, where the host reads). Bank conflicts of strided shared-memory accesses are
 //! counted exactly by `ogham_runtime::cuda::model::warps` (its unit tests); this file runs whole
 //! programs.
 //!
@@ -45,6 +46,12 @@ entry lastpos [n][m] (xss: [n][m]i64) : [n]i64 =
 entry fsum [n][m] (xss: [n][m]f64) : [n]f64 = map (\\xs -> reduce (+) 0f64 xs) xss
 entry rowwork [m][n] (xss: [m][n]f32) : [m][n]f32 =
   map (map (\\x -> loop y = x for _i < 64 do y * 0.999f32 + 0.5f32)) xss
+entry checked [n][m] (xs: [n]f32) (is: [m]i64) : f32 =
+  let ks = map (\\i -> if i == n - 1 then is[i] else i) (iota n)
+  let cs = scan (+) 0i64 ks
+  let ys = map2 (\\c i -> xs[i] + f32.i64 c) cs (iota n)
+  let s = scan (+) 0f32 ys
+  in s[n - 1]
 entry grow [n] (xs: [n]f64) : [n]f64 =
   loop acc = xs for _i < 3 do
     map (\\x -> let a = map (\\i -> x + f64.i64 i) (iota 10000)
@@ -244,6 +251,37 @@ fn arrays_stay_on_the_device_between_kernels() {
         (last.name.as_str(), last.copied_bytes),
         ("host-reads", 4 * n as u64),
         "the result is read once, at the end"
+    );
+}
+
+#[test]
+fn launches_that_can_fail_are_not_waited_for() {
+    if !available() {
+        return;
+    }
+    // Six launches with bounds checks (two scans in three launches each): the failure record is
+    // read once, where the host reads `s[n - 1]`, not after each launch.
+    let n = 1000;
+    let is = Array::from_i64(vec![n], (0..n as i64).map(|i| i % 7).collect()).expect("shape");
+    let report = model(
+        "checked",
+        vec![floats(n), Value::Array(is)],
+        "h100",
+        Some(4),
+    );
+    let launches: usize = report.kernels.iter().map(|k| k.launches.len()).sum();
+    assert_eq!(launches, 6, "{report:#?}");
+    let copies: Vec<(&str, u64)> = report
+        .kernels
+        .iter()
+        .map(|k| (k.name.as_str(), k.copies))
+        .collect();
+    // Each input goes up with the first kernel that reads it; the record and the element come
+    // back at the end.
+    assert_eq!(
+        copies,
+        [("checked_k0", 1), ("checked_k1", 1), ("host-reads", 2)],
+        "{report:#?}"
     );
 }
 

@@ -1,8 +1,9 @@
 //! Entry points run in parts of rows (`ogham_ir::rows`, `ogham_runtime::ireval::parts`):
 //! which entry points the analysis finds separable and why others are not; on the CUDA
 //! emulator, outputs in parts byte-identical to the whole run's (STL; a float sum per row whose
-//! launch plan depends on the number of rows), and a run-time error reported exactly as by the
-//! whole run.
+//! launch plan depends on the number of rows), a run-time error reported exactly as by the
+//! whole run, and a later part that runs out of arena without being waited for (it runs
+//! again).
 //!
 //! The emulator needs `g++`; without it the run tests report themselves skipped, except under
 //! CI, where that is a failure.
@@ -26,6 +27,10 @@ entry total [m][n] (xss: [m][n]f64) : f64 = reduce (+) 0f64 (map (\\xs -> xs[0])
 entry numbered [m][n] (xss: [m][n]f64) : [m]f64 = map2 (\\xs i -> xs[0] + f64.i64 i) xss (iota m)
 entry shifted [m][n] (xss: [m][n]f64) : [m]f64 = map (\\i -> xss[(i + 1) % m, 0]) (iota m)
 entry flipped [m][n] (xss: [m][n]f64) : [n][m]f64 = transpose xss
+entry grown [m][n] (xss: [m][n]i64) : [m]f64 =
+  map (\\xs -> let k = xs[0]
+               let a = map (\\i -> f64.i64 (i + xs[1])) (iota k)
+               in loop s = 0f64 for i < k do s * 0.5f64 + a[k - 1 - i]) xss
 ";
 
 fn kernel_ir(fe: &Frontend) -> ogham_ir::kir::Program {
@@ -219,6 +224,44 @@ fn an_error_in_a_later_part_is_reported_as_by_the_whole_run() {
     let whole = run(&ir, "pick", args.clone(), None).expect_err("out of bounds");
     let parts = run(&ir, "pick", args, Some(3)).expect_err("out of bounds");
     assert_eq!(parts, whole);
+}
+
+#[test]
+fn a_part_that_runs_out_of_arena_runs_again() {
+    if !available() {
+        return;
+    }
+    let (fe, ir) = program();
+    // Each row makes an array of as many f64 as its first element says: 10 (80 bytes), except
+    // row 13's 20,000 (160 KB, more than a thread's first 64 KiB of arena). The parts' launches
+    // are not waited for, so row 13's cannot be launched again with more: its part fails and
+    // runs again, waiting.
+    let (m, n) = (20, 2);
+    let data: Vec<i64> = (0..m * n)
+        .map(|i| match (i / n, i % n) {
+            (13, 0) => 20_000,
+            (_, 0) => 10,
+            (r, _) => r as i64,
+        })
+        .collect();
+    let args = vec![Value::Array(
+        Array::from_i64(vec![m, n], data).expect("shape"),
+    )];
+    let rows = PartRows::Rows(3);
+    let (outputs, parts) = run_emulated_in_parts(
+        CUDA,
+        &ir,
+        "grown",
+        args.clone(),
+        &Thresholds::default(),
+        rows,
+    )
+    .unwrap_or_else(|e| panic!("{}", e.message));
+    assert_eq!(parts, 7, "in parts, not whole");
+    let interp = Backend::Interp
+        .run(&fe, "grown", args, None)
+        .expect("interp");
+    assert_eq!(format!("{outputs:?}"), format!("{interp:?}"));
 }
 
 #[test]

@@ -79,6 +79,11 @@ pub(super) trait Device: Send + Sync {
     /// The main queue goes on only after `mark` (of a side copy whose result it reads; on a
     /// GPU the side copy has finished already when its call returned).
     fn wait_for(&self, _mark: Mark) {}
+    /// Whether the device's times are modelled, not measured (the performance model): a
+    /// profile then waits for no launch.
+    fn modelled(&self) -> bool {
+        false
+    }
     /// Whether the kernels count their float operations (the performance model's do).
     fn counting(&self) -> Counting {
         Counting::Plain

@@ -205,6 +205,10 @@ impl Device for Timed {
         self.inner.counting()
     }
 
+    fn modelled(&self) -> bool {
+        self.inner.modelled()
+    }
+
     fn finish_kernel(&self, name: &str, level: &str) -> bool {
         self.inner.finish_kernel(name, level)
     }

@@ -202,7 +202,7 @@ impl CudaLauncher {
             block,
             shared,
             &mut params,
-            self.profile,
+            self.profile && !dev.modelled(),
         );
         self.report(name, "data", start);
         launched.map(drop)

@@ -102,6 +102,21 @@ pub trait Launcher {
 
     /// The kernels launched from now on go on only after `mark` (a side upload they read).
     fn wait_for(&self, _mark: Mark) {}
+
+    /// Reports the failure of a kernel launched without waiting for its checks, if one failed
+    /// (the CUDA executors read their failure record here rather than after each launch). The
+    /// evaluator calls it before the host reads elements of arrays (which kernels may have
+    /// made from a failed kernel's results) and when the run's body ends.
+    fn settle(&self, _ev: &mut Evaluator) -> Res<()> {
+        Ok(())
+    }
+
+    /// Whether a part of rows that failed (or the whole run after parts) should be evaluated
+    /// once more: the launcher found that it must wait where it did not (the CUDA executors,
+    /// after a launch not waited for ran out of arena). Asking clears it.
+    fn rerun(&self) -> bool {
+        false
+    }
 }
 
 /// Runs the code of one function, core or kernel IR.
@@ -136,7 +151,18 @@ impl<'f> Evaluator<'f> {
         for (v, val) in params {
             self.bind(v, val);
         }
-        self.body(body)
+        let results = self.body(body);
+        // A kernel that failed before the body's own error comes first, as in the interpreter.
+        self.settle()?;
+        results
+    }
+
+    /// Reports a failure of the kernels launched so far ([`Launcher::settle`]).
+    fn settle(&mut self) -> Res<()> {
+        match self.launcher {
+            Some(launcher) => launcher.settle(self),
+            None => Ok(()),
+        }
     }
 
     /// The type of a variable of the function.
@@ -228,6 +254,9 @@ impl<'f> Evaluator<'f> {
     }
 
     fn stmt<H: Form>(&mut self, stmt: &Stmt<H>) -> Res<()> {
+        if reads_elements(&stmt.exp) {
+            self.settle()?;
+        }
         self.loc = stmt.loc;
         let vals = self.exp(&stmt.exp, &stmt.pat)?;
         if vals.len() != stmt.pat.len() {
@@ -304,6 +333,7 @@ impl<'f> Evaluator<'f> {
                 if let Some(made) = self.launcher.and_then(|l| l.rearrange(&a, perm)) {
                     return one(Val::Array(made?));
                 }
+                self.settle()?;
                 one(Val::Array(self.rearrange(&a, perm)?))
             }
             Exp::Reshape(a, dims) => {
@@ -321,6 +351,7 @@ impl<'f> Evaluator<'f> {
                 if let Some(made) = self.launcher.and_then(|l| l.copy(&a)) {
                     return one(Val::Array(made?));
                 }
+                self.settle()?;
                 one(Val::Array(Array::new(a.shape().to_vec(), a.to_store())))
             }
             Exp::Assert {
@@ -361,6 +392,7 @@ impl<'f> Evaluator<'f> {
                     if let Some(launched) = self.launcher.and_then(|l| l.launch(self, seg, pat)) {
                         return launched;
                     }
+                    self.settle()?;
                     self.seg(seg, pat)
                 }
                 HostOp::Threshold { id, size } => {
@@ -376,7 +408,7 @@ impl<'f> Evaluator<'f> {
     }
 
     /// `replicate n v`, its size checked and its memory reserved first.
-    fn replicate_exp(&self, n: SubExp, v: SubExp, pat: &[VarId]) -> Res<Array> {
+    fn replicate_exp(&mut self, n: SubExp, v: SubExp, pat: &[VarId]) -> Res<Array> {
         let n = self.count(n, "replicate")?;
         let v = self.operand(v)?;
         let elem = self.ty(pat[0]).elem();
@@ -390,11 +422,12 @@ impl<'f> Evaluator<'f> {
         if let Some(made) = self.launcher.and_then(|l| l.replicate(n, &v, elem)) {
             return made;
         }
+        self.settle()?;
         self.replicate(n, &v, elem)
     }
 
     /// `concat` of arrays whose rows have the same shape.
-    fn concat(&self, arrays: &[VarId]) -> Res<Array> {
+    fn concat(&mut self, arrays: &[VarId]) -> Res<Array> {
         let parts: Vec<Array> = arrays.iter().map(|a| self.array(*a)).collect::<Res<_>>()?;
         let row_shape = parts[0].shape()[1..].to_vec();
         for p in &parts {
@@ -415,6 +448,7 @@ impl<'f> Evaluator<'f> {
         if let Some(made) = self.launcher.and_then(|l| l.concat(&parts, &shape)) {
             return made;
         }
+        self.settle()?;
         let mut store = parts[0].store().empty_like();
         for p in &parts {
             store
@@ -570,6 +604,33 @@ impl<'f> Evaluator<'f> {
             state = self.body(body)?;
             iteration += 1;
         }
+    }
+}
+
+/// Whether evaluating `exp` on the host reads elements of arrays, not only their shapes: the
+/// kernels launched so far must then have settled ([`Launcher::settle`]). Data steps that a
+/// launcher may make on its device settle where the evaluator makes them itself instead; control
+/// flow settles statement by statement.
+fn reads_elements<H: Form>(exp: &Exp<H>) -> bool {
+    match exp {
+        Exp::Index(..) | Exp::Update(..) | Exp::ArrayLit(..) | Exp::Trace { .. } | Exp::Soac(_) => {
+            true
+        }
+        Exp::SubExp(_)
+        | Exp::BinOp(..)
+        | Exp::UnOp(..)
+        | Exp::Math(..)
+        | Exp::Convert(..)
+        | Exp::Iota(_)
+        | Exp::Replicate(..)
+        | Exp::Rearrange(..)
+        | Exp::Reshape(..)
+        | Exp::Concat(_)
+        | Exp::Copy(_)
+        | Exp::Assert { .. }
+        | Exp::If { .. }
+        | Exp::Loop { .. }
+        | Exp::Host(_) => false,
     }
 }
 

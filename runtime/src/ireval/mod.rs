@@ -112,7 +112,13 @@ pub fn run_with_parts<'p>(
         )? {
             return Ok(done);
         }
-        evaluate(function, args, &limits, None, launcher.as_deref()).map(|outputs| (outputs, 1))
+        let whole = || evaluate(function, args.clone(), &limits, None, launcher.as_deref());
+        whole()
+            .or_else(|e| match launcher.as_deref() {
+                Some(l) if l.rerun() => whole(),
+                _ => Err(e),
+            })
+            .map(|outputs| (outputs, 1))
     })
 }
 

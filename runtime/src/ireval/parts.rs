@@ -16,7 +16,9 @@
 //! whole run's segment count ([`RowParts::whole`]). Any failure of a part or of the side, or
 //! arguments that do not fit (a parameter spread from a tuple, a first argument that is not an
 //! array), runs the entry point whole instead, so errors are reported exactly as without parts
-//! (an error's point would otherwise be counted from the part's first row).
+//! (an error's point would otherwise be counted from the part's first row). A part the launcher
+//! asks to run again ([`Launcher::rerun`]: it found that it must wait where it did not) runs
+//! once more first.
 //!
 //! Invariants relied on: the inputs are not written (a part's input is a view of the caller's
 //! array, copied on write like any borrowed array); each output of a separable entry point has
@@ -211,8 +213,24 @@ struct Calls<'a> {
 
 impl Calls<'_> {
     /// Runs the entry point on `part`, rows `(start, n)` of the split argument: its outputs, or
-    /// `None` when it fails.
-    fn call(&self, part: ArrayData, (_, n): (usize, usize), input: &Input) -> Option<Vec<Value>> {
+    /// `None` when it fails (twice, when the launcher asks for it to run again,
+    /// [`Launcher::rerun`]).
+    fn call(&self, part: ArrayData, range: (usize, usize), input: &Input) -> Option<Vec<Value>> {
+        self.call_once(part.clone(), range, input).or_else(|| {
+            self.launcher
+                .is_some_and(|l| l.rerun())
+                .then(|| self.call_once(part, range, input))
+                .flatten()
+        })
+    }
+
+    /// [`Calls::call`], once.
+    fn call_once(
+        &self,
+        part: ArrayData,
+        (_, n): (usize, usize),
+        input: &Input,
+    ) -> Option<Vec<Value>> {
         let mut shape = input.shape.clone();
         shape[0] = n;
         let mut args = self.args.clone();

@@ -304,12 +304,12 @@ impl<'f> Emit<'f> {
         let site = self.checks.record(failure, details.len())?;
         self.open(format!("if (!({cond}))"));
         if details.is_empty() {
-            self.line(format!("og_fail(ctx, og_at, {site}, 0, 0);"));
+            self.line(format!("og_fail(ctx, og_launch, og_at, {site}, 0, 0);"));
         } else {
             let list: Vec<String> = details.iter().map(|d| format!("(i64)({d})")).collect();
             self.line(format!("const i64 og_d[] = {{{}}};", list.join(", ")));
             self.line(format!(
-                "og_fail(ctx, og_at, {site}, {}, og_d);",
+                "og_fail(ctx, og_launch, og_at, {site}, {}, og_d);",
                 details.len()
             ));
         }

@@ -1,6 +1,6 @@
 //! The `__global__` functions of one kernel around the body code of `emit`.
 //!
-//! Thread level, `NAME(ctx, args, arena, arena_stride, n_items, chunks, partial, carry)`: the
+//! Thread level, `NAME(ctx, launch, args, arena, arena_stride, n_items, chunks, partial, carry)`: the
 //! space is segments (points of the outer dimensions) × the innermost dimension, cut into
 //! `n_items = segments × chunks` work items; thread `g` runs items `g, g + threads, ...`. Item
 //! `r` is chunk `r % chunks` of segment `r / chunks`: innermost indices
@@ -10,13 +10,13 @@
 //! points are applied in order, as the interpreter does).
 //!
 //! - A reduction writes one value per segment or, when `partial` is not null, the item's
-//!   accumulators as 64-bit slots at `partial[r·width ..]`; `NAME_combine(ctx, args, segments,
+//!   accumulators as 64-bit slots at `partial[r·width ..]`; `NAME_combine(ctx, launch, args, segments,
 //!   chunks, partial)` then folds each segment's partials in order and writes the results.
 //! - A scan with `partial` not null only computes its items' totals; `NAME_combine` turns them
 //!   into each item's carry-in (the totals before it, in order); the second launch, with
 //!   `carry`, scans every item from its carry-in and writes the results.
 //!
-//! Block level, `NAME(ctx, args, arena, arena_stride, n_items)`: one block per point (blocks
+//! Block level, `NAME(ctx, launch, args, arena, arena_stride, n_items)`: one block per point (blocks
 //! take points `b, b + blocks, ...`), of whole warps; dynamic shared memory of `8 · blockDim ·
 //! shared_slots` bytes for the block's reductions and scans. The kernel's `block_widths` are the
 //! widths of the loops its blocks share out (SOACs, iotas, fills, output rows) as the runtime
@@ -26,9 +26,12 @@
 //! bytes (the first `BLOCK_ARENA_SHARES` for arrays made at block level, then one per thread).
 //!
 //! Arguments (`args`, 64-bit slots) as on the CPU, laid out by `ogham_ir::abi::ArgSlots` (an
-//! array's pointer is the device's). A failed check writes the context record and returns; every
-//! kernel keeps its current point in `og_at` (a thread-level item's segment start, then each
-//! point; a block's point; a combine thread's segment) so that the record keeps the lowest.
+//! array's pointer is the device's). A failed check writes the context record (`ctx`) with the
+//! launch's number (`launch`, from 1 in launch order) and returns; every kernel keeps its current
+//! point in `og_at` (a thread-level item's segment start, then each point; a block's point; a
+//! combine thread's segment) so that the record keeps the lowest. Every kernel starts by
+//! returning when the record names an earlier launch: the runtime does not wait for a launch to
+//! read its record, so the launches after a failed one run before the host knows.
 //!
 //! What a point does with its values is the shared `lower::point`; its scan writes are guarded
 //! by `!partial`, since the first launch of a two-pass scan computes totals only (the CPU's
@@ -254,9 +257,10 @@ fn thread_kernel(
         );
     }
     let mut sites = emitted.sites;
-    let mut text = format!(
-        "extern \"C\" __global__ void {name}(OgCtx* ctx, const u64* args, char* arena, i64 arena_stride, i64 n_items, i64 chunks, u64* partial, const u64* carry) {{\n{}}}\n",
-        emitted.text
+    let mut text = global(
+        name,
+        "const u64* args, char* arena, i64 arena_stride, i64 n_items, i64 chunks, u64* partial, const u64* carry",
+        &emitted.text,
     );
     // A tree groups the chunks' totals otherwise than the sequential combine: only for
     // built-in operators that any grouping leaves exact ([`exact_operator`]), of integers or
@@ -356,7 +360,7 @@ fn store_totals(e: &mut Emit, kind: &SegKind, flat_accs: &[String], width: usize
     }
 }
 
-/// `NAME_combine(ctx, args, segments, chunks, partial)`: one thread per segment folds its
+/// `NAME_combine(ctx, launch, args, segments, chunks, partial)`: one thread per segment folds its
 /// items' partial results in order (a reduction: into the outputs; a scan: into each item's
 /// carry-in, in place).
 fn combine_kernel(
@@ -433,9 +437,10 @@ fn combine_kernel(
     }
     let emitted = e.finish();
     Ok((
-        format!(
-            "extern \"C\" __global__ void {name}_combine(OgCtx* ctx, const u64* args, i64 segments, i64 chunks, u64* partial) {{\n{}}}\n",
-            emitted.text
+        global(
+            &format!("{name}_combine"),
+            "const u64* args, i64 segments, i64 chunks, u64* partial",
+            &emitted.text,
         ),
         emitted.sites,
     ))
@@ -468,7 +473,7 @@ fn exact_operator(lambda: &Lambda) -> bool {
     exact && stmt.pat.len() == 1 && lambda.body.result == [SubExp::Var(stmt.pat[0])]
 }
 
-/// `NAME_combine(ctx, args, segments, chunks, partial)` of a reduction whose operators are all
+/// `NAME_combine(ctx, launch, args, segments, chunks, partial)` of a reduction whose operators are all
 /// built-in exact ones ([`exact_operator`]) of integers and booleans: a warp per
 /// segment, lane `l` folding the contiguous chunks `[l·chunks/32, (l+1)·chunks/32)` in order,
 /// then the lanes' totals combined in order by shuffles (lane `l` takes lane `l + d` when `l`
@@ -553,9 +558,10 @@ fn warp_combine_kernel(
     e.close();
     let emitted = e.finish();
     Ok((
-        format!(
-            "extern \"C\" __global__ void {name}_combine(OgCtx* ctx, const u64* args, i64 segments, i64 chunks, u64* partial) {{\n{}}}\n",
-            emitted.text
+        global(
+            &format!("{name}_combine"),
+            "const u64* args, i64 segments, i64 chunks, u64* partial",
+            &emitted.text,
         ),
         emitted.sites,
     ))
@@ -609,9 +615,10 @@ fn block_kernel(
         ""
     };
     Ok(Built {
-        text: format!(
-            "extern \"C\" __global__ void {name}(OgCtx* ctx, const u64* args, char* arena, i64 arena_stride, i64 n_items) {{\n{shared}{}}}\n",
-            emitted.text
+        text: global(
+            name,
+            "const u64* args, char* arena, i64 arena_stride, i64 n_items",
+            &format!("{shared}{}", emitted.text),
         ),
         kernel: CudaKernel {
             name: name.to_string(),
@@ -660,4 +667,13 @@ fn launch_widths(
                 .map(Width::Const),
         })
         .collect()
+}
+
+/// A `__global__` function: the failure record, the launch's number, then `params`, and
+/// `body`. Every kernel first returns if an earlier launch failed (`og_failed_before`): the
+/// runtime reads the record only where the host reads what the kernels made.
+fn global(name: &str, params: &str, body: &str) -> String {
+    format!(
+        "extern \"C\" __global__ void {name}(OgCtx* ctx, u64 og_launch, {params}) {{\n  if (og_failed_before(ctx, og_launch)) return;\n{body}}}\n"
+    )
 }

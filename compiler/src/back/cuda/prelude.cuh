@@ -12,19 +12,20 @@ typedef unsigned int u32;
 typedef unsigned long long u64;
 
 // The record a failed check writes: the number of the check plus one (0: no failure), then the
-// values its message needs, the point that failed and a lock. Of several failing points the
-// lowest wins (the interpreter reports the first in order); of failures at the same point, the
-// first to take the lock. Failures are rare, so a spin lock is cheap (threads of one warp make
-// progress independently from sm_70 on); the record is read and written through `volatile`,
-// past the other multiprocessors' L1 caches.
+// values its message needs, the point that failed, a lock and the number of the launch that
+// failed. Of several failing points the lowest wins (the interpreter reports the first in
+// order); of failures at the same point, the first to take the lock. Failures are rare, so a
+// spin lock is cheap (threads of one warp make progress independently from sm_70 on); the
+// record is read and written through `volatile`, past the other multiprocessors' L1 caches.
 struct OgCtx {
   u64 site;
   i64 details[16];
   u64 point;
   u64 lock;
+  u64 launch;
 };
 
-__device__ __noinline__ void og_fail(OgCtx* ctx, i64 point, i64 site, int n, const i64* details) {
+__device__ __noinline__ void og_fail(OgCtx* ctx, u64 launch, i64 point, i64 site, int n, const i64* details) {
   while (atomicCAS(&ctx->lock, 0ULL, 1ULL) != 0ULL) {
   }
   __threadfence();
@@ -32,10 +33,20 @@ __device__ __noinline__ void og_fail(OgCtx* ctx, i64 point, i64 site, int n, con
   if (record->site == 0 || (u64)point < record->point) {
     record->site = (u64)(site + 1);
     record->point = (u64)point;
+    record->launch = launch;
     for (int k = 0; k < n; k++) record->details[k] = details[k];
   }
   __threadfence();
   atomicCAS(&ctx->lock, 1ULL, 0ULL);
+}
+
+// Whether a launch before this one (launches are numbered from 1 in order) has failed: every
+// kernel then returns at once, as the interpreter stops at the first failure. The host reads
+// the record only where it reads what the kernels made, not after each launch. The answer is
+// the same for the whole grid: this launch's own failures name this launch.
+__device__ __forceinline__ bool og_failed_before(OgCtx* ctx, u64 launch) {
+  u64 failed = ((volatile OgCtx*)ctx)->launch;
+  return failed != 0 && failed < launch;
 }
 
 // An array: element pointer, extents and strides (in elements), outermost first.

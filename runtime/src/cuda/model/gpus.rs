@@ -50,9 +50,13 @@ pub struct Gpu {
     /// argument block, `Device::upload_queued`): the copy engine's
     /// turn between two kernels (s; an assumption, not yet measured).
     pub queued_copy_latency: f64,
-    /// A launch and the wait for it (s); an allocation and its free (s).
+    /// A launch and the wait for it (s); an allocation and its free (s), on the host.
     pub launch_latency: f64,
     pub alloc_latency: f64,
+    /// The host's time to queue a launch, a small copy or a fill without waiting for it (s;
+    /// what `cuLaunchKernel` typically costs the calling thread; an assumption, not yet
+    /// measured).
+    pub enqueue_latency: f64,
 }
 
 const GB: f64 = 1e9;
@@ -95,6 +99,7 @@ const H100: Gpu = Gpu {
     queued_copy_latency: 2e-6,
     launch_latency: 6e-6,
     alloc_latency: 40e-6,
+    enqueue_latency: 3e-6,
 };
 
 /// The devices of the table, the default first. The others take from the H100 what does not

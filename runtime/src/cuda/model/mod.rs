@@ -147,6 +147,41 @@ pub struct Report {
     pub code: Option<Code>,
     /// The side queue's copies, if there were any.
     pub side: Option<SideQueue>,
+    /// The host's and the main queue's clocks.
+    pub clocks: Clocks,
+}
+
+/// The two clocks of a modelled run, in seconds from its start. The host queues launches,
+/// argument blocks and fills without waiting, allocates memory, and waits for the main queue
+/// only where it must: a synchronous copy (which also waits for everything queued before it) or
+/// a launch it waits for. The main queue runs what was queued in order, each piece once the
+/// host has queued it and the piece before it has finished. So the host's own costs
+/// (allocations, queuing) hide behind kernels that run long enough, as on a GPU.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Clocks {
+    pub host: f64,
+    pub device: f64,
+}
+
+impl Clocks {
+    /// The host spends `host` seconds queuing a piece that runs `device` seconds.
+    fn queue(&mut self, host: f64, device: f64) {
+        self.host += host;
+        self.device = self.device.max(self.host) + device;
+    }
+
+    /// The host waits for the main queue.
+    fn wait(&mut self) {
+        self.host = self.host.max(self.device);
+    }
+
+    /// A synchronous copy of `seconds`: it starts when the host has waited for the main queue,
+    /// and both go on when it ends.
+    fn sync(&mut self, seconds: f64) {
+        self.wait();
+        self.host += seconds;
+        self.device = self.host;
+    }
 }
 
 /// The side queue's copies (an entry point run in parts of rows, `ireval::parts`): they run
@@ -164,17 +199,16 @@ pub struct SideQueue {
 }
 
 impl Report {
-    /// The main queue's time: its kernels, copies and allocations, and its waits for the side
-    /// queue.
+    /// The main queue's time: its kernels, copies and steps, the time it waited for the host
+    /// and for the side queue.
     pub fn main_seconds(&self) -> f64 {
-        let waited = self.side.map_or(0.0, |s| s.waited);
-        self.kernels.iter().map(|k| k.seconds).sum::<f64>() + waited
+        self.clocks.device
     }
 
-    /// The run's modelled time: the main queue's, or the side queue's end if later.
+    /// The run's modelled time: until the host, the main queue and the side queue are all done.
     pub fn total_seconds(&self) -> f64 {
         let side_end = self.side.map_or(0.0, |s| s.end);
-        self.main_seconds().max(side_end)
+        self.clocks.device.max(self.clocks.host).max(side_end)
     }
 }
 
@@ -277,6 +311,7 @@ impl Model {
         (grid, block): (u32, u32),
         shared: u32,
         params: &[u64],
+        wait: bool,
     ) -> Res<f64> {
         let run = self
             .run
@@ -331,8 +366,16 @@ impl Model {
         let sites = std::mem::take(&mut sampler.sites_counts);
         let counts = sampler.finish(warps as f64 / sampled as f64, warps as f64, thread_counts);
         let estimate = estimate::estimate(self.gpu, &occupancy, &counts);
+        {
+            let mut report = self.report.lock().expect("no panics while locked");
+            report
+                .clocks
+                .queue(self.gpu.enqueue_latency, estimate.seconds);
+            if wait {
+                report.clocks.wait();
+            }
+        }
         let mut current = self.current.lock().expect("no panics while locked");
-        current.seconds += estimate.seconds;
         current.launches.push(LaunchReport {
             kernel,
             blocks,
@@ -346,20 +389,27 @@ impl Model {
         Ok(estimate.seconds)
     }
 
-    /// A memset or a copy within the device: a launch's latency plus its bytes through DRAM.
+    /// A memset or a copy within the device, queued: a launch's latency plus its bytes through
+    /// DRAM.
     fn device_step(&self, dram_bytes: usize) {
         let mut current = self.current.lock().expect("no panics while locked");
         current.device_steps += 1;
         current.device_step_bytes += dram_bytes as u64;
-        current.seconds += self.gpu.launch_latency + dram_bytes as f64 / self.gpu.dram_bandwidth;
+        self.with_clocks(|c| {
+            c.queue(
+                self.gpu.enqueue_latency,
+                self.gpu.launch_latency + dram_bytes as f64 / self.gpu.dram_bandwidth,
+            )
+        });
     }
 
-    /// Counts a host-device copy of `bytes` bytes on the main queue.
+    /// Counts a synchronous host-device copy of `bytes` bytes on the main queue.
     fn copied(&self, bytes: usize) {
         let mut current = self.current.lock().expect("no panics while locked");
         current.copies += 1;
         current.copied_bytes += bytes as u64;
-        current.seconds += self.copy_seconds(bytes);
+        let seconds = self.copy_seconds(bytes);
+        self.with_clocks(|c| c.sync(seconds));
     }
 
     /// The time of a host-device copy of `bytes` bytes: staged through pinned slots from a
@@ -373,12 +423,8 @@ impl Model {
         self.gpu.copy_latency + bytes as f64 / bandwidth
     }
 
-    /// The main queue's clock: every launch, copy and allocation so far, and its waits for the
-    /// side queue.
-    fn main_clock(&self) -> f64 {
-        let current = self.current.lock().expect("no panics while locked").seconds;
-        let report = self.report.lock().expect("no panics while locked");
-        current + report.main_seconds()
+    fn with_clocks<T>(&self, f: impl FnOnce(&mut Clocks) -> T) -> T {
+        f(&mut self.report.lock().expect("no panics while locked").clocks)
     }
 
     /// Counts a copy of `bytes` bytes on the side queue, starting once the side queue is free
@@ -570,6 +616,10 @@ impl Device for Model {
         "cuda-model"
     }
 
+    fn modelled(&self) -> bool {
+        true
+    }
+
     fn counting(&self) -> Counting {
         Counting::Counted
     }
@@ -625,7 +675,7 @@ impl Device for Model {
         let mut current = self.current.lock().expect("no panics while locked");
         current.allocations += 1;
         current.allocated_bytes += bytes as u64;
-        current.seconds += self.gpu.alloc_latency;
+        self.with_clocks(|c| c.host += self.gpu.alloc_latency);
         Ok(ptr)
     }
 
@@ -645,7 +695,7 @@ impl Device for Model {
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
         let mut current = self.current.lock().expect("no panics while locked");
         current.queued_copies += 1;
-        current.seconds += self.gpu.queued_copy_latency;
+        self.with_clocks(|c| c.queue(self.gpu.enqueue_latency, self.gpu.queued_copy_latency));
         Ok(())
     }
 
@@ -669,22 +719,31 @@ impl Device for Model {
         Ok(())
     }
 
+    /// The host waits for the main queue.
     fn finish_part(&self) -> Res<Mark> {
-        Ok(Mark(self.main_clock()))
+        Ok(Mark(self.with_clocks(|c| {
+            c.wait();
+            c.device
+        })))
     }
 
+    /// The host waits for the side copy (its thread has it), and the main queue goes on after.
     fn wait_for(&self, mark: Mark) {
-        let now = self.main_clock();
-        if mark.0 > now {
-            let mut report = self.report.lock().expect("no panics while locked");
-            report.side.get_or_insert_with(SideQueue::default).waited += mark.0 - now;
+        let mut report = self.report.lock().expect("no panics while locked");
+        let Clocks { host, device } = report.clocks;
+        if mark.0 > device {
+            report.side.get_or_insert_with(SideQueue::default).waited += mark.0 - device;
         }
+        report.clocks = Clocks {
+            host: host.max(mark.0),
+            device: device.max(mark.0),
+        };
     }
 
     fn zero(&self, ptr: u64, bytes: usize) -> Res<()> {
         // SAFETY: `ptr` is a piece of at least `bytes` bytes.
         unsafe { std::ptr::write_bytes(ptr as *mut u8, 0, bytes) };
-        self.copied(bytes);
+        self.device_step(bytes);
         Ok(())
     }
 
@@ -704,7 +763,6 @@ impl Device for Model {
         Ok(self.gpu.memory)
     }
 
-    /// Modelled as waited for, whatever `wait` says (the launch latency covers the wait).
     fn launch(
         &self,
         function: u64,
@@ -712,9 +770,9 @@ impl Device for Model {
         block: u32,
         shared: u32,
         params: &mut [u64],
-        _wait: bool,
+        wait: bool,
     ) -> Res<f64> {
-        self.model_launch(function, (grid, block), shared, params)
+        self.model_launch(function, (grid, block), shared, params, wait)
     }
 
     /// The executor's last call (`host-reads`, copies after the last kernel) is reported only
@@ -727,6 +785,9 @@ impl Device for Model {
         kernel.name = name.to_string();
         kernel.level = level.to_string();
         let mut report = self.report.lock().expect("no panics while locked");
+        // The main queue's time since the kernel before (the sum is its clock).
+        let before: f64 = report.kernels.iter().map(|k| k.seconds).sum();
+        kernel.seconds = report.clocks.device - before;
         if self.profile {
             let code = report.code.as_ref().filter(|_| self.profile_sites);
             for line in profile_lines(&kernel, code) {
