@@ -62,8 +62,9 @@ pub fn cuda_data_kernels() -> impl Iterator<Item = &'static str> {
 }
 
 /// The arena shares (of `arena_stride` bytes each) that the block of a CUDA block-level kernel
-/// holds for the arrays its block-level statements make, ahead of its threads' one share each:
-/// a block's region is `BLOCK_ARENA_SHARES + blockDim.x` shares. The block's arrays span the
+/// holds for the arrays its block-level statements make, ahead of its threads' one share each
+/// when they make arrays: a block's region is `BLOCK_ARENA_SHARES + blockDim.x` shares, or
+/// `BLOCK_ARENA_SHARES` when its threads make none. The block's arrays span the
 /// whole point (a series' length), its threads' the rows they take, so the block's arena is
 /// the one that runs out first.
 pub const BLOCK_ARENA_SHARES: i64 = 16;

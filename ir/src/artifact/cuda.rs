@@ -48,6 +48,30 @@ pub struct CudaKernel {
     pub block_widths: Option<Vec<Width>>,
     /// Whether the kernel needs an arena (it makes arrays).
     pub allocates: bool,
+    /// Whether the threads make arrays of their own. At block level each has a share of its
+    /// block's arena region after the block's `BLOCK_ARENA_SHARES`; otherwise a block's region
+    /// is those shares alone.
+    pub threads_allocate: bool,
+}
+
+impl Default for CudaKernel {
+    /// A thread-level kernel with no name, inputs, checks or arrays (to fill in with struct
+    /// update syntax).
+    fn default() -> CudaKernel {
+        CudaKernel {
+            name: String::new(),
+            level: SegLevel::Thread,
+            inputs: Vec::new(),
+            sites: Vec::new(),
+            accumulators: 0,
+            combine: None,
+            combine_by_warps: false,
+            shared_slots: 0,
+            block_widths: None,
+            allocates: false,
+            threads_allocate: false,
+        }
+    }
 }
 
 /// A width a block-level kernel's runtime knows at launch.
@@ -159,15 +183,8 @@ mod tests {
             name: name.to_string(),
             kernel: Ok(CudaKernel {
                 name: name.to_string(),
-                level: SegLevel::Thread,
-                inputs: Vec::new(),
-                sites: Vec::new(),
-                accumulators: 0,
                 combine: combine.map(String::from),
-                combine_by_warps: false,
-                shared_slots: 0,
-                block_widths: None,
-                allocates: false,
+                ..CudaKernel::default()
             }),
             text: format!("// kernel {name}\n"),
         }

@@ -608,7 +608,7 @@ impl CudaLauncher {
             // As many threads as 16 blocks of the most threads per multiprocessor (narrower
             // blocks: more of them), up to 32 blocks, the most one multiprocessor holds.
             let blocks = n_items.clamp(1, sms * (16 * most / block).min(32));
-            let region = block + BLOCK_ARENA_SHARES;
+            let region = BLOCK_ARENA_SHARES + if kernel.threads_allocate { block } else { 0 };
             return self.run_with_arena(
                 ev,
                 kernel,
@@ -706,9 +706,9 @@ impl CudaLauncher {
 
     /// Runs the launches `make(arena, stride, threads)` gives, with an arena of `stride` bytes
     /// for each of `threads` threads when the kernel allocates (`wanted` or fewer, in whole
-    /// `granule`s: a thread-level kernel's blocks, a block-level kernel's blocks of `block +
-    /// BLOCK_ARENA_SHARES` shares, its threads' and the block's, so that the grid's every thread
-    /// has its share); after an
+    /// `granule`s: a thread-level kernel's blocks, a block-level kernel's blocks of
+    /// `BLOCK_ARENA_SHARES` shares and, when its threads make arrays, one more per thread, so
+    /// that the grid's every thread has its share); after an
     /// out-of-memory failure a relaunchable kernel is launched again with 8 times more per
     /// thread (up to [`MAX_ARENA_PER_THREAD`]). The first launch takes what the kernel's last
     /// successful launch took (at first [`ARENA_PER_THREAD`]), so that a kernel a loop runs

@@ -109,7 +109,6 @@ impl<T> Drop for Compiling<T> {
 mod tests {
     use super::*;
     use ogham_ir::artifact::cuda::{CudaKernel, GeneratedSeg};
-    use ogham_ir::kir::SegLevel;
     use std::sync::Mutex;
 
     fn program(kernels: &[&str]) -> CudaProgram {
@@ -118,15 +117,7 @@ mod tests {
             name: name.to_string(),
             kernel: Ok(CudaKernel {
                 name: name.to_string(),
-                level: SegLevel::Thread,
-                inputs: Vec::new(),
-                sites: Vec::new(),
-                accumulators: 0,
-                combine: None,
-                combine_by_warps: false,
-                shared_slots: 0,
-                block_widths: None,
-                allocates: false,
+                ..CudaKernel::default()
             }),
             text: format!("// {name}\n"),
         };

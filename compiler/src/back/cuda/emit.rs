@@ -133,6 +133,9 @@ pub struct Emitted {
     pub shared_slots: usize,
     pub block_widths: Option<Vec<String>>,
     pub allocates: bool,
+    /// Whether the code allocates from the thread's own arena, `og_arena` (at block level: in
+    /// the code of the block's threads, as opposed to `og_block_arena`).
+    pub thread_arena: bool,
     /// The element-size classes allocated from `og_lanes` (bit c: elements of 2^c bytes).
     pub lane_classes: u8,
 }
@@ -169,12 +172,14 @@ impl<'f> Emit<'f> {
     }
 
     pub fn finish(self) -> Emitted {
+        let thread_arena = self.allocations("og_arena") > 0;
         Emitted {
             text: self.out,
             sites: self.checks.sites,
             shared_slots: self.shared_slots,
             block_widths: self.block_widths,
             allocates: self.allocates,
+            thread_arena,
             lane_classes: self.lane_classes,
         }
     }

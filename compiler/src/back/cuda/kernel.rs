@@ -22,8 +22,9 @@
 //! widths of the loops its blocks share out (SOACs, iotas, fills, output rows) as the runtime
 //! finds them at launch (constants, scalar inputs' slots, output rows' sizes), or `None` when one
 //! is computed in the kernel or the block combines floats (the runtime then takes its fixed
-//! block size). Arena: block `b` owns `BLOCK_ARENA_SHARES + blockDim` regions of `arena_stride`
-//! bytes (the first `BLOCK_ARENA_SHARES` for arrays made at block level, then one per thread).
+//! block size). Arena: block `b` owns `BLOCK_ARENA_SHARES` regions of `arena_stride` bytes for
+//! arrays made at block level and, when its threads make arrays of their own
+//! (`CudaKernel::threads_allocate`), one more region per thread after them.
 //!
 //! Arguments (`args`, 64-bit slots) as on the CPU, laid out by `ogham_ir::abi::ArgSlots` (an
 //! array's pointer is the device's). A failed check writes the context record (`ctx`) with the
@@ -297,6 +298,7 @@ fn thread_kernel(
             shared_slots: 0,
             block_widths: None,
             allocates: emitted.allocates,
+            threads_allocate: emitted.allocates,
         },
     })
 }
@@ -583,19 +585,13 @@ fn block_kernel(
     e.line("i64 og_at = 0;");
     load_inputs(&mut e, &args.slots, &args.inputs);
     load_outputs(&mut e, &args.slots, args.pat);
-    // The block's arena, `BLOCK_ARENA_SHARES` shares, then one share per thread.
-    let shares = ogham_ir::abi::BLOCK_ARENA_SHARES;
-    e.line(format!(
-        "const i64 og_region = blockIdx.x * ((i64)blockDim.x + {shares});"
-    ));
-    e.line(format!(
-        "OgArena og_block_arena = {{arena + og_region * arena_stride, 0, {shares} * arena_stride}};"
-    ));
-    e.line(format!(
-        "OgArena og_arena = {{arena + (og_region + {shares} + threadIdx.x) * arena_stride, 0, arena_stride}};"
-    ));
+    // The block's arena: `BLOCK_ARENA_SHARES` shares, then one share per thread if its threads
+    // make arrays of their own (known once the body is emitted: declared at `arenas_at`, reset
+    // for each point at `reset_at`).
+    let arenas_at = e.mark();
     e.open("for (i64 og_p = blockIdx.x; og_p < n_items; og_p += gridDim.x)");
-    e.line("og_arena.used = 0; og_block_arena.used = 0; og_at = og_p;");
+    let reset_at = e.mark();
+    e.line("og_block_arena.used = 0; og_at = og_p;");
     decode(&mut e, seg, seg.space.len(), "og_p");
     let vals = lower::body(&mut e, &seg.body)?;
     for (j, val) in vals.iter().enumerate() {
@@ -604,7 +600,27 @@ fn block_kernel(
     // The block's arena and shared memory are reused by its next point.
     e.line("__syncthreads();");
     e.close();
-    let emitted = e.finish();
+    let mut emitted = e.finish();
+    let shares = ogham_ir::abi::BLOCK_ARENA_SHARES;
+    let (region, thread_arena) = if emitted.thread_arena {
+        (
+            format!("((i64)blockDim.x + {shares})"),
+            format!(
+                "  OgArena og_arena = {{arena + (og_region + {shares} + threadIdx.x) * arena_stride, 0, arena_stride}};\n"
+            ),
+        )
+    } else {
+        (shares.to_string(), String::new())
+    };
+    if emitted.thread_arena {
+        emitted.text.insert_str(reset_at, "    og_arena.used = 0;\n");
+    }
+    emitted.text.insert_str(
+        arenas_at,
+        &format!(
+            "  const i64 og_region = blockIdx.x * {region};\n  OgArena og_block_arena = {{arena + og_region * arena_stride, 0, {shares} * arena_stride}};\n{thread_arena}"
+        ),
+    );
     let block_widths = emitted
         .block_widths
         .as_deref()
@@ -631,6 +647,7 @@ fn block_kernel(
             shared_slots: emitted.shared_slots,
             block_widths,
             allocates: emitted.allocates,
+            threads_allocate: emitted.thread_arena,
         },
     })
 }
