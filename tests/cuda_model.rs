@@ -52,6 +52,8 @@ entry checked [n][m] (xs: [n]f32) (is: [m]i64) : f32 =
   let ys = map2 (\\c i -> xs[i] + f32.i64 c) cs (iota n)
   let s = scan (+) 0f32 ys
   in s[n - 1]
+entry inner [n][m] (xs: [m]f32) (ks: [n]i64) : [n]f32 =
+  map (\\k -> loop acc = 0f32 for _o < 2 do loop acc for j < k do acc + xs[8 * j]) ks
 entry grow [n] (xs: [n]f64) : [n]f64 =
   loop acc = xs for _i < 3 do
     map (\\x -> let a = map (\\i -> x + f64.i64 i) (iota 10000)
@@ -149,6 +151,28 @@ fn a_row_walked_by_each_thread_takes_32_sectors_per_warp_load() {
     assert_eq!(
         (loads[0].requests, loads[0].sectors, loads[0].ideal_sectors),
         (8 * 64, 8 * 64 * 32, 8 * 64 * 4)
+    );
+}
+
+#[test]
+fn a_lane_that_left_an_inner_loop_waits_for_the_others() {
+    if !available() {
+        return;
+    }
+    // Lanes run the inner loop once (even) or twice (odd) in each of two outer iterations, and
+    // all lanes at step j read the same element, 32 bytes from step j - 1's: 4 requests a warp
+    // (both steps of both outer iterations), one sector each; 8 warps (a block) sampled. Grouped by the k-th load of each
+    // lane alone, an even lane's second load (outer 1, step 0) would join the odd lanes' second
+    // (outer 0, step 1): 5 sectors.
+    let n = 4096;
+    let ks = Array::from_i64(vec![n], (0..n as i64).map(|i| 1 + i % 2).collect()).expect("shape");
+    let report = model("inner", vec![floats(64), Value::Array(ks)], "h100", Some(4));
+    let loads = sites(&report, false);
+    assert_eq!(loads.len(), 1, "{loads:?}");
+    assert_eq!(
+        (loads[0].requests, loads[0].sectors, loads[0].ideal_sectors),
+        (8 * 4, 8 * 4, 8 * 4),
+        "{loads:?}"
     );
 }
 

@@ -74,7 +74,7 @@ pub fn soac(e: &mut Emit, soac: &Soac, pat: &[VarId]) -> Res<()> {
         e.block_widths = None;
     }
     // Pass 1: this thread's chunk: the mapped rows, its totals.
-    e.open(format!("for (i64 {i} = {lo}; {i} < {hi}; {i}++)"));
+    e.open_loop(format!("for (i64 {i} = {lo}; {i} < {hi}; {i}++)"));
     e.lambdas += 1;
     let args = e.current_rows(&inputs, &i);
     let vals = lower::apply(e, map, &args)?;
@@ -126,7 +126,7 @@ pub fn soac(e: &mut Emit, soac: &Soac, pat: &[VarId]) -> Res<()> {
                 e.line(format!("{a} = {c};"));
             }
         }
-        e.open(format!("for (i64 {i} = {lo}; {i} < {hi}; {i}++)"));
+        e.open_loop(format!("for (i64 {i} = {lo}; {i} < {hi}; {i}++)"));
         e.lambdas += 1;
         let args = e.current_rows(&inputs, &i);
         let vals = lower::apply(e, map, &args)?;
@@ -225,7 +225,7 @@ fn scan_totals(
 ) -> Res<Vec<String>> {
     let m = sh.len();
     let d = e.temp("d");
-    e.open(format!("for (i64 {d} = 1; {d} < blockDim.x; {d} *= 2)"));
+    e.open_loop(format!("for (i64 {d} = 1; {d} < blockDim.x; {d} *= 2)"));
     let news: Vec<String> = (0..m)
         .map(|c| {
             let t = e.temp("x");
@@ -281,7 +281,7 @@ fn scan_totals_by_warps(
     types: &[PrimType],
 ) -> Res<Vec<String>> {
     let d = e.temp("d");
-    e.open(format!("for (unsigned {d} = 1; {d} < 32; {d} *= 2)"));
+    e.open_loop(format!("for (unsigned {d} = 1; {d} < 32; {d} *= 2)"));
     let before = shuffles(e, "og_shfl_up", totals, types, &d);
     e.open(format!("if (threadIdx.x % 32 >= {d})"));
     e.lambdas += 1;
@@ -344,7 +344,7 @@ fn reduce_totals(
     types: &[PrimType],
 ) -> Res<()> {
     let d = e.temp("d");
-    e.open(format!("for (unsigned {d} = 1; {d} < 32; {d} *= 2)"));
+    e.open_loop(format!("for (unsigned {d} = 1; {d} < 32; {d} *= 2)"));
     combine_down(e, op, totals, types, &d, None)?;
     e.close();
     e.open("if (threadIdx.x % 32 == 0)");
@@ -361,7 +361,7 @@ fn reduce_totals(
         ));
     }
     let d = e.temp("d");
-    e.open(format!("for (unsigned {d} = 1; {d} < {warps}; {d} *= 2)"));
+    e.open_loop(format!("for (unsigned {d} = 1; {d} < {warps}; {d} *= 2)"));
     combine_down(e, op, totals, types, &d, Some(&warps))?;
     e.close();
     // Thread 0 alone read slot 0: it may write it before the others have read theirs.

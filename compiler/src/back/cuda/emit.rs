@@ -124,6 +124,11 @@ pub struct Emit<'f> {
     pub(super) uniform_extents: HashSet<String>,
     /// The kernel's array inputs: the same arrays in every thread.
     pub(super) shared_arrays: HashSet<VarId>,
+    /// For each block opened and not yet closed, the number of the loop it is the body of
+    /// ([`Emit::open_loop`]), if it is one.
+    open_loops: Vec<Option<usize>>,
+    /// Loops opened so far.
+    loops: usize,
 }
 
 /// What [`Emit`] produced.
@@ -168,6 +173,8 @@ impl<'f> Emit<'f> {
             lane_classes: 0,
             uniform_extents: HashSet::new(),
             shared_arrays: HashSet::new(),
+            open_loops: Vec::new(),
+            loops: 0,
         }
     }
 
@@ -219,11 +226,32 @@ impl<'f> Emit<'f> {
             self.line(format!("{h} {{"));
         }
         self.depth += 1;
+        self.open_loops.push(None);
+    }
+
+    /// Opens a loop (`header`: its `for` or `while`). In the performance model's counted code
+    /// its iterations are marked (`OG_LOOP_*`, `model.hpp`), so that a warp's request groups its
+    /// lanes' accesses of the same iterations only.
+    pub fn open_loop(&mut self, header: impl AsRef<str>) {
+        let counted = self.counting == Counting::Counted;
+        let n = self.loops;
+        self.loops += 1;
+        if counted {
+            self.line(format!("OG_LOOP_ENTER({n})"));
+        }
+        self.open(header);
+        if counted {
+            *self.open_loops.last_mut().expect("just opened") = Some(n);
+            self.line(format!("OG_LOOP_ITER({n})"));
+        }
     }
 
     pub fn close(&mut self) {
         self.depth -= 1;
         self.line("}");
+        if let Some(Some(n)) = self.open_loops.pop() {
+            self.line(format!("OG_LOOP_EXIT({n})"));
+        }
     }
 
     /// `} else {` between the branches of an `if` opened with [`Emit::open`].

@@ -138,7 +138,7 @@ fn shared_loop(
     let (k, inputs, inner, _) = shape.screma();
     let k = Emit::operand(e, *k);
     let j = e.temp("j");
-    e.open(format!("for (i64 {j} = 0; {j} < {k}; {j}++)"));
+    e.open_loop(format!("for (i64 {j} = 0; {j} < {k}; {j}++)"));
     for lane in lanes {
         e.open("");
         for (v, t) in &lane.captured {

@@ -207,7 +207,7 @@ fn tile(
         })
         .collect();
     let step = e.temp("k");
-    e.open(format!("for (i64 {step} = 0; {step} < {k}; {step}++)"));
+    e.open_loop(format!("for (i64 {step} = 0; {step} < {k}; {step}++)"));
     // Each input's element of this step, loaded once per row or column it has; each gather's
     // key once.
     let mut loaded: Vec<Vec<String>> = Vec::new();

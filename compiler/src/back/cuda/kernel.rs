@@ -206,7 +206,7 @@ fn thread_kernel(
     if !e.lanes {
         e.line("OgArena og_arena = {arena + og_gid * arena_stride, 0, arena_stride};");
     }
-    e.open("for (i64 og_r = og_gid; og_r < n_items; og_r += (i64)gridDim.x * blockDim.x)");
+    e.open_loop("for (i64 og_r = og_gid; og_r < n_items; og_r += (i64)gridDim.x * blockDim.x)");
     e.line("const i64 og_s = og_r / chunks, og_c = og_r % chunks;");
     e.line(format!("og_at = og_s * {inner};"));
     decode(&mut e, seg, rank - 1, "og_s");
@@ -408,7 +408,7 @@ fn combine_kernel(
         accs.push(names);
     }
     let start = if scan { 0 } else { 1 };
-    e.open(format!("for (i64 og_c = {start}; og_c < chunks; og_c++)"));
+    e.open_loop(format!("for (i64 og_c = {start}; og_c < chunks; og_c++)"));
     let mut k = 0;
     for (j, (op, neutral)) in ops.iter().enumerate() {
         let mut vals = Vec::new();
@@ -517,7 +517,9 @@ fn warp_combine_kernel(
         }
         accs.push(names);
     }
-    e.open("for (i64 og_c = og_lane * chunks / 32; og_c < (og_lane + 1) * chunks / 32; og_c++)");
+    e.open_loop(
+        "for (i64 og_c = og_lane * chunks / 32; og_c < (og_lane + 1) * chunks / 32; og_c++)",
+    );
     let mut k = 0;
     for (j, (op, neutral)) in ops.iter().enumerate() {
         let vals: Vec<String> = (0..neutral.len())
@@ -533,7 +535,7 @@ fn warp_combine_kernel(
         k += neutral.len();
     }
     e.close();
-    e.open("for (unsigned og_d = 1; og_d < 32; og_d *= 2)");
+    e.open_loop("for (unsigned og_d = 1; og_d < 32; og_d *= 2)");
     let mut k = 0;
     for (j, (op, neutral)) in ops.iter().enumerate() {
         let after: Vec<String> = (0..neutral.len())
@@ -589,7 +591,7 @@ fn block_kernel(
     // make arrays of their own (known once the body is emitted: declared at `arenas_at`, reset
     // for each point at `reset_at`).
     let arenas_at = e.mark();
-    e.open("for (i64 og_p = blockIdx.x; og_p < n_items; og_p += gridDim.x)");
+    e.open_loop("for (i64 og_p = blockIdx.x; og_p < n_items; og_p += gridDim.x)");
     let reset_at = e.mark();
     e.line("og_block_arena.used = 0; og_at = og_p;");
     decode(&mut e, seg, seg.space.len(), "og_p");
@@ -613,7 +615,9 @@ fn block_kernel(
         (shares.to_string(), String::new())
     };
     if emitted.thread_arena {
-        emitted.text.insert_str(reset_at, "    og_arena.used = 0;\n");
+        emitted
+            .text
+            .insert_str(reset_at, "    og_arena.used = 0;\n");
     }
     emitted.text.insert_str(
         arenas_at,

@@ -404,7 +404,7 @@ impl Lower for Emit<'_> {
         end: String,
         body: &mut dyn FnMut(&mut Self, String) -> Res<()>,
     ) -> Res<()> {
-        self.open(format!("for (i64 {var} = {start}; {var} < {end}; {var}++)"));
+        self.open_loop(format!("for (i64 {var} = {start}; {var} < {end}; {var}++)"));
         body(self, var.clone())?;
         self.close();
         Ok(())
@@ -469,9 +469,9 @@ impl Lower for Emit<'_> {
             LoopForm::For { index, bound } => {
                 let i = var(*index);
                 let n = Emit::operand(self, *bound);
-                self.open(format!("for (i64 {i} = 0; {i} < {n}; {i}++)"));
+                self.open_loop(format!("for (i64 {i} = 0; {i} < {n}; {i}++)"));
             }
-            LoopForm::While { cond } => self.open(format!("while ({})", var(*cond))),
+            LoopForm::While { cond } => self.open_loop(format!("while ({})", var(*cond))),
         }
         let vals = lower::body(self, body)?;
         // What the iteration made and does not carry is given back (`reclaim.rs`).

@@ -11,6 +11,14 @@ typedef unsigned char u8;
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
+// The loop hooks of the performance model's counted code (`Emit::open_loop`): they tell it
+// which iteration of which loop each access belongs to. Elsewhere they are nothing.
+#ifndef OG_LOOP_ENTER
+#define OG_LOOP_ENTER(n)
+#define OG_LOOP_ITER(n)
+#define OG_LOOP_EXIT(n)
+#endif
+
 // The record a failed check writes: the number of the check plus one (0: no failure), then the
 // values its message needs, the point that failed, a lock and the number of the launch that
 // failed. Of several failing points the lowest wins (the interpreter reports the first in

@@ -19,13 +19,32 @@ struct og_rec {
   unsigned site;  // the hook's return address, truncated: one per access in the code
   unsigned char size;
   unsigned char kind;  // bit 0: store; bit 1: shared memory
-  unsigned short pad;
+  unsigned short path;  // the thread's loop path when it made the access, folded to 16 bits
 };
 static_assert(sizeof(og_rec) == 16, "records are 16 bytes, as the model reads them");
 
 static og_u64 og_device_lo, og_device_hi;
 static thread_local bool og_recording;
 static thread_local std::vector<og_rec>* og_trace;
+// The running thread's loop path: a hash of the iteration of every loop of the generated code
+// it is in (the hooks below), so that a warp's request groups only its lanes' accesses of the
+// same iterations, as a GPU runs them (`warps.rs`): a lane that has left an inner loop waits for
+// the others before the next iteration of the outer one.
+static thread_local og_u64* og_path;
+
+static inline og_u64 og_mix(og_u64 path, og_u64 loop, og_u64 iteration) {
+  og_u64 x = path ^ (loop * 0x9e3779b97f4a7c15ULL) ^ (iteration + 0x632be59bd9b4e019ULL);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+// The loop hooks of counted code (`Emit::open_loop`): the path before loop `n`, each of its
+// iterations, and the path after it.
+#define OG_LOOP_ENTER(n)               \
+  const og_u64 og_path_##n = *og_path; \
+  og_u64 og_iteration_##n = 0;
+#define OG_LOOP_ITER(n) *og_path = og_mix(og_path_##n, n, og_iteration_##n++);
+#define OG_LOOP_EXIT(n) *og_path = og_path_##n;
 // f32 flops, f64 flops, f32 special, f64 special, warp shuffles (per thread)
 static thread_local og_u64 og_counts[5];
 
@@ -51,8 +70,10 @@ __attribute__((no_sanitize_address)) static inline void og_record(uintptr_t a, u
   } else {
     return;
   }
+  og_u64 p = *og_path;
+  auto folded = (unsigned short)(p ^ (p >> 16) ^ (p >> 32) ^ (p >> 48));
   og_trace->push_back({(og_u64)a, (unsigned)(uintptr_t)site, (unsigned char)size,
-                       (unsigned char)kind, 0});
+                       (unsigned char)kind, folded});
 }
 
 #define OG_HOOKS(n)                                                                          \
@@ -186,9 +207,13 @@ struct og_worker {
   std::vector<og_fiber> fibers;
   std::vector<char> stacks;
   std::vector<std::vector<og_rec>> traces;
+  std::vector<og_u64> paths;
   og_u64 counts[5] = {0, 0, 0, 0, 0};
   explicit og_worker(unsigned block)
-      : fibers(block), stacks((std::size_t)block * OG_FIBER_STACK), traces(block) {}
+      : fibers(block),
+        stacks((std::size_t)block * OG_FIBER_STACK),
+        traces(block),
+        paths(block) {}
 };
 
 // Runs block `b` on the calling thread; records the threads of the warps set in `mask`.
@@ -199,6 +224,7 @@ static void og_run_block(og_worker& w, void (*call)(const og_u64*), const og_u64
   blockIdx = {b, 0, 0};
   for (unsigned t = 0; t < block; t++) {
     og_fiber_start(w.fibers[t], w.stacks.data() + (std::size_t)t * OG_FIBER_STACK);
+    w.paths[t] = 0;
   }
   for (auto& c : og_counts) c = 0;
   for (bool live = true; live;) {
@@ -208,6 +234,7 @@ static void og_run_block(og_worker& w, void (*call)(const og_u64*), const og_u64
       live = true;
       threadIdx = {t, 0, 0};
       og_trace = &w.traces[t];
+      og_path = &w.paths[t];
       og_recording = (mask >> (t / 32)) & 1;
       og_fiber_resume(w.fibers[t]);
       og_recording = false;

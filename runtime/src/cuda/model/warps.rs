@@ -1,12 +1,16 @@
 //! From the traces of a warp's 32 threads to the warp's memory requests, and what each costs.
 //!
 //! A thread's trace lists its loads and stores in program order, each with the site in the code
-//! it came from. The hardware runs a warp's threads in lockstep, so the `k`-th execution of one
-//! site by each thread is one request of the warp: requests are the groups of equal
-//! `(site, k)`, ordered by their first position in any thread's trace. Threads that took
-//! another branch or left a loop earlier are simply absent from a group (inactive lanes). This
-//! is exact for code without divergence and the usual approximation (reconvergence at the
-//! end of each branch) with it.
+//! it came from and its loop path (which iteration of each enclosing loop of the generated code
+//! it was in, `model.hpp`). The hardware runs a warp's threads in lockstep, so the `k`-th
+//! execution of one site in the same loop iterations by each thread is one request of the warp:
+//! requests are the groups of equal `(site, path, k)`, ordered by their first position in any
+//! thread's trace. Threads that took another branch or left a loop earlier are simply absent
+//! from a group (inactive lanes); a thread that has left an inner loop does not join another
+//! still in it, in the next iteration of the outer loop, since their paths differ. This is exact
+//! for code without divergence and the usual approximation (reconvergence at the end of each
+//! branch and loop) with it. Loops of the prelude's helpers have no hooks: their iterations are
+//! told apart by `k` alone.
 //!
 //! - **Global memory**: a request touches the 32-byte sectors its active lanes' bytes fall in;
 //!   the ideal is the fewest sectors those bytes could fill (`ceil(distinct bytes / 32)`): a
@@ -28,7 +32,9 @@ pub struct Rec {
     pub size: u8,
     /// Bit 0: a store; bit 1: shared memory.
     pub kind: u8,
-    pub pad: u16,
+    /// The thread's loop path: which iteration of each loop of the generated code it was in
+    /// (hashed, folded to 16 bits; 0 outside loops or where code has no loop hooks).
+    pub path: u16,
 }
 
 impl Rec {
@@ -54,19 +60,16 @@ pub struct Request {
 /// site's number. `sites` numbers the sites densely in order of first execution (kept across
 /// warps).
 pub fn requests(lanes: &[&[Rec]], sites: &mut HashMap<u32, u32>) -> Vec<(usize, Request)> {
-    // (site, k, first position, lane's access)
-    let mut entries: Vec<(u64, usize, Rec)> = Vec::new();
+    // ((site, path, k), first position, lane's access)
+    let mut entries: Vec<((u32, u16, u32), usize, Rec)> = Vec::new();
     for trace in lanes {
-        let mut seen: Vec<u32> = Vec::new();
+        let mut seen: HashMap<(u32, u16), u32> = HashMap::new();
         for (pos, rec) in trace.iter().enumerate() {
             let next = sites.len() as u32;
-            let site = *sites.entry(rec.site).or_insert(next) as usize;
-            if seen.len() <= site {
-                seen.resize(site + 1, 0);
-            }
-            let k = seen[site];
-            seen[site] += 1;
-            entries.push((((site as u64) << 32) | k as u64, pos, *rec));
+            let site = *sites.entry(rec.site).or_insert(next);
+            let k = seen.entry((site, rec.path)).or_insert(0);
+            entries.push(((site, rec.path, *k), pos, *rec));
+            *k += 1;
         }
     }
     entries.sort_by_key(|e| e.0);
@@ -80,7 +83,7 @@ pub fn requests(lanes: &[&[Rec]], sites: &mut HashMap<u32, u32>) -> Vec<(usize, 
         let r = chunk[0].2;
         groups.push((
             first,
-            (chunk[0].0 >> 32) as usize,
+            chunk[0].0.0 as usize,
             Request {
                 addrs: chunk.iter().map(|e| e.2.addr).collect(),
                 size: u64::from(r.size.max(1)),
@@ -141,7 +144,15 @@ mod tests {
             site,
             size,
             kind,
-            pad: 0,
+            path: 0,
+        }
+    }
+
+    /// A load of 4 bytes at `addr`, site 5, in loop iterations `path`.
+    fn load_in(addr: u64, path: u16) -> Rec {
+        Rec {
+            path,
+            ..rec(addr, 5, 4, 0)
         }
     }
 
@@ -200,5 +211,25 @@ mod tests {
             vec![(0, vec![100, 200]), (0, vec![104]), (1, vec![300, 400])]
         );
         assert!(reqs[2].1.store && !reqs[0].1.store);
+    }
+
+    #[test]
+    fn a_lane_that_left_an_inner_loop_does_not_join_another_still_in_it() {
+        // Two outer iterations of an inner loop that runs once in lane 0 and twice in lane 1
+        // (paths 1, 2 in the first outer iteration, 3, 4 in the second): lane 0's second load
+        // is in the second outer iteration, lane 1's in the first, so they are two requests.
+        let lane0 = [load_in(100, 1), load_in(104, 3)];
+        let lane1 = [
+            load_in(200, 1),
+            load_in(204, 2),
+            load_in(208, 3),
+            load_in(212, 4),
+        ];
+        let reqs = requests(&[&lane0, &lane1], &mut HashMap::new());
+        let addrs: Vec<Vec<u64>> = reqs.iter().map(|(_, r)| r.addrs.clone()).collect();
+        assert_eq!(
+            addrs,
+            vec![vec![100, 200], vec![204], vec![104, 208], vec![212]]
+        );
     }
 }
