@@ -15,8 +15,8 @@
 //! comes from a pool that keeps freed pieces for reuse. The host program's `replicate`, `iota`,
 //! `copy`, `rearrange` and `concat` make their results on the device (`steps.rs`). Histogram
 //! destinations, updated in place, are uploaded and copied back around their launch. The host
-//! waits for a launch only when its kernel can fail (to read the failure record) or when it
-//! copies memory back.
+//! waits for the launches where it reads what they made, and reads their failure record there
+//! (`failures.rs`), except for a launch that may have to run again with a larger arena.
 //!
 //! Launch plans (see `kernel.rs` of the backend for the conventions): thread-level kernels run
 //! 256 threads per block over their work items; reductions and scans with few segments cut each
@@ -34,6 +34,7 @@
 
 mod device;
 mod driver;
+mod failures;
 pub use driver::start_context;
 pub mod emulator;
 pub mod model;
@@ -55,7 +56,8 @@ use crate::kernel_io::{
 use crate::value::Value;
 use cudarc::driver::{CudaContext, sys};
 use device::Device;
-use ogham_ir::abi::{ArgSlots, ArgValue, BLOCK_ARENA_SHARES, Failure, KernelSite, MAX_DETAILS};
+use failures::Failures;
+use ogham_ir::abi::{ArgSlots, ArgValue, BLOCK_ARENA_SHARES, Failure, KernelSite};
 use ogham_ir::artifact::cuda::{Counting, CudaKernel, CudaProgram, GeneratedSeg, Width};
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::kir::Program;
@@ -287,14 +289,8 @@ fn run_on(
         let by_seg = kernel_index(sites.iter().map(|k| k.stmt));
         let segs = generated.segs;
         let pool = Pool::new(Arc::new(dev));
-        let ctx_record = pool.alloc(CTX_BYTES)?;
-        pool.device().zero(ctx_record.ptr, CTX_BYTES)?;
         Ok(Some(Box::new(CudaLauncher {
-            ctx_record,
-            launches: std::sync::atomic::AtomicU64::new(0),
-            unsettled: std::sync::Mutex::new(Vec::new()),
-            wait_for_arenas: std::sync::atomic::AtomicBool::new(whole_rows.is_none()),
-            rerun: std::sync::atomic::AtomicBool::new(false),
+            failures: Failures::new(&pool, whole_rows.is_some())?,
             pool,
             times,
             profile,
@@ -318,21 +314,8 @@ struct CudaLauncher {
     profile: bool,
     segs: Vec<GeneratedSeg>,
     by_seg: HashMap<*const SegOp, usize>,
-    /// The failure record every launch shares (zeroed when the launcher starts and after a
-    /// failure).
-    ctx_record: DeviceMemory,
-    /// The launches so far; a launch's number is the count with it (`og_launch`).
-    launches: std::sync::atomic::AtomicU64,
-    /// The launches that can fail whose failure record the host has not read yet: read where
-    /// the host reads what kernels made ([`Launcher::settle`]).
-    unsettled: std::sync::Mutex<Vec<Unsettled>>,
-    /// Whether launches that can run out of arena are waited for, to launch them again with
-    /// more (`try_launch`): in a run not in parts of rows, and for good once a launch not
-    /// waited for has run out. A launch not waited for cannot be launched again (the launches
-    /// after it have run), but a part of rows can be run again ([`Launcher::rerun`]).
-    wait_for_arenas: std::sync::atomic::AtomicBool,
-    /// A launch not waited for ran out of arena since [`Launcher::rerun`] was last asked.
-    rerun: std::sync::atomic::AtomicBool,
+    /// The failure record and the launches not yet settled.
+    failures: Failures,
     /// The arena bytes per thread of each allocating kernel's last successful launch, where
     /// its next launch starts (a kernel in a loop runs out of the first size only once).
     arena_strides: std::sync::Mutex<HashMap<String, i64>>,
@@ -341,19 +324,6 @@ struct CudaLauncher {
     whole_rows: Option<WholeRows>,
 }
 
-/// A launch that can fail, not waited for.
-struct Unsettled {
-    launch: u64,
-    kernel: String,
-    /// Its arena's bytes per thread, if it could have been launched again with more.
-    relaunchable_with: Option<i64>,
-}
-
-/// The failure record of generated code (`OgCtx`): the failed site plus one, the details, the
-/// failing point, the record's lock and the failed launch's number.
-const CTX_BYTES: usize = 8 + 8 * MAX_DETAILS + 8 + 8 + 8;
-/// The word of the failure record that holds the failed launch's number.
-const CTX_LAUNCH_WORD: usize = MAX_DETAILS + 3;
 /// The kernel parameter that holds the launch's number (after the failure record's address).
 const LAUNCH_PARAM: usize = 1;
 
@@ -429,11 +399,11 @@ impl Launcher for CudaLauncher {
     }
 
     fn rerun(&self) -> bool {
-        self.rerun.swap(false, std::sync::atomic::Ordering::Relaxed)
+        self.failures.rerun()
     }
 
     fn settle(&self, ev: &mut Evaluator) -> Res<()> {
-        self.settle_launches(ev)
+        self.failures.settle(ev, &self.kernels())
     }
 
     fn wait_for(&self, mark: Mark) {
@@ -566,7 +536,7 @@ impl CudaLauncher {
         self.execute(ev, seg, kernel, &args, (io.segments, io.inner), widest)?;
         // The host reads scalar results and histogram destinations at once.
         if !dests.is_empty() || io.outputs.iter().any(|(shape, _)| shape.is_empty()) {
-            self.settle_launches(ev)?;
+            self.settle(ev)?;
         }
         for (memory, (_, data)) in results.into_iter().zip(io.outputs.iter_mut()) {
             let len = data.len();
@@ -592,7 +562,7 @@ impl CudaLauncher {
         // The parameters every kernel but a combine kernel starts with.
         let leading = |arena: u64, stride: i64, n_items: i64| {
             vec![
-                self.ctx_record.ptr,
+                self.failures.record(),
                 0, // the launch's number, set by `try_launch`
                 args.ptr,
                 arena,
@@ -688,7 +658,7 @@ impl CudaLauncher {
             block: combine_block,
             shared: 0,
             params: vec![
-                self.ctx_record.ptr,
+                self.failures.record(),
                 0, // the launch's number, set by `try_launch`
                 args.ptr,
                 segments as u64,
@@ -762,7 +732,7 @@ impl CudaLauncher {
     }
 
     /// One launch; a failed check becomes the interpreter's error (where the host next reads,
-    /// [`CudaLauncher::settle_launches`]).
+    /// [`Launcher::settle`]).
     fn run_launch(&self, ev: &mut Evaluator, kernel: &CudaKernel, launch: Launch) -> Res<()> {
         match self.try_launch(ev, kernel, launch, None)? {
             None => Ok(()),
@@ -778,12 +748,10 @@ impl CudaLauncher {
 
     /// Launches, numbered in order. The host waits for a launch that can fail only when it must
     /// know at once whether it did: a launch that could be launched again with a larger arena
-    /// (`relaunch`: its arena's bytes per thread) while `wait_for_arenas`, and every
+    /// (`relaunch`: its arena's bytes per thread) when [`Failures::must_wait`], and every
     /// launch when profiling on a GPU or the emulator. It then reads the failure record: this
     /// launch's failure is returned, an earlier launch's is the error. Any other launch that
-    /// can fail joins the unsettled ones, whose record the host reads where it reads what they
-    /// made (`docs/cuda.md`, "Residency"); the launches after a failed one return at once
-    /// (`og_failed_before`).
+    /// can fail is left unsettled (`failures.rs`).
     fn try_launch(
         &self,
         ev: &mut Evaluator,
@@ -792,18 +760,12 @@ impl CudaLauncher {
         relaunch: Option<i64>,
     ) -> Res<Option<KernelFailure>> {
         let can_fail = !kernel.sites.is_empty();
-        let number = self
-            .launches
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            + 1;
+        let number = self.failures.number();
         let mut params = launch.params;
         params[LAUNCH_PARAM] = number;
         // A profile times each launch on a GPU or the emulator (the model times its own).
         let timed = self.profile && !self.dev().modelled();
-        let wait_for_arena = self
-            .wait_for_arenas
-            .load(std::sync::atomic::Ordering::Relaxed);
-        let wait = can_fail && (timed || relaunch.is_some() && wait_for_arena);
+        let wait = can_fail && (timed || self.failures.must_wait(relaunch));
         self.dev().launch(
             launch.function,
             launch.grid as u32,
@@ -813,108 +775,20 @@ impl CudaLauncher {
             wait || timed,
         )?;
         if !can_fail {
-            return Ok(None);
-        }
-        if !wait {
-            self.unsettled().push(Unsettled {
-                launch: number,
-                kernel: kernel.name.clone(),
-                relaunchable_with: relaunch,
-            });
-            return Ok(None);
-        }
-        match self.read_record()? {
-            None => {
-                self.unsettled().clear();
-                Ok(None)
-            }
-            Some((failed, f)) if failed == number => {
-                self.unsettled().clear();
-                Ok(Some(f))
-            }
-            Some((failed, f)) => Err(self.unsettled_failure(ev, failed, f)),
+            Ok(None)
+        } else if wait {
+            self.failures.check(ev, number, &self.kernels())
+        } else {
+            self.failures.defer(number, &kernel.name, relaunch);
+            Ok(None)
         }
     }
 
-    /// Reads the failure record of the unsettled launches, if there are any: a failure is the
-    /// error of the first launch that failed (the launches after it did nothing).
-    fn settle_launches(&self, ev: &mut Evaluator) -> Res<()> {
-        if self.unsettled().is_empty() {
-            return Ok(());
+    /// What a failure's error needs of the launcher.
+    fn kernels(&self) -> failures::Kernels<'_> {
+        failures::Kernels {
+            segs: &self.segs,
+            arena_strides: &self.arena_strides,
         }
-        match self.read_record()? {
-            None => {
-                self.unsettled().clear();
-                Ok(())
-            }
-            Some((failed, f)) => Err(self.unsettled_failure(ev, failed, f)),
-        }
-    }
-
-    /// The error of unsettled launch `failed`, which failed with `f`. When it ran out of an
-    /// arena it could have had more of, launches that can run out are waited for from now on,
-    /// its kernel's next launch starts with 8 times more, and the part of rows it was in fails
-    /// with this error and is run again ([`Launcher::rerun`]).
-    fn unsettled_failure(
-        &self,
-        ev: &mut Evaluator,
-        failed: u64,
-        f: KernelFailure,
-    ) -> Box<Diagnostic> {
-        let unsettled = std::mem::take(&mut *self.unsettled());
-        let Some(launch) = unsettled.iter().find(|u| u.launch == failed) else {
-            return machine_error(
-                R_CUDA,
-                format!("CUDA: the failure record names launch {failed}, not one in flight"),
-            );
-        };
-        let Some(kernel) = self
-            .segs
-            .iter()
-            .filter_map(|g| g.kernel.as_ref().ok())
-            .find(|k| k.name == launch.kernel)
-        else {
-            return machine_error(R_CUDA, format!("CUDA: no kernel {}", launch.kernel));
-        };
-        let ran_out = usize::try_from(f.site)
-            .ok()
-            .and_then(|s| kernel.sites.get(s))
-            .is_some_and(|s| s.failure == Failure::OutOfMemory);
-        if let (true, Some(stride)) = (ran_out, launch.relaunchable_with) {
-            self.wait_for_arenas
-                .store(true, std::sync::atomic::Ordering::Relaxed);
-            self.rerun.store(true, std::sync::atomic::Ordering::Relaxed);
-            self.arena_strides
-                .lock()
-                .expect("no panics while locked")
-                .insert(kernel.name.clone(), stride * 8);
-        }
-        failure_diagnostic(ev, &kernel.name, &kernel.sites, f.site, &f.details)
-    }
-
-    fn unsettled(&self) -> std::sync::MutexGuard<'_, Vec<Unsettled>> {
-        self.unsettled.lock().expect("no panics while locked")
-    }
-
-    /// Waits for the launches so far and reads the failure record: the failed launch's number
-    /// and its failure, zeroing the record, or `None`.
-    fn read_record(&self) -> Res<Option<(u64, KernelFailure)>> {
-        let mut record = [0u8; CTX_BYTES];
-        self.dev().download(&mut record, self.ctx_record.ptr)?;
-        let word =
-            |k: usize| u64::from_le_bytes(record[8 * k..8 * k + 8].try_into().expect("8 bytes"));
-        if word(0) == 0 {
-            return Ok(None);
-        }
-        self.dev().zero(self.ctx_record.ptr, CTX_BYTES)?;
-        let mut details = [0i64; MAX_DETAILS];
-        for (k, d) in details.iter_mut().enumerate() {
-            *d = word(k + 1) as i64;
-        }
-        let failure = KernelFailure {
-            site: word(0) as i64 - 1,
-            details,
-        };
-        Ok(Some((word(CTX_LAUNCH_WORD), failure)))
     }
 }
