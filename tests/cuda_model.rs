@@ -5,7 +5,7 @@
 //! the modelled GPU as it should (a memory-bound map takes longer on the slower memory, and
 //! moves each byte once); a site's line of the generated code is found
 //! (`OGHAM_PROFILE=sites`); a kernel that ran out of arena starts its later launches with the
-//! size that sufficed; a block-level reduction shuffles within warps and takes a block of its
+//! size that sufficed, and arrays of each element size have a share of their own; a block-level reduction shuffles within warps and takes a block of its
 //! width rounded up to whole warps when its operator is exact; a transpose between two kernels
 //! is made on the device, coalesced; an entry point run in parts of rows copies its inputs
 //! and outputs beside its kernels, overlapping them; launches that can fail are not waited for
@@ -58,6 +58,10 @@ entry grow [n] (xs: [n]f64) : [n]f64 =
   loop acc = xs for _i < 3 do
     map (\\x -> let a = map (\\i -> x + f64.i64 i) (iota 10000)
                in loop s = 0f64 for i < 10000 do s * 0.5f64 + a[i]) acc
+entry twosizes [n] (xs: [n]f32) : [n]f32 =
+  map (\\x -> let a = loop a = replicate 12000 0f32 for i < 12000 do a with [i] = x + f32.i64 i
+             let b = loop b = replicate 3000 0i64 for i < 3000 do b with [i] = 2 * i
+             in loop s = 0f32 for i < 3000 do s * 0.5f32 + a[4 * i] + f32.i64 b[i]) xs
 ";
 
 fn available() -> bool {
@@ -251,6 +255,31 @@ fn a_kernel_that_ran_out_of_arena_starts_its_next_launches_with_more() {
         .map(|k| k.launches.len())
         .collect();
     assert_eq!(launches, [2, 1, 1], "{report:#?}");
+}
+
+#[test]
+fn each_element_size_has_its_own_arena_share() {
+    if !available() {
+        return;
+    }
+    // Each point makes 48,000 bytes of f32 and 24,000 of i64: more than 64 KiB in all, but
+    // each size's sub-arena has 64 KiB per thread of its own, so the first launch fits. (With
+    // the 64 KiB shared equally by the two sizes, the f32 array ran out and the kernel was
+    // launched twice.)
+    let report = model_with(
+        "twosizes",
+        vec![floats(64)],
+        "h100",
+        None,
+        &Thresholds::uniform(0),
+    );
+    let launches: Vec<(&str, usize)> = report
+        .kernels
+        .iter()
+        .filter(|k| k.name != "host-reads")
+        .map(|k| (k.name.as_str(), k.launches.len()))
+        .collect();
+    assert_eq!(launches, [("twosizes_k0", 1)]);
 }
 
 #[test]

@@ -52,6 +52,10 @@ pub struct CudaKernel {
     /// block's arena region after the block's `BLOCK_ARENA_SHARES`; otherwise a block's region
     /// is those shares alone.
     pub threads_allocate: bool,
+    /// Thread level, per-point arrays interleaved (`og_lanes`): how many element-size classes
+    /// its sub-arenas have, each with `arena_stride` bytes per thread, so that a thread's arena
+    /// is `lane_classes × arena_stride` bytes. 0: one share of `arena_stride` bytes.
+    pub lane_classes: i64,
 }
 
 impl Default for CudaKernel {
@@ -70,6 +74,7 @@ impl Default for CudaKernel {
             block_widths: None,
             allocates: false,
             threads_allocate: false,
+            lane_classes: 0,
         }
     }
 }

@@ -68,7 +68,8 @@ use resident::{DeviceMemory, Pool};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Arena bytes per thread at the first launch of a kernel that allocates.
+/// Arena bytes per thread (per element-size class of interleaved per-point arrays) at the
+/// first launch of a kernel that allocates.
 const ARENA_PER_THREAD: i64 = 64 << 10;
 
 /// The most arena bytes per thread a relaunch asks for: two relaunches with 8× more.
@@ -675,7 +676,8 @@ impl CudaLauncher {
     }
 
     /// Runs the launches `make(arena, stride, threads)` gives, with an arena of `stride` bytes
-    /// for each of `threads` threads when the kernel allocates (`wanted` or fewer, in whole
+    /// (per element-size class, [`CudaKernel::lane_classes`], when its per-point arrays are
+    /// interleaved) for each of `threads` threads when the kernel allocates (`wanted` or fewer, in whole
     /// `granule`s: a thread-level kernel's blocks, a block-level kernel's blocks of
     /// `BLOCK_ARENA_SHARES` shares and, when its threads make arrays, one more per thread, so
     /// that the grid's every thread has its share); after an
@@ -702,9 +704,12 @@ impl CudaLauncher {
             .get(&kernel.name)
             .copied()
             .unwrap_or(ARENA_PER_THREAD);
+        // Interleaved sub-arenas have `stride` bytes per thread each.
+        let shares = kernel.lane_classes.max(1);
         loop {
-            let threads = (wanted.min(budget / stride) / granule).max(1) * granule;
-            let arena = self.pool.alloc((threads * stride) as usize)?;
+            let per_thread = stride * shares;
+            let threads = (wanted.min(budget / per_thread) / granule).max(1) * granule;
+            let arena = self.pool.alloc((threads * per_thread) as usize)?;
             let relaunch = (relaunchable && stride < MAX_ARENA_PER_THREAD).then_some(stride);
             match self.try_launch(ev, kernel, make(arena.ptr, stride, threads), relaunch)? {
                 None => {

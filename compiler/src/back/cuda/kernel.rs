@@ -248,7 +248,7 @@ fn thread_kernel(
     let lanes = e.lanes;
     let mut emitted = e.finish();
     if lanes {
-        // The runtime's arena holds `arena_stride` bytes for every thread of the grid.
+        // The runtime's arena holds `arena_stride` bytes per class for every thread of the grid.
         emitted.text.insert_str(
             lanes_at,
             &format!(
@@ -299,6 +299,11 @@ fn thread_kernel(
             block_widths: None,
             allocates: emitted.allocates,
             threads_allocate: emitted.allocates,
+            lane_classes: if lanes {
+                emitted.lane_classes.count_ones() as i64
+            } else {
+                0
+            },
         },
     })
 }
@@ -652,6 +657,7 @@ fn block_kernel(
             block_widths,
             allocates: emitted.allocates,
             threads_allocate: emitted.thread_arena,
+            lane_classes: 0,
         },
     })
 }

@@ -235,10 +235,13 @@ __device__ __forceinline__ void* og_alloc(OgArena& a, i64 bytes) {
 // One sub-arena per element size the kernel allocates (class c: elements of 2^c bytes), each a
 // region of `cap[c] * n` elements; slot w of thread t is element `w * n + t` of its class's
 // region. Distinct (w, t) are distinct elements, the regions are disjoint and all lie in the
-// arena (`sum_c cap[c] * 2^c * n <= stride * n`), so no two threads ever share a byte, whatever
-// sizes each allocates in whatever order (divergent control flow included), and the n threads
-// reading slot w of their arrays read n consecutive elements. The arena must hold `stride`
-// bytes for each of the n = gridDim.x * blockDim.x threads.
+// arena (`sum_c cap[c] * 2^c * n <= classes * stride * n`), so no two threads ever share a byte,
+// whatever sizes each allocates in whatever order (divergent control flow included), and the n
+// threads reading slot w of their arrays read n consecutive elements. Each class has `stride`
+// bytes per thread of its own (a kernel's arrays of one size do not eat into another's share):
+// the arena must hold `classes * stride` bytes for each of the n = gridDim.x * blockDim.x
+// threads, `classes` being the number of bits set in the kernel's mask
+// (`CudaKernel::lane_classes`).
 //
 // A thread takes the slots of arrays whose extents are the same in every thread (*uniform*:
 // kernel inputs and constants, e.g. a K x K matrix) from the top of its share, the others from
@@ -254,13 +257,11 @@ struct OgLanes {
   i64 t;        // this thread
 };
 
-// The sub-arenas of the classes in `mask` (bit c: elements of 2^c bytes), which share the
-// arena's `stride` bytes per thread equally.
+// The sub-arenas of the classes in `mask` (bit c: elements of 2^c bytes), `stride` bytes per
+// thread each.
 __device__ __forceinline__ OgLanes og_lanes_init(char* arena, i64 stride, i64 t, i64 n, int mask) {
   OgLanes a;
-  int classes = 0;
-  for (int c = 0; c < 4; c++) classes += (mask >> c) & 1;
-  const i64 share = classes > 0 ? (stride / classes) & ~15LL : 0;
+  const i64 share = stride & ~15LL;
   char* at = arena;
   for (int c = 0; c < 4; c++) {
     a.base[c] = at;
