@@ -8,7 +8,8 @@
 //! size that sufficed, and arrays of each element size have a share of their own; a block-level reduction shuffles within warps and takes a block of its
 //! width rounded up to whole warps when its operator is exact; a transpose between two kernels
 //! is made on the device, coalesced; an entry point run in parts of rows copies its inputs
-//! and outputs beside its kernels, overlapping them; launches that can fail are not waited for
+//! and outputs beside its kernels, overlapping them, and the executor's own parts of an entry
+//! point with a thread per row never take more waves than the whole run; launches that can fail are not waited for
 //! (their failure record is read once, where the host reads). Bank conflicts of strided shared-memory accesses are
 //! counted exactly by `ogham_runtime::cuda::model::warps` (its unit tests); this file runs whole
 //! programs.
@@ -58,6 +59,9 @@ entry grow [n] (xs: [n]f64) : [n]f64 =
   loop acc = xs for _i < 3 do
     map (\\x -> let a = map (\\i -> x + f64.i64 i) (iota 10000)
                in loop s = 0f64 for i < 10000 do s * 0.5f64 + a[i]) acc
+entry ends [m][n] (xss: [m][n]f32) : [m]f32 = map (\\r -> r[0] + r[n - 1]) xss
+entry nested [m][n] (xss: [m][n]f32) : [m]f32 =
+  map (\\r -> loop acc = 0f32 for i < 4 do acc + reduce (+) 0f32 r[4 * i:4 * i + 4]) xss
 entry twosizes [n] (xs: [n]f32) : [n]f32 =
   map (\\x -> let a = loop a = replicate 12000 0f32 for i < 12000 do a with [i] = x + f32.i64 i
              let b = loop b = replicate 3000 0i64 for i < 3000 do b with [i] = 2 * i
@@ -482,6 +486,40 @@ fn block_level_reductions_shuffle_in_blocks_that_follow_an_exact_operators_width
             "{entry}: shuffles"
         );
     }
+}
+
+#[test]
+fn the_executors_parts_of_a_thread_per_row_fill_the_gpu() {
+    if !available() {
+        return;
+    }
+    let fe =
+        Frontend::load_source("model.og", PROGRAM).unwrap_or_else(|e| panic!("{}", e.render()));
+    let ir = fe.compile_kernel(Options::KERNEL).expect("compiles");
+    // 69 MB: the executor plans two parts of 2,112 rows (a round of the H200's 132
+    // multiprocessors), each under a wave of 132 × 256 threads.
+    let (m, n) = (4_224, 4_096);
+    let xss = Array::from_f32(vec![m, n], (0..m * n).map(|i| (i % 97) as f32).collect());
+    let args = vec![Value::Array(xss.expect("shape"))];
+    let gpu = (gpus::by_key("h200").expect("a known GPU"), Some(8));
+    let side = |entry: &str| {
+        let (_, report) = run_model(
+            CUDA,
+            &ir,
+            entry,
+            args.clone(),
+            &Thresholds::default(),
+            gpu,
+            PartRows::Auto,
+        )
+        .unwrap_or_else(|e| panic!("{}", e.message));
+        report.side.map(|s| s.copies)
+    };
+    // Reading two elements a row, the parts are as planned (each part up, its output down).
+    assert_eq!(side("ends"), Some(4));
+    // A thread per row with nested sequential work: two parts would take two waves, whose
+    // time each is a row's work, where the whole run takes one; it runs whole.
+    assert_eq!(side("nested"), None);
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Entry points run in parts of rows (`ogham_ir::rows`, `ogham_runtime::ireval::parts`):
-//! which entry points the analysis finds separable and why others are not; on the CUDA
+//! which entry points the analysis finds separable and why others are not, and which launch a
+//! thread per row (whose parts must each fill the device); on the CUDA
 //! emulator, outputs in parts byte-identical to the whole run's (STL; a float sum per row whose
 //! launch plan depends on the number of rows), a run-time error reported exactly as by the
 //! whole run, and a later part that runs out of arena without being waited for (it runs
@@ -105,6 +106,30 @@ fn stl_and_bfast_split_along_their_series() {
             assert_eq!(s.param, 0, "{program} {entry}");
         }
     }
+}
+
+#[test]
+fn bfasts_pixels_run_on_a_thread_each_and_stls_series_on_a_block_each_below_the_threshold() {
+    // Thresholds on the rows decided as by their defaults for `rows` rows.
+    let per_row = |program: &str, entry: &str, rows: i64| {
+        let ir = kernel_ir(&load(program));
+        let f = ir
+            .functions
+            .iter()
+            .find(|f| f.name == entry)
+            .expect("entry");
+        let split = row_split(f).expect("separable");
+        split.thread_per_row(f, |id| {
+            let t = ir.thresholds.iter().find(|t| t.id == id).expect("declared");
+            rows >= t.default
+        })
+    };
+    // BFAST's per-pixel kernel has no other version: its parts must each fill the GPU.
+    assert!(per_row("bfast.og", "main", 16_384));
+    assert!(per_row("bfast.og", "main_f64", 16_384));
+    // STL runs a series per block under 32,768 series, a thread per series from there.
+    assert!(!per_row("stl.og", "main_f64", 20_000));
+    assert!(per_row("stl.og", "main_f64", 186_624));
 }
 
 #[test]

@@ -29,8 +29,8 @@
 //! Invariants relied on: kernel IR binds every variable once and passed the verifier; kernel
 //! bodies hold no thresholds and no kernels (by their type).
 
-use crate::kir::{Function, HostBody, HostOp, HostStmt, SegKind, SegOp, ThresholdId};
-use crate::traverse::{for_each_operand, for_each_stmt, free_vars_body, use_counts};
+use crate::kir::{Function, HostBody, HostOp, HostStmt, SegKind, SegLevel, SegOp, ThresholdId};
+use crate::traverse::{for_each_operand, for_each_stmt, free_vars_body, nested_scopes, use_counts};
 use crate::{DimIndex, Exp, Lambda, SubExp, Type, VarId};
 use std::collections::HashSet;
 
@@ -43,6 +43,71 @@ pub struct RowSplit {
     pub rows: VarId,
     /// The thresholds that compare `m`: a part must take the decision the whole `m` takes.
     pub thresholds: Vec<ThresholdId>,
+}
+
+impl RowSplit {
+    /// Whether a run of `f` whose thresholds on the rows decide as `taken` says may launch a
+    /// kernel that runs each row's sequential work on a thread of its own: a thread-level
+    /// kernel whose space is the rows alone and whose body nests loops or SOACs (BFAST's
+    /// per-pixel kernel, STL's thread-per-series loess). Once the rows are fewer than a wave
+    /// of the device's threads, such a kernel takes as long as one row's work, however few
+    /// rows it has, so parts of rows under a wave each cost it as much as the whole run. A
+    /// kernel that makes one pass over each row (STL's `seasonal_amplitude`, a reduction per
+    /// series) does not count: its time is its rows' bytes, which parts divide. An `if` on
+    /// anything but those thresholds may take either branch.
+    pub fn thread_per_row(&self, f: &Function, taken: impl Fn(ThresholdId) -> bool) -> bool {
+        let mut decided = std::collections::HashMap::new();
+        self.may_run_thread_per_row(&f.body, &taken, &mut decided)
+    }
+
+    fn may_run_thread_per_row(
+        &self,
+        body: &HostBody,
+        taken: &impl Fn(ThresholdId) -> bool,
+        decided: &mut std::collections::HashMap<VarId, bool>,
+    ) -> bool {
+        body.stmts.iter().any(|stmt| match &stmt.exp {
+            Exp::Host(HostOp::Threshold { id, .. }) => {
+                if let (Some(&v), true) = (stmt.pat.first(), self.thresholds.contains(id)) {
+                    decided.insert(v, taken(*id));
+                }
+                false
+            }
+            Exp::Host(HostOp::Seg(seg)) => {
+                seg.level == SegLevel::Thread
+                    && matches!(seg.space[..], [(_, SubExp::Var(m))] if m == self.rows)
+                    && nested_sequential_work(&seg.body, 0)
+            }
+            Exp::If {
+                cond,
+                then_body,
+                else_body,
+                ..
+            } => match cond {
+                SubExp::Var(c) if decided.contains_key(c) => {
+                    let branch = if decided[c] { then_body } else { else_body };
+                    self.may_run_thread_per_row(branch, taken, decided)
+                }
+                _ => {
+                    self.may_run_thread_per_row(then_body, taken, decided)
+                        || self.may_run_thread_per_row(else_body, taken, decided)
+                }
+            },
+            Exp::Loop { body, .. } => self.may_run_thread_per_row(body, taken, decided),
+            _ => false,
+        })
+    }
+}
+
+/// Whether `body`, inside `depth` loops or SOACs, holds a loop or SOAC inside another.
+fn nested_sequential_work(body: &crate::Body, depth: usize) -> bool {
+    body.stmts.iter().any(|stmt| {
+        let sequential = matches!(stmt.exp, Exp::Loop { .. } | Exp::Soac(_));
+        (sequential && depth >= 1)
+            || nested_scopes(&stmt.exp)
+                .into_iter()
+                .any(|(_, n)| nested_sequential_work(n.body(), depth + usize::from(sequential)))
+    })
 }
 
 /// Whether entry point `f` is separable along its first array parameter's rows (the module

@@ -389,6 +389,10 @@ impl Launcher for CudaLauncher {
         (self.dev().multiprocessors() * 16).max(1) as usize
     }
 
+    fn rows_per_wave(&self) -> Option<usize> {
+        Some((self.dev().multiprocessors() * self.dev().block_size()).max(1) as usize)
+    }
+
     fn side(&self) -> Option<Box<dyn Side + '_>> {
         Some(Box::new(resident::SideCopies {
             pool: Arc::clone(&self.pool),

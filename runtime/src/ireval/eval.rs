@@ -87,6 +87,16 @@ pub trait Launcher {
         1
     }
 
+    /// The fewest rows that fill the device with a thread-level kernel of one thread per row
+    /// (a wave at the lowest occupancy such a kernel can have: one block per multiprocessor);
+    /// `None` when fewer rows cost no more time than they take (a CPU's cores). An executor's
+    /// own plan of parts never cuts the rows of an entry point that launches such kernels
+    /// ([`ogham_ir::rows::RowSplit::thread_per_row`]) into more waves in all than the whole run
+    /// takes (`parts.rs`).
+    fn rows_per_wave(&self) -> Option<usize> {
+        None
+    }
+
     /// Copies beside the kernels, for a run in parts of rows (`parts.rs`): the next part's
     /// input goes up and a finished part's outputs come back while a part's kernels run.
     /// `None`: the parts run one after the other.

@@ -149,13 +149,28 @@ pub(super) fn run(
         .filter(|_| parts.whole_rounds)
         .map(|l| l.row_granule().max(1));
     let mut ranges = part_ranges(rows, parts.part_rows, granule);
+    // The executor's own plan: no more waves of a thread per row in all than the whole run.
+    let wave = granule
+        .zip(launcher.and_then(|l| l.rows_per_wave()))
+        .filter(|_| {
+            parts
+                .split
+                .thread_per_row(function, |id| part_limits.get(&id) == Some(&0))
+        });
+    if let Some((granule, wave)) = wave {
+        match parts_within_waves(rows, ranges.len(), granule, wave) {
+            1 => return Ok(None),
+            n => ranges = part_ranges(rows, rows.div_ceil(n), Some(granule)),
+        }
+    }
     let calls = Calls {
         function,
         args,
         param: parts.split.param,
         limits: part_limits,
         launcher,
-        granule,
+        // Halves would make parts under a wave.
+        granule: granule.filter(|_| wave.is_none()),
     };
     let input = Input {
         row_elems: shape[1..].iter().product(),
@@ -179,6 +194,23 @@ fn part_ranges(rows: usize, part_rows: usize, granule: Option<usize>) -> Vec<(us
         .step_by(step)
         .map(|start| (start, step.min(rows - start)))
         .collect()
+}
+
+/// The most parts, at most `planned`, of `rows` rows in whole rounds of `granule` rows (as
+/// [`part_ranges`] makes them) that take no more waves of `wave` rows in all than the whole
+/// `rows`: 1 when even two parts take more.
+fn parts_within_waves(rows: usize, planned: usize, granule: usize, wave: usize) -> usize {
+    let waves = |n: usize| n.div_ceil(wave.max(1));
+    (2..=planned)
+        .rev()
+        .find(|&n| {
+            part_ranges(rows, rows.div_ceil(n), Some(granule))
+                .iter()
+                .map(|&(_, part)| waves(part))
+                .sum::<usize>()
+                <= waves(rows)
+        })
+        .unwrap_or(1)
 }
 
 /// `range` cut into parts of half the rows each, in whole rounds of `granule` rows, down to a
@@ -541,6 +573,23 @@ fn place_rows(
 mod tests {
     use super::*;
     use ogham_ir::types::PrimType;
+
+    #[test]
+    fn parts_of_a_thread_per_row_take_no_more_waves_than_the_whole_run() {
+        // An H200: rounds of 2,112 rows, waves of 132 × 256 = 33,792 rows at the lowest
+        // occupancy.
+        let (round, wave) = (2_112, 33_792);
+        // BFAST D1 (16,384 pixels): half a wave whole, a wave per part in two parts.
+        assert_eq!(parts_within_waves(16_384, 2, round, wave), 1);
+        // BFAST D5 (65,536 pixels): two waves either way.
+        assert_eq!(parts_within_waves(65_536, 2, round, wave), 2);
+        // Peru (111,556 pixels, three parts planned): 4 waves whole, 6 in three parts (38,016
+        // rows each: two waves), 4 in two.
+        assert_eq!(parts_within_waves(111_556, 3, round, wave), 2);
+        // STL C1's thread-per-series versions (186,624 series, eight parts planned): six
+        // parts of at most a wave each.
+        assert_eq!(parts_within_waves(186_624, 8, round, wave), 6);
+    }
 
     #[test]
     fn the_executors_parts_are_whole_rounds_and_can_end_in_halves() {
