@@ -17,7 +17,7 @@ use crate::error::R_CUDA;
 use crate::ireval::eval::Evaluator;
 use crate::kernel_io::{KernelFailure, failure_diagnostic};
 use ogham_ir::abi::{Failure, MAX_DETAILS};
-use ogham_ir::artifact::cuda::GeneratedSeg;
+use ogham_ir::artifact::cuda::{CudaKernel, GeneratedSeg};
 use ogham_ir::diag::Diagnostic;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -168,11 +168,7 @@ impl Failures {
         else {
             return machine_error(R_CUDA, format!("CUDA: no kernel {}", launch.kernel));
         };
-        let ran_out = usize::try_from(f.site)
-            .ok()
-            .and_then(|s| kernel.sites.get(s))
-            .is_some_and(|s| s.failure == Failure::OutOfMemory);
-        if let (true, Some(stride)) = (ran_out, launch.relaunchable_with) {
+        if let (true, Some(stride)) = (ran_out(kernel, &f), launch.relaunchable_with) {
             self.wait_for_arenas.store(true, Ordering::Relaxed);
             self.rerun.store(true, Ordering::Relaxed);
             kernels
@@ -181,7 +177,7 @@ impl Failures {
                 .expect("no panics while locked")
                 .insert(kernel.name.clone(), stride * 8);
         }
-        failure_diagnostic(ev, &kernel.name, &kernel.sites, f.site, &f.details)
+        kernel_error(ev, kernel, &f)
     }
 
     fn unsettled(&self) -> MutexGuard<'_, Vec<Unsettled>> {
@@ -209,4 +205,21 @@ impl Failures {
         };
         Ok(Some((word(LAUNCH_WORD), failure)))
     }
+}
+
+/// Whether failure `f` of `kernel` is its arena running out.
+pub(super) fn ran_out(kernel: &CudaKernel, f: &KernelFailure) -> bool {
+    usize::try_from(f.site)
+        .ok()
+        .and_then(|s| kernel.sites.get(s))
+        .is_some_and(|s| s.failure == Failure::OutOfMemory)
+}
+
+/// The interpreter's error for failure `f` of `kernel`, with its source location.
+pub(super) fn kernel_error(
+    ev: &mut Evaluator,
+    kernel: &CudaKernel,
+    f: &KernelFailure,
+) -> Box<Diagnostic> {
+    failure_diagnostic(ev, &kernel.name, &kernel.sites, f.site, &f.details)
 }

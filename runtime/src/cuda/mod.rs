@@ -50,14 +50,12 @@ use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, Res};
 use crate::ireval::eval::{Array, Evaluator, Launcher, Mark, Side, Val};
 use crate::ireval::parts::{PartRows, WholeRows};
 use crate::ireval::{self, Thresholds};
-use crate::kernel_io::{
-    Elems, Io, KernelFailure, Operand, failure_diagnostic, kernel_index, prim_data,
-};
+use crate::kernel_io::{Elems, Io, KernelFailure, Operand, kernel_index, prim_data};
 use crate::value::Value;
 use cudarc::driver::{CudaContext, sys};
 use device::Device;
 use failures::Failures;
-use ogham_ir::abi::{ArgSlots, ArgValue, BLOCK_ARENA_SHARES, Failure, KernelSite};
+use ogham_ir::abi::{ArgSlots, ArgValue, BLOCK_ARENA_SHARES, KernelSite};
 use ogham_ir::artifact::cuda::{Counting, CudaKernel, CudaProgram, GeneratedSeg, Width};
 use ogham_ir::diag::Diagnostic;
 use ogham_ir::kir::Program;
@@ -721,18 +719,11 @@ impl CudaLauncher {
                     return Ok(());
                 }
                 Some(f) => {
-                    let oom = usize::try_from(f.site)
-                        .ok()
-                        .and_then(|s| kernel.sites.get(s))
-                        .is_some_and(|s| s.failure == Failure::OutOfMemory);
-                    if !(oom && relaunchable && stride < MAX_ARENA_PER_THREAD) {
-                        return Err(failure_diagnostic(
-                            ev,
-                            &kernel.name,
-                            &kernel.sites,
-                            f.site,
-                            &f.details,
-                        ));
+                    if !(failures::ran_out(kernel, &f)
+                        && relaunchable
+                        && stride < MAX_ARENA_PER_THREAD)
+                    {
+                        return Err(failures::kernel_error(ev, kernel, &f));
                     }
                     stride *= 8;
                 }
@@ -745,13 +736,7 @@ impl CudaLauncher {
     fn run_launch(&self, ev: &mut Evaluator, kernel: &CudaKernel, launch: Launch) -> Res<()> {
         match self.try_launch(ev, kernel, launch, None)? {
             None => Ok(()),
-            Some(f) => Err(failure_diagnostic(
-                ev,
-                &kernel.name,
-                &kernel.sites,
-                f.site,
-                &f.details,
-            )),
+            Some(f) => Err(failures::kernel_error(ev, kernel, &f)),
         }
     }
 

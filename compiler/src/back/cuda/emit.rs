@@ -201,8 +201,20 @@ impl<'f> Emit<'f> {
     /// Inserts `s` as a line at `at` (a [`Emit::mark`] taken at the start of a line, with no
     /// insertion before it since), indented for `depth`.
     pub(super) fn insert_line(&mut self, at: usize, depth: usize, s: &str) {
-        let line = format!("{}{s}\n", "  ".repeat(depth));
-        self.out.insert_str(at, &line);
+        self.insert_lines(at, depth, &[s]);
+    }
+
+    /// Inserts `lines`, in order, as [`Emit::insert_line`] inserts one.
+    pub(super) fn insert_lines(&mut self, at: usize, depth: usize, lines: &[&str]) {
+        let indent = "  ".repeat(depth);
+        let text: String = lines.iter().map(|s| format!("{indent}{s}\n")).collect();
+        self.out.insert_str(at, &text);
+    }
+
+    /// The element-size classes allocated from `og_lanes` so far (bit c: elements of 2^c
+    /// bytes).
+    pub(super) fn lane_classes(&self) -> u8 {
+        self.lane_classes
     }
 
     /// The current indentation depth.

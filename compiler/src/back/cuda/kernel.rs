@@ -202,7 +202,7 @@ fn thread_kernel(
     };
     e.line("const i64 og_gid = blockIdx.x * (i64)blockDim.x + threadIdx.x;");
     // The interleaved sub-arenas are declared here once the body's element sizes are known.
-    let lanes_at = e.mark();
+    let lanes_at = (e.mark(), e.depth());
     if !e.lanes {
         e.line("OgArena og_arena = {arena + og_gid * arena_stride, 0, arena_stride};");
     }
@@ -246,17 +246,15 @@ fn thread_kernel(
     store_totals(&mut e, &seg.kind, &accs.concat(), width);
     e.close();
     let lanes = e.lanes;
-    let mut emitted = e.finish();
     if lanes {
         // The runtime's arena holds `arena_stride` bytes per class for every thread of the grid.
-        emitted.text.insert_str(
-            lanes_at,
-            &format!(
-                "  OgLanes og_lanes = og_lanes_init(arena, arena_stride, og_gid, (i64)gridDim.x * blockDim.x, {});\n",
-                emitted.lane_classes
-            ),
+        let init = format!(
+            "OgLanes og_lanes = og_lanes_init(arena, arena_stride, og_gid, (i64)gridDim.x * blockDim.x, {});",
+            e.lane_classes()
         );
+        e.insert_line(lanes_at.0, lanes_at.1, &init);
     }
+    let emitted = e.finish();
     let mut sites = emitted.sites;
     let mut text = global(
         name,
@@ -595,9 +593,9 @@ fn block_kernel(
     // The block's arena: `BLOCK_ARENA_SHARES` shares, then one share per thread if its threads
     // make arrays of their own (known once the body is emitted: declared at `arenas_at`, reset
     // for each point at `reset_at`).
-    let arenas_at = e.mark();
+    let arenas_at = (e.mark(), e.depth());
     e.open_loop("for (i64 og_p = blockIdx.x; og_p < n_items; og_p += gridDim.x)");
-    let reset_at = e.mark();
+    let reset_at = (e.mark(), e.depth());
     e.line("og_block_arena.used = 0; og_at = og_p;");
     decode(&mut e, seg, seg.space.len(), "og_p");
     let vals = lower::body(&mut e, &seg.body)?;
@@ -607,29 +605,31 @@ fn block_kernel(
     // The block's arena and shared memory are reused by its next point.
     e.line("__syncthreads();");
     e.close();
-    let mut emitted = e.finish();
-    let shares = ogham_ir::abi::BLOCK_ARENA_SHARES;
-    let (region, thread_arena) = if emitted.thread_arena {
-        (
-            format!("((i64)blockDim.x + {shares})"),
-            format!(
-                "  OgArena og_arena = {{arena + (og_region + {shares} + threadIdx.x) * arena_stride, 0, arena_stride}};\n"
-            ),
-        )
-    } else {
-        (shares.to_string(), String::new())
-    };
-    if emitted.thread_arena {
-        emitted
-            .text
-            .insert_str(reset_at, "    og_arena.used = 0;\n");
+    // Later insertion first: an insertion moves the text after it.
+    let threads_allocate = e.allocations("og_arena") > 0;
+    if threads_allocate {
+        e.insert_line(reset_at.0, reset_at.1, "og_arena.used = 0;");
     }
-    emitted.text.insert_str(
-        arenas_at,
-        &format!(
-            "  const i64 og_region = blockIdx.x * {region};\n  OgArena og_block_arena = {{arena + og_region * arena_stride, 0, {shares} * arena_stride}};\n{thread_arena}"
+    let shares = ogham_ir::abi::BLOCK_ARENA_SHARES;
+    let region = if threads_allocate {
+        format!("((i64)blockDim.x + {shares})")
+    } else {
+        shares.to_string()
+    };
+    let mut arenas = vec![
+        format!("const i64 og_region = blockIdx.x * {region};"),
+        format!(
+            "OgArena og_block_arena = {{arena + og_region * arena_stride, 0, {shares} * arena_stride}};"
         ),
-    );
+    ];
+    if threads_allocate {
+        arenas.push(format!(
+            "OgArena og_arena = {{arena + (og_region + {shares} + threadIdx.x) * arena_stride, 0, arena_stride}};"
+        ));
+    }
+    let arenas: Vec<&str> = arenas.iter().map(String::as_str).collect();
+    e.insert_lines(arenas_at.0, arenas_at.1, &arenas);
+    let emitted = e.finish();
     let block_widths = emitted
         .block_widths
         .as_deref()
