@@ -9,7 +9,7 @@
 //! width rounded up to whole warps when its operator is exact; a transpose between two kernels
 //! is made on the device, coalesced; an entry point run in parts of rows copies its inputs
 //! and outputs beside its kernels, overlapping them, and the executor's own parts of an entry
-//! point with a thread per row never take more waves than the whole run; launches that can fail are not waited for
+//! point with a thread per row take few more waves than the whole run; launches that can fail are not waited for
 //! (their failure record is read once, where the host reads). Bank conflicts of strided shared-memory accesses are
 //! counted exactly by `ogham_runtime::cuda::model::warps` (its unit tests); this file runs whole
 //! programs.

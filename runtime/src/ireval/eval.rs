@@ -91,8 +91,8 @@ pub trait Launcher {
     /// (a wave at the lowest occupancy such a kernel can have: one block per multiprocessor);
     /// `None` when fewer rows cost no more time than they take (a CPU's cores). An executor's
     /// own plan of parts never cuts the rows of an entry point that launches such kernels
-    /// ([`ogham_ir::rows::RowSplit::thread_per_row`]) into more waves in all than the whole run
-    /// takes (`parts.rs`).
+    /// ([`ogham_ir::rows::RowSplit::thread_per_row`]) into more than a quarter more waves in
+    /// all than the whole run takes (`parts.rs`).
     fn rows_per_wave(&self) -> Option<usize> {
         None
     }

@@ -149,7 +149,7 @@ pub(super) fn run(
         .filter(|_| parts.whole_rounds)
         .map(|l| l.row_granule().max(1));
     let mut ranges = part_ranges(rows, parts.part_rows, granule);
-    // The executor's own plan: no more waves of a thread per row in all than the whole run.
+    // The executor's own plan: few more waves of a thread per row in all than the whole run.
     let wave = granule
         .zip(launcher.and_then(|l| l.rows_per_wave()))
         .filter(|_| {
@@ -196,19 +196,27 @@ fn part_ranges(rows: usize, part_rows: usize, granule: Option<usize>) -> Vec<(us
         .collect()
 }
 
+/// How many more waves than the whole run the parts of a thread per row may take in all, as a
+/// fraction of the whole run's (1/4): what hiding the copies behind the kernels can win back.
+/// Parts under a wave double or triple the kernels' time (BFAST D1 and D3: 2 waves against 1),
+/// where Peru on the RTX 2080 Ti model (8 waves in 2 parts against 7 whole) gained more from
+/// the overlap of its 108 MB upload than the eighth wave cost (`BENCHMARKS.md`, session 34).
+const EXTRA_WAVES: (usize, usize) = (1, 4);
+
 /// The most parts, at most `planned`, of `rows` rows in whole rounds of `granule` rows (as
-/// [`part_ranges`] makes them) that take no more waves of `wave` rows in all than the whole
-/// `rows`: 1 when even two parts take more.
+/// [`part_ranges`] makes them) that take at most [`EXTRA_WAVES`] more waves of `wave` rows
+/// in all than the whole `rows`: 1 when even two parts take more.
 fn parts_within_waves(rows: usize, planned: usize, granule: usize, wave: usize) -> usize {
     let waves = |n: usize| n.div_ceil(wave.max(1));
+    let (more, of) = EXTRA_WAVES;
     (2..=planned)
         .rev()
         .find(|&n| {
-            part_ranges(rows, rows.div_ceil(n), Some(granule))
+            let in_parts: usize = part_ranges(rows, rows.div_ceil(n), Some(granule))
                 .iter()
                 .map(|&(_, part)| waves(part))
-                .sum::<usize>()
-                <= waves(rows)
+                .sum();
+            in_parts * of <= waves(rows) * (of + more)
         })
         .unwrap_or(1)
 }
@@ -583,12 +591,17 @@ mod tests {
         assert_eq!(parts_within_waves(16_384, 2, round, wave), 1);
         // BFAST D5 (65,536 pixels): two waves either way.
         assert_eq!(parts_within_waves(65_536, 2, round, wave), 2);
+        // BFAST D3 (32,768 pixels): one wave whole, two in two parts.
+        assert_eq!(parts_within_waves(32_768, 2, round, wave), 1);
         // Peru (111,556 pixels, three parts planned): 4 waves whole, 6 in three parts (38,016
         // rows each: two waves), 4 in two.
         assert_eq!(parts_within_waves(111_556, 3, round, wave), 2);
-        // STL C1's thread-per-series versions (186,624 series, eight parts planned): six
-        // parts of at most a wave each.
-        assert_eq!(parts_within_waves(186_624, 8, round, wave), 6);
+        // STL C1's thread-per-series versions (186,624 series, eight parts planned): 6 waves
+        // whole, 8 in eight parts, 7 in seven (a quarter more would be 7.5).
+        assert_eq!(parts_within_waves(186_624, 8, round, wave), 7);
+        // Peru on an RTX 2080 Ti (68 SMs: rounds of 1,088 rows, waves of 17,408): 7 waves
+        // whole, 9 in three parts, 8 in two.
+        assert_eq!(parts_within_waves(111_556, 3, 1_088, 17_408), 2);
     }
 
     #[test]
