@@ -41,7 +41,10 @@ KERNEL = re.compile(r"^ogham-profile: kernel (\S+) \((\w+)\) modeled ([0-9.]+) m
 
 
 def model(ogham, gpu, warps, prog, entry, args, out):
-    """Runs the model; (total ms, kernels-only ms, the three slowest kernels, seconds taken)."""
+    """Runs the model; (total ms, kernels-only ms, the three slowest kernels, seconds taken).
+    A kernel's time is that of its launches (the kernels-only figure's share), not its
+    `OGHAM_PROFILE` line's, which also holds the copies and allocations made for it and the
+    main queue's wait for a part's upload before it."""
     env = dict(os.environ, OGHAM_PROFILE="1", OGHAM_GPU_MODEL=gpu, OGHAM_MODEL_WARPS=str(warps))
     t0 = time.time()
     p = subprocess.run([ogham, "run", "--backend", "cuda-model", "--entry", entry, "-o", out,
@@ -53,10 +56,11 @@ def model(ogham, gpu, warps, prog, entry, args, out):
     for line in p.stderr.splitlines():
         if m := KERNEL.match(line):
             name = m.group(1)
-            per_kernel.setdefault(name, [0.0, name, ""])[0] += float(m.group(3))
+            per_kernel.setdefault(name, [0.0, name, ""])
             total += float(m.group(3))
         elif (m := LAUNCH.match(line)) and name:
             kernels_only += float(m.group(1))
+            per_kernel[name][0] += float(m.group(1))
             per_kernel[name][2] = m.group(2)
     # Each kernel's launches summed (a loop runs some several times); the bound of its last.
     top = sorted(per_kernel.values(), reverse=True)[:3]
