@@ -94,7 +94,9 @@ impl Driver {
 /// by NVRTC (`fresh`: never from the cache) and cached.
 fn cached_cubin(source: &str, arch: &str, fresh: bool) -> Res<Cubin> {
     let (major, minor) = nvrtc::version().map_err(|e| driver_error("NVRTC version", e))?;
-    let options = nvrtc::OPTIONS.join(" ");
+    let options = nvrtc::options()
+        .map_err(|e| machine_error(R_CUDA, format!("CUDA: {e}")))?
+        .join(" ");
     let name = format!(
         "{:016x}-{:08x}-{arch}-nvrtc{major}.{minor}.cubin",
         crate::fnv1a(source.as_bytes()),

@@ -7,7 +7,9 @@
 //! (`--fmad=false`: NVRTC fuses by default, which rounds once instead of twice and made BFAST's
 //! outputs on an H200 differ from the CPU backends' and the interpreter's); and the warnings about
 //! unused variables silenced (generated kernels declare every output and arena even when a body
-//! does not use them). The options are part of the CUBIN cache key.
+//! does not use them). `OGHAM_CUDA_MAX_REGISTERS=N` adds `--maxrregcount=N` (an experiment:
+//! fewer registers per thread, more threads per SM, spills to local memory; [`options`]). The
+//! options are part of the CUBIN cache key and of the model's ptxas report's.
 
 use cudarc::nvrtc::{result, sys};
 use std::ffi::{CStr, CString};
@@ -39,18 +41,42 @@ pub fn version() -> Result<(i32, i32), String> {
 /// The options of every compilation besides the architecture (and ptxas's report).
 pub const OPTIONS: [&str; 3] = ["--std=c++17", "--fmad=false", "-diag-suppress=177,550"];
 
+/// [`OPTIONS`] and, when `OGHAM_CUDA_MAX_REGISTERS` is set, the register cap it asks for.
+pub fn options() -> Result<Vec<String>, String> {
+    let cap = max_registers(std::env::var("OGHAM_CUDA_MAX_REGISTERS").ok().as_deref())?;
+    Ok(OPTIONS
+        .iter()
+        .map(|o| o.to_string())
+        .chain(cap.map(|n| format!("--maxrregcount={n}")))
+        .collect())
+}
+
+/// The register cap `text` asks for: none when unset or empty, else a number of registers per
+/// thread from 16 to 255 (ptxas's range).
+fn max_registers(text: Option<&str>) -> Result<Option<u32>, String> {
+    match text.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(t) => match t.parse::<u32>() {
+            Ok(n) if (16..=255).contains(&n) => Ok(Some(n)),
+            _ => Err(format!(
+                "OGHAM_CUDA_MAX_REGISTERS must be a number of registers from 16 to 255, not `{t}`"
+            )),
+        },
+    }
+}
+
 /// Compiles `source` for architecture `arch` (`sm_90`). The error is NVRTC's log.
 pub fn compile(source: &str, arch: &str, verbose: bool) -> Result<Compiled, String> {
     let src = CString::new(source).map_err(|_| "the source contains a NUL byte".to_string())?;
     let name = CString::new("ogham.cu").expect("no NUL");
+    let mut all = vec![format!("--gpu-architecture={arch}")];
+    all.extend(options()?);
     let prog = result::create_program(&src, Some(&name)).map_err(|e| format!("{e:?}"))?;
-    let mut options = vec![format!("--gpu-architecture={arch}")];
-    options.extend(OPTIONS.iter().map(|o| o.to_string()));
     if verbose {
-        options.push("--ptxas-options=-v".to_string());
+        all.push("--ptxas-options=-v".to_string());
     }
     // SAFETY: `prog` was created above and is destroyed once below.
-    let compiled = unsafe { result::compile_program(prog, &options) };
+    let compiled = unsafe { result::compile_program(prog, &all) };
     let log = unsafe { result::get_program_log(prog) }
         .map(|raw| {
             // SAFETY: NVRTC returns a NUL-terminated log.
@@ -80,5 +106,24 @@ fn cubin(prog: sys::nvrtcProgram) -> Result<Vec<u8>, String> {
             .result()
             .map_err(|e| format!("{e:?}"))?;
         Ok(image)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_register_cap_is_a_number_of_registers_or_nothing() {
+        assert_eq!(max_registers(None), Ok(None));
+        assert_eq!(max_registers(Some("")), Ok(None));
+        assert_eq!(max_registers(Some(" 128 ")), Ok(Some(128)));
+        for bad in ["8", "256", "-1", "many"] {
+            let e = max_registers(Some(bad)).expect_err(bad);
+            assert!(
+                e.contains("OGHAM_CUDA_MAX_REGISTERS") && e.contains(bad),
+                "{e}"
+            );
+        }
     }
 }

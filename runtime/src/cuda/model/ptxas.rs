@@ -1,6 +1,6 @@
 //! The registers and static shared memory of each kernel, from ptxas's report: NVRTC compiles
 //! each unit (`CudaProgram::units`, in parallel: `units.rs`) for the modelled GPU's
-//! architecture with `--ptxas-options=-v` (no GPU needed). Each unit's report is cached (`<cache>/cuda-model/`, keyed by the source, architecture and NVRTC
+//! architecture with `--ptxas-options=-v` (no GPU needed). Each unit's report is cached (`<cache>/cuda-model/`, keyed by the source, NVRTC's options, the architecture and NVRTC
 //! version, with its MAC like every artefact there): NVRTC takes tens of seconds on a large unit. Without NVRTC every kernel is
 //! assumed to take [`ASSUMED_REGISTERS`], and the profile says so.
 
@@ -30,9 +30,11 @@ pub fn report(source: &str, arch: &str) -> Result<HashMap<String, Resources>, St
     }
     let (major, minor) = nvrtc::version()?;
     let unit = format!("{IDENTITIES}{source}");
+    let options = nvrtc::options()?.join(" ");
     let name = format!(
-        "{:016x}-{arch}-nvrtc{major}.{minor}.ptxas",
-        crate::fnv1a(unit.as_bytes())
+        "{:016x}-{:08x}-{arch}-nvrtc{major}.{minor}.ptxas",
+        crate::fnv1a(unit.as_bytes()),
+        crate::fnv1a(options.as_bytes()) as u32
     );
     let store = Store::open("cuda-model");
     if let Some(text) = store.as_ref().and_then(|s| s.load_artefact(&name)) {
