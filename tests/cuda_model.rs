@@ -126,6 +126,41 @@ fn sites(report: &Report, store: bool) -> Vec<Site> {
         .collect()
 }
 
+/// `PROGRAM` in kernel IR.
+fn program_ir() -> ogham_ir::kir::Program {
+    Frontend::load_source("model.og", PROGRAM)
+        .unwrap_or_else(|e| panic!("{}", e.render()))
+        .compile_kernel(Options::KERNEL)
+        .expect("compiles")
+}
+
+/// An `m × n` array of `f32` rows.
+fn rows(m: usize, n: usize) -> Value {
+    let xss = Array::from_f32(vec![m, n], (0..m * n).map(|i| (i % 97) as f32).collect());
+    Value::Array(xss.expect("shape"))
+}
+
+/// Runs `entry` of [`program_ir`] on the H200 model (8 sampled warps) in parts as `part_rows`
+/// says: its outputs and the report.
+fn on_h200_in_parts(
+    ir: &ogham_ir::kir::Program,
+    entry: &str,
+    args: &[Value],
+    part_rows: PartRows,
+) -> (Vec<Value>, Report) {
+    let gpu = (gpus::by_key("h200").expect("a known GPU"), Some(8));
+    run_model(
+        CUDA,
+        ir,
+        entry,
+        args.to_vec(),
+        &Thresholds::default(),
+        gpu,
+        part_rows,
+    )
+    .unwrap_or_else(|e| panic!("{}", e.message))
+}
+
 fn floats(n: usize) -> Value {
     Value::Array(Array::from_f32(vec![n], (0..n).map(|i| i as f32).collect()).expect("shape"))
 }
@@ -493,26 +528,12 @@ fn the_executors_parts_of_a_thread_per_row_fill_the_gpu() {
     if !available() {
         return;
     }
-    let fe =
-        Frontend::load_source("model.og", PROGRAM).unwrap_or_else(|e| panic!("{}", e.render()));
-    let ir = fe.compile_kernel(Options::KERNEL).expect("compiles");
+    let ir = program_ir();
     // 69 MB: the executor plans two parts of 2,112 rows (a round of the H200's 132
     // multiprocessors), each under a wave of 132 × 256 threads.
-    let (m, n) = (4_224, 4_096);
-    let xss = Array::from_f32(vec![m, n], (0..m * n).map(|i| (i % 97) as f32).collect());
-    let args = vec![Value::Array(xss.expect("shape"))];
-    let gpu = (gpus::by_key("h200").expect("a known GPU"), Some(8));
+    let args = vec![rows(4_224, 4_096)];
     let side = |entry: &str| {
-        let (_, report) = run_model(
-            CUDA,
-            &ir,
-            entry,
-            args.clone(),
-            &Thresholds::default(),
-            gpu,
-            PartRows::Auto,
-        )
-        .unwrap_or_else(|e| panic!("{}", e.message));
+        let (_, report) = on_h200_in_parts(&ir, entry, &args, PartRows::Auto);
         report.side.map(|s| s.copies)
     };
     // Reading two elements a row, the parts are as planned (each part up, its output down).
@@ -529,24 +550,11 @@ fn parts_of_rows_copy_beside_the_kernels() {
     }
     let fe =
         Frontend::load_source("model.og", PROGRAM).unwrap_or_else(|e| panic!("{}", e.render()));
-    let ir = fe.compile_kernel(Options::KERNEL).expect("compiles");
+    let ir = program_ir();
     let (m, n) = (64, 4096);
     let bytes = (m * n * 4) as u64;
-    let xss = Array::from_f32(vec![m, n], (0..m * n).map(|i| (i % 97) as f32).collect());
-    let args = vec![Value::Array(xss.expect("shape"))];
-    let gpu = (gpus::by_key("h200").expect("a known GPU"), Some(8));
-    let run = |part_rows| {
-        run_model(
-            CUDA,
-            &ir,
-            "rowwork",
-            args.clone(),
-            &Thresholds::default(),
-            gpu,
-            part_rows,
-        )
-        .unwrap_or_else(|e| panic!("{}", e.message))
-    };
+    let args = vec![rows(m, n)];
+    let run = |part_rows| on_h200_in_parts(&ir, "rowwork", &args, part_rows);
     let (whole_outputs, whole) = run(PartRows::Whole);
     let (outputs, parts) = run(PartRows::Rows(16));
     assert_eq!(outputs, whole_outputs);

@@ -583,7 +583,7 @@ mod tests {
     use ogham_ir::types::PrimType;
 
     #[test]
-    fn parts_of_a_thread_per_row_take_no_more_waves_than_the_whole_run() {
+    fn parts_of_a_thread_per_row_take_at_most_a_quarter_more_waves_than_the_whole_run() {
         // An H200: rounds of 2,112 rows, waves of 132 × 256 = 33,792 rows at the lowest
         // occupancy.
         let (round, wave) = (2_112, 33_792);

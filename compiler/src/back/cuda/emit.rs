@@ -179,7 +179,7 @@ impl<'f> Emit<'f> {
     }
 
     pub fn finish(self) -> Emitted {
-        let thread_arena = self.allocations("og_arena") > 0;
+        let thread_arena = self.thread_arena();
         Emitted {
             text: self.out,
             sites: self.checks.sites,
@@ -209,6 +209,12 @@ impl<'f> Emit<'f> {
         let indent = "  ".repeat(depth);
         let text: String = lines.iter().map(|s| format!("{indent}{s}\n")).collect();
         self.out.insert_str(at, &text);
+    }
+
+    /// Whether the code so far allocates from the thread's own arena, `og_arena`
+    /// ([`Emitted::thread_arena`]).
+    pub(super) fn thread_arena(&self) -> bool {
+        self.allocations("og_arena") > 0
     }
 
     /// The element-size classes allocated from `og_lanes` so far (bit c: elements of 2^c

@@ -297,11 +297,8 @@ fn thread_kernel(
             block_widths: None,
             allocates: emitted.allocates,
             threads_allocate: emitted.allocates,
-            lane_classes: if lanes {
-                emitted.lane_classes.count_ones() as i64
-            } else {
-                0
-            },
+            // Only interleaved kernels allocate from `og_lanes`.
+            lane_classes: emitted.lane_classes.count_ones() as i64,
         },
     })
 }
@@ -606,7 +603,7 @@ fn block_kernel(
     e.line("__syncthreads();");
     e.close();
     // Later insertion first: an insertion moves the text after it.
-    let threads_allocate = e.allocations("og_arena") > 0;
+    let threads_allocate = e.thread_arena();
     if threads_allocate {
         e.insert_line(reset_at.0, reset_at.1, "og_arena.used = 0;");
     }
