@@ -31,12 +31,6 @@ pub(super) trait Device: Send + Sync {
     fn alloc(&self, bytes: usize) -> Res<u64>;
     fn free(&self, ptr: u64);
     fn upload(&self, dst: u64, src: &[u8]) -> Res<()>;
-    /// Copies a small block (a launch's argument slots) to `dst` in order with the launches and
-    /// copies before and after it, without waiting for them to run: `src` may be reused as soon
-    /// as it returns.
-    fn upload_queued(&self, dst: u64, src: &[u8]) -> Res<()> {
-        self.upload(dst, src)
-    }
     fn download(&self, dst: &mut [u8], src: u64) -> Res<()>;
     fn zero(&self, ptr: u64, bytes: usize) -> Res<()>;
     /// Writes `count` copies of `pattern` (1, 2, 4 or 8 bytes) from `ptr`, on the device.

@@ -341,20 +341,6 @@ impl Device for Driver {
             .map_err(|e| driver_error("copy to the device", e))
     }
 
-    /// `cuMemcpyHtoDAsync` on the null stream from pageable memory: the driver copies `src`
-    /// to its own staging memory before it returns, and the copy to the device runs in the
-    /// stream's order, without a synchronisation (a synchronous copy from pageable memory
-    /// would first wait for every launch before it).
-    fn upload_queued(&self, dst: u64, src: &[u8]) -> Res<()> {
-        // SAFETY: `dst` is an allocation of at least `src.len()` bytes; `src` is read before
-        // the call returns (pageable memory is staged at once).
-        unsafe {
-            sys::cuMemcpyHtoDAsync_v2(dst, src.as_ptr().cast(), src.len(), std::ptr::null_mut())
-        }
-        .result()
-        .map_err(|e| driver_error("copy to the device", e))
-    }
-
     fn download(&self, dst: &mut [u8], src: u64) -> Res<()> {
         if dst.len() >= STAGED_FROM
             && let Some(done) = with_staging(|slots| staging::download(slots, dst, src))

@@ -62,7 +62,7 @@ use ogham_ir::kir::Program;
 use ogham_ir::kir::{SegKind, SegLevel, SegOp};
 use ogham_ir::types::PrimType;
 use ogham_ir::{SubExp, VarId};
-use resident::{DeviceMemory, Pool};
+use resident::Pool;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -520,8 +520,6 @@ impl CudaLauncher {
             results.push(memory);
         }
         let slots = ArgSlots::fill(&inputs, &output_slots);
-        let slot_bytes: Vec<u8> = slots.iter().flat_map(|s| s.to_le_bytes()).collect();
-        let args = self.pool.upload_queued(&slot_bytes)?;
         if !io.runs() {
             // Nothing written: the host's (empty or zeroed) results stand.
             return Ok(io.finish());
@@ -536,7 +534,7 @@ impl CudaLauncher {
                 .max()
                 .unwrap_or(0)
         });
-        self.execute(ev, seg, kernel, &args, (io.segments, io.inner), widest)?;
+        self.execute(ev, seg, kernel, &slots, (io.segments, io.inner), widest)?;
         // The host reads scalar results and histogram destinations at once.
         if !dests.is_empty() || io.outputs.iter().any(|(shape, _)| shape.is_empty()) {
             self.settle(ev)?;
@@ -556,18 +554,18 @@ impl CudaLauncher {
         ev: &mut Evaluator,
         seg: &SegOp,
         kernel: &CudaKernel,
-        args: &DeviceMemory,
+        slots: &[u64],
         (segments, inner): (i64, i64),
         widest: Option<i64>,
     ) -> Res<()> {
         let (block, sms) = (self.dev().block_size(), self.dev().multiprocessors());
         let function = self.dev().function(&kernel.name)?;
-        // The parameters every kernel but a combine kernel starts with.
+        // The parameters every kernel but a combine kernel starts with; every kernel ends with
+        // its argument slots.
         let leading = |arena: u64, stride: i64, n_items: i64| {
             vec![
                 self.failures.record(),
                 0, // the launch's number, set by `try_launch`
-                args.ptr,
                 arena,
                 stride as u64,
                 n_items as u64,
@@ -592,7 +590,7 @@ impl CudaLauncher {
                     grid: (threads / region).clamp(1, blocks),
                     block,
                     shared,
-                    params: leading(arena, stride, n_items),
+                    params: [&leading(arena, stride, n_items)[..], slots].concat(),
                 },
             );
         }
@@ -635,8 +633,9 @@ impl CudaLauncher {
                     block,
                     shared: 0,
                     params: [
-                        leading(arena, stride, n_items),
-                        vec![chunks as u64, partial, carry],
+                        &leading(arena, stride, n_items)[..],
+                        &[chunks as u64, partial, carry],
+                        slots,
                     ]
                     .concat(),
                 },
@@ -660,14 +659,17 @@ impl CudaLauncher {
             grid: ((threads + combine_block - 1) / combine_block).max(1),
             block: combine_block,
             shared: 0,
-            params: vec![
-                self.failures.record(),
-                0, // the launch's number, set by `try_launch`
-                args.ptr,
-                segments as u64,
-                chunks as u64,
-                partial.ptr,
-            ],
+            params: [
+                &[
+                    self.failures.record(),
+                    0, // the launch's number, set by `try_launch`
+                    segments as u64,
+                    chunks as u64,
+                    partial.ptr,
+                ],
+                slots,
+            ]
+            .concat(),
         };
         self.run_launch(ev, kernel, combine)?;
         if let SegKind::Scan(_) = seg.kind {

@@ -139,10 +139,6 @@ impl Device for Timed {
         self.copy(src.len(), || self.inner.upload(dst, src))
     }
 
-    fn upload_queued(&self, dst: u64, src: &[u8]) -> Res<()> {
-        self.copy(src.len(), || self.inner.upload_queued(dst, src))
-    }
-
     fn download(&self, dst: &mut [u8], src: u64) -> Res<()> {
         let bytes = dst.len();
         self.copy(bytes, || self.inner.download(dst, src))

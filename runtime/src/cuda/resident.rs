@@ -130,16 +130,6 @@ impl Pool {
         Ok(memory)
     }
 
-    /// A device copy of `src`, a small block queued in order with the launches
-    /// (`Device::upload_queued`: the host does not wait for it).
-    pub fn upload_queued(self: &Arc<Pool>, src: &[u8]) -> Res<DeviceMemory> {
-        let memory = self.alloc(src.len())?;
-        if !src.is_empty() {
-            self.dev.upload_queued(memory.ptr, src)?;
-        }
-        Ok(memory)
-    }
-
     /// The bytes of the pieces kept for reuse (free for the next allocations, though the
     /// device counts them as used).
     pub fn kept_bytes(&self) -> usize {

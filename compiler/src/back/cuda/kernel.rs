@@ -1,6 +1,6 @@
 //! The `__global__` functions of one kernel around the body code of `emit`.
 //!
-//! Thread level, `NAME(ctx, launch, args, arena, arena_stride, n_items, chunks, partial, carry)`: the
+//! Thread level, `NAME(ctx, launch, arena, arena_stride, n_items, chunks, partial, carry, slots...)`: the
 //! space is segments (points of the outer dimensions) × the innermost dimension, cut into
 //! `n_items = segments × chunks` work items; thread `g` runs items `g, g + threads, ...`. Item
 //! `r` is chunk `r % chunks` of segment `r / chunks`: innermost indices
@@ -10,13 +10,13 @@
 //! points are applied in order, as the interpreter does).
 //!
 //! - A reduction writes one value per segment or, when `partial` is not null, the item's
-//!   accumulators as 64-bit slots at `partial[r·width ..]`; `NAME_combine(ctx, launch, args, segments,
-//!   chunks, partial)` then folds each segment's partials in order and writes the results.
+//!   accumulators as 64-bit slots at `partial[r·width ..]`; `NAME_combine(ctx, launch, segments,
+//!   chunks, partial, slots...)` then folds each segment's partials in order and writes the results.
 //! - A scan with `partial` not null only computes its items' totals; `NAME_combine` turns them
 //!   into each item's carry-in (the totals before it, in order); the second launch, with
 //!   `carry`, scans every item from its carry-in and writes the results.
 //!
-//! Block level, `NAME(ctx, launch, args, arena, arena_stride, n_items)`: one block per point (blocks
+//! Block level, `NAME(ctx, launch, arena, arena_stride, n_items, slots...)`: one block per point (blocks
 //! take points `b, b + blocks, ...`), of whole warps; dynamic shared memory of `8 · blockDim ·
 //! shared_slots` bytes for the block's reductions and scans. The kernel's `block_widths` are the
 //! widths of the loops its blocks share out (SOACs, iotas, fills, output rows) as the runtime
@@ -26,8 +26,12 @@
 //! arrays made at block level and, when its threads make arrays of their own
 //! (`CudaKernel::threads_allocate`), one more region per thread after them.
 //!
-//! Arguments (`args`, 64-bit slots) as on the CPU, laid out by `ogham_ir::abi::ArgSlots` (an
-//! array's pointer is the device's). A failed check writes the context record (`ctx`) with the
+//! Arguments: 64-bit slots as on the CPU, laid out by `ogham_ir::abi::ArgSlots` (an array's
+//! pointer is the device's), passed by value as the kernel's last parameters `og_a0, og_a1,
+//! ...` (every signature above ends with them). CUDA keeps kernel parameters in its constant
+//! bank, which instructions read as operands: the inputs' values and extents take no registers
+//! until a thread computes with them, and no copy goes up before a launch. At most
+//! [`MAX_ARG_SLOTS`] fit CUDA's 4 KiB of parameters; a kernel with more is left to the host. A failed check writes the context record (`ctx`) with the
 //! launch's number (`launch`, from 1 in launch order) and returns; every kernel keeps its current
 //! point in `og_at` (a thread-level item's segment start, then each point; a block's point; a
 //! combine thread's segment) so that the record keeps the lowest. Every kernel starts by
@@ -66,8 +70,9 @@ fn load_inputs(e: &mut Emit, slots: &ArgSlots, inputs: &[VarId]) {
             ogham_ir::Type::Prim(p) => {
                 let t = ctype(p);
                 e.line(format!(
-                    "const {t} {} = og_unbits<{t}>(args[{first}]);",
-                    var(*v)
+                    "const {t} {} = og_unbits<{t}>({});",
+                    var(*v),
+                    slot(first)
                 ));
                 e.uniform_extents.insert(var(*v));
             }
@@ -75,11 +80,12 @@ fn load_inputs(e: &mut Emit, slots: &ArgSlots, inputs: &[VarId]) {
                 let t = ctype(elem);
                 let r = at.rank;
                 let dims: Vec<String> = (0..r)
-                    .map(|d| format!("(i64)args[{}]", at.extent(d)))
+                    .map(|d| format!("(i64){}", slot(at.extent(d))))
                     .collect();
                 e.line(format!(
-                    "View<{t}, {r}> {} = og_view<{t}, {r}>(({t}*)args[{first}], {{{}}});",
+                    "View<{t}, {r}> {} = og_view<{t}, {r}>(({t}*){}, {{{}}});",
                     var(*v),
+                    slot(first),
                     dims.join(", ")
                 ));
                 e.uniform_extents.extend(Emit::dims(&var(*v), r));
@@ -95,8 +101,9 @@ fn load_outputs(e: &mut Emit, slots: &ArgSlots, pat: &[VarId]) {
     for (j, (v, at)) in pat.iter().zip(slots.outputs()).enumerate() {
         let t = ctype(e.f.ty(*v).elem());
         e.line(format!(
-            "{t}* og_out{j} = ({t}*)args[{}]; const i64 og_row{j} = (i64)args[{}];",
-            at.ptr, at.row
+            "{t}* og_out{j} = ({t}*){}; const i64 og_row{j} = (i64){};",
+            slot(at.ptr),
+            slot(at.row)
         ));
     }
 }
@@ -148,6 +155,11 @@ fn decode(e: &mut Emit, seg: &SegOp, dims: usize, flat: &str) {
     }
 }
 
+/// The most argument slots a kernel takes: CUDA passes at most 4 KiB of parameters to a
+/// kernel, and 64 bytes of them are the kernel's own (context, launch number, arena, sizes).
+/// A kernel with more is evaluated on the host.
+pub const MAX_ARG_SLOTS: usize = 500;
+
 /// A kernel's arguments: the slots ([`ArgSlots`]) of its inputs and of the outputs bound to
 /// `pat`.
 struct Args<'a> {
@@ -167,6 +179,12 @@ pub fn build(
 ) -> Result<Built, Unsupported> {
     let inputs = abi::kernel_inputs(f, stmt);
     let slots = ArgSlots::of_kernel(f, seg, &inputs, &stmt.pat);
+    if slots.len() > MAX_ARG_SLOTS {
+        return Err(Unsupported(format!(
+            "{} argument slots, more than the {MAX_ARG_SLOTS} that CUDA's 4 KiB of kernel parameters hold",
+            slots.len()
+        )));
+    }
     let args = Args {
         slots,
         inputs,
@@ -258,7 +276,8 @@ fn thread_kernel(
     let mut sites = emitted.sites;
     let mut text = global(
         name,
-        "const u64* args, char* arena, i64 arena_stride, i64 n_items, i64 chunks, u64* partial, const u64* carry",
+        "char* arena, i64 arena_stride, i64 n_items, i64 chunks, u64* partial, const u64* carry",
+        &args.slots,
         &emitted.text,
     );
     // A tree groups the chunks' totals otherwise than the sequential combine: only for
@@ -441,7 +460,8 @@ fn combine_kernel(
     Ok((
         global(
             &format!("{name}_combine"),
-            "const u64* args, i64 segments, i64 chunks, u64* partial",
+            "i64 segments, i64 chunks, u64* partial",
+            &args.slots,
             &emitted.text,
         ),
         emitted.sites,
@@ -564,7 +584,8 @@ fn warp_combine_kernel(
     Ok((
         global(
             &format!("{name}_combine"),
-            "const u64* args, i64 segments, i64 chunks, u64* partial",
+            "i64 segments, i64 chunks, u64* partial",
+            &args.slots,
             &emitted.text,
         ),
         emitted.sites,
@@ -639,7 +660,8 @@ fn block_kernel(
     Ok(Built {
         text: global(
             name,
-            "const u64* args, char* arena, i64 arena_stride, i64 n_items",
+            "char* arena, i64 arena_stride, i64 n_items",
+            &args.slots,
             &format!("{shared}{}", emitted.text),
         ),
         kernel: CudaKernel {
@@ -696,8 +718,16 @@ fn launch_widths(
 /// A `__global__` function: the failure record, the launch's number, then `params`, and
 /// `body`. Every kernel first returns if an earlier launch failed (`og_failed_before`): the
 /// runtime reads the record only where the host reads what the kernels made.
-fn global(name: &str, params: &str, body: &str) -> String {
+fn global(name: &str, params: &str, slots: &ArgSlots, body: &str) -> String {
+    let slots: String = (0..slots.len())
+        .map(|k| format!(", u64 {}", slot(k)))
+        .collect();
     format!(
-        "extern \"C\" __global__ void {name}(OgCtx* ctx, u64 og_launch, {params}) {{\n  if (og_failed_before(ctx, og_launch)) return;\n{body}}}\n"
+        "extern \"C\" __global__ void {name}(OgCtx* ctx, u64 og_launch, {params}{slots}) {{\n  if (og_failed_before(ctx, og_launch)) return;\n{body}}}\n"
     )
+}
+
+/// The parameter holding argument slot `k` ([`ArgSlots`]).
+fn slot(k: usize) -> String {
+    format!("og_a{k}")
 }

@@ -46,14 +46,10 @@ pub struct Gpu {
     /// Copies staged through pinned slots (a megabyte or more, `staging.rs`): the PCIe link's
     /// rate for page-locked memory, from its data sheet at 80 % (not yet measured).
     pub staged_bandwidth: f64,
-    /// A small copy queued in order with the launches without waiting for it (a launch's
-    /// argument block, `Device::upload_queued`): the copy engine's
-    /// turn between two kernels (s; an assumption, not yet measured).
-    pub queued_copy_latency: f64,
     /// A launch and the wait for it (s); an allocation and its free (s), on the host.
     pub launch_latency: f64,
     pub alloc_latency: f64,
-    /// The host's time to queue a launch, a small copy or a fill without waiting for it (s;
+    /// The host's time to queue a launch or a fill without waiting for it (s;
     /// what `cuLaunchKernel` typically costs the calling thread; an assumption, not yet
     /// measured).
     pub enqueue_latency: f64,
@@ -96,7 +92,6 @@ const H100: Gpu = Gpu {
     copy_latency: 12e-6,
     // PCIe 5.0 x16: 64 GB/s.
     staged_bandwidth: 51.0 * GB,
-    queued_copy_latency: 2e-6,
     launch_latency: 6e-6,
     alloc_latency: 40e-6,
     enqueue_latency: 3e-6,

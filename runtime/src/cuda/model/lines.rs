@@ -11,14 +11,13 @@ const LISTED_SITES: usize = 8;
 /// `OGHAM_PROFILE`'s lines for one kernel (with `code`, its launches' costliest sites too).
 pub(super) fn profile_lines(k: &KernelReport, code: Option<&Code>) -> Vec<String> {
     let mut lines = vec![format!(
-        "kernel {} ({}) modeled {:.3} ms: {} launch(es), {} copies of {:.1} MB, {} queued argument blocks, {} allocations of {:.1} MB, {} data steps of {:.1} MB",
+        "kernel {} ({}) modeled {:.3} ms: {} launch(es), {} copies of {:.1} MB, {} allocations of {:.1} MB, {} data steps of {:.1} MB",
         k.name,
         k.level,
         k.seconds * 1e3,
         k.launches.len(),
         k.copies,
         k.copied_bytes as f64 / 1e6,
-        k.queued_copies,
         k.allocations,
         k.allocated_bytes as f64 / 1e6,
         k.device_steps,

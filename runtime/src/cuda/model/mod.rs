@@ -125,8 +125,6 @@ pub struct KernelReport {
     pub launches: Vec<LaunchReport>,
     pub copies: u64,
     pub copied_bytes: u64,
-    /// Argument blocks queued without a wait ([`Device::upload_queued`]).
-    pub queued_copies: u64,
     pub allocations: u64,
     pub allocated_bytes: u64,
     /// Fills and copies within the device (the host program's data steps, `steps.rs`).
@@ -687,15 +685,6 @@ impl Device for Model {
         // SAFETY: `dst` is a piece of at least `src.len()` bytes.
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
         self.copied(src.len());
-        Ok(())
-    }
-
-    fn upload_queued(&self, dst: u64, src: &[u8]) -> Res<()> {
-        // SAFETY: `dst` is a piece of at least `src.len()` bytes.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
-        let mut current = self.current.lock().expect("no panics while locked");
-        current.queued_copies += 1;
-        self.with_clocks(|c| c.queue(self.gpu.enqueue_latency, self.gpu.queued_copy_latency));
         Ok(())
     }
 
