@@ -9,7 +9,8 @@
 //! width rounded up to whole warps when its operator is exact; a transpose between two kernels
 //! is made on the device, coalesced; an entry point run in parts of rows copies its inputs
 //! and outputs beside its kernels, overlapping them, and the executor's own parts of an entry
-//! point with a thread per row take few more waves than the whole run; launches that can fail are not waited for
+//! point with a thread per row take few more waves than the whole run; a thread-level kernel of
+//! many registers runs in the blocks at which an SM holds the most of its warps; launches that can fail are not waited for
 //! (their failure record is read once, where the host reads). Bank conflicts of strided shared-memory accesses are
 //! counted exactly by `ogham_runtime::cuda::model::warps` (its unit tests); this file runs whole
 //! programs.
@@ -68,6 +69,24 @@ entry twosizes [n] (xs: [n]f32) : [n]f32 =
              in loop s = 0f32 for i < 3000 do s * 0.5f32 + a[4 * i] + f32.i64 b[i]) xs
 ";
 
+/// [`PROGRAM`] and `heavy`: a thread-level kernel whose point carries 80 `f64` values through a
+/// loop, each of the next iteration's read from three of them, so that ptxas gives it more
+/// than 168 registers per thread (212 with NVRTC 12.9).
+fn program() -> String {
+    let names: Vec<String> = (0..80).map(|k| format!("a{k}")).collect();
+    let tuple = names.join(", ");
+    let init: Vec<String> = (0..80).map(|k| format!("x + {k}f64")).collect();
+    let next: Vec<String> = (0..80)
+        .map(|k| format!("a{k} * 0.5f64 + a{} * a{}", (k + 1) % 80, (k + 7) % 80))
+        .collect();
+    format!(
+        "{PROGRAM}entry heavy [n] (xs: [n]f64) : [n]f64 =\n  map (\\x -> let ({tuple}) = loop ({tuple}) = ({}) for _i < 3 do ({})\n             in {}) xs\n",
+        init.join(", "),
+        next.join(", "),
+        names.join(" + ")
+    )
+}
+
 fn available() -> bool {
     match ogham::Backend::CudaModel.unavailable() {
         None => true,
@@ -94,7 +113,7 @@ fn model_with(
     thresholds: &Thresholds,
 ) -> Report {
     let fe =
-        Frontend::load_source("model.og", PROGRAM).unwrap_or_else(|e| panic!("{}", e.render()));
+        Frontend::load_source("model.og", &program()).unwrap_or_else(|e| panic!("{}", e.render()));
     let ir = fe.compile_kernel(Options::KERNEL).expect("compiles");
     let gpu = gpus::by_key(gpu).expect("a known GPU");
     let (outputs, report) = run_model(
@@ -128,7 +147,7 @@ fn sites(report: &Report, store: bool) -> Vec<Site> {
 
 /// `PROGRAM` in kernel IR.
 fn program_ir() -> ogham_ir::kir::Program {
-    Frontend::load_source("model.og", PROGRAM)
+    Frontend::load_source("model.og", &program())
         .unwrap_or_else(|e| panic!("{}", e.render()))
         .compile_kernel(Options::KERNEL)
         .expect("compiles")
@@ -524,6 +543,35 @@ fn block_level_reductions_shuffle_in_blocks_that_follow_an_exact_operators_width
 }
 
 #[test]
+fn a_thread_level_kernel_of_many_registers_runs_in_the_blocks_that_hold_the_most_warps() {
+    if !available() {
+        return;
+    }
+    // More points than the H200's SMs hold at once, so that the grid does not limit them.
+    let n = 50_000;
+    let xs = Array::from_f64(vec![n], (0..n).map(|i| (i % 13) as f64 * 0.01).collect());
+    let report = model(
+        "heavy",
+        vec![Value::Array(xs.expect("shape"))],
+        "h200",
+        Some(16),
+    );
+    let launches: Vec<_> = report.kernels.iter().flat_map(|k| &k.launches).collect();
+    assert_eq!(launches.len(), 1, "{report:#?}");
+    let (registers, occupancy) = (launches[0].resources.registers, launches[0].occupancy);
+    // From 169 to 232 registers an SM holds 9 to 12 warps, but one block of 256 threads (8).
+    assert!(
+        (169..=232).contains(&registers),
+        "the test needs a kernel of 169 to 232 registers, not {registers}"
+    );
+    assert_eq!(occupancy.limit, "registers", "{occupancy:?}");
+    assert!(
+        occupancy.warps_per_sm > 8,
+        "{registers} registers: {occupancy:?}"
+    );
+}
+
+#[test]
 fn the_executors_parts_of_a_thread_per_row_fill_the_gpu() {
     if !available() {
         return;
@@ -549,7 +597,7 @@ fn parts_of_rows_copy_beside_the_kernels() {
         return;
     }
     let fe =
-        Frontend::load_source("model.og", PROGRAM).unwrap_or_else(|e| panic!("{}", e.render()));
+        Frontend::load_source("model.og", &program()).unwrap_or_else(|e| panic!("{}", e.render()));
     let ir = program_ir();
     let (m, n) = (64, 4096);
     let bytes = (m * n * 4) as u64;

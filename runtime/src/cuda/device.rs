@@ -14,8 +14,15 @@ pub(super) trait Device: Send + Sync {
     fn name(&self) -> &'static str;
     /// Makes the device current on the calling thread.
     fn bind(&self) -> Res<()>;
-    /// Threads per block of thread-level kernels and combine kernels.
+    /// Threads per block of combine kernels, and the most of a thread-level kernel's.
     fn block_size(&self) -> i64;
+    /// Threads per block of kernel `function` launched with at most `most` threads per block
+    /// (a multiple of 32, or [`Device::block_size`]) and `shared_per_thread` bytes of dynamic
+    /// shared memory per thread of the block: [`fullest_block`] at the kernel's resources where
+    /// the device knows them (a GPU, the model), else `most`.
+    fn fullest_block_of(&self, _function: u64, most: i64, _shared_per_thread: i64) -> Res<i64> {
+        Ok(most)
+    }
     /// The most threads per block of a block-level kernel, a multiple of 32 (a block-level
     /// kernel's block takes whole warps: its reductions and scans shuffle within them).
     fn block_level_size(&self) -> i64 {
@@ -87,5 +94,51 @@ pub(super) trait Device: Send + Sync {
     /// when the executor should print the measured time.
     fn finish_kernel(&self, _name: &str, _level: &str) -> bool {
         false
+    }
+}
+
+/// Of `most` threads per block and the powers of two from a warp below it, the block size at
+/// which an SM holds the most warps, given the blocks it holds at each size
+/// (`resident_blocks`); the largest of equals. A kernel whose registers let an SM hold 11 warps
+/// holds only 8 in blocks of 256 threads (one block), but 10 in blocks of 64 (five).
+pub(super) fn fullest_block<E>(
+    most: i64,
+    resident_blocks: impl Fn(i64) -> Result<i64, E>,
+) -> Result<i64, E> {
+    let mut sizes: Vec<i64> = (0..).map(|k| 32 << k).take_while(|&s| s < most).collect();
+    sizes.push(most);
+    let (mut best, mut best_warps) = (most, 0);
+    for &size in sizes.iter().rev() {
+        let warps = resident_blocks(size)? * ((size + 31) / 32);
+        if warps > best_warps {
+            (best, best_warps) = (size, warps);
+        }
+    }
+    Ok(best)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fullest_block;
+    use std::convert::Infallible;
+
+    #[test]
+    fn blocks_are_tried_from_the_most_threads_down_to_a_warp_in_powers_of_two() {
+        let tried = std::cell::RefCell::new(Vec::new());
+        let one_block_each = |size| {
+            tried.borrow_mut().push(size);
+            Ok::<_, Infallible>(1)
+        };
+        // One block per SM whatever its size: the largest holds the most warps.
+        assert_eq!(fullest_block(96, one_block_each), Ok(96));
+        assert_eq!(*tried.borrow(), [96, 64, 32]);
+        // An SM holding 2,048 threads in blocks of up to 32: equal warps, the largest wins.
+        let threads = |size: i64| Ok::<_, Infallible>((2048 / size).min(32));
+        assert_eq!(fullest_block(256, threads), Ok(256));
+        // Blocks limited by 11 warps' registers: 11 blocks of one warp beat one of eight.
+        let registers = |size: i64| Ok::<_, Infallible>(11 / (size / 32));
+        assert_eq!(fullest_block(256, registers), Ok(32));
+        // A device that cannot tell stops the choice.
+        assert_eq!(fullest_block(256, |_| Err("no device")), Err("no device"));
     }
 }

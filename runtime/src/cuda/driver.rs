@@ -14,6 +14,7 @@
 //! side, is used only after its copy returned. A waited launch waits for its own stop event,
 //! not for the whole context, so that it does not wait for the side queue too.
 
+use super::device::fullest_block;
 use super::staging::{self, CHUNK, STAGED_FROM, Slots};
 use super::units::Compiling;
 use super::{Device, Mark, Res, driver_error, machine_error, no_kernel, nvrtc};
@@ -276,6 +277,22 @@ impl Device for Driver {
 
     fn block_size(&self) -> i64 {
         256
+    }
+
+    /// At the kernel's registers and shared memory, as the driver's occupancy calculator finds.
+    fn fullest_block_of(&self, function: u64, most: i64, shared_per_thread: i64) -> Res<i64> {
+        fullest_block(most, |size| {
+            // SAFETY: `function` is a kernel of a module loaded in the current context.
+            unsafe {
+                result::occupancy::max_active_block_per_multiprocessor(
+                    function as sys::CUfunction,
+                    size as i32,
+                    (shared_per_thread * size) as usize,
+                )
+            }
+            .map(i64::from)
+            .map_err(|e| driver_error("the occupancy calculator", e))
+        })
     }
 
     fn multiprocessors(&self) -> i64 {

@@ -573,7 +573,12 @@ impl CudaLauncher {
         };
         if kernel.level == SegLevel::Block {
             let most = self.dev().block_level_size();
-            let block = block_level_threads(most, widest);
+            let mut block = block_level_threads(most, widest);
+            if widest.is_some() {
+                // The block may follow its width, so also its occupancy.
+                let per_thread = 8 * kernel.shared_slots as i64;
+                block = self.dev().fullest_block_of(function, block, per_thread)?;
+            }
             let n_items = segments * inner;
             let shared = (8 * block as usize * kernel.shared_slots) as u32;
             // As many threads as 16 blocks of the most threads per multiprocessor (narrower
@@ -618,19 +623,22 @@ impl CudaLauncher {
         let n_items = segments * chunks;
         // Histograms update their destinations in place: never launched twice.
         let relaunchable = !matches!(seg.kind, SegKind::Hist(_));
+        // The block size at which the most of the kernel's warps are resident on an SM.
+        let thread_block = self.dev().fullest_block_of(function, block, 0)?;
         // Whole blocks: the arena then holds a share for every thread of the grid, which the
         // interleaved layout (`og_lanes`, one slot per thread of the grid) relies on.
-        let wanted = (n_items.clamp(1, sms * 32 * block) + block - 1) / block * block;
+        let wanted =
+            (n_items.clamp(1, sms * 32 * block) + thread_block - 1) / thread_block * thread_block;
         let pass = |ev: &mut Evaluator, partial: u64, carry: u64| {
             self.run_with_arena(
                 ev,
                 kernel,
                 relaunchable,
-                (wanted, block),
+                (wanted, thread_block),
                 &mut |arena, stride, threads| Launch {
                     function,
-                    grid: ((threads + block - 1) / block).max(1),
-                    block,
+                    grid: ((threads + thread_block - 1) / thread_block).max(1),
+                    block: thread_block,
                     shared: 0,
                     params: [
                         &leading(arena, stride, n_items)[..],
