@@ -16,12 +16,11 @@ pub(super) trait Device: Send + Sync {
     fn bind(&self) -> Res<()>;
     /// Threads per block of combine kernels, and the most of a thread-level kernel's.
     fn block_size(&self) -> i64;
-    /// Threads per block of kernel `function` launched with at most `most` threads per block
-    /// (a multiple of 32, or [`Device::block_size`]) and `shared_per_thread` bytes of dynamic
-    /// shared memory per thread of the block: [`fullest_block`] at the kernel's resources where
-    /// the device knows them (a GPU, the model), else `most`.
-    fn fullest_block_of(&self, _function: u64, most: i64, _shared_per_thread: i64) -> Res<i64> {
-        Ok(most)
+    /// Threads per block of thread-level kernel `function`: [`fullest_block`] of
+    /// [`Device::block_size`] at the kernel's resources where the device knows them (a GPU, the
+    /// model), else [`Device::block_size`].
+    fn thread_block(&self, _function: u64) -> Res<i64> {
+        Ok(self.block_size())
     }
     /// The most threads per block of a block-level kernel, a multiple of 32 (a block-level
     /// kernel's block takes whole warps: its reductions and scans shuffle within them).

@@ -280,14 +280,14 @@ impl Device for Driver {
     }
 
     /// At the kernel's registers and shared memory, as the driver's occupancy calculator finds.
-    fn fullest_block_of(&self, function: u64, most: i64, shared_per_thread: i64) -> Res<i64> {
-        fullest_block(most, |size| {
+    fn thread_block(&self, function: u64) -> Res<i64> {
+        fullest_block(self.block_size(), |size| {
             // SAFETY: `function` is a kernel of a module loaded in the current context.
             unsafe {
                 result::occupancy::max_active_block_per_multiprocessor(
                     function as sys::CUfunction,
                     size as i32,
-                    (shared_per_thread * size) as usize,
+                    0,
                 )
             }
             .map(i64::from)

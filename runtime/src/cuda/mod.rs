@@ -573,12 +573,7 @@ impl CudaLauncher {
         };
         if kernel.level == SegLevel::Block {
             let most = self.dev().block_level_size();
-            let mut block = block_level_threads(most, widest);
-            if widest.is_some() {
-                // The block may follow its width, so also its occupancy.
-                let per_thread = 8 * kernel.shared_slots as i64;
-                block = self.dev().fullest_block_of(function, block, per_thread)?;
-            }
+            let block = block_level_threads(most, widest);
             let n_items = segments * inner;
             let shared = (8 * block as usize * kernel.shared_slots) as u32;
             // As many threads as 16 blocks of the most threads per multiprocessor (narrower
@@ -624,7 +619,7 @@ impl CudaLauncher {
         // Histograms update their destinations in place: never launched twice.
         let relaunchable = !matches!(seg.kind, SegKind::Hist(_));
         // The block size at which the most of the kernel's warps are resident on an SM.
-        let thread_block = self.dev().fullest_block_of(function, block, 0)?;
+        let thread_block = self.dev().thread_block(function)?;
         // Whole blocks: the arena then holds a share for every thread of the grid, which the
         // interleaved layout (`og_lanes`, one slot per thread of the grid) relies on.
         let wanted =

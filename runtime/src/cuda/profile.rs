@@ -105,9 +105,8 @@ impl Device for Timed {
         self.inner.block_level_size()
     }
 
-    fn fullest_block_of(&self, function: u64, most: i64, shared_per_thread: i64) -> Res<i64> {
-        self.inner
-            .fullest_block_of(function, most, shared_per_thread)
+    fn thread_block(&self, function: u64) -> Res<i64> {
+        self.inner.thread_block(function)
     }
 
     fn multiprocessors(&self) -> i64 {

@@ -632,15 +632,9 @@ impl Device for Model {
     }
 
     /// At the kernel's registers and static shared memory in ptxas's report.
-    fn fullest_block_of(&self, function: u64, most: i64, shared_per_thread: i64) -> Res<i64> {
+    fn thread_block(&self, function: u64) -> Res<i64> {
         let kernel = self.names.get(&function).cloned().unwrap_or_default();
-        let resources = self.resources(&kernel);
-        Ok(fullest_block_on(
-            self.gpu,
-            resources,
-            most,
-            shared_per_thread,
-        ))
+        Ok(thread_block_on(self.gpu, self.resources(&kernel)))
     }
 
     fn multiprocessors(&self) -> i64 {
@@ -801,15 +795,15 @@ impl Device for Model {
     }
 }
 
-/// The block size of a kernel with `resources` on `gpu` ([`fullest_block`] of `most` threads,
-/// with `shared_per_thread` bytes of dynamic shared memory per thread).
-fn fullest_block_on(gpu: &Gpu, resources: Resources, most: i64, shared_per_thread: i64) -> i64 {
-    let Ok(size) = fullest_block(most, |size| {
+/// The block size of a thread-level kernel with `resources` on `gpu` ([`fullest_block`] of
+/// [`BLOCK`] threads).
+fn thread_block_on(gpu: &Gpu, resources: Resources) -> i64 {
+    let Ok(size) = fullest_block(BLOCK, |size| {
         let shape = Shape {
-            blocks: i64::MAX / most.max(1),
+            blocks: i64::MAX / BLOCK,
             threads_per_block: size,
             registers_per_thread: resources.registers,
-            shared_per_block: resources.shared + shared_per_thread * size,
+            shared_per_block: resources.shared,
         };
         Ok::<_, std::convert::Infallible>(estimate::occupancy(gpu, &shape).blocks_per_sm)
     });
@@ -824,14 +818,14 @@ mod tests {
     /// The H200's SM holds 65,536 registers, allocated per warp in units of 256, 2,048 threads
     /// and 32 blocks.
     #[test]
-    fn blocks_are_the_size_at_which_an_sm_holds_the_most_warps() {
+    fn thread_level_blocks_are_the_size_at_which_an_sm_holds_the_most_warps() {
         let h200 = &GPUS[1];
         let block = |registers| {
             let resources = Resources {
                 registers,
                 shared: 0,
             };
-            fullest_block_on(h200, resources, BLOCK, 0)
+            thread_block_on(h200, resources)
         };
         // Few registers: 8 blocks of 256 threads fill the SM's 64 warps.
         assert_eq!(block(32), 256);
@@ -846,21 +840,5 @@ mod tests {
         assert_eq!(block(178), 32);
         // 255: 8 warps, one block of 256.
         assert_eq!(block(255), 256);
-        // A block-level kernel of 168 registers whose width asks for 256 threads (STL's
-        // `main_f64_k43`): three blocks of 128, 12 warps.
-        let resources = Resources {
-            registers: 168,
-            shared: 0,
-        };
-        assert_eq!(fullest_block_on(h200, resources, 256, 0), 128);
-        // Its dynamic shared memory counts too: at 512 bytes per thread, the SM's 228 KiB hold
-        // one block of 256 threads (8 warps), three of 128 (12), seven of 64 (14) and 14 of 32
-        // (14): blocks of 64.
-        let light = Resources {
-            registers: 32,
-            shared: 0,
-        };
-        assert_eq!(fullest_block_on(h200, light, 256, 512), 64);
-        assert_eq!(fullest_block_on(h200, light, 256, 0), 256);
     }
 }
