@@ -150,8 +150,8 @@ pub struct Report {
     pub clocks: Clocks,
 }
 
-/// The two clocks of a modelled run, in seconds from its start. The host queues launches,
-/// argument blocks and fills without waiting, allocates memory, and waits for the main queue
+/// The two clocks of a modelled run, in seconds from its start. The host queues launches and
+/// fills without waiting, allocates memory, and waits for the main queue
 /// only where it must: a synchronous copy (which also waits for everything queued before it) or
 /// a launch it waits for. The main queue runs what was queued in order, each piece once the
 /// host has queued it and the piece before it has finished. So the host's own costs
