@@ -733,10 +733,10 @@ fn the_cuda_profile_separates_kernels_copies_and_allocations() {
     .unwrap();
     let found = pattern.captures(&line).unwrap_or_else(|| panic!("{line}"));
     // The first kernel's line also holds the executor's start, the failure record allocated
-    // and cleared. Copies: that clearing, the operand going up, the argument slots (the map
-    // cannot fail, so its record is not read; its result stays on the device). Allocations:
-    // the record, the operand's device copy, the result, the argument slots.
-    assert_eq!((&found[1], &found[3]), ("3", "4"), "{line}");
+    // and cleared. Copies: that clearing and the operand going up (the map cannot fail, so its
+    // record is not read; its result stays on the device; its argument slots are kernel
+    // parameters). Allocations: the record, the operand's device copy, the result.
+    assert_eq!((&found[1], &found[3]), ("2", "3"), "{line}");
     // The result comes back once, after the last kernel.
     let reads = stderr(&out)
         .lines()
