@@ -237,8 +237,14 @@ fn every_generated_kernel_compiles_with_nvrtc() {
         failures.join("\n\n")
     );
     assert!(units.len() > 100, "the corpus has programs with kernels");
+    // The one kernel left to the host on purpose: more argument slots than CUDA's 4 KiB of
+    // kernel parameters hold.
+    let too_many = "tests/cases/cuda/many_arguments.og: main_k0: 505 argument slots";
+    let (left_out, others): (Vec<_>, Vec<_>) =
+        not_generated.iter().partition(|k| k.starts_with(too_many));
+    assert_eq!(left_out.len(), 1, "{too_many}: {not_generated:?}");
     assert!(
-        not_generated.is_empty(),
-        "every kernel of the corpus is generated"
+        others.is_empty(),
+        "every other kernel of the corpus is generated: {others:?}"
     );
 }
