@@ -31,7 +31,9 @@
 //! ...` (every signature above ends with them). CUDA keeps kernel parameters in its constant
 //! bank, which instructions read as operands: the inputs' values and extents take no registers
 //! until a thread computes with them, and no copy goes up before a launch. At most
-//! [`MAX_ARG_SLOTS`] fit CUDA's 4 KiB of parameters; a kernel with more is left to the host. A failed check writes the context record (`ctx`) with the
+//! [`MAX_ARG_SLOTS`] fit CUDA's 4 KiB of parameters; a kernel with more is left to the host.
+//!
+//! A failed check writes the context record (`ctx`) with the
 //! launch's number (`launch`, from 1 in launch order) and returns; every kernel keeps its current
 //! point in `og_at` (a thread-level item's segment start, then each point; a block's point; a
 //! combine thread's segment) so that the record keeps the lowest. Every kernel starts by

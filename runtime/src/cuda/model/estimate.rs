@@ -1,5 +1,6 @@
 //! A launch's modelled time, from its counts: occupancy from the block size, the kernel's
-//! registers and shared memory; then a roofline over the throughput limits the counts imply
+//! registers and shared memory (and, from the same occupancy, the block size a thread-level
+//! kernel gets: [`thread_block`]); then a roofline over the throughput limits the counts imply
 //! (DRAM, L2, L1 line lookups, shared memory, FP32/FP64/special-function units, instruction
 //! issue, slower when a scheduler has fewer warps than `DEPENDENT_LATENCY` cycles to hide) and a
 //! latency term for launches with too little parallelism to hide memory latency. The time is
@@ -15,6 +16,8 @@
 //! overlaps all its resident warps, so each wave of resident blocks takes one warp's path.
 
 use super::gpus::Gpu;
+use super::ptxas::Resources;
+use crate::cuda::device::fullest_block;
 
 /// Independent memory requests a warp has in flight (calibrated: `docs/cuda.md`).
 pub const MEMORY_PARALLELISM: f64 = 1.0;
@@ -95,6 +98,21 @@ pub fn occupancy(gpu: &Gpu, s: &Shape) -> Occupancy {
         sms_used,
         limit,
     }
+}
+
+/// Threads per block of a thread-level kernel with `resources` on `gpu`: [`fullest_block`] of
+/// `most` threads at the occupancy [`occupancy`] finds.
+pub fn thread_block(gpu: &Gpu, resources: Resources, most: i64) -> i64 {
+    let Ok(size) = fullest_block(most, |size| {
+        let shape = Shape {
+            blocks: i64::MAX / most.max(1),
+            threads_per_block: size,
+            registers_per_thread: resources.registers,
+            shared_per_block: resources.shared,
+        };
+        Ok::<_, std::convert::Infallible>(occupancy(gpu, &shape).blocks_per_sm)
+    });
+    size
 }
 
 /// A launch's counts, scaled to the whole grid where the model sampled warps.
@@ -245,5 +263,32 @@ mod tests {
         let e = estimate(h200, &occ, &c);
         assert_eq!(e.bound, "DRAM");
         assert!((e.seconds - 2e9 / 4.8e12).abs() < 1e-5, "{e:?}");
+    }
+
+    /// The H200's SM holds 65,536 registers, allocated per warp in units of 256, 2,048 threads
+    /// and 32 blocks.
+    #[test]
+    fn thread_level_blocks_are_the_size_at_which_an_sm_holds_the_most_warps() {
+        let h200 = &GPUS[1];
+        let block = |registers| {
+            let resources = Resources {
+                registers,
+                shared: 0,
+            };
+            thread_block(h200, resources, 256)
+        };
+        // Few registers: 8 blocks of 256 threads fill the SM's 64 warps.
+        assert_eq!(block(32), 256);
+        // 128 registers: 16 warps in two blocks of 256, as in smaller ones.
+        assert_eq!(block(128), 256);
+        // STL's thread-level trend smoothing (136): 15 warps fit, 8 in blocks of 256 and 14 in
+        // blocks of 64; 15 in blocks of one warp.
+        assert_eq!(block(136), 32);
+        // 168 registers: 12 warps fit, in blocks of 128 (three) as in smaller ones.
+        assert_eq!(block(168), 128);
+        // 178 (STL's thread-level loess): 11 warps fit, 8 in blocks of 256, 10 in blocks of 64.
+        assert_eq!(block(178), 32);
+        // 255: 8 warps, one block of 256.
+        assert_eq!(block(255), 256);
     }
 }

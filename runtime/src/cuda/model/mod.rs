@@ -28,7 +28,6 @@ mod ptxas;
 mod region;
 pub mod warps;
 
-use super::device::fullest_block;
 use super::emulator::{self, Build, open_library, symbol_error, trampolines};
 use super::units::Compiling;
 use super::{Device, Mark, Res, machine_error};
@@ -634,7 +633,11 @@ impl Device for Model {
     /// At the kernel's registers and static shared memory in ptxas's report.
     fn thread_block(&self, function: u64) -> Res<i64> {
         let kernel = self.names.get(&function).cloned().unwrap_or_default();
-        Ok(thread_block_on(self.gpu, self.resources(&kernel)))
+        Ok(estimate::thread_block(
+            self.gpu,
+            self.resources(&kernel),
+            BLOCK,
+        ))
     }
 
     fn multiprocessors(&self) -> i64 {
@@ -792,53 +795,5 @@ impl Device for Model {
         }
         report.kernels.push(kernel);
         true
-    }
-}
-
-/// The block size of a thread-level kernel with `resources` on `gpu` ([`fullest_block`] of
-/// [`BLOCK`] threads).
-fn thread_block_on(gpu: &Gpu, resources: Resources) -> i64 {
-    let Ok(size) = fullest_block(BLOCK, |size| {
-        let shape = Shape {
-            blocks: i64::MAX / BLOCK,
-            threads_per_block: size,
-            registers_per_thread: resources.registers,
-            shared_per_block: resources.shared,
-        };
-        Ok::<_, std::convert::Infallible>(estimate::occupancy(gpu, &shape).blocks_per_sm)
-    });
-    size
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use gpus::GPUS;
-
-    /// The H200's SM holds 65,536 registers, allocated per warp in units of 256, 2,048 threads
-    /// and 32 blocks.
-    #[test]
-    fn thread_level_blocks_are_the_size_at_which_an_sm_holds_the_most_warps() {
-        let h200 = &GPUS[1];
-        let block = |registers| {
-            let resources = Resources {
-                registers,
-                shared: 0,
-            };
-            thread_block_on(h200, resources)
-        };
-        // Few registers: 8 blocks of 256 threads fill the SM's 64 warps.
-        assert_eq!(block(32), 256);
-        // 128 registers: 16 warps in two blocks of 256, as in smaller ones.
-        assert_eq!(block(128), 256);
-        // STL's thread-level trend smoothing (136): 15 warps fit, 8 in blocks of 256 and 14 in
-        // blocks of 64; 15 in blocks of one warp.
-        assert_eq!(block(136), 32);
-        // 168 registers: 12 warps fit, in blocks of 128 (three) as in smaller ones.
-        assert_eq!(block(168), 128);
-        // 178 (STL's thread-level loess): 11 warps fit, 8 in blocks of 256, 10 in blocks of 64.
-        assert_eq!(block(178), 32);
-        // 255: 8 warps, one block of 256.
-        assert_eq!(block(255), 256);
     }
 }
