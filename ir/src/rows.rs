@@ -46,56 +46,66 @@ pub struct RowSplit {
 }
 
 impl RowSplit {
-    /// Whether a run of `f` whose thresholds on the rows decide as `taken` says may launch a
-    /// kernel that runs each row's sequential work on a thread of its own: a thread-level
-    /// kernel whose space is the rows alone and whose body nests loops or SOACs (BFAST's
+    /// The kernels that a run of `f` whose thresholds on the rows decide as `taken` says may
+    /// launch and that run each row's sequential work on a thread of its own: thread-level
+    /// kernels whose space is the rows alone and whose body nests loops or SOACs (BFAST's
     /// per-pixel kernel, STL's thread-per-series loess). Once the rows are fewer than a wave
     /// of the device's threads, such a kernel takes as long as one row's work, however few
     /// rows it has, so parts of rows under a wave each cost it as much as the whole run. A
     /// kernel that makes one pass over each row (STL's `seasonal_amplitude`, a reduction per
     /// series) does not count: its time is its rows' bytes, which parts divide. An `if` on
     /// anything but those thresholds may take either branch.
-    pub fn thread_per_row(&self, f: &Function, taken: impl Fn(ThresholdId) -> bool) -> bool {
+    pub fn threads_per_row<'f>(
+        &self,
+        f: &'f Function,
+        taken: impl Fn(ThresholdId) -> bool,
+    ) -> Vec<&'f SegOp> {
+        let mut found = Vec::new();
         let mut decided = std::collections::HashMap::new();
-        self.may_run_thread_per_row(&f.body, &taken, &mut decided)
+        self.collect_threads_per_row(&f.body, &taken, &mut decided, &mut found);
+        found
     }
 
-    fn may_run_thread_per_row(
+    fn collect_threads_per_row<'f>(
         &self,
-        body: &HostBody,
+        body: &'f HostBody,
         taken: &impl Fn(ThresholdId) -> bool,
         decided: &mut std::collections::HashMap<VarId, bool>,
-    ) -> bool {
-        body.stmts.iter().any(|stmt| match &stmt.exp {
-            Exp::Host(HostOp::Threshold { id, .. }) => {
-                if let (Some(&v), true) = (stmt.pat.first(), self.thresholds.contains(id)) {
-                    decided.insert(v, taken(*id));
+        found: &mut Vec<&'f SegOp>,
+    ) {
+        for stmt in &body.stmts {
+            match &stmt.exp {
+                Exp::Host(HostOp::Threshold { id, .. }) => {
+                    if let (Some(&v), true) = (stmt.pat.first(), self.thresholds.contains(id)) {
+                        decided.insert(v, taken(*id));
+                    }
                 }
-                false
+                Exp::Host(HostOp::Seg(seg))
+                    if seg.level == SegLevel::Thread
+                        && matches!(seg.space[..], [(_, SubExp::Var(m))] if m == self.rows)
+                        && nested_sequential_work(&seg.body, 0) =>
+                {
+                    found.push(seg);
+                }
+                Exp::If {
+                    cond,
+                    then_body,
+                    else_body,
+                    ..
+                } => match cond {
+                    SubExp::Var(c) if decided.contains_key(c) => {
+                        let branch = if decided[c] { then_body } else { else_body };
+                        self.collect_threads_per_row(branch, taken, decided, found);
+                    }
+                    _ => {
+                        self.collect_threads_per_row(then_body, taken, decided, found);
+                        self.collect_threads_per_row(else_body, taken, decided, found);
+                    }
+                },
+                Exp::Loop { body, .. } => self.collect_threads_per_row(body, taken, decided, found),
+                _ => {}
             }
-            Exp::Host(HostOp::Seg(seg)) => {
-                seg.level == SegLevel::Thread
-                    && matches!(seg.space[..], [(_, SubExp::Var(m))] if m == self.rows)
-                    && nested_sequential_work(&seg.body, 0)
-            }
-            Exp::If {
-                cond,
-                then_body,
-                else_body,
-                ..
-            } => match cond {
-                SubExp::Var(c) if decided.contains_key(c) => {
-                    let branch = if decided[c] { then_body } else { else_body };
-                    self.may_run_thread_per_row(branch, taken, decided)
-                }
-                _ => {
-                    self.may_run_thread_per_row(then_body, taken, decided)
-                        || self.may_run_thread_per_row(else_body, taken, decided)
-                }
-            },
-            Exp::Loop { body, .. } => self.may_run_thread_per_row(body, taken, decided),
-            _ => false,
-        })
+        }
     }
 }
 

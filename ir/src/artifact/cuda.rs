@@ -120,6 +120,8 @@ pub struct CudaProgram {
 pub struct Unit {
     pub source: String,
     pub kernels: Vec<String>,
+    /// The level of the generated kernel the unit defines; `None` for the data kernels' unit.
+    pub level: Option<SegLevel>,
 }
 
 impl CudaProgram {
@@ -147,11 +149,14 @@ impl CudaProgram {
         let data = Unit {
             source: format!("{}{}", self.prelude, self.data_kernels),
             kernels: crate::abi::cuda_data_kernels().map(String::from).collect(),
+            level: None,
         };
         let kernels = self.segs.iter().filter_map(|s| {
+            let kernel = s.kernel.as_ref().ok()?;
             Some(Unit {
                 source: format!("{}\n{}", self.prelude, s.text),
-                kernels: s.kernel.as_ref().ok()?.functions(),
+                kernels: kernel.functions(),
+                level: Some(kernel.level),
             })
         });
         std::iter::once(data).chain(kernels).collect()

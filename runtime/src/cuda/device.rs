@@ -16,11 +16,14 @@ pub(super) trait Device: Send + Sync {
     fn bind(&self) -> Res<()>;
     /// Threads per block of combine kernels, and the most of a thread-level kernel's.
     fn block_size(&self) -> i64;
-    /// Threads per block of thread-level kernel `function`: [`fullest_block`] of
+    /// The blocks of thread-level kernel `function`: [`fullest_block`] of
     /// [`Device::block_size`] at the kernel's resources where the device knows them (a GPU, the
-    /// model), else [`Device::block_size`].
-    fn thread_block(&self, _function: u64) -> Res<i64> {
-        Ok(self.block_size())
+    /// model), else blocks of [`Device::block_size`], one per SM (the lowest occupancy).
+    fn thread_block(&self, _function: u64) -> Res<ThreadBlock> {
+        Ok(ThreadBlock {
+            threads: self.block_size(),
+            per_sm: 1,
+        })
     }
     /// The most threads per block of a block-level kernel, a multiple of 32 (a block-level
     /// kernel's block takes whole warps: its reductions and scans shuffle within them).
@@ -96,6 +99,13 @@ pub(super) trait Device: Send + Sync {
     }
 }
 
+/// A thread-level kernel's blocks: their threads, and how many an SM holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadBlock {
+    pub threads: i64,
+    pub per_sm: i64,
+}
+
 /// Of `most` threads per block and the powers of two from a warp below it, the block size at
 /// which an SM holds the most warps, given the blocks it holds at each size
 /// (`resident_blocks`); the largest of equals. A kernel whose registers let an SM hold 11 warps
@@ -103,14 +113,22 @@ pub(super) trait Device: Send + Sync {
 pub(super) fn fullest_block<E>(
     most: i64,
     resident_blocks: impl Fn(i64) -> Result<i64, E>,
-) -> Result<i64, E> {
+) -> Result<ThreadBlock, E> {
     let mut sizes: Vec<i64> = (0..).map(|k| 32 << k).take_while(|&s| s < most).collect();
     sizes.push(most);
-    let (mut best, mut best_warps) = (most, 0);
+    let mut best = ThreadBlock {
+        threads: most,
+        per_sm: 0,
+    };
     for &size in sizes.iter().rev() {
-        let warps = resident_blocks(size)? * ((size + 31) / 32);
-        if warps > best_warps {
-            (best, best_warps) = (size, warps);
+        let blocks = resident_blocks(size)?;
+        let warps = |b: &ThreadBlock| b.per_sm * ((b.threads + 31) / 32);
+        let candidate = ThreadBlock {
+            threads: size,
+            per_sm: blocks,
+        };
+        if warps(&candidate) > warps(&best) {
+            best = candidate;
         }
     }
     Ok(best)
@@ -118,7 +136,7 @@ pub(super) fn fullest_block<E>(
 
 #[cfg(test)]
 mod tests {
-    use super::fullest_block;
+    use super::{ThreadBlock, fullest_block};
     use std::convert::Infallible;
 
     #[test]
@@ -128,15 +146,16 @@ mod tests {
             tried.borrow_mut().push(size);
             Ok::<_, Infallible>(1)
         };
+        let block = |threads, per_sm| Ok(ThreadBlock { threads, per_sm });
         // One block per SM whatever its size: the largest holds the most warps.
-        assert_eq!(fullest_block(96, one_block_each), Ok(96));
+        assert_eq!(fullest_block(96, one_block_each), block(96, 1));
         assert_eq!(*tried.borrow(), [96, 64, 32]);
         // An SM holding 2,048 threads in blocks of up to 32: equal warps, the largest wins.
         let threads = |size: i64| Ok::<_, Infallible>((2048 / size).min(32));
-        assert_eq!(fullest_block(256, threads), Ok(256));
+        assert_eq!(fullest_block(256, threads), block(256, 8));
         // Blocks limited by 11 warps' registers: 11 blocks of one warp beat one of eight.
         let registers = |size: i64| Ok::<_, Infallible>(11 / (size / 32));
-        assert_eq!(fullest_block(256, registers), Ok(32));
+        assert_eq!(fullest_block(256, registers), block(32, 11));
         // A device that cannot tell stops the choice.
         assert_eq!(fullest_block(256, |_| Err("no device")), Err("no device"));
     }

@@ -14,7 +14,8 @@
 //! side, is used only after its copy returned. A waited launch waits for its own stop event,
 //! not for the whole context, so that it does not wait for the side queue too.
 
-use super::device::fullest_block;
+use super::device::{ThreadBlock, fullest_block};
+use super::registers::{self, Policy, Sm};
 use super::staging::{self, CHUNK, STAGED_FROM, Slots};
 use super::units::Compiling;
 use super::{Device, Mark, Res, driver_error, machine_error, no_kernel, nvrtc};
@@ -22,6 +23,7 @@ use crate::cache_file::{self, Store};
 use crate::error::{R_CUDA, R_CUDA_UNAVAILABLE, R_OUT_OF_MEMORY};
 use cudarc::driver::{CudaContext, result, sys};
 use ogham_ir::artifact::cuda::{CudaProgram, Unit};
+use ogham_ir::kir::SegLevel;
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -30,6 +32,8 @@ pub struct Driver {
     ctx: Arc<CudaContext>,
     arch: String,
     sms: i64,
+    /// What one SM holds, for the register caps (`registers.rs`).
+    sm: Sm,
     /// The loaded program's units: their CUBINs, compiled (or read from the cache) in
     /// parallel, each at its first kernel's first launch at the latest (`units.rs`).
     units: Option<Compiling<Res<Cubin>>>,
@@ -80,34 +84,56 @@ impl Driver {
         let sms = ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(|e| driver_error("multiprocessor count", e))? as i64;
+        let attribute = |a, what: &str| {
+            ctx.attribute(a)
+                .map(i64::from)
+                .map_err(|e| driver_error(what, e))
+        };
+        use sys::CUdevice_attribute as A;
+        let sm = Sm {
+            registers: attribute(
+                A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+                "registers per multiprocessor",
+            )?,
+            threads: attribute(
+                A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+                "threads per multiprocessor",
+            )?,
+            blocks: attribute(
+                A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR,
+                "blocks per multiprocessor",
+            )?,
+        };
         Ok(Driver {
             ctx,
             arch: format!("sm_{major}{minor}"),
             sms,
+            sm,
             units: None,
             functions: Mutex::new(HashMap::new()),
         })
     }
 }
 
-/// The CUBIN of `source` for `arch`, and the cache and entry name it is kept under: from the
-/// on-disk cache when the entry there is intact (see [`crate::cache_file`]), otherwise compiled
-/// by NVRTC (`fresh`: never from the cache) and cached.
-fn cached_cubin(source: &str, arch: &str, fresh: bool) -> Res<Cubin> {
+/// The CUBIN of `unit` for `arch` (with the register cap `registers.rs` chooses for `sm`), and
+/// the cache and entry name it is kept under: from the on-disk cache when the entry there is
+/// intact (see [`crate::cache_file`]), otherwise compiled by NVRTC (`fresh`: never from the
+/// cache) and cached.
+fn cached_cubin(unit: &Unit, arch: &str, sm: &Sm, fresh: bool) -> Res<Cubin> {
     let (major, minor) = nvrtc::version().map_err(|e| driver_error("NVRTC version", e))?;
-    let options = nvrtc::options()
-        .map_err(|e| machine_error(R_CUDA, format!("CUDA: {e}")))?
-        .join(" ");
+    let policy = Policy::from_env().map_err(|e| machine_error(R_CUDA, format!("CUDA: {e}")))?;
+    let options = format!("{} {}", nvrtc::OPTIONS.join(" "), policy.key(sm));
     let name = format!(
         "{:016x}-{:08x}-{arch}-nvrtc{major}.{minor}.cubin",
-        crate::fnv1a(source.as_bytes()),
+        crate::fnv1a(unit.source.as_bytes()),
         crate::fnv1a(options.as_bytes()) as u32
     );
     let cached = Store::open("cuda").map(|store| Cached { store, name });
     if !fresh && let Some(image) = cached.as_ref().and_then(|c| c.store.load_artefact(&c.name)) {
         return Ok((image, cached));
     }
-    let compiled = nvrtc::compile(source, arch, false)
+    let thread_level = unit.level == Some(SegLevel::Thread);
+    let compiled = registers::compile(&unit.source, arch, sm, thread_level, policy)
         .map_err(|log| machine_error(R_CUDA, format!("CUDA: {log}")))?;
     if let Some(c) = &cached
         && let Err(e) = c.store.store_artefact(&c.name, &compiled.cubin)
@@ -122,11 +148,11 @@ fn cached_cubin(source: &str, arch: &str, fresh: bool) -> Res<Cubin> {
     Ok((compiled.cubin, cached))
 }
 
-/// Loads the CUBIN of unit `source` as a module. A cached CUBIN that passes its checksum but
-/// does not load is compiled once more; when that fails too, the error names the cache file.
+/// Loads the CUBIN of `unit` as a module. A cached CUBIN that passes its checksum but does not
+/// load is compiled once more; when that fails too, the error names the cache file.
 fn load_module(
-    source: &str,
-    arch: &str,
+    unit: &Unit,
+    (arch, sm): (&str, &Sm),
     cubin: &[u8],
     cached: &Option<Cached>,
 ) -> Res<sys::CUmodule> {
@@ -140,7 +166,7 @@ fn load_module(
     };
     c.store
         .damaged(&c.name, &format!("it does not load: {e:?}"));
-    let (cubin, _) = cached_cubin(source, arch, true)?;
+    let (cubin, _) = cached_cubin(unit, arch, sm, true)?;
     // SAFETY: as above.
     unsafe { result::module::load_data(cubin.as_ptr().cast()) }.map_err(|e| {
         let file = c.store.path(&c.name).display().to_string();
@@ -280,7 +306,7 @@ impl Device for Driver {
     }
 
     /// At the kernel's registers and shared memory, as the driver's occupancy calculator finds.
-    fn thread_block(&self, function: u64) -> Res<i64> {
+    fn thread_block(&self, function: u64) -> Res<ThreadBlock> {
         fullest_block(self.block_size(), |size| {
             // SAFETY: `function` is a kernel of a module loaded in the current context.
             unsafe {
@@ -300,9 +326,9 @@ impl Device for Driver {
     }
 
     fn load(&mut self, program: &CudaProgram) -> Res<()> {
-        let arch = self.arch.clone();
+        let (arch, sm) = (self.arch.clone(), self.sm);
         self.units = Some(Compiling::start(program, move |unit: &Unit| {
-            cached_cubin(&unit.source, &arch, false)
+            cached_cubin(unit, &arch, &sm, false)
         }));
         Ok(())
     }
@@ -321,7 +347,7 @@ impl Device for Driver {
             .ok_or_else(|| no_kernel(name))?;
         let (cubin, cached) = compiled.as_ref().map_err(|e| e.clone())?;
         self.bind()?;
-        let module = load_module(&unit.source, &self.arch, cubin, cached)?;
+        let module = load_module(unit, (&self.arch, &self.sm), cubin, cached)?;
         for kernel in &unit.kernels {
             let c_name = CString::new(kernel.as_str()).expect("kernel names have no NUL");
             // SAFETY: the module is loaded and holds the unit's kernels.

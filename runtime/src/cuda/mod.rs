@@ -40,6 +40,7 @@ pub mod emulator;
 pub mod model;
 pub mod nvrtc;
 mod profile;
+mod registers;
 mod resident;
 mod rows;
 mod staging;
@@ -387,8 +388,15 @@ impl Launcher for CudaLauncher {
         (self.dev().multiprocessors() * 16).max(1) as usize
     }
 
-    fn rows_per_wave(&self) -> Option<usize> {
-        Some((self.dev().multiprocessors() * self.dev().block_size()).max(1) as usize)
+    /// At the blocks [`Device::thread_block`] finds for the kernel: compiling its unit if no
+    /// launch has yet. A statement the kernels leave to the host (or whose kernel does not
+    /// compile, which its launch reports) has none.
+    fn rows_per_wave(&self, seg: &SegOp) -> Option<usize> {
+        let &i = self.by_seg.get(&(seg as *const SegOp))?;
+        let kernel = self.segs[i].kernel.as_ref().ok()?;
+        let function = self.dev().function(&kernel.name).ok()?;
+        let block = self.dev().thread_block(function).ok()?;
+        Some((self.dev().multiprocessors() * block.threads * block.per_sm).max(1) as usize)
     }
 
     fn side(&self) -> Option<Box<dyn Side + '_>> {
@@ -619,7 +627,7 @@ impl CudaLauncher {
         // Histograms update their destinations in place: never launched twice.
         let relaunchable = !matches!(seg.kind, SegKind::Hist(_));
         // The block size at which the most of the kernel's warps are resident on an SM.
-        let thread_block = self.dev().thread_block(function)?;
+        let thread_block = self.dev().thread_block(function)?.threads;
         // Whole blocks: the arena then holds a share for every thread of the grid, which the
         // interleaved layout (`og_lanes`, one slot per thread of the grid) relies on.
         let wanted =

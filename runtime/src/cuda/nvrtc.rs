@@ -1,5 +1,5 @@
 //! NVRTC: CUDA C source to a CUBIN for one GPU architecture (`sm_80`, `sm_90`, ...), with the
-//! compiler's log (ptxas's register and shared-memory report when `verbose`). The library is
+//! compiler's log (ptxas's report of each kernel's registers). The library is
 //! loaded at run time (`libnvrtc.so.12`, found through `LD_LIBRARY_PATH`); without it
 //! [`available`] is false and nothing here may be called (cudarc panics on a missing library).
 //!
@@ -7,9 +7,9 @@
 //! (`--fmad=false`: NVRTC fuses by default, which rounds once instead of twice and made BFAST's
 //! outputs on an H200 differ from the CPU backends' and the interpreter's); and the warnings about
 //! unused variables silenced (generated kernels declare every output and arena even when a body
-//! does not use them). `OGHAM_CUDA_MAX_REGISTERS=N` adds `--maxrregcount=N` (an experiment:
-//! fewer registers per thread, more threads per SM, spills to local memory; [`options`]). The
-//! options are part of the CUBIN cache key and of the model's ptxas report's.
+//! does not use them). ptxas reports each kernel's registers, shared memory and spills
+//! (`--ptxas-options=-v`); a register cap is the caller's (`registers.rs`). The options are
+//! part of the CUBIN cache key and of the model's ptxas report's.
 
 use cudarc::nvrtc::{result, sys};
 use std::ffi::{CStr, CString};
@@ -24,7 +24,7 @@ pub fn available() -> bool {
 pub struct Compiled {
     /// The CUBIN image.
     pub cubin: Vec<u8>,
-    /// NVRTC's log (ptxas's report per kernel when compiled with `verbose`).
+    /// NVRTC's log, with ptxas's report per kernel.
     pub log: String,
 }
 
@@ -41,40 +41,17 @@ pub fn version() -> Result<(i32, i32), String> {
 /// The options of every compilation besides the architecture (and ptxas's report).
 pub const OPTIONS: [&str; 3] = ["--std=c++17", "--fmad=false", "-diag-suppress=177,550"];
 
-/// [`OPTIONS`] and, when `OGHAM_CUDA_MAX_REGISTERS` is set, the register cap it asks for.
-pub fn options() -> Result<Vec<String>, String> {
-    let cap = max_registers(std::env::var("OGHAM_CUDA_MAX_REGISTERS").ok().as_deref())?;
-    Ok(OPTIONS
-        .iter()
-        .map(|o| o.to_string())
-        .chain(cap.map(|n| format!("--maxrregcount={n}")))
-        .collect())
-}
-
-/// The register cap `text` asks for: none when unset or empty, else a number of registers per
-/// thread from 16 to 255 (ptxas's range).
-fn max_registers(text: Option<&str>) -> Result<Option<u32>, String> {
-    match text.map(str::trim) {
-        None | Some("") => Ok(None),
-        Some(t) => match t.parse::<u32>() {
-            Ok(n) if (16..=255).contains(&n) => Ok(Some(n)),
-            _ => Err(format!(
-                "OGHAM_CUDA_MAX_REGISTERS must be a number of registers from 16 to 255, not `{t}`"
-            )),
-        },
-    }
-}
-
-/// Compiles `source` for architecture `arch` (`sm_90`). The error is NVRTC's log.
-pub fn compile(source: &str, arch: &str, verbose: bool) -> Result<Compiled, String> {
+/// Compiles `source` for architecture `arch` (`sm_90`) with ptxas's report in the log, at most
+/// `cap` registers per thread when there is one. The error is NVRTC's log.
+pub fn compile(source: &str, arch: &str, cap: Option<u32>) -> Result<Compiled, String> {
     let src = CString::new(source).map_err(|_| "the source contains a NUL byte".to_string())?;
     let name = CString::new("ogham.cu").expect("no NUL");
-    let mut all = vec![format!("--gpu-architecture={arch}")];
-    all.extend(options()?);
+    let all: Vec<String> = std::iter::once(format!("--gpu-architecture={arch}"))
+        .chain(OPTIONS.iter().map(|o| o.to_string()))
+        .chain(std::iter::once("--ptxas-options=-v".to_string()))
+        .chain(cap.map(|n| format!("--maxrregcount={n}")))
+        .collect();
     let prog = result::create_program(&src, Some(&name)).map_err(|e| format!("{e:?}"))?;
-    if verbose {
-        all.push("--ptxas-options=-v".to_string());
-    }
     // SAFETY: `prog` was created above and is destroyed once below.
     let compiled = unsafe { result::compile_program(prog, &all) };
     let log = unsafe { result::get_program_log(prog) }
@@ -106,24 +83,5 @@ fn cubin(prog: sys::nvrtcProgram) -> Result<Vec<u8>, String> {
             .result()
             .map_err(|e| format!("{e:?}"))?;
         Ok(image)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_register_cap_is_a_number_of_registers_or_nothing() {
-        assert_eq!(max_registers(None), Ok(None));
-        assert_eq!(max_registers(Some("")), Ok(None));
-        assert_eq!(max_registers(Some(" 128 ")), Ok(Some(128)));
-        for bad in ["8", "256", "-1", "many"] {
-            let e = max_registers(Some(bad)).expect_err(bad);
-            assert!(
-                e.contains("OGHAM_CUDA_MAX_REGISTERS") && e.contains(bad),
-                "{e}"
-            );
-        }
     }
 }

@@ -7,6 +7,7 @@
 //!
 //! Invariant: `Timed` changes nothing a device does; it only times and counts.
 
+use super::device::ThreadBlock;
 use super::{Device, Mark, Res};
 use ogham_ir::artifact::cuda::{Counting, CudaProgram};
 use std::sync::{Arc, Mutex};
@@ -105,7 +106,7 @@ impl Device for Timed {
         self.inner.block_level_size()
     }
 
-    fn thread_block(&self, function: u64) -> Res<i64> {
+    fn thread_block(&self, function: u64) -> Res<ThreadBlock> {
         self.inner.thread_block(function)
     }
 

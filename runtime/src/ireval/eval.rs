@@ -87,13 +87,13 @@ pub trait Launcher {
         1
     }
 
-    /// The fewest rows that fill the device with a thread-level kernel of one thread per row
-    /// (a wave at the lowest occupancy such a kernel can have: one block per multiprocessor);
-    /// `None` when fewer rows cost no more time than they take (a CPU's cores). An executor's
-    /// own plan of parts never cuts the rows of an entry point that launches such kernels
-    /// ([`ogham_ir::rows::RowSplit::thread_per_row`]) into more than a quarter more waves in
-    /// all than the whole run takes (`parts.rs`).
-    fn rows_per_wave(&self) -> Option<usize> {
+    /// The rows that fill the device with thread-level kernel `seg` when it runs one thread per
+    /// row (a wave: the threads of its blocks that every multiprocessor holds at once); `None`
+    /// when fewer rows cost no more time than they take (a CPU's cores). An executor's own plan
+    /// of parts never cuts the rows of an entry point that launches such kernels
+    /// ([`ogham_ir::rows::RowSplit::threads_per_row`]) into more than a quarter more waves of
+    /// any of them in all than the whole run takes (`parts.rs`).
+    fn rows_per_wave(&self, _seg: &SegOp) -> Option<usize> {
         None
     }
 

@@ -149,14 +149,19 @@ pub(super) fn run(
         .filter(|_| parts.whole_rounds)
         .map(|l| l.row_granule().max(1));
     let mut ranges = part_ranges(rows, parts.part_rows, granule);
-    // The executor's own plan: few more waves of a thread per row in all than the whole run.
-    let wave = granule
-        .zip(launcher.and_then(|l| l.rows_per_wave()))
-        .filter(|_| {
-            parts
-                .split
-                .thread_per_row(function, |id| part_limits.get(&id) == Some(&0))
-        });
+    // The executor's own plan: few more waves of a thread per row in all than the whole run,
+    // at the occupancy of the kernel an SM holds the fewest threads of (the most registers per
+    // thread: typically the longest per wave, as BFAST's per-pixel kernel and STL's loess).
+    let wave = granule.zip(launcher).and_then(|(granule, launcher)| {
+        let segs = parts
+            .split
+            .threads_per_row(function, |id| part_limits.get(&id) == Some(&0));
+        let wave = segs
+            .into_iter()
+            .filter_map(|s| launcher.rows_per_wave(s))
+            .min()?;
+        Some((granule, wave))
+    });
     if let Some((granule, wave)) = wave {
         match parts_within_waves(rows, ranges.len(), granule, wave) {
             1 => return Ok(None),
@@ -584,8 +589,8 @@ mod tests {
 
     #[test]
     fn parts_of_a_thread_per_row_take_at_most_a_quarter_more_waves_than_the_whole_run() {
-        // An H200: rounds of 2,112 rows, waves of 132 × 256 = 33,792 rows at the lowest
-        // occupancy.
+        // An H200: rounds of 2,112 rows; waves of 132 × 256 = 33,792 rows for a kernel an SM
+        // holds 8 warps of.
         let (round, wave) = (2_112, 33_792);
         // BFAST D1 (16,384 pixels): half a wave whole, a wave per part in two parts.
         assert_eq!(parts_within_waves(16_384, 2, round, wave), 1);
@@ -599,6 +604,9 @@ mod tests {
         // STL C1's thread-per-series versions (186,624 series, eight parts planned): 6 waves
         // whole, 8 in eight parts, 7 in seven (a quarter more would be 7.5).
         assert_eq!(parts_within_waves(186_624, 8, round, wave), 7);
+        // The same with its loess at 12 warps per SM (waves of 50,688): 4 waves whole, 5 in
+        // five parts of 38,016 rows.
+        assert_eq!(parts_within_waves(186_624, 8, round, 50_688), 5);
         // Peru on an RTX 2080 Ti (68 SMs: rounds of 1,088 rows, waves of 17,408): 7 waves
         // whole, 9 in three parts, 8 in two.
         assert_eq!(parts_within_waves(111_556, 3, 1_088, 17_408), 2);

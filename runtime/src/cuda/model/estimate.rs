@@ -17,7 +17,8 @@
 
 use super::gpus::Gpu;
 use super::ptxas::Resources;
-use crate::cuda::device::fullest_block;
+use crate::cuda::device::{ThreadBlock, fullest_block};
+use crate::cuda::registers::blocks_by_registers;
 
 /// Independent memory requests a warp has in flight (calibrated: `docs/cuda.md`).
 pub const MEMORY_PARALLELISM: f64 = 1.0;
@@ -64,13 +65,15 @@ pub struct Occupancy {
 
 pub fn occupancy(gpu: &Gpu, s: &Shape) -> Occupancy {
     let warps_per_block = (s.threads_per_block + 31) / 32;
-    // Registers are allocated per warp in units of 256.
-    let regs_per_warp = ((s.registers_per_thread.max(1) * 32 + 255) / 256) * 256;
     let mut limits = vec![
         (gpu.max_blocks_per_sm, "blocks"),
         (gpu.max_threads_per_sm / (warps_per_block * 32), "threads"),
         (
-            gpu.registers_per_sm / (regs_per_warp * warps_per_block),
+            blocks_by_registers(
+                gpu.registers_per_sm,
+                s.registers_per_thread,
+                warps_per_block,
+            ),
             "registers",
         ),
     ];
@@ -100,10 +103,10 @@ pub fn occupancy(gpu: &Gpu, s: &Shape) -> Occupancy {
     }
 }
 
-/// Threads per block of a thread-level kernel with `resources` on `gpu`: [`fullest_block`] of
-/// `most` threads at the occupancy [`occupancy`] finds.
-pub fn thread_block(gpu: &Gpu, resources: Resources, most: i64) -> i64 {
-    let Ok(size) = fullest_block(most, |size| {
+/// The blocks of a thread-level kernel with `resources` on `gpu`: [`fullest_block`] of `most`
+/// threads at the occupancy [`occupancy`] finds.
+pub fn thread_block(gpu: &Gpu, resources: Resources, most: i64) -> ThreadBlock {
+    let Ok(block) = fullest_block(most, |size| {
         let shape = Shape {
             blocks: i64::MAX / most.max(1),
             threads_per_block: size,
@@ -112,7 +115,7 @@ pub fn thread_block(gpu: &Gpu, resources: Resources, most: i64) -> i64 {
         };
         Ok::<_, std::convert::Infallible>(occupancy(gpu, &shape).blocks_per_sm)
     });
-    size
+    block
 }
 
 /// A launch's counts, scaled to the whole grid where the model sampled warps.
@@ -274,8 +277,10 @@ mod tests {
             let resources = Resources {
                 registers,
                 shared: 0,
+                spilled: 0,
+                cap: None,
             };
-            thread_block(h200, resources, 256)
+            thread_block(h200, resources, 256).threads
         };
         // Few registers: 8 blocks of 256 threads fill the SM's 64 warps.
         assert_eq!(block(32), 256);

@@ -6,6 +6,8 @@
 //!
 //! `OGHAM_GPU_MODEL` picks one by name (`h100`, the default, `h200`, `a100`, `rtx2080ti`).
 
+use crate::cuda::registers::Sm;
+
 /// One GPU, as the model sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Gpu {
@@ -53,6 +55,17 @@ pub struct Gpu {
     /// what `cuLaunchKernel` typically costs the calling thread; an assumption, not yet
     /// measured).
     pub enqueue_latency: f64,
+}
+
+impl Gpu {
+    /// What one SM holds, for the register caps (`registers.rs`).
+    pub fn sm(&self) -> Sm {
+        Sm {
+            registers: self.registers_per_sm,
+            threads: self.max_threads_per_sm,
+            blocks: self.max_blocks_per_sm,
+        }
+    }
 }
 
 const GB: f64 = 1e9;

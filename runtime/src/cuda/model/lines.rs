@@ -26,10 +26,14 @@ pub(super) fn profile_lines(k: &KernelReport, code: Option<&Code>) -> Vec<String
     for l in &k.launches {
         let c = &l.counts;
         lines.push(format!(
-            "  {}: {} blocks, {} registers, {} warps/SM ({}-limited), {} wave(s); {:.3} ms, bound by {}",
+            "  {}: {} blocks, {} registers{}, {} warps/SM ({}-limited), {} wave(s); {:.3} ms, bound by {}",
             l.kernel,
             l.blocks,
             l.resources.registers,
+            match l.resources.cap {
+                Some(cap) => format!(" (capped at {cap})"),
+                None => String::new(),
+            },
             l.occupancy.warps_per_sm,
             l.occupancy.limit,
             l.occupancy.waves,

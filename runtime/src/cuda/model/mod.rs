@@ -28,6 +28,7 @@ mod ptxas;
 mod region;
 pub mod warps;
 
+use super::device::ThreadBlock;
 use super::emulator::{self, Build, open_library, symbol_error, trampolines};
 use super::units::Compiling;
 use super::{Device, Mark, Res, machine_error};
@@ -280,6 +281,8 @@ impl Model {
         let assumed = Resources {
             registers: ptxas::ASSUMED_REGISTERS,
             shared: 0,
+            spilled: 0,
+            cap: None,
         };
         let report = self.resources.as_ref().and_then(|r| r.unit_of(kernel));
         match report {
@@ -631,7 +634,7 @@ impl Device for Model {
     }
 
     /// At the kernel's registers and static shared memory in ptxas's report.
-    fn thread_block(&self, function: u64) -> Res<i64> {
+    fn thread_block(&self, function: u64) -> Res<ThreadBlock> {
         let kernel = self.names.get(&function).cloned().unwrap_or_default();
         Ok(estimate::thread_block(
             self.gpu,
@@ -647,9 +650,9 @@ impl Device for Model {
     /// ptxas's reports are made per unit, in parallel, each at the first launch of one of its
     /// kernels at the latest (`units.rs`); the emulation is one library.
     fn load(&mut self, program: &CudaProgram) -> Res<()> {
-        let arch = self.gpu.arch;
+        let gpu = self.gpu;
         self.resources = Some(Compiling::start(program, move |unit: &Unit| {
-            ptxas::report(&unit.source, arch)
+            ptxas::report(unit, gpu)
         }));
         let names = program.kernel_names();
         let unit = emulator::unit(&program.source(), &format!("{INSTRUMENTATION}\n"), &names);
