@@ -184,14 +184,17 @@ fn choose(
     while hi - lo > 1 {
         let mid = (lo + hi) / 2;
         let cap = caps[mid as usize];
-        let capped = nvrtc::compile(source, arch, Some(cap))?;
-        let spills_no_more = parse(&capped.log)
-            .iter()
-            .all(|(name, r)| r.spilled <= report.get(name).map_or(0, |u| u.spilled));
-        if spills_no_more {
-            (lo, best, best_cap) = (mid, capped, Some(cap));
-        } else {
-            hi = mid;
+        // A cap NVRTC refuses counts as one that spills: the uncapped compilation stands.
+        let kept = nvrtc::compile(source, arch, Some(cap))
+            .ok()
+            .filter(|capped| {
+                parse(&capped.log)
+                    .iter()
+                    .all(|(name, r)| r.spilled <= report.get(name).map_or(0, |u| u.spilled))
+            });
+        match kept {
+            Some(capped) => (lo, best, best_cap) = (mid, capped, Some(cap)),
+            None => hi = mid,
         }
     }
     Ok((best, best_cap))
