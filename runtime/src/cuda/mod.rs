@@ -388,9 +388,8 @@ impl Launcher for CudaLauncher {
         (self.dev().multiprocessors() * 16).max(1) as usize
     }
 
-    /// At the blocks [`Device::thread_block`] finds for the kernel: compiling its unit if no
-    /// launch has yet. A statement the kernels leave to the host (or whose kernel does not
-    /// compile, which its launch reports) has none.
+    /// At the kernel's [`Device::thread_block`] (compiling its unit now if no launch has); none
+    /// for a statement left to the host or a kernel that does not compile (its launch says so).
     fn rows_per_wave(&self, seg: &SegOp) -> Option<usize> {
         let &i = self.by_seg.get(&(seg as *const SegOp))?;
         let kernel = self.segs[i].kernel.as_ref().ok()?;

@@ -23,6 +23,7 @@
 //! (an experiment: spills to local memory are then allowed), and `off` leaves every unit as
 //! ptxas compiles it.
 
+use super::device::fullest_block;
 use crate::cuda::nvrtc::{self, Compiled};
 use std::collections::HashMap;
 
@@ -37,6 +38,10 @@ pub struct Resources {
     /// The register cap the kernel's unit was compiled with, if any.
     pub cap: Option<u32>,
 }
+
+/// The most threads of a thread-level kernel's block (`Device::block_size` on a GPU and in
+/// the model).
+const THREAD_BLOCK: i64 = 256;
 
 /// The line [`compile`] puts before a capped compilation's log, so that a report read back from
 /// a cache says what the cap was.
@@ -101,19 +106,17 @@ pub fn blocks_by_registers(registers_per_sm: i64, registers: i64, warps_per_bloc
 
 impl Sm {
     /// The warps of a thread-level kernel of `registers` registers per thread that the SM
-    /// holds, in the block size among 256 threads and the powers of two down to a warp that
-    /// holds the most.
+    /// holds in the blocks [`fullest_block`] chooses, as the runtime launches it.
     fn thread_level_warps(&self, registers: i64) -> i64 {
-        (0..4)
-            .map(|k| {
-                let warps_per_block = 8 >> k;
-                let blocks = blocks_by_registers(self.registers, registers, warps_per_block)
+        let Ok(block) = fullest_block(THREAD_BLOCK, |size| {
+            let warps_per_block = (size + 31) / 32;
+            Ok::<_, std::convert::Infallible>(
+                blocks_by_registers(self.registers, registers, warps_per_block)
                     .min(self.blocks)
-                    .min(self.threads / (32 * warps_per_block));
-                blocks * warps_per_block
-            })
-            .max()
-            .unwrap_or(0)
+                    .min(self.threads / size),
+            )
+        });
+        block.per_sm * block.threads / 32
     }
 
     /// The caps worth trying for a thread-level kernel of `registers` registers per thread, by

@@ -636,11 +636,8 @@ impl Device for Model {
     /// At the kernel's registers and static shared memory in ptxas's report.
     fn thread_block(&self, function: u64) -> Res<ThreadBlock> {
         let kernel = self.names.get(&function).cloned().unwrap_or_default();
-        Ok(estimate::thread_block(
-            self.gpu,
-            self.resources(&kernel),
-            BLOCK,
-        ))
+        let resources = self.resources(&kernel);
+        Ok(estimate::thread_block(self.gpu, resources, BLOCK))
     }
 
     fn multiprocessors(&self) -> i64 {
