@@ -6,6 +6,7 @@
 //! consumer wants them (`Gen::result_slots`).
 
 use super::codegen::{Cursor, Gen, View, clif_type, elem_size, made_by_soac};
+use super::early_calls;
 use super::helpers::{HelperId, is_inline_float_math};
 use super::interleave;
 use super::jam;
@@ -107,6 +108,10 @@ impl Lower for Gen<'_> {
 
     fn f(&self) -> &ogham_ir::kir::Function {
         self.f
+    }
+
+    fn order(&self, body: &Body) -> Option<Vec<usize>> {
+        early_calls::order(self.f, body)
     }
 
     fn checks(&mut self) -> &mut Checks {

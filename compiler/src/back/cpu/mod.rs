@@ -50,6 +50,7 @@
 
 mod codegen;
 mod copy;
+mod early_calls;
 mod fill;
 pub mod helpers;
 mod interleave;

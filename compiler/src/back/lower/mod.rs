@@ -154,6 +154,12 @@ pub trait Lower: Sized {
     type Placed;
 
     fn f(&self) -> &ogham_ir::kir::Function;
+    /// The order in which to emit `body`'s statements (their positions in `body.stmts`), or
+    /// `None` for their own order. A backend may move statements that are pure and cannot fail
+    /// earlier, never before a statement that defines one of their operands.
+    fn order(&self, _body: &Body) -> Option<Vec<usize>> {
+        None
+    }
     fn checks(&mut self) -> &mut Checks;
     /// The source ranges whose bounds checks are omitted.
     fn unchecked(&self) -> &[Span];

@@ -10,8 +10,9 @@ use ogham_ir::types::PrimType;
 use ogham_ir::{Body, DimIndex, Exp, Lambda, Stmt, SubExp, Type, VarId};
 
 pub fn body<L: Lower>(l: &mut L, body: &Body) -> Res<Vec<L::Val>> {
-    for s in &body.stmts {
-        stmt(l, s)?;
+    match l.order(body) {
+        None => body.stmts.iter().try_for_each(|s| stmt(l, s))?,
+        Some(order) => order.iter().try_for_each(|&k| stmt(l, &body.stmts[k]))?,
     }
     body.result.iter().map(|se| l.operand(*se)).collect()
 }

@@ -4,6 +4,7 @@
 use super::PointArray;
 use super::{Comp, Plan, Width};
 use crate::back::cpu::codegen::{Gen, Res, clif_type, elem_size, float_min_max};
+use crate::back::cpu::early_calls;
 use crate::back::cpu::helpers::is_inline_float_math;
 use crate::back::cpu::scalar::{float_cc, int_cc};
 use crate::back::lower;
@@ -85,7 +86,11 @@ impl<'p> Lanes<'p> {
     }
 
     pub(super) fn body(&mut self, g: &mut Gen, body: &Body) -> Res<Vec<Value>> {
-        for stmt in &body.stmts {
+        // Helper calls first, as in the scalar code (`early_calls.rs`): lane by lane they are
+        // calls too, and no vector register survives one.
+        let order =
+            early_calls::order(g.f, body).unwrap_or_else(|| (0..body.stmts.len()).collect());
+        for stmt in order.into_iter().map(|k| &body.stmts[k]) {
             if stmt.pat.len() == 1
                 && let Some((base, comps)) = self.plan.rows.get(&stmt.pat[0]).cloned()
             {
