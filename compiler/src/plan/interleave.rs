@@ -35,8 +35,10 @@ use ogham_ir::{Exp, Lambda, RedOp, Soac, Stmt, SubExp, VarId};
 use std::collections::BTreeSet;
 
 /// The most statements the lambda may have around its reduction (they are emitted once per
-/// interleaved iteration).
-pub const MAX_STATEMENTS: usize = 16;
+/// interleaved iteration). PtSel's window map (`lib/insar.og`, `ptsel_rank_wp`) has 28: the
+/// clamped neighbour, the canonical orientation by arithmetic, four row reads, then the
+/// coherence's modulus.
+pub const MAX_STATEMENTS: usize = 32;
 
 /// Plans every statement of the shape in every kernel of `program` that has no plan yet.
 pub fn run(program: &mut Program) {

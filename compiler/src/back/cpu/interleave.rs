@@ -31,8 +31,29 @@ use crate::plan::interleave::Shape;
 use cranelift_codegen::ir::{InstBuilder, Value};
 
 /// How many iterations run together (enough to cover the latency of a float addition), at
-/// least (see [`emit`]).
+/// least (see [`emit`]), where their rows fit in registers ([`iterations`]).
 pub const LANES: i64 = 4;
+
+/// The most rows of their own the interleaved iterations of the scalar shared loop walk
+/// together: each is a pointer the loop advances, and x86-64 has 16 general registers for them,
+/// the rows the iterations share, the counter, the bound and the addresses. Eight keep four
+/// iterations of a dot product with a shared vector (one row each), or of a Gram product's
+/// masked rows (`bfast_kernels.og`), together; PtSel's arc coherence reads four rows of its own
+/// per iteration (the real and imaginary parts of both ends), and four of its iterations took
+/// 1.9 times as long as one at a time, every row pointer and accumulator reloaded from the stack
+/// in every step, where two at a time take 0.94 times as long (`BENCHMARKS.md`, session 37).
+const MAX_ROWS: i64 = 8;
+
+/// How many iterations the scalar shared loop runs together: [`LANES`], or 2 when [`LANES`]
+/// iterations would walk more than [`MAX_ROWS`] rows of their own; 1 (no interleaving) when even
+/// two would.
+fn iterations(rows_per_iteration: usize) -> i64 {
+    let rows = rows_per_iteration.max(1) as i64;
+    [LANES, 2]
+        .into_iter()
+        .find(|w| w * rows <= MAX_ROWS)
+        .unwrap_or(1)
+}
 
 /// Emits the map's iterations `0 .. w·⌊width/w⌋` interleaved, `w` at a time, writing each
 /// iteration's results to row `i` of `arrays` (its inputs' rows are `cursors`' rows `i`). `w` is
@@ -55,8 +76,17 @@ pub fn emit(
         let rows = (cursors, arrays);
         start = blocks(g, plan, (start, width), vp.lanes(), rows, vector.as_ref())?;
     }
+    // Rows the iterations share (inputs bound outside the map's lambda) are not counted.
+    let own_rows = inputs.iter().filter(|v| plan.bound.contains(v)).count();
+    let w = match vector {
+        Some(_) => LANES,
+        None => iterations(own_rows),
+    };
+    if w == 1 {
+        return Ok(start);
+    }
     let rows = (cursors, arrays);
-    blocks(g, plan, (start, width), LANES, rows, vector.as_ref())
+    blocks(g, plan, (start, width), w, rows, vector.as_ref())
 }
 
 /// Emits the iterations `start .. start + w·⌊(width - start)/w⌋` (`(start, width)`), `w` at a
@@ -175,4 +205,15 @@ fn blocks(
     })?;
     let done = g.b.ins().imul_imm_s(count, w);
     Ok(g.b.ins().iadd(start, done))
+}
+
+#[cfg(test)]
+mod tests {
+    /// Four iterations while their own rows fit in eight registers, two while two iterations'
+    /// do, otherwise none interleaved.
+    #[test]
+    fn iterations_follow_the_rows_they_walk() {
+        let widths: Vec<i64> = (0..=5).map(super::iterations).collect();
+        assert_eq!(widths, [4, 4, 4, 2, 2, 1]);
+    }
 }
