@@ -578,6 +578,59 @@ fn kernels_are_traced_to_their_source() {
     );
 }
 
+/// `OGHAM_PERF_MAP=1` names the JIT-compiled kernels in `/tmp/perf-<pid>.map`; `=code` also
+/// writes each one's machine code, as many bytes as the map says, into a directory of the
+/// process's own that only its user may enter.
+#[test]
+#[cfg(target_os = "linux")]
+fn the_perf_map_names_the_kernels_and_can_hold_their_code() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("perf_map");
+    let program = write(
+        &dir,
+        "sums.og",
+        "entry main [m][n] (xs: [m][n]f64) : [m]f64 =\n  map (\\row -> reduce (+) 0 row) xs\n",
+    );
+    let run = |setting: &str| {
+        let child = Command::new(env!("CARGO_BIN_EXE_ogham"))
+            .args(["run", "--backend", "cpu", "--no-cache"])
+            .arg(&program)
+            .arg("[[1f64, 2f64], [3f64, 4f64]]")
+            .env("OGHAM_PERF_MAP", setting)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let map = PathBuf::from(format!("/tmp/perf-{pid}.map"));
+        let code_dir = PathBuf::from(format!("/tmp/perf-{pid}.code"));
+        let text = std::fs::read_to_string(&map).expect("the perf map");
+        let _ = std::fs::remove_file(&map);
+        (text, code_dir)
+    };
+    let (text, code_dir) = run("1");
+    assert!(text.lines().any(|l| l.ends_with(" main_k0")), "{text}");
+    assert!(!code_dir.exists(), "no code without OGHAM_PERF_MAP=code");
+    let (text, code_dir) = run("code");
+    let mode = std::fs::metadata(&code_dir).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let [addr, size, name] = fields[..] else {
+            panic!("a map line: {line}");
+        };
+        let bytes = std::fs::read(code_dir.join(format!("{addr}-{name}.bin"))).unwrap();
+        assert_eq!(
+            bytes.len(),
+            usize::from_str_radix(size, 16).unwrap(),
+            "{line}"
+        );
+    }
+    std::fs::remove_dir_all(&code_dir).unwrap();
+}
+
 /// The code-generating passes dump like any other: `--dump-after codegen-cpu` is `--print clif`,
 /// and `--print cuda` is the prelude followed by `--dump-after codegen-cuda`.
 #[test]

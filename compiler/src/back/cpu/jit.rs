@@ -5,7 +5,9 @@
 //! Invariants: the machine code lives as long as the returned [`JitCode`]'s `memory`, which
 //! frees it when dropped (the runtime drops the entry points' addresses with it); every helper
 //! of [`all_helpers`] must have an address, or compilation fails before any code is made.
-//! With `OGHAM_PERF_MAP` set the kernels' addresses also go to `/tmp/perf-<pid>.map`.
+//! With `OGHAM_PERF_MAP` set the kernels' addresses also go to `/tmp/perf-<pid>.map`; with
+//! `OGHAM_PERF_MAP=code` their machine code too, a file per function in a directory this process
+//! creates, `/tmp/perf-<pid>.code/` (for `objdump`, against per-address profiles).
 
 use super::helpers::all_helpers;
 use super::{ClifModule, machine};
@@ -78,11 +80,13 @@ pub fn jit(clif: &ClifModule, helpers: &[(&str, *const u8)]) -> Result<JitCode, 
 }
 
 /// With `OGHAM_PERF_MAP` set, the kernels' addresses, sizes and names go to
-/// `/tmp/perf-<pid>.map`, so that `perf report` names JIT-compiled kernels.
+/// `/tmp/perf-<pid>.map`, so that `perf report` names JIT-compiled kernels; with
+/// `OGHAM_PERF_MAP=code`, each function's machine code also goes to
+/// `/tmp/perf-<pid>.code/<address>-<name>.bin` (see [`write_code`]).
 fn write_perf_map(module: &JITModule, functions: &[machine::Defined]) {
-    if std::env::var_os("OGHAM_PERF_MAP").is_none() {
+    let Some(setting) = std::env::var_os("OGHAM_PERF_MAP") else {
         return;
-    }
+    };
     use std::io::Write;
     let path = format!("/tmp/perf-{}.map", std::process::id());
     let Ok(mut file) = std::fs::OpenOptions::new()
@@ -92,11 +96,50 @@ fn write_perf_map(module: &JITModule, functions: &[machine::Defined]) {
     else {
         return;
     };
+    let code = setting == "code";
     for (id, size, name) in functions {
-        let addr = module.get_finalized_function(*id) as usize;
-        let _ = writeln!(file, "{addr:x} {size:x} {name}");
+        let addr = module.get_finalized_function(*id);
+        let _ = writeln!(file, "{:x} {size:x} {name}", addr as usize);
+        if code {
+            // SAFETY: a finalized function is `size` bytes of machine code at its address,
+            // which lives as long as `module`.
+            let bytes = unsafe { std::slice::from_raw_parts(addr, *size as usize) };
+            write_code(&format!("{:x}-{name}.bin", addr as usize), bytes);
+        }
     }
 }
+
+/// Writes `bytes` to `name` in `/tmp/perf-<pid>.code/`, a directory only this user may enter,
+/// which this process creates at its first call: when a directory of that name was there
+/// already (someone else's, or a link), nothing is written. Each file is new (never through a
+/// link left there). Failures are ignored, as the map's are: profiling aids must not stop a run.
+#[cfg(unix)]
+fn write_code(name: &str, bytes: &[u8]) {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    use std::sync::OnceLock;
+    static DIR: OnceLock<Option<std::path::PathBuf>> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let dir = std::path::PathBuf::from(format!("/tmp/perf-{}.code", std::process::id()));
+        let made = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+        made.is_ok().then_some(dir)
+    });
+    let Some(dir) = dir else {
+        return;
+    };
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(dir.join(name));
+    if let Ok(mut file) = file {
+        let _ = file.write_all(bytes);
+    }
+}
+
+/// Only on Unix (the permissions above).
+#[cfg(not(unix))]
+fn write_code(_: &str, _: &[u8]) {}
 
 #[cfg(test)]
 mod tests {
