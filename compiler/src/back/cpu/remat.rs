@@ -17,16 +17,29 @@
 //! such loop gets one copy of a value, shared by all its uses there; none is made where it would
 //! directly follow the original (in the block that defines it).
 //!
+//! A value that cannot be made again from the argument record (an allocation's pointer, a value
+//! computed in the point loop) has the same problem when it is live across a call on its way to
+//! a loop nest without calls that uses it (`crosses_call`): it is stored to a stack slot of its
+//! own right after its definition, and each such nest loads its copy from the slot before it
+//! starts, at the same place as above. Cranelift cannot merge that load back into the original
+//! (a call lies between them), so the copy is live only through the nest.
+//!
 //! Invariants relied on: the argument record (the kernel's second parameter) is not written
 //! while the kernel runs, so a load from it gives the same value wherever it is made; the copied
-//! arithmetic is pure. A copy that Cranelift finds equal to the original (a load with no store
-//! or call between the two) is merged back into it, which is the code before this pass.
+//! arithmetic is pure; a value's slot is written only right after the value's definition, so a
+//! load from it, at a point the definition dominates, gives the value. A copy that Cranelift
+//! finds equal to the original (a load with no store or call between the two) is merged back
+//! into it, which is the code before this pass.
 
 use cranelift_codegen::Context;
 use cranelift_codegen::cursor::{Cursor as _, FuncCursor};
 use cranelift_codegen::dominator_tree::DominatorTree;
 use cranelift_codegen::flowgraph::ControlFlowGraph;
-use cranelift_codegen::ir::{Block, Function, Inst, InstructionData, Opcode, Value, ValueDef};
+use cranelift_codegen::ir::types::I64;
+use cranelift_codegen::ir::{
+    Block, Function, Inst, InstBuilder as _, InstructionData, Opcode, StackSlot, StackSlotData,
+    StackSlotKind, Value, ValueDef,
+};
 use cranelift_codegen::loop_analysis::{Loop, LoopAnalysis};
 use cranelift_codegen::settings::{self, Configurable};
 use std::collections::{HashMap, HashSet};
@@ -55,6 +68,7 @@ pub fn loop_invariants(func: &mut Function, args: Value) {
         .flat_map(|(lp, block)| func.layout.block_insts(block).map(move |inst| (lp, inst)))
         .collect();
     let mut copies: HashMap<(Loop, Value), Value> = HashMap::new();
+    let mut slots: HashMap<Value, StackSlot> = HashMap::new();
     for (innermost, inst) in in_loops {
         // Operands only: a value passed to a block stays as it is, so that the parameters
         // passing a value unchanged around a loop stay constant (Cranelift removes them).
@@ -62,22 +76,35 @@ pub fn loop_invariants(func: &mut Function, args: Value) {
         let mut renamed = HashMap::new();
         for v in used {
             let w = same.dfg.resolve_aliases(v);
-            if renamed.contains_key(&v)
-                || !outside(func, &loops, w, innermost)
-                || cost(&same, args, w, MAX_COST).is_none_or(|c| c == 0)
-            {
+            if renamed.contains_key(&v) || !outside(func, &loops, w, innermost) {
                 continue;
             }
             let lp = copy_loop(func, (&loops, &calls), w, innermost);
+            let remake_cost = cost(&same, args, w, MAX_COST);
+            if remake_cost == Some(0) {
+                continue;
+            }
             let copy = *copies.entry((lp, w)).or_insert_with(|| {
+                let header = loops.loop_header(lp);
                 let at = domtree
-                    .idom(loops.loop_header(lp))
+                    .idom(header)
                     .expect("a loop header has an immediate dominator");
-                // Right after the original, a copy would be the original again.
-                if def_block(func, w) == Some(at) {
-                    w
+                if remake_cost.is_some() {
+                    // Right after the original, a copy would be the original again.
+                    if def_block(func, w) == Some(at) {
+                        w
+                    } else {
+                        remake(func, &same, w, at)
+                    }
+                } else if let Some(def) = def_point(func, w).filter(|&def| {
+                    !calls.contains(&lp)
+                        && slot_type(func, w)
+                        && crosses_call(func, (&cfg, &domtree), def, header)
+                }) {
+                    let slot = *slots.entry(w).or_insert_with(|| spill(func, w, def));
+                    reload(func, w, slot, at)
                 } else {
-                    remake(func, &same, w, at)
+                    w
                 }
             });
             if copy != w {
@@ -152,13 +179,33 @@ fn outside(func: &Function, loops: &LoopAnalysis, v: Value, lp: Loop) -> bool {
     def_block(func, v).is_some_and(|b| !loops.is_in_loop(b, lp))
 }
 
-/// The block where `v` is defined.
-fn def_block(func: &Function, v: Value) -> Option<Block> {
+/// Where a value is defined: by an instruction (in its block), or as a block's parameter.
+#[derive(Clone, Copy)]
+enum DefPoint {
+    Inst(Block, Inst),
+    Param(Block),
+}
+
+impl DefPoint {
+    fn block(self) -> Block {
+        match self {
+            DefPoint::Inst(block, _) | DefPoint::Param(block) => block,
+        }
+    }
+}
+
+/// Where `v` is defined (none for an instruction not in the layout, or a union).
+fn def_point(func: &Function, v: Value) -> Option<DefPoint> {
     match func.dfg.value_def(v) {
-        ValueDef::Result(inst, _) => func.layout.inst_block(inst),
-        ValueDef::Param(block, _) => Some(block),
+        ValueDef::Result(inst, _) => Some(DefPoint::Inst(func.layout.inst_block(inst)?, inst)),
+        ValueDef::Param(block, _) => Some(DefPoint::Param(block)),
         ValueDef::Union(..) => None,
     }
+}
+
+/// The block where `v` is defined.
+fn def_block(func: &Function, v: Value) -> Option<Block> {
+    def_point(func, v).map(DefPoint::block)
 }
 
 /// The instructions that remaking `v` takes, at most `budget`: `v` is a load from the argument
@@ -215,4 +262,76 @@ fn remake(func: &mut Function, same: &Function, v: Value, block: Block) -> Value
         .expect("a block ends in a branch");
     FuncCursor::new(func).at_inst(branch).insert_inst(copy);
     func.dfg.first_result(copy)
+}
+
+/// Whether a value of `w`'s type can live in a stack slot of its own (a scalar or a vector of
+/// at most 16 bytes).
+fn slot_type(func: &Function, w: Value) -> bool {
+    let bytes = func.dfg.value_type(w).bytes();
+    (1..=16).contains(&bytes)
+}
+
+/// Whether a value defined at `def` is live across a call on its way to loop `header`: a call
+/// after the definition in a block that the definition dominates and from which `header` is
+/// reached without passing the definition again.
+fn crosses_call(
+    func: &Function,
+    (cfg, domtree): (&ControlFlowGraph, &DominatorTree),
+    def: DefPoint,
+    header: Block,
+) -> bool {
+    let is_call = |inst: Inst| func.dfg.insts[inst].opcode().is_call();
+    let mut seen = HashSet::from([header]);
+    let mut work = vec![header];
+    while let Some(block) = work.pop() {
+        let call = match def {
+            DefPoint::Inst(block_of_def, inst) if block == block_of_def => {
+                std::iter::successors(func.layout.next_inst(inst), |&i| func.layout.next_inst(i))
+                    .any(is_call)
+            }
+            _ => {
+                domtree.block_dominates(def.block(), block)
+                    && func.layout.block_insts(block).any(is_call)
+            }
+        };
+        if call {
+            return true;
+        }
+        if block == def.block() {
+            continue;
+        }
+        for pred in cfg.pred_iter(block) {
+            if seen.insert(pred.block) {
+                work.push(pred.block);
+            }
+        }
+    }
+    false
+}
+
+/// A stack slot of its own for `w`, defined at `def`, which stores `w` to it right after it.
+fn spill(func: &mut Function, w: Value, def: DefPoint) -> StackSlot {
+    let bytes = func.dfg.value_type(w).bytes();
+    let align_shift = u8::try_from(bytes.trailing_zeros()).expect("a small shift");
+    let data = StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, align_shift);
+    let slot = func.create_sized_stack_slot(data);
+    let mut cursor = match def {
+        DefPoint::Inst(_, inst) => FuncCursor::new(func).after_inst(inst),
+        DefPoint::Param(block) => FuncCursor::new(func).at_first_inst(block),
+    };
+    cursor.ins().stack_store(I64, w, slot, 0);
+    slot
+}
+
+/// A copy of `w` loaded from its stack `slot` at the end of `block`, before its branch.
+fn reload(func: &mut Function, w: Value, slot: StackSlot, block: Block) -> Value {
+    let ty = func.dfg.value_type(w);
+    let branch = func
+        .layout
+        .last_inst(block)
+        .expect("a block ends in a branch");
+    FuncCursor::new(func)
+        .at_inst(branch)
+        .ins()
+        .stack_load(I64, ty, slot, 0)
 }
