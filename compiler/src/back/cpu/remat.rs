@@ -49,7 +49,9 @@ use std::collections::{HashMap, HashSet};
 const MAX_COST: usize = 4;
 
 /// Gives every use inside a loop of a value rematerialisable from the argument record `args`
-/// (see the module header) a copy made before the loop that [`copy_loop`] chooses.
+/// (see the module header) a copy made before the loop that [`copy_loop`] chooses, and every
+/// use of another value that reaches a call-free loop nest across a call a copy loaded there
+/// from the value's stack slot.
 pub fn loop_invariants(func: &mut Function, args: Value) {
     let cfg = ControlFlowGraph::with_function(func);
     let domtree = DominatorTree::with_function(func, &cfg);
@@ -79,11 +81,11 @@ pub fn loop_invariants(func: &mut Function, args: Value) {
             if renamed.contains_key(&v) || !outside(func, &loops, w, innermost) {
                 continue;
             }
-            let lp = copy_loop(func, (&loops, &calls), w, innermost);
             let remake_cost = cost(&same, args, w, MAX_COST);
             if remake_cost == Some(0) {
                 continue;
             }
+            let lp = copy_loop(func, (&loops, &calls), w, innermost);
             let copy = *copies.entry((lp, w)).or_insert_with(|| {
                 let header = loops.loop_header(lp);
                 let at = domtree
