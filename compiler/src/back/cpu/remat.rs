@@ -211,17 +211,20 @@ fn def_block(func: &Function, v: Value) -> Option<Block> {
 }
 
 /// The instructions that remaking `v` takes, at most `budget`: `v` is a load from the argument
-/// record, a constant (free: Cranelift makes constants where they are used) or cheap integer
-/// arithmetic on such values.
+/// record, a constant of any type (free: Cranelift makes constants where they are used, and
+/// never from a stack slot) or cheap integer arithmetic on such values.
 fn cost(func: &Function, args: Value, v: Value, budget: usize) -> Option<usize> {
     let ValueDef::Result(inst, 0) = func.dfg.value_def(v) else {
         return None;
     };
+    let constant = |op| {
+        matches!(
+            op,
+            Opcode::Iconst | Opcode::F32const | Opcode::F64const | Opcode::Vconst
+        )
+    };
     match func.dfg.insts[inst] {
-        InstructionData::UnaryImm {
-            opcode: Opcode::Iconst,
-            ..
-        } => Some(0),
+        data if constant(data.opcode()) => Some(0),
         InstructionData::Load {
             opcode: Opcode::Load,
             arg,
