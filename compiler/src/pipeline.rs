@@ -10,6 +10,7 @@
 //! | `flatten`      | `flatten`          | kernel                 |
 //! | `narrow`       | `opt::narrow`      | kernel                 |
 //! | `kir-simplify` | `opt::simplify`    | kernel                 |
+//! | `hoist-reads`  | `opt::hoist_reads` | kernel                 |
 //! | `layout`       | `opt::layout`      | kernel                 |
 //! | `unswitch`     | `plan::unswitch`   | kernel (plans)         |
 //! | `skip-idle`    | `plan::skip_idle`  | kernel (plans)         |
@@ -148,6 +149,7 @@ pub enum Pass {
     Flatten,
     Narrow,
     KirSimplify,
+    HoistReads,
     Layout,
     /// Target passes on kernel IR (`plan/`): they record how statements of kernels run.
     Unswitch,
@@ -161,7 +163,7 @@ pub enum Pass {
 
 impl Pass {
     /// Every pass, in order (the code-generating passes last, one per target).
-    pub const ALL: [Pass; 14] = [
+    pub const ALL: [Pass; 15] = [
         Pass::Lower,
         Pass::Simplify,
         Pass::Fuse,
@@ -169,6 +171,7 @@ impl Pass {
         Pass::Flatten,
         Pass::Narrow,
         Pass::KirSimplify,
+        Pass::HoistReads,
         Pass::Layout,
         Pass::Unswitch,
         Pass::SkipIdle,
@@ -188,6 +191,7 @@ impl Pass {
             Pass::Flatten => "flatten",
             Pass::Narrow => "narrow",
             Pass::KirSimplify => "kir-simplify",
+            Pass::HoistReads => "hoist-reads",
             Pass::Layout => "layout",
             Pass::Unswitch => "unswitch",
             Pass::SkipIdle => "skip-idle",
@@ -249,6 +253,7 @@ impl Pass {
         Some(match self {
             Pass::Narrow => opt::narrow::narrow,
             Pass::KirSimplify => opt::simplify::simplify,
+            Pass::HoistReads => opt::hoist_reads::hoist_reads,
             Pass::Layout => opt::layout::layout,
             Pass::Unswitch => plan::unswitch::run,
             Pass::SkipIdle => plan::skip_idle::run,

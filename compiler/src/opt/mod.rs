@@ -1,9 +1,11 @@
 //! Optimisations: `simplify` (fold, copy propagation, CSE, DCE, hoisting; core and kernel IR),
 //! `fuse` (graph-based SOAC fusion, core IR), `narrow` (guarded reductions over an index
-//! range iterate only the range, kernel IR) and `layout` (where a kernel's per-point arrays
+//! range iterate only the range, kernel IR), `hoist_reads` (element reads that are the same in
+//! every iteration move out of loops, kernel IR) and `layout` (where a kernel's per-point arrays
 //! live, kernel IR).
 
 pub mod fuse;
+pub mod hoist_reads;
 pub mod layout;
 pub mod narrow;
 pub mod simplify;
