@@ -195,9 +195,9 @@ enum Command {
         /// The program (`.og`).
         file: PathBuf,
         /// Print the program after this pass (`lower`, `simplify`, `fuse`, `resimplify`,
-        /// `flatten`, `narrow`, `kir-simplify`, `hoist-reads`, `layout`, `unswitch`, `skip-idle`,
-        /// `jam`, `interleave`), or the code the last pass makes of it (`codegen-cpu`: Cranelift IR;
-        /// `codegen-cuda`: CUDA C without the prelude).
+        /// `flatten`, `narrow`, `kir-simplify`, `hoist-reads`, `index-inputs`, `layout`,
+        /// `unswitch`, `skip-idle`, `jam`, `interleave`), or the code the last pass makes of it
+        /// (`codegen-cpu`: Cranelift IR; `codegen-cuda`: CUDA C without the prelude).
         #[arg(long, value_name = "PASS", conflicts_with = "print")]
         dump_after: Option<String>,
         /// Print the optimised core IR, the kernel IR, or a backend's code of the kernels.

@@ -11,6 +11,7 @@
 //! | `narrow`       | `opt::narrow`      | kernel                 |
 //! | `kir-simplify` | `opt::simplify`    | kernel                 |
 //! | `hoist-reads`  | `opt::hoist_reads` | kernel                 |
+//! | `index-inputs` | `opt::index_inputs`| kernel                 |
 //! | `layout`       | `opt::layout`      | kernel                 |
 //! | `unswitch`     | `plan::unswitch`   | kernel (plans)         |
 //! | `skip-idle`    | `plan::skip_idle`  | kernel (plans)         |
@@ -150,6 +151,7 @@ pub enum Pass {
     Narrow,
     KirSimplify,
     HoistReads,
+    IndexInputs,
     Layout,
     /// Target passes on kernel IR (`plan/`): they record how statements of kernels run.
     Unswitch,
@@ -163,7 +165,7 @@ pub enum Pass {
 
 impl Pass {
     /// Every pass, in order (the code-generating passes last, one per target).
-    pub const ALL: [Pass; 15] = [
+    pub const ALL: [Pass; 16] = [
         Pass::Lower,
         Pass::Simplify,
         Pass::Fuse,
@@ -172,6 +174,7 @@ impl Pass {
         Pass::Narrow,
         Pass::KirSimplify,
         Pass::HoistReads,
+        Pass::IndexInputs,
         Pass::Layout,
         Pass::Unswitch,
         Pass::SkipIdle,
@@ -192,6 +195,7 @@ impl Pass {
             Pass::Narrow => "narrow",
             Pass::KirSimplify => "kir-simplify",
             Pass::HoistReads => "hoist-reads",
+            Pass::IndexInputs => "index-inputs",
             Pass::Layout => "layout",
             Pass::Unswitch => "unswitch",
             Pass::SkipIdle => "skip-idle",
@@ -254,6 +258,7 @@ impl Pass {
             Pass::Narrow => opt::narrow::narrow,
             Pass::KirSimplify => opt::simplify::simplify,
             Pass::HoistReads => opt::hoist_reads::hoist_reads,
+            Pass::IndexInputs => opt::index_inputs::index_inputs,
             Pass::Layout => opt::layout::layout,
             Pass::Unswitch => plan::unswitch::run,
             Pass::SkipIdle => plan::skip_idle::run,

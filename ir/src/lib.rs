@@ -623,6 +623,22 @@ pub struct Lambda {
     pub ret: Vec<Type>,
 }
 
+impl Lambda {
+    /// Whether this is `\a b -> a + b` (or `b + a`): one addition of its two parameters.
+    pub fn is_addition(&self) -> bool {
+        let ([a, b], [s], [SubExp::Var(r)]) = (
+            &self.params[..],
+            &self.body.stmts[..],
+            &self.body.result[..],
+        ) else {
+            return false;
+        };
+        let adds = matches!(&s.exp, Exp::BinOp(BinOp::Add, SubExp::Var(x), SubExp::Var(y))
+            if (x, y) == (a, b) || (x, y) == (b, a));
+        adds && s.pat == [*r]
+    }
+}
+
 /// An associative operator with its neutral element, for scans and reductions. `lambda` takes
 /// `2k` parameters (accumulator values then element values) and returns `k` values.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

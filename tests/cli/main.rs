@@ -661,7 +661,8 @@ fn codegen_is_the_last_pass() {
     assert_user_error(
         &out,
         "there is no pass `codegen` (passes: lower, simplify, fuse, resimplify, flatten, narrow, \
-         kir-simplify, hoist-reads, layout, unswitch, skip-idle, jam, interleave, codegen-cpu, codegen-cuda)",
+         kir-simplify, hoist-reads, index-inputs, layout, unswitch, skip-idle, jam, interleave, \
+         codegen-cpu, codegen-cuda)",
     );
 }
 

@@ -33,6 +33,7 @@
 //! - Order: a thread-level kernel runs the reduction sequentially in index order; removing
 //!   neutral elements keeps the order of the others.
 
+use super::iota_views::{IotaView, iota_views};
 use ogham_ir::conjunction::Conjunction;
 use ogham_ir::kir::{HostOp, Program, SegLevel};
 use ogham_ir::math::MathFn;
@@ -49,28 +50,16 @@ use std::collections::{HashMap, HashSet};
 pub fn narrow(program: &mut Program) {
     for f in &mut program.functions {
         let mut body = std::mem::take(&mut f.body);
-        let mut iotas = HashMap::new();
-        ogham_ir::traverse::walk(&body, &mut IotaCollector(&mut iotas));
+        let iotas = iota_views(&body);
         let mut pass = Narrow { f, iotas };
         pass.host_body(&mut body);
         f.body = body;
     }
 }
 
-/// The variables bound to `iota(n)`, with `n`.
-struct IotaCollector<'a>(&'a mut HashMap<VarId, SubExp>);
-
-impl<'b> ogham_ir::traverse::Visitor<'b> for IotaCollector<'_> {
-    fn stmt<H: ogham_ir::Form>(&mut self, stmt: &'b Stmt<H>) {
-        if let (&[v], Exp::Iota(n)) = (&stmt.pat[..], &stmt.exp) {
-            self.0.insert(v, *n);
-        }
-    }
-}
-
 struct Narrow<'f> {
     f: &'f mut Function<HostOp>,
-    iotas: HashMap<VarId, SubExp>,
+    iotas: HashMap<VarId, IotaView>,
 }
 
 /// A leading conjunct's bound on the index: `index >= value (+1)` or `index < value (+1)`.
@@ -134,7 +123,7 @@ impl Narrow<'_> {
         }
         let k = inputs
             .iter()
-            .position(|a| self.iotas.get(a) == Some(width))?;
+            .position(|a| self.iotas.get(a).is_some_and(|v| v.is_iota_of(*width)))?;
         let bounds = guard_bounds(map, map.params[k], ne)?;
         let types: Vec<(PrimType, Vec<SubExp>)> = inputs
             .iter()
@@ -208,11 +197,6 @@ impl Narrow<'_> {
 
 /// Whether the reduction is `a + b` (either order) at a type where skipping `ne` is exact.
 fn exact_addition(red: &RedOp, ne: SubExp) -> bool {
-    let l = &red.lambda;
-    let ([a, b], [s], [SubExp::Var(r)]) = (&l.params[..], &l.body.stmts[..], &l.body.result[..])
-    else {
-        return false;
-    };
     let zero = match ne {
         SubExp::Const(c) => match c {
             Const::I8(0) | Const::I16(0) | Const::I32(0) | Const::I64(0) | Const::U8(0) => true,
@@ -222,9 +206,7 @@ fn exact_addition(red: &RedOp, ne: SubExp) -> bool {
         },
         SubExp::Var(_) => false,
     };
-    let adds = matches!(&s.exp, Exp::BinOp(BinOp::Add, SubExp::Var(x), SubExp::Var(y))
-        if (x, y) == (a, b) || (x, y) == (b, a));
-    zero && adds && s.pat == [*r]
+    zero && red.lambda.is_addition()
 }
 
 /// The leading index bounds of the map's guard, with the variables their conjuncts bind, if

@@ -638,10 +638,10 @@ impl Lower for Gen<'_> {
     fn screma_start(
         &mut self,
         (pat, soac): (&[VarId], &Soac),
-        (n_scan, n_red): (usize, usize),
         width: &Value,
         rows: &Vec<Cursor>,
         arrays: &[View],
+        accs: &[Vec<Variable>],
     ) -> Res<Value> {
         // Maps of maps of dot products run several outer iterations together first
         // (`jam.rs`), maps of reductions several iterations together (`interleave.rs`), as the
@@ -659,8 +659,8 @@ impl Lower for Gen<'_> {
         {
             return interleave::emit(self, &shape, *width, rows, arrays);
         }
-        match elementwise::plan(self.f, map, n_scan, n_red) {
-            Some(vector) => vector.emit(self, *width, rows, arrays),
+        match elementwise::plan(self.f, soac) {
+            Some(vector) => vector.emit(self, *width, rows, arrays, accs),
             None => Ok(self.iconst(0)),
         }
     }

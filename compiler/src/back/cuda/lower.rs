@@ -555,10 +555,10 @@ impl Lower for Emit<'_> {
     fn screma_start(
         &mut self,
         (pat, soac): (&[VarId], &Soac),
-        _counts: (usize, usize),
         width: &String,
         rows: &Vec<CView>,
         arrays: &[CView],
+        _accs: &[Vec<Self::Acc>],
     ) -> Res<String> {
         // Maps of dot products the `jam` pass planned run in register tiles (`jam.rs`), maps of
         // reductions the `interleave` pass planned several iterations together

@@ -324,14 +324,15 @@ pub trait Lower: Sized {
     fn next_rows(&mut self, rows: &Self::Rows);
     /// Where a Screma's loop starts (iterations before it done otherwise, e.g. interleaved, as
     /// the kernel's plans for the statement `(pat, soac)` say: they are keyed by `pat[0]`).
-    /// `counts`: the Screma's scan and reduction components.
+    /// `accs`: the accumulators of the Screma's scans and reductions, which iterations done
+    /// otherwise update.
     fn screma_start(
         &mut self,
         stmt: (&[VarId], &Soac),
-        counts: (usize, usize),
         width: &Self::S,
         rows: &Self::Rows,
         arrays: &[Self::View],
+        accs: &[Vec<Self::Acc>],
     ) -> Res<Self::S>;
     /// Emits `emit_loop`, the setup and loop of the Screma binding `pat` with lambda `map`:
     /// once, or, when it is planned [`ogham_ir::kir::Plan::Unswitch`], once per value of the

@@ -114,7 +114,7 @@ pub fn sequential<L: Lower>(l: &mut L, soac: &Soac, pat: &[VarId]) -> Res<()> {
             let accs = accumulators(l, &ops)?;
             l.unswitched(pat, map, &mut |l| {
                 let stmt = (pat, soac);
-                let start = l.screma_start(stmt, (n_scan, n_red), &width, &rows, &arrays)?;
+                let start = l.screma_start(stmt, &width, &rows, &arrays, &accs)?;
                 l.for_range(&i, start, width.clone(), &mut |l, i| {
                     let args = l.current_rows(&rows, &i);
                     let mapped = &map.body.result[n_scan + n_red..];
