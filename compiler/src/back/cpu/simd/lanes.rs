@@ -11,7 +11,9 @@ use crate::back::lower;
 use crate::back::steps::{self, Bits, FloatSteps, Target};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32X4, I32X4};
-use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::ir::{
+    Block, InstBuilder, InstructionData, MemFlagsData, Opcode, Type, Value, ValueDef,
+};
 use cranelift_frontend::Variable;
 use ogham_ir::kir::SegOp;
 use ogham_ir::math::MathFn;
@@ -173,7 +175,10 @@ impl<'p> Lanes<'p> {
         Ok(g.b.ins().splat(self.width.vector(t), x))
     }
 
-    /// `mask ? x : y` lane by lane (`mask` a vector of all-ones or zero lanes).
+    /// `mask ? x : y` lane by lane (`mask` a vector of all-ones or zero lanes). Between integer
+    /// lanes with a zero arm, the same bits with fewer constants: `mask & x` (`mask` itself
+    /// for `x` all ones) or `y & !mask` (`!mask` for `y` all ones), so that no zero vector is
+    /// kept in a register (or spilled) for it.
     pub(super) fn select(g: &mut Gen, mask: Value, x: Value, y: Value) -> Value {
         let ty = g.b.func.dfg.value_type(x);
         let mask = if g.b.func.dfg.value_type(mask) == ty {
@@ -181,6 +186,15 @@ impl<'p> Lanes<'p> {
         } else {
             g.b.ins().bitcast(ty, MemFlagsData::new(), mask)
         };
+        if ty.lane_type().is_int() {
+            match (splatted(g, x), splatted(g, y)) {
+                (Some(-1), Some(0)) => return mask,
+                (_, Some(0)) => return g.b.ins().band(mask, x),
+                (Some(0), Some(-1)) => return g.b.ins().bnot(mask),
+                (Some(0), _) => return g.b.ins().band_not(y, mask),
+                _ => {}
+            }
+        }
         g.b.ins().bitselect(mask, x, y)
     }
 
@@ -655,5 +669,35 @@ impl Bits for LaneBits<'_, '_> {
         let low = self.g.b.ins().iconst(clif_type(t), m);
         let low = self.g.b.ins().splat(self.width.vector(t), low);
         self.g.b.ins().band(x, low)
+    }
+}
+
+/// The integer constant `v` holds in every lane, when it is a splat of one.
+fn splatted(g: &Gen, v: Value) -> Option<i64> {
+    let dfg = &g.b.func.dfg;
+    let ValueDef::Result(inst, 0) = dfg.value_def(v) else {
+        return None;
+    };
+    let InstructionData::Unary {
+        opcode: Opcode::Splat,
+        arg,
+    } = dfg.insts[inst]
+    else {
+        return None;
+    };
+    let ValueDef::Result(c, 0) = dfg.value_def(arg) else {
+        return None;
+    };
+    match dfg.insts[c] {
+        InstructionData::UnaryImm {
+            opcode: Opcode::Iconst,
+            imm,
+        } => {
+            // The constant's bits sign-extended from its lane width.
+            let bits = dfg.value_type(arg).bits();
+            let raw = imm.bits();
+            Some((raw << (64 - bits)) >> (64 - bits))
+        }
+        _ => None,
     }
 }
