@@ -149,7 +149,7 @@ impl Gen<'_> {
 
     /// The value of `y` at integer type `t` (sign-extended for a signed type) when it is an
     /// `iconst`.
-    fn int_constant(&self, t: PrimType, y: Value) -> Option<i64> {
+    pub(super) fn int_constant(&self, t: PrimType, y: Value) -> Option<i64> {
         let dfg = &self.b.func.dfg;
         let ValueDef::Result(inst, 0) = dfg.value_def(y) else {
             return None;

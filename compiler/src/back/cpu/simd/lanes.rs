@@ -10,7 +10,7 @@ use crate::back::cpu::scalar::{float_cc, int_cc};
 use crate::back::lower;
 use crate::back::steps::{self, Bits, FloatSteps, Target};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32X4, I32X4};
+use cranelift_codegen::ir::types::{F32X4, I32, I32X4, I64};
 use cranelift_codegen::ir::{
     Block, InstBuilder, InstructionData, MemFlagsData, Opcode, Type, Value, ValueDef,
 };
@@ -186,8 +186,13 @@ impl<'p> Lanes<'p> {
         } else {
             g.b.ins().bitcast(ty, MemFlagsData::new(), mask)
         };
-        if ty.lane_type().is_int() {
-            match (splatted(g, x), splatted(g, y)) {
+        let int = match ty.lane_type() {
+            I32 => Some(PrimType::I32),
+            I64 => Some(PrimType::I64),
+            _ => None,
+        };
+        if let Some(t) = int {
+            match (splatted(g, t, x), splatted(g, t, y)) {
                 (Some(-1), Some(0)) => return mask,
                 (_, Some(0)) => return g.b.ins().band(mask, x),
                 (Some(0), Some(-1)) => return g.b.ins().bnot(mask),
@@ -672,8 +677,9 @@ impl Bits for LaneBits<'_, '_> {
     }
 }
 
-/// The integer constant `v` holds in every lane, when it is a splat of one.
-fn splatted(g: &Gen, v: Value) -> Option<i64> {
+/// The integer constant `v` holds in every lane (of integer type `t`), when it is a splat of
+/// one.
+fn splatted(g: &Gen, t: PrimType, v: Value) -> Option<i64> {
     let dfg = &g.b.func.dfg;
     let ValueDef::Result(inst, 0) = dfg.value_def(v) else {
         return None;
@@ -685,19 +691,5 @@ fn splatted(g: &Gen, v: Value) -> Option<i64> {
     else {
         return None;
     };
-    let ValueDef::Result(c, 0) = dfg.value_def(arg) else {
-        return None;
-    };
-    match dfg.insts[c] {
-        InstructionData::UnaryImm {
-            opcode: Opcode::Iconst,
-            imm,
-        } => {
-            // The constant's bits sign-extended from its lane width.
-            let bits = dfg.value_type(arg).bits();
-            let raw = imm.bits();
-            Some((raw << (64 - bits)) >> (64 - bits))
-        }
-        _ => None,
-    }
+    g.int_constant(t, arg)
 }
