@@ -12,7 +12,7 @@ use super::interleave;
 use super::jam;
 use super::reclaim;
 use super::scalar::is_float;
-use super::simd::elementwise;
+use super::simd::{elementwise, stream};
 use super::skip;
 use super::unswitch;
 use crate::back::lower::bounds::Proofs;
@@ -546,6 +546,13 @@ impl Lower for Gen<'_> {
             }
             _ => None,
         };
+        // A stream loop's steps in vectors first (`simd/stream.rs`).
+        if let (None, LoopForm::For { bound, .. }, Some(i)) = (&skip, form, counter)
+            && let Some(stream) = stream::plan(self.f, params, form, body)
+        {
+            let bound = self.scalar(*bound)?;
+            stream.emit(self, i, bound)?;
+        }
         // What the iterations make is given back (`reclaim.rs`).
         let mark = reclaim::before_loop(self, body);
         let go = test(self)?;

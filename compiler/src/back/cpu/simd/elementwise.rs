@@ -84,19 +84,7 @@ pub fn plan<'a>(f: &Function, soac: &'a Soac) -> Option<Elementwise<'a>> {
             Type::Array { .. } => None,
         })
         .collect::<Option<_>>()?;
-    let width = if types
-        .iter()
-        .all(|t| matches!(t, PrimType::F32 | PrimType::I32))
-    {
-        Width::Four
-    } else if types
-        .iter()
-        .all(|t| matches!(t, PrimType::F64 | PrimType::I64))
-    {
-        Width::Two
-    } else {
-        return None;
-    };
+    let width = Width::of_scalars(&types)?;
     let n_red = reds.len();
     if map.ret[..n_red].iter().any(|t| t.elem() != width.int()) {
         return None;
@@ -207,7 +195,7 @@ impl Elementwise<'_> {
 }
 
 /// The address of element `i` of a rank-1 `view` of unit stride.
-fn element(g: &mut Gen, view: &View, i: Value) -> Value {
+pub(super) fn element(g: &mut Gen, view: &View, i: Value) -> Value {
     let bytes = g.b.ins().imul_imm_s(i, elem_size(view.elem));
     g.b.ins().iadd(view.ptr, bytes)
 }

@@ -87,7 +87,8 @@
 //! `check.rs` decides what is in the subset, `lanes.rs` emits lane code for statements,
 //! `loops.rs` for loops and reductions, `arrays.rs` for per-point arrays; `elementwise.rs` runs
 //! sequential elementwise maps inside a point's code in vectors along their own dimension, with
-//! the same lane code.
+//! the same lane code, and `stream.rs` loops that write one element per iteration at a running
+//! count.
 //!
 //! Why the decision is still taken here and not by a pass on kernel IR: what can run in lanes
 //! is what this backend's lane code can emit (`check.rs` is that subset, not a program shape),
@@ -100,6 +101,7 @@ mod check;
 pub mod elementwise;
 mod lanes;
 mod loops;
+pub mod stream;
 
 use super::codegen::{Gen, Res, elem_size};
 use super::helpers::HelperId;
@@ -135,6 +137,24 @@ impl Width {
         match self {
             Width::Four => PrimType::F32,
             Width::Two => PrimType::F64,
+        }
+    }
+
+    /// The width whose lanes hold every one of `types`, all numbers of 32 bits (four lanes) or
+    /// all of 64 (two).
+    fn of_scalars(types: &[PrimType]) -> Option<Width> {
+        if types
+            .iter()
+            .all(|t| matches!(t, PrimType::F32 | PrimType::I32))
+        {
+            Some(Width::Four)
+        } else if types
+            .iter()
+            .all(|t| matches!(t, PrimType::F64 | PrimType::I64))
+        {
+            Some(Width::Two)
+        } else {
+            None
         }
     }
 
