@@ -593,6 +593,46 @@ impl<'a> Gen<'a> {
         Ok(())
     }
 
+    /// A loop of `steps` (`>= 0`) iterations over addresses: `body` gets the addresses of the
+    /// iteration, which start at `starts` and advance by `stride` bytes each time, and the loop
+    /// stops when the first reaches `starts[0] + steps * stride` (no counter). The addresses
+    /// are variables of the loop: a loop that offsets pointers defined before it instead keeps
+    /// them live inside it, and when they are also live past later helper calls, which puts them
+    /// in stack slots, the register allocator reloads them in every iteration (and stores them
+    /// back on the back edge).
+    pub(super) fn address_loop(
+        &mut self,
+        starts: &[Value],
+        stride: i64,
+        steps: Value,
+        body: &mut dyn FnMut(&mut Self, &[Value]),
+    ) {
+        let bytes = self.b.ins().imul_imm_s(steps, stride);
+        let end = self.b.ins().iadd(starts[0], bytes);
+        let vars: Vec<Variable> = starts
+            .iter()
+            .map(|&start| {
+                let var = self.b.declare_var(I64);
+                self.b.def_var(var, start);
+                var
+            })
+            .collect();
+        let inner = self.b.create_block();
+        let exit = self.b.create_block();
+        let go = self.b.ins().icmp(IntCC::UnsignedLessThan, starts[0], end);
+        self.loop_branch(go, inner, exit);
+        self.b.switch_to_block(inner);
+        let at: Vec<Value> = vars.iter().map(|&v| self.b.use_var(v)).collect();
+        body(self, &at);
+        for (&var, &addr) in vars.iter().zip(&at) {
+            let next = self.b.ins().iadd_imm_s(addr, stride);
+            self.b.def_var(var, next);
+        }
+        let next = self.b.use_var(vars[0]);
+        let go = self.b.ins().icmp(IntCC::UnsignedLessThan, next, end);
+        self.close_loop(go, inner, exit);
+    }
+
     /// The test of a loop (before it, and at the end of its body when it is rotated): into
     /// `inner` while `go` (a `bool`) holds, else to `exit`. Emitted as a branch to `exit` when
     /// `go` is false, with `inner` as the second successor: Cranelift lays out a function's

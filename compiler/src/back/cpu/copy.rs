@@ -38,15 +38,11 @@ impl Gen<'_> {
             .ushr_imm_u(n, i64::from(per_vector.trailing_zeros()));
         let none = self.iconst(0);
         let vectors = self.b.ins().select(unit, vectors, none);
-        self.for_loop(vectors, &mut |g, v| {
-            let offset = g.b.ins().imul_imm_s(v, VECTOR_BYTES);
-            let from = g.b.ins().iadd(src.ptr, offset);
-            let to = g.b.ins().iadd(dst.ptr, offset);
-            let flags = MemFlagsData::new().with_notrap();
-            let bits = g.b.ins().load(I8X16, flags, from, 0);
-            g.b.ins().store(flags, bits, to, 0);
-            Ok(())
-        })?;
+        let flags = MemFlagsData::new().with_notrap();
+        self.address_loop(&[src.ptr, dst.ptr], VECTOR_BYTES, vectors, &mut |g, at| {
+            let bits = g.b.ins().load(I8X16, flags, at[0], 0);
+            g.b.ins().store(flags, bits, at[1], 0);
+        });
         let done = self.b.ins().imul_imm_s(vectors, per_vector);
         self.for_range(done, n, &mut |g, i| {
             let from = g.elem_addr(src, &[i]);

@@ -34,7 +34,7 @@ use super::{Plan, Width, enabled};
 use crate::back::cpu::codegen::{Gen, Res, View};
 use crate::back::lower::Lower;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I8, I64};
+use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::Variable;
 use ogham_ir::kir::Function;
@@ -237,6 +237,22 @@ impl Stream {
             let one = g.b.ins().icmp_imm_s(IntCC::Equal, view.strides[0], 1);
             unit = g.b.ins().band(unit, one);
         }
+        // The arrays a step checks (the buffer, and the reads not proven), each with the
+        // largest start of a step inside it, `len - lanes`: with that at least 0, a step at
+        // `at` is in range (`0 <= at` and `at + lanes <= len`) exactly when `at <= limit` as
+        // unsigned numbers, one comparison; with it below 0 no step fits, and none runs.
+        let mut limits = vec![g.b.ins().iadd_imm_s(buf.dims[0], -lanes)];
+        for (view, proven) in views.iter().zip(&proven) {
+            if !proven {
+                limits.push(g.b.ins().iadd_imm_s(view.dims[0], -lanes));
+            }
+        }
+        for limit in &limits {
+            let fits =
+                g.b.ins()
+                    .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, *limit, 0);
+            unit = g.b.ins().band(unit, fits);
+        }
         let zero = g.iconst(0);
         let runs = g.b.ins().smax(bound, zero);
         let steps =
@@ -255,22 +271,13 @@ impl Stream {
         g.b.switch_to_block(step);
         let j = g.b.use_var(cursor);
         let k = g.b.use_var(running);
-        // The step's stores, and its reads not proven, in range: `0 <= at` and
-        // `at + lanes <= len`.
-        let mut ok = g.b.ins().iconst(I8, 1);
-        let mut ranges = vec![(k, buf.dims[0])];
-        for ((view, off), proven) in views.iter().zip(&offsets).zip(&proven) {
-            if !proven {
-                let at = g.b.ins().iadd(*off, j);
-                ranges.push((at, view.dims[0]));
-            }
-        }
-        for (at, len) in ranges {
-            let low = g.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, at, 0);
-            let last = g.b.ins().iadd_imm_s(at, lanes);
-            let high = g.b.ins().icmp(IntCC::SignedLessThanOrEqual, last, len);
-            let both = g.b.ins().band(low, high);
-            ok = g.b.ins().band(ok, both);
+        // The step's stores, and its reads not proven, in range (see `limits`).
+        let mut ok = g.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, k, limits[0]);
+        let unproven = offsets.iter().zip(&proven).filter(|(_, p)| !**p);
+        for ((off, _), limit) in unproven.zip(&limits[1..]) {
+            let at = g.b.ins().iadd(*off, j);
+            let inside = g.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, at, *limit);
+            ok = g.b.ins().band(ok, inside);
         }
         g.b.ins().brif(ok, body, &[], exit, &[]);
         g.b.switch_to_block(body);
