@@ -20,6 +20,14 @@
 //! reduction, an accumulator that is an array, the reduction's width bound by the lambda, a map
 //! that returns an array.
 //!
+//! The same plan covers a map whose lambda computes one *fold loop* in place of the reduction
+//! ([`fold`]): a `for i < n` loop with scalar parameters whose bound is not bound by the lambda,
+//! whose body is made of scalar statements that cannot have effects (arithmetic, conversions,
+//! math functions, reads of one element) and `if`s with scalar results of such statements, at
+//! most [`MAX_STATEMENTS`] in all, nested ones included: the masked sums of a fit written as
+//! loops, `map (\b -> loop s = 0 for i < n do if kept[i] then s + x[i, a] * x[i, b] else s)`.
+//! Its iterations then share one loop over `i` too, each with its own parameters.
+//!
 //! The plan does not depend on the machine or the environment. The CPU code generator
 //! (`back/cpu/interleave.rs`) decides at emission whether the shared loop runs in vector lanes
 //! (`lanedot.rs`: vectors available, a reduction of [`super::dot`]'s shape) and tests at run
@@ -27,11 +35,13 @@
 //!
 //! CUDA: a thread of a CUDA kernel runs such a map as a loop too, and the CUDA code generator
 //! follows the plan the same way (`back/cuda/interleave.rs`: four iterations' accumulators in
-//! one loop, for instruction-level parallelism within the thread; scalar code, no lanes).
+//! one loop, for instruction-level parallelism within the thread; scalar code, no lanes). Maps
+//! of fold loops it runs one iteration after the other (its matcher is [`shape`]; the CPU's is
+//! [`shape_or_fold`]): interleaving them is not written for CUDA, nor measured on a GPU.
 
 use ogham_ir::kir::{Function, Plan, Program};
 use ogham_ir::traverse::free_vars_stmt;
-use ogham_ir::{Exp, Lambda, RedOp, Soac, Stmt, SubExp, VarId};
+use ogham_ir::{Body, Exp, Lambda, LoopForm, RedOp, Soac, Stmt, SubExp, VarId};
 use std::collections::BTreeSet;
 
 /// The most statements the lambda may have around its reduction (they are emitted once per
@@ -43,12 +53,12 @@ pub const MAX_STATEMENTS: usize = 32;
 /// Plans every statement of the shape in every kernel of `program` that has no plan yet.
 pub fn run(program: &mut Program) {
     super::plan_statements(program, &|f, stmt| match &stmt.exp {
-        Exp::Soac(soac) => shape(f, soac).map(|_| Plan::Interleave),
+        Exp::Soac(soac) => shape_or_fold(f, soac).map(|_| Plan::Interleave),
         _ => None,
     });
 }
 
-/// A map lambda split around its reduction.
+/// A map lambda split around its reduction (or its fold loop, for [`fold`]).
 pub struct Shape<'a> {
     /// The map's lambda.
     pub map: &'a Lambda,
@@ -64,7 +74,41 @@ pub struct Shape<'a> {
     pub read_in_loop: Vec<VarId>,
 }
 
+/// The pieces of a fold loop (see [`fold`]).
+pub struct FoldLoop<'a> {
+    /// The loop's parameters and their initial values.
+    pub params: &'a [(VarId, SubExp)],
+    /// The loop's index.
+    pub index: VarId,
+    /// The number of iterations.
+    pub bound: SubExp,
+    pub body: &'a Body,
+}
+
 impl Shape<'_> {
+    /// Whether the shape is [`fold`]'s (a fold loop in place of the reduction).
+    pub fn is_fold(&self) -> bool {
+        matches!(self.reduction.exp, Exp::Loop { .. })
+    }
+
+    /// The fold loop of a shape [`fold`] made.
+    pub fn fold_loop(&self) -> FoldLoop<'_> {
+        let Exp::Loop {
+            params,
+            form: LoopForm::For { index, bound },
+            body,
+        } = &self.reduction.exp
+        else {
+            unreachable!("a fold shape's loop is a for loop");
+        };
+        FoldLoop {
+            params,
+            index: *index,
+            bound: *bound,
+            body,
+        }
+    }
+
     /// The reduction's width, inputs, map lambda and operators.
     pub fn screma(&self) -> (&SubExp, &[VarId], &Lambda, &[RedOp]) {
         let Exp::Soac(Soac::Screma {
@@ -83,25 +127,14 @@ impl Shape<'_> {
 
 /// The split of `soac`'s lambda (a statement's SOAC in `f`) when it has the module's shape.
 pub fn shape<'a>(f: &Function, soac: &'a Soac) -> Option<Shape<'a>> {
-    let map = super::map_only(soac)?;
-    if map.ret.iter().any(|t| t.rank() > 0) {
-        return None;
-    }
-    let stmts = &map.body.stmts;
-    let at = stmts.iter().position(|s| matches!(s.exp, Exp::Soac(_)))?;
-    let (before, rest) = stmts.split_at(at);
-    let (reduction, after) = rest.split_first()?;
-    let flat = |s: &Stmt| !matches!(s.exp, Exp::Soac(_) | Exp::Loop { .. } | Exp::If { .. });
-    if before.len() + after.len() > MAX_STATEMENTS || !before.iter().chain(after).all(flat) {
-        return None;
-    }
+    let split = split(f, soac, |s| matches!(s.exp, Exp::Soac(_)))?;
     let Exp::Soac(Soac::Screma {
         width,
         map: inner,
         scans,
         reds,
         ..
-    }) = &reduction.exp
+    }) = &split.reduction.exp
     else {
         return None;
     };
@@ -118,13 +151,69 @@ pub fn shape<'a>(f: &Function, soac: &'a Soac) -> Option<Shape<'a>> {
     {
         return None;
     }
-    let mut bound: Vec<VarId> = map.params.clone();
-    bound.extend(before.iter().flat_map(|s| s.pat.iter().copied()));
     if let SubExp::Var(w) = width
-        && bound.contains(w)
+        && split.bound.contains(w)
     {
         return None;
     }
+    Some(split)
+}
+
+/// The split of `soac`'s lambda by [`shape`] or else by [`fold`].
+pub fn shape_or_fold<'a>(f: &Function, soac: &'a Soac) -> Option<Shape<'a>> {
+    shape(f, soac).or_else(|| fold(f, soac))
+}
+
+/// The split of `soac`'s lambda when it has the fold-loop shape of the module's header: one
+/// `for` loop with scalar parameters, whose bound the lambda does not bind, and whose body has
+/// only statements [`folds`] accepts.
+pub fn fold<'a>(f: &Function, soac: &'a Soac) -> Option<Shape<'a>> {
+    let split = split(f, soac, |s| matches!(s.exp, Exp::Loop { .. }))?;
+    let Exp::Loop {
+        params,
+        form: LoopForm::For { bound, .. },
+        body,
+    } = &split.reduction.exp
+    else {
+        return None;
+    };
+    let scalar_params = params.iter().all(|(p, _)| f.ty(*p).rank() == 0);
+    let unbound = match bound {
+        SubExp::Var(b) => !split.bound.contains(b),
+        SubExp::Const(_) => true,
+    };
+    let mut budget = MAX_STATEMENTS;
+    (scalar_params && unbound && folds(f, body, &mut budget)).then_some(split)
+}
+
+/// Whether every statement of `body` (nested ones included, at most `budget` in all) is a
+/// scalar operation without effects or a read of one element, or an `if` with scalar results
+/// whose branches are such statements.
+fn folds(f: &Function, body: &Body, budget: &mut usize) -> bool {
+    super::scalar_statements(body, budget, &|stmt| match &stmt.exp {
+        Exp::SubExp(_) | Exp::UnOp(..) | Exp::BinOp(..) | Exp::Math(..) | Exp::Convert(..) => true,
+        Exp::Index(..) => stmt.pat.iter().all(|v| f.ty(*v).rank() == 0),
+        _ => false,
+    })
+}
+
+/// The split of the lambda of map `soac` (scalar results) around its one statement that
+/// `nested` accepts, with at most [`MAX_STATEMENTS`] statements without nested bodies around it.
+fn split<'a>(f: &Function, soac: &'a Soac, nested: fn(&Stmt) -> bool) -> Option<Shape<'a>> {
+    let map = super::map_only(soac)?;
+    if map.ret.iter().any(|t| t.rank() > 0) {
+        return None;
+    }
+    let stmts = &map.body.stmts;
+    let at = stmts.iter().position(nested)?;
+    let (before, rest) = stmts.split_at(at);
+    let (reduction, after) = rest.split_first()?;
+    let flat = |s: &Stmt| !matches!(s.exp, Exp::Soac(_) | Exp::Loop { .. } | Exp::If { .. });
+    if before.len() + after.len() > MAX_STATEMENTS || !before.iter().chain(after).all(flat) {
+        return None;
+    }
+    let mut bound: Vec<VarId> = map.params.clone();
+    bound.extend(before.iter().flat_map(|s| s.pat.iter().copied()));
     let free: BTreeSet<VarId> = free_vars_stmt(f, reduction);
     let read_in_loop = bound.iter().copied().filter(|v| free.contains(v)).collect();
     Some(Shape {

@@ -48,6 +48,31 @@ pub fn map_only(soac: &Soac) -> Option<&Lambda> {
     (own == 0).then_some(map)
 }
 
+/// Whether every statement of `body` is one `leaf` accepts or an `if` with scalar results whose
+/// branches are such statements, at most `budget` statements in all (nested ones included; the
+/// budget left is written back).
+pub fn scalar_statements(body: &Body, budget: &mut usize, leaf: &dyn Fn(&Stmt) -> bool) -> bool {
+    body.stmts.iter().all(|stmt| {
+        if *budget == 0 {
+            return false;
+        }
+        *budget -= 1;
+        match &stmt.exp {
+            Exp::If {
+                then_body,
+                else_body,
+                ret,
+                ..
+            } => {
+                ret.iter().all(|t| t.rank() == 0)
+                    && scalar_statements(then_body, budget, leaf)
+                    && scalar_statements(else_body, budget, leaf)
+            }
+            _ => leaf(stmt),
+        }
+    })
+}
+
 /// Whether running `body` may allocate arena memory (then the CPU backend resets the arena at
 /// each point, and keeps such code out of interleaved iterations).
 pub fn allocates(body: &Body) -> bool {

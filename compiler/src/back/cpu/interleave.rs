@@ -8,6 +8,16 @@
 //! bit-identical. The iterations left over (`width % LANES`) run one by one
 //! (`crate::back::lower::sequential`).
 //!
+//! A map of *fold loops* (the pass's [`crate::plan::interleave::fold`]: a `for` loop with scalar
+//! parameters in place of the reduction) runs the same way, with the loops' parameters in place
+//! of the accumulators: one loop over the fold loop's iterations runs its body for each of the
+//! map's iterations statement by statement ([`fold_body`]). A statement that reads nothing that
+//! differs between the iterations (the mask `kept[i]` of a masked sum, a column of the shared
+//! matrix) is emitted once for all, and an `if` on such a condition is one branch for all, so
+//! the iterations share its prediction and each runs its own statements of the branch taken.
+//! Each iteration still performs its own operations in its own order: the results are
+//! bit-identical. No vector lanes here.
+//!
 //! Emission follows the plan (the pieces of a planned statement are recovered with the pass's
 //! matcher; a statement that does not match is emitted plainly). What stays here is not the
 //! program's to decide: where the reduction has the lane-dot shape and vectors are available
@@ -24,11 +34,15 @@
 //! different order than one iteration after the other: when several fail, the one reported may
 //! differ from the interpreter's first (each is a real failure, reported with its location).
 
-use super::codegen::{Cursor, Gen, Res, View};
+use super::codegen::{Cursor, Gen, Res, View, clif_type};
 use super::lanedot;
 use crate::back::lower;
-use crate::plan::interleave::Shape;
+use crate::plan::interleave::{FoldLoop, Shape};
 use cranelift_codegen::ir::{InstBuilder, Value};
+use cranelift_frontend::Variable;
+use ogham_ir::traverse::free_vars_stmt;
+use ogham_ir::{Body, Exp, SubExp, VarId};
+use std::collections::HashSet;
 
 /// How many iterations run together (enough to cover the latency of a float addition), at
 /// least (see [`emit`]), where their rows fit in registers ([`iterations`]).
@@ -67,9 +81,21 @@ pub fn emit(
     cursors: &[Cursor],
     arrays: &[View],
 ) -> Res<Value> {
+    let mut start = g.iconst(0);
+    if plan.is_fold() {
+        // No vector lanes; the rows the iterations read in the loop are their own. Two
+        // iterations left over after the blocks of four run together too.
+        let own_rows = (plan.read_in_loop.iter())
+            .filter(|v| g.f.ty(**v).rank() > 0)
+            .count();
+        let w = iterations(own_rows);
+        for lanes in [w, 2].into_iter().filter(|&lanes| lanes <= w && lanes > 1) {
+            start = blocks(g, plan, (start, width), lanes, (cursors, arrays), None)?;
+        }
+        return Ok(start);
+    }
     let (_, inputs, inner, reds) = plan.screma();
     let vector = lanedot::plan(g, plan.map, (inputs, inner, reds), &plan.bound);
-    let mut start = g.iconst(0);
     if let Some(vp) = &vector
         && vp.lanes() > LANES
     {
@@ -100,9 +126,12 @@ fn blocks(
     (cursors, arrays): (&[Cursor], &[View]),
     vector: Option<&lanedot::Plan>,
 ) -> Res<Value> {
-    let (inner_width, inputs, inner, reds) = plan.screma();
     let map = plan.map;
-    let ops = ogham_ir::screma_operators(&[], reds);
+    let fold = plan.is_fold().then(|| plan.fold_loop());
+    let ops = match fold {
+        Some(_) => Vec::new(),
+        None => ogham_ir::screma_operators(&[], plan.screma().3),
+    };
     let left = g.b.ins().isub(width, start);
     let lanes = g.iconst(w);
     let count = g.b.ins().udiv(left, lanes);
@@ -126,14 +155,19 @@ fn blocks(
                 lower::stmt(g, stmt)?;
             }
             g.checks.loc = plan.reduction.loc;
-            let k = g.scalar(*inner_width)?;
-            let views: Vec<View> = inputs.iter().map(|v| g.view(*v)).collect::<Res<_>>()?;
-            for view in &views {
-                lower::check_same_shape(g, &view.dims[..1], &[k], "SOAC input")?;
+            if let Some(fold) = &fold {
+                accs.push(fold_parameters(g, fold)?);
+            } else {
+                let (inner_width, inputs, ..) = plan.screma();
+                let k = g.scalar(*inner_width)?;
+                let views: Vec<View> = inputs.iter().map(|v| g.view(*v)).collect::<Res<_>>()?;
+                for view in &views {
+                    lower::check_same_shape(g, &view.dims[..1], &[k], "SOAC input")?;
+                }
+                inner_cursors.push(g.cursors(&views));
+                lane_views.push(views);
+                accs.push(lower::accumulators(g, &ops)?);
             }
-            inner_cursors.push(g.cursors(&views));
-            lane_views.push(views);
-            accs.push(lower::accumulators(g, &ops)?);
             let values = plan
                 .bound
                 .iter()
@@ -142,42 +176,12 @@ fn blocks(
             captured.push(values);
         }
         // One loop over the reduction's width, an accumulator per iteration (in vector lanes
-        // where `lanedot.rs` applies).
-        let k = g.scalar(*inner_width)?;
-        let mut shared = |g: &mut Gen| {
-            g.for_loop(k, &mut |g, j| {
-                for (lane, cursors) in inner_cursors.iter().enumerate() {
-                    for (v, values) in &captured[lane] {
-                        if plan.read_in_loop.contains(v) {
-                            g.bind(*v, values);
-                        }
-                    }
-                    let args = g.cursor_rows(cursors, j);
-                    let vals = lower::apply(g, inner, &args)?;
-                    let mut c = 0;
-                    for (j, (op, neutral)) in ops.iter().enumerate() {
-                        let m = neutral.len();
-                        lower::accumulate(g, op, &accs[lane][j], &vals[c..c + m])?;
-                        c += m;
-                    }
-                }
-                for cursors in &inner_cursors {
-                    g.advance(cursors);
-                }
-                Ok(())
-            })
-        };
-        match vector {
-            Some(vp) => {
-                let totals: Vec<_> = accs.iter().map(|a| a[0][0]).collect();
-                let red = lanedot::Reduction {
-                    inner,
-                    k,
-                    accs: &totals,
-                };
-                lanedot::emit(g, vp, &red, &lane_views, &mut shared)?;
-            }
-            None => shared(g)?,
+        // where `lanedot.rs` applies); or the fold loops' iterations, parameters per iteration.
+        if let Some(fold) = &fold {
+            fold_loop(g, plan, fold, &captured, &accs)?;
+        } else {
+            let rows = (&inner_cursors[..], &lane_views[..]);
+            reduction_loop(g, plan, &captured, rows, &accs, vector)?;
         }
         // The statements after the reduction and the results, one iteration after the other.
         for lane in 0..w as usize {
@@ -205,6 +209,194 @@ fn blocks(
     })?;
     let done = g.b.ins().imul_imm_s(count, w);
     Ok(g.b.ins().iadd(start, done))
+}
+
+/// Values of the variables bound per interleaved iteration, by iteration.
+type Captured = [Vec<(VarId, Vec<Value>)>];
+
+/// The shared loop of interleaved reductions over the reduction's width (in vector lanes where
+/// `lanedot.rs` applies): each step runs the reduction's lambda for every iteration, on its
+/// rows (`cursors`) and into its accumulators.
+fn reduction_loop(
+    g: &mut Gen,
+    plan: &Shape,
+    captured: &Captured,
+    (inner_cursors, lane_views): (&[Vec<Cursor>], &[Vec<View>]),
+    accs: &[Vec<Vec<Variable>>],
+    vector: Option<&lanedot::Plan>,
+) -> Res<()> {
+    let (inner_width, _, inner, reds) = plan.screma();
+    let ops = ogham_ir::screma_operators(&[], reds);
+    let k = g.scalar(*inner_width)?;
+    let mut shared = |g: &mut Gen| {
+        g.for_loop(k, &mut |g, j| {
+            for (lane, cursors) in inner_cursors.iter().enumerate() {
+                for (v, values) in &captured[lane] {
+                    if plan.read_in_loop.contains(v) {
+                        g.bind(*v, values);
+                    }
+                }
+                let args = g.cursor_rows(cursors, j);
+                let vals = lower::apply(g, inner, &args)?;
+                let mut c = 0;
+                for (j, (op, neutral)) in ops.iter().enumerate() {
+                    let m = neutral.len();
+                    lower::accumulate(g, op, &accs[lane][j], &vals[c..c + m])?;
+                    c += m;
+                }
+            }
+            for cursors in inner_cursors {
+                g.advance(cursors);
+            }
+            Ok(())
+        })
+    };
+    match vector {
+        Some(vp) => {
+            let totals: Vec<_> = accs.iter().map(|a| a[0][0]).collect();
+            let red = lanedot::Reduction {
+                inner,
+                k,
+                accs: &totals,
+            };
+            lanedot::emit(g, vp, &red, lane_views, &mut shared)?;
+        }
+        None => shared(g)?,
+    }
+    Ok(())
+}
+
+/// Variables holding the parameters of an interleaved iteration's fold loop, set to their
+/// initial values.
+fn fold_parameters(g: &mut Gen, fold: &FoldLoop) -> Res<Vec<Vec<Variable>>> {
+    fold.params
+        .iter()
+        .map(|(p, init)| {
+            let value = g.scalar(*init)?;
+            let var = g.b.declare_var(clif_type(g.f.ty(*p).elem()));
+            g.b.def_var(var, value);
+            Ok(vec![var])
+        })
+        .collect()
+}
+
+/// The shared loop of interleaved fold loops: each step runs the loop's body once for every
+/// iteration, on its parameters (`accs`), statement by statement ([`fold_body`]).
+fn fold_loop(
+    g: &mut Gen,
+    plan: &Shape,
+    fold: &FoldLoop,
+    captured: &Captured,
+    accs: &[Vec<Vec<Variable>>],
+) -> Res<()> {
+    let n = g.scalar(fold.bound)?;
+    g.for_loop(n, &mut |g, i| {
+        g.bind(fold.index, &[i]);
+        let mut lanes = Vec::new();
+        for (values, acc) in captured.iter().zip(accs) {
+            let mut lane: Vec<(VarId, Vec<Value>)> = (values.iter())
+                .filter(|(v, _)| plan.read_in_loop.contains(v))
+                .cloned()
+                .collect();
+            for ((p, _), var) in fold.params.iter().zip(acc) {
+                lane.push((*p, vec![g.b.use_var(var[0])]));
+            }
+            lanes.push(lane);
+        }
+        let varying = lanes[0].iter().map(|(v, _)| *v).collect();
+        let results = fold_body(g, fold.body, lanes, varying)?;
+        for (acc, vals) in accs.iter().zip(results) {
+            for (var, val) in acc.iter().zip(vals) {
+                g.b.def_var(var[0], val[0]);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Emits `body` once for every interleaved iteration (`lanes`: the values of the `varying`
+/// variables, those that differ between iterations, per iteration) and returns its results per
+/// iteration. A statement that reads no varying variable is emitted once for all; an `if` on a
+/// condition that does not vary is one branch, in which each iteration's statements of the
+/// branch taken follow one another (so the iterations share its prediction); any other
+/// statement is emitted once per iteration, with that iteration's values bound.
+fn fold_body(
+    g: &mut Gen,
+    body: &Body,
+    mut lanes: Vec<Vec<(VarId, Vec<Value>)>>,
+    mut varying: HashSet<VarId>,
+) -> Res<Vec<Vec<Vec<Value>>>> {
+    for stmt in &body.stmts {
+        if !free_vars_stmt(g.f, stmt)
+            .iter()
+            .any(|v| varying.contains(v))
+        {
+            lower::stmt(g, stmt)?;
+            continue;
+        }
+        match &stmt.exp {
+            Exp::If {
+                cond: cond @ SubExp::Var(c),
+                then_body,
+                else_body,
+                ..
+            } if !varying.contains(c) => {
+                let vars: Vec<Vec<Variable>> = (lanes.iter())
+                    .map(|_| {
+                        (stmt.pat.iter())
+                            .map(|v| g.b.declare_var(clif_type(g.f.ty(*v).elem())))
+                            .collect()
+                    })
+                    .collect();
+                let arm = |g: &mut Gen, taken: bool, branch: &Body| {
+                    let results = lower::in_branch(g, *cond, taken, |g| {
+                        fold_body(g, branch, lanes.clone(), varying.clone())
+                    })?;
+                    for (vars, vals) in vars.iter().zip(results) {
+                        for (var, val) in vars.iter().zip(vals) {
+                            g.b.def_var(*var, val[0]);
+                        }
+                    }
+                    Ok(())
+                };
+                let c = g.scalar(*cond)?;
+                Gen::if_else(g, c, &mut |g| arm(g, true, then_body), &mut |g| {
+                    arm(g, false, else_body)
+                })?;
+                for (lane, vars) in lanes.iter_mut().zip(&vars) {
+                    for (v, var) in stmt.pat.iter().zip(vars) {
+                        lane.push((*v, vec![g.b.use_var(*var)]));
+                    }
+                }
+            }
+            _ => {
+                for lane in &mut lanes {
+                    for (v, values) in lane.iter() {
+                        g.bind(*v, values);
+                    }
+                    lower::stmt(g, stmt)?;
+                    for v in &stmt.pat {
+                        let values = g.use_var(*v)?;
+                        lane.push((*v, values));
+                    }
+                }
+            }
+        }
+        varying.extend(stmt.pat.iter().copied());
+    }
+    let mut results = Vec::new();
+    for lane in &lanes {
+        for (v, values) in lane {
+            g.bind(*v, values);
+        }
+        results.push(
+            body.result
+                .iter()
+                .map(|r| g.operand(*r))
+                .collect::<Res<_>>()?,
+        );
+    }
+    Ok(results)
 }
 
 #[cfg(test)]

@@ -45,47 +45,31 @@ impl Gen<'_> {
     /// (nested `if`s included) of scalar operations that Cranelift does inline and that can
     /// neither fail nor have an effect (no indexing, integer division, helper calls or loops).
     fn speculable(&self, body: &Body, budget: &mut usize) -> bool {
-        body.stmts.iter().all(|stmt| {
-            if *budget == 0 {
-                return false;
+        crate::plan::scalar_statements(body, budget, &|stmt| match &stmt.exp {
+            Exp::SubExp(_) | Exp::UnOp(..) => true,
+            Exp::BinOp(op, a, _) => {
+                let t = self.prim_of(*a);
+                match op {
+                    BinOp::Add
+                    | BinOp::Sub
+                    | BinOp::Mul
+                    | BinOp::Eq
+                    | BinOp::Ne
+                    | BinOp::Lt
+                    | BinOp::Le
+                    | BinOp::Gt
+                    | BinOp::Ge => true,
+                    BinOp::Div => is_float(t),
+                    BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => !is_float(t),
+                    _ => false,
+                }
             }
-            *budget -= 1;
-            match &stmt.exp {
-                Exp::SubExp(_) | Exp::UnOp(..) => true,
-                Exp::BinOp(op, a, _) => {
-                    let t = self.prim_of(*a);
-                    match op {
-                        BinOp::Add
-                        | BinOp::Sub
-                        | BinOp::Mul
-                        | BinOp::Eq
-                        | BinOp::Ne
-                        | BinOp::Lt
-                        | BinOp::Le
-                        | BinOp::Gt
-                        | BinOp::Ge => true,
-                        BinOp::Div => is_float(t),
-                        BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => !is_float(t),
-                        _ => false,
-                    }
-                }
-                Exp::Math(f, t, _) => is_float(*t) && is_inline_float_math(*f),
-                Exp::Convert(to, a) => {
-                    let from = self.prim_of(*a);
-                    !is_float(from) || is_float(*to) || matches!(to, PrimType::I32 | PrimType::I64)
-                }
-                Exp::If {
-                    then_body,
-                    else_body,
-                    ret,
-                    ..
-                } => {
-                    ret.iter().all(|t| t.rank() == 0)
-                        && self.speculable(then_body, budget)
-                        && self.speculable(else_body, budget)
-                }
-                _ => false,
+            Exp::Math(f, t, _) => is_float(*t) && is_inline_float_math(*f),
+            Exp::Convert(to, a) => {
+                let from = self.prim_of(*a);
+                !is_float(from) || is_float(*to) || matches!(to, PrimType::I32 | PrimType::I64)
             }
+            _ => false,
         })
     }
 }
@@ -662,7 +646,7 @@ impl Lower for Gen<'_> {
             return jam::emit(self, &plan, map, *width, rows, arrays);
         }
         if planned == Some(Plan::Interleave)
-            && let Some(shape) = crate::plan::interleave::shape(self.f, soac)
+            && let Some(shape) = crate::plan::interleave::shape_or_fold(self.f, soac)
         {
             return interleave::emit(self, &shape, *width, rows, arrays);
         }

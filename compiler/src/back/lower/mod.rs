@@ -38,7 +38,8 @@ pub use soac::{
     sequential, soac_inputs, write_row,
 };
 pub use stmt::{
-    apply, body, branch, check_point_result, check_same_shape, check_size, dims_of, index, stmt,
+    apply, body, branch, check_point_result, check_same_shape, check_size, dims_of, in_branch,
+    index, stmt,
 };
 
 use super::Unsupported;

@@ -20,10 +20,21 @@ pub fn body<L: Lower>(l: &mut L, body: &Body) -> Res<Vec<L::Val>> {
 /// The results of `body`, a branch of an `if` on `cond` taken when `cond` is `taken` (whose
 /// indices the bounds proofs may prove in range by the condition).
 pub fn branch<L: Lower>(l: &mut L, cond: SubExp, taken: bool, body: &Body) -> Res<Vec<L::Val>> {
+    in_branch(l, cond, taken, |l| self::body(l, body))
+}
+
+/// What `emit` generates as the branch of an `if` on `cond` taken when `cond` is `taken`, with
+/// the condition kept in the bounds proofs meanwhile.
+pub fn in_branch<L: Lower, T>(
+    l: &mut L,
+    cond: SubExp,
+    taken: bool,
+    emit: impl FnOnce(&mut L) -> T,
+) -> T {
     l.proofs().enter(cond, taken);
-    let vals = self::body(l, body);
+    let out = emit(l);
     l.proofs().leave(cond);
-    vals
+    out
 }
 
 /// The results of `lambda` applied to `args`.
