@@ -82,30 +82,25 @@ pub struct FoldLoop<'a> {
     pub index: VarId,
     /// The number of iterations.
     pub bound: SubExp,
+    /// The loop's body (statements [`folds`] accepts).
     pub body: &'a Body,
 }
 
 impl Shape<'_> {
-    /// Whether the shape is [`fold`]'s (a fold loop in place of the reduction).
-    pub fn is_fold(&self) -> bool {
-        matches!(self.reduction.exp, Exp::Loop { .. })
-    }
-
-    /// The fold loop of a shape [`fold`] made.
-    pub fn fold_loop(&self) -> FoldLoop<'_> {
-        let Exp::Loop {
-            params,
-            form: LoopForm::For { index, bound },
-            body,
-        } = &self.reduction.exp
-        else {
-            unreachable!("a fold shape's loop is a for loop");
-        };
-        FoldLoop {
-            params,
-            index: *index,
-            bound: *bound,
-            body,
+    /// The fold loop of a shape [`fold`] made (`None` for [`shape`]'s).
+    pub fn fold_loop(&self) -> Option<FoldLoop<'_>> {
+        match &self.reduction.exp {
+            Exp::Loop {
+                params,
+                form: LoopForm::For { index, bound },
+                body,
+            } => Some(FoldLoop {
+                params,
+                index: *index,
+                bound: *bound,
+                body,
+            }),
+            _ => None,
         }
     }
 

@@ -41,7 +41,7 @@ use crate::plan::interleave::{FoldLoop, Shape};
 use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::Variable;
 use ogham_ir::traverse::free_vars_stmt;
-use ogham_ir::{Body, Exp, SubExp, VarId};
+use ogham_ir::{Body, Exp, Lambda, SubExp, VarId};
 use std::collections::HashSet;
 
 /// How many iterations run together (enough to cover the latency of a float addition), at
@@ -72,8 +72,9 @@ fn iterations(rows_per_iteration: usize) -> i64 {
 /// Emits the map's iterations `0 .. w·⌊width/w⌋` interleaved, `w` at a time, writing each
 /// iteration's results to row `i` of `arrays` (its inputs' rows are `cursors`' rows `i`). `w` is
 /// [`LANES`], or where the reduction runs in vector lanes (`lanedot.rs`) the iterations of two
-/// vectors, with one block of [`LANES`] after them when that many are left. Returns the first
-/// iteration left to run.
+/// vectors, with one block of [`LANES`] after them when that many are left; for a map of fold
+/// loops, blocks of [`LANES`] then one of two when two are left. Returns the first iteration
+/// left to run.
 pub fn emit(
     g: &mut Gen,
     plan: &Shape,
@@ -82,15 +83,16 @@ pub fn emit(
     arrays: &[View],
 ) -> Res<Value> {
     let mut start = g.iconst(0);
-    if plan.is_fold() {
-        // No vector lanes; the rows the iterations read in the loop are their own. Two
-        // iterations left over after the blocks of four run together too.
+    if plan.fold_loop().is_some() {
+        // No vector lanes; the rows the iterations read in the loop are their own. Blocks of
+        // four, then of two for two iterations left over.
         let own_rows = (plan.read_in_loop.iter())
             .filter(|v| g.f.ty(**v).rank() > 0)
             .count();
-        let w = iterations(own_rows);
-        for lanes in [w, 2].into_iter().filter(|&lanes| lanes <= w && lanes > 1) {
-            start = blocks(g, plan, (start, width), lanes, (cursors, arrays), None)?;
+        let mut w = iterations(own_rows);
+        while w > 1 {
+            start = blocks(g, plan, (start, width), w, (cursors, arrays), None)?;
+            w /= 2;
         }
         return Ok(start);
     }
@@ -127,7 +129,7 @@ fn blocks(
     vector: Option<&lanedot::Plan>,
 ) -> Res<Value> {
     let map = plan.map;
-    let fold = plan.is_fold().then(|| plan.fold_loop());
+    let fold = plan.fold_loop();
     let ops = match fold {
         Some(_) => Vec::new(),
         None => ogham_ir::screma_operators(&[], plan.screma().3),
@@ -181,7 +183,7 @@ fn blocks(
             fold_loop(g, plan, fold, &captured, &accs)?;
         } else {
             let rows = (&inner_cursors[..], &lane_views[..]);
-            reduction_loop(g, plan, &captured, rows, &accs, vector)?;
+            reduction_loop(g, plan, &captured, rows, &accs, &ops, vector)?;
         }
         // The statements after the reduction and the results, one iteration after the other.
         for lane in 0..w as usize {
@@ -223,10 +225,10 @@ fn reduction_loop(
     captured: &Captured,
     (inner_cursors, lane_views): (&[Vec<Cursor>], &[Vec<View>]),
     accs: &[Vec<Vec<Variable>>],
+    ops: &[(&Lambda, &[SubExp])],
     vector: Option<&lanedot::Plan>,
 ) -> Res<()> {
-    let (inner_width, _, inner, reds) = plan.screma();
-    let ops = ogham_ir::screma_operators(&[], reds);
+    let (inner_width, _, inner, _) = plan.screma();
     let k = g.scalar(*inner_width)?;
     let mut shared = |g: &mut Gen| {
         g.for_loop(k, &mut |g, j| {
