@@ -556,6 +556,13 @@ fn a_thread_level_kernel_of_many_registers_runs_in_the_blocks_that_hold_the_most
         "h200",
         Some(16),
     );
+    // The registers come from ptxas's report: without NVRTC the model assumes a count, and
+    // there is nothing to test (CI installs NVRTC, so it must not skip there).
+    if let Some(why) = &report.assumed_registers {
+        assert!(std::env::var_os("CI").is_none(), "under CI: {why}");
+        eprintln!("skipped: {why}");
+        return;
+    }
     let launches: Vec<_> = report.kernels.iter().flat_map(|k| &k.launches).collect();
     assert_eq!(launches.len(), 1, "{report:#?}");
     let (resources, occupancy) = (launches[0].resources, launches[0].occupancy);

@@ -28,6 +28,13 @@
 //! loops, `map (\b -> loop s = 0 for i < n do if kept[i] then s + x[i, a] * x[i, b] else s)`.
 //! Its iterations then share one loop over `i` too, each with its own parameters.
 //!
+//! A map whose lambda is such a map of fold loops, whose results it returns, after statements
+//! that do not depend on the outer iteration ([`nested`]: the masked Gram matrix
+//! `map (\a -> map (\b -> loop …) (iota p)) (iota p)`) is planned too: the CPU then runs each
+//! row's iterations in blocks, then the column left over in blocks down the rows, so that no
+//! row leaves an iteration to run alone (with `p = 5`, one of 25 instead of one per row, each in
+//! a loop of its own whose branches the processor predicts worse than the blocks').
+//!
 //! The plan does not depend on the machine or the environment. The CPU code generator
 //! (`back/cpu/interleave.rs`) decides at emission whether the shared loop runs in vector lanes
 //! (`lanedot.rs`: vectors available, a reduction of [`super::dot`]'s shape) and tests at run
@@ -36,8 +43,9 @@
 //! CUDA: a thread of a CUDA kernel runs such a map as a loop too, and the CUDA code generator
 //! follows the plan the same way (`back/cuda/interleave.rs`: four iterations' accumulators in
 //! one loop, for instruction-level parallelism within the thread; scalar code, no lanes). Maps
-//! of fold loops it runs one iteration after the other (its matcher is [`shape`]; the CPU's is
-//! [`shape_or_fold`]): interleaving them is not written for CUDA, nor measured on a GPU.
+//! of fold loops, and maps of them, it runs one iteration after the other (its matcher is
+//! [`shape`]; the CPU's are [`shape_or_fold`] and [`nested`]): interleaving them is not written
+//! for CUDA, nor measured on a GPU.
 
 use ogham_ir::kir::{Function, Plan, Program};
 use ogham_ir::traverse::free_vars_stmt;
@@ -53,7 +61,8 @@ pub const MAX_STATEMENTS: usize = 32;
 /// Plans every statement of the shape in every kernel of `program` that has no plan yet.
 pub fn run(program: &mut Program) {
     super::plan_statements(program, &|f, stmt| match &stmt.exp {
-        Exp::Soac(soac) => shape_or_fold(f, soac).map(|_| Plan::Interleave),
+        Exp::Soac(soac) => (shape_or_fold(f, soac).is_some() || nested(f, soac).is_some())
+            .then_some(Plan::Interleave),
         _ => None,
     });
 }
@@ -152,6 +161,70 @@ pub fn shape<'a>(f: &Function, soac: &'a Soac) -> Option<Shape<'a>> {
         return None;
     }
     Some(split)
+}
+
+/// A map of maps of fold loops (see [`nested`]).
+pub struct Nested<'a> {
+    /// The outer map's lambda: statements that do not read its parameters (an `iota` of the
+    /// inner width), then the inner map, whose results it returns.
+    pub outer: &'a Lambda,
+    /// The statements before the inner map.
+    pub leading: &'a [Stmt],
+    /// The inner map's width (the same in every outer iteration).
+    pub inner_width: SubExp,
+    /// The inner map's inputs (arrays of that width, not the outer lambda's parameters).
+    pub inner_inputs: &'a [VarId],
+    /// The inner map's split by [`fold`], whose `bound` and `read_in_loop` also hold the outer
+    /// lambda's parameters (they differ between the iterations of the map of maps).
+    pub inner: Shape<'a>,
+}
+
+/// The pieces of `soac` when it is a map whose lambda is a map of fold loops ([`fold`]), after
+/// at most [`MAX_STATEMENTS`] statements without nested bodies that do not read the lambda's
+/// parameters, and returns that map's results; the inner map's width bound outside the lambda,
+/// its inputs and the fold loop's bound not its parameters:
+/// `map (\a -> map (\b -> loop s = 0 for i < n do …) (iota p)) (iota p)`, the masked Gram
+/// matrix of a fit. The CPU then runs its iterations by rows and columns
+/// (`back/cpu/interleave.rs`), so that no iteration of a row is left to run alone.
+pub fn nested<'a>(f: &Function, soac: &'a Soac) -> Option<Nested<'a>> {
+    let outer = super::map_only(soac)?;
+    let (stmt, leading) = outer.body.stmts.split_last()?;
+    let invariant = |s: &Stmt| {
+        !matches!(s.exp, Exp::Soac(_) | Exp::Loop { .. } | Exp::If { .. })
+            && !free_vars_stmt(f, s)
+                .iter()
+                .any(|v| outer.params.contains(v))
+    };
+    if leading.len() > MAX_STATEMENTS || !leading.iter().all(invariant) {
+        return None;
+    }
+    let leading_bound = |v: &VarId| leading.iter().any(|s| s.pat.contains(v));
+    let Exp::Soac(inner_soac @ Soac::Screma { width, inputs, .. }) = &stmt.exp else {
+        return None;
+    };
+    let returned = outer.body.result.len() == stmt.pat.len()
+        && (outer.body.result.iter())
+            .zip(&stmt.pat)
+            .all(|(r, v)| *r == SubExp::Var(*v));
+    let mut inner = fold(f, inner_soac)?;
+    let fold_bound = inner.fold_loop()?.bound;
+    let param = |e: &SubExp| matches!(e, SubExp::Var(v) if outer.params.contains(v));
+    let inputs_outside = inputs.iter().all(|v| !outer.params.contains(v));
+    let width_outside = !param(width) && !matches!(width, SubExp::Var(w) if leading_bound(w));
+    if !returned || !inputs_outside || !width_outside || param(&fold_bound) {
+        return None;
+    }
+    let free = free_vars_stmt(f, inner.reduction);
+    let read_outer = outer.params.iter().filter(|v| free.contains(v));
+    inner.read_in_loop.extend(read_outer);
+    inner.bound.extend(outer.params.iter().copied());
+    Some(Nested {
+        outer,
+        leading,
+        inner_width: *width,
+        inner_inputs: inputs,
+        inner,
+    })
 }
 
 /// The split of `soac`'s lambda by [`shape`] or else by [`fold`].

@@ -37,7 +37,8 @@
 use super::codegen::{Cursor, Gen, Res, View, clif_type};
 use super::lanedot;
 use crate::back::lower;
-use crate::plan::interleave::{FoldLoop, Shape};
+use crate::plan::interleave::{FoldLoop, Nested, Shape};
+use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::Variable;
 use ogham_ir::traverse::free_vars_stmt;
@@ -89,20 +90,21 @@ pub fn emit(
         let own_rows = (plan.read_in_loop.iter())
             .filter(|v| g.f.ty(**v).rank() > 0)
             .count();
+        let rows = Rows::Map(cursors, arrays);
         let mut w = iterations(own_rows);
         while w > 1 {
-            start = blocks(g, plan, (start, width), w, (cursors, arrays), None)?;
+            start = blocks(g, plan, (start, width), w, &rows, None)?;
             w /= 2;
         }
         return Ok(start);
     }
     let (_, inputs, inner, reds) = plan.screma();
     let vector = lanedot::plan(g, plan.map, (inputs, inner, reds), &plan.bound);
+    let rows = Rows::Map(cursors, arrays);
     if let Some(vp) = &vector
         && vp.lanes() > LANES
     {
-        let rows = (cursors, arrays);
-        start = blocks(g, plan, (start, width), vp.lanes(), rows, vector.as_ref())?;
+        start = blocks(g, plan, (start, width), vp.lanes(), &rows, vector.as_ref())?;
     }
     // Rows the iterations share (inputs bound outside the map's lambda) are not counted.
     let own_rows = inputs.iter().filter(|v| plan.bound.contains(v)).count();
@@ -113,19 +115,186 @@ pub fn emit(
     if w == 1 {
         return Ok(start);
     }
-    let rows = (cursors, arrays);
-    blocks(g, plan, (start, width), w, rows, vector.as_ref())
+    blocks(g, plan, (start, width), w, &rows, vector.as_ref())
+}
+
+/// Emits a planned map of maps of fold loops ([`Nested`]: `width` outer iterations, the rows of
+/// the outer inputs are `cursors`' rows, of `q` inner ones each; results `arrays`), without
+/// leaving an iteration of every row to run alone: first each row's iterations `0 .. q - q % 2`
+/// in blocks of [`LANES`] then two, sharing the row's values; then, when there is a row, each
+/// column left over (one at most) in blocks of [`LANES`], two and one down the rows, sharing the
+/// column's values. The outer lambda's statements before the inner map (which do not depend on
+/// the row) and the checks of the inner inputs run for every row, and again for the column; the
+/// results' rows are checked against `q` once, when there is a row. Returns the first outer
+/// iteration left to run: `width`, or 0 when the iterations' own rows would not fit in registers
+/// (see [`iterations`]; then the plain code runs them all).
+pub fn emit_nested(
+    g: &mut Gen,
+    plan: &Nested,
+    width: Value,
+    cursors: &[Cursor],
+    arrays: &[View],
+) -> Res<Value> {
+    let zero = g.iconst(0);
+    let own_rows = (plan.inner.read_in_loop.iter())
+        .filter(|v| g.f.ty(**v).rank() > 0)
+        .count();
+    let most = iterations(own_rows);
+    if most == 1 {
+        return Ok(zero);
+    }
+    let q = g.scalar(plan.inner_width)?;
+    let inner_loc = plan.outer.body.stmts[plan.leading.len()].loc;
+    g.checks.loc = inner_loc;
+    let any = g.b.ins().icmp(IntCC::SignedGreaterThan, width, zero);
+    Gen::if_else(
+        g,
+        any,
+        &mut |g| {
+            for dst in arrays {
+                lower::check_same_shape(g, &[q], &dst.dims[1..], "row")?;
+            }
+            Ok(())
+        },
+        &mut |_| Ok(()),
+    )?;
+    // The inner map's inputs, made and checked as one outer iteration does.
+    let inner_inputs = |g: &mut Gen| -> Res<Vec<View>> {
+        for stmt in plan.leading {
+            lower::stmt(g, stmt)?;
+        }
+        g.checks.loc = inner_loc;
+        let views: Vec<View> = (plan.inner_inputs.iter())
+            .map(|v| g.view(*v))
+            .collect::<Res<_>>()?;
+        for view in &views {
+            lower::check_same_shape(g, &view.dims[..1], &[q], "SOAC input")?;
+        }
+        Ok(views)
+    };
+    let outer: Vec<View> = cursors.iter().map(|c| c.view().clone()).collect();
+    // The `count` iterations of a row or a column, in blocks of `most` down to `least`.
+    let run_line = |g: &mut Gen, inner: &[View], line: Line, count: Value, least: i64| {
+        let rows = Rows::Grid {
+            lambda: plan.outer,
+            outer: &outer,
+            inner,
+            arrays,
+            line,
+        };
+        let (mut start, mut w) = (zero, most);
+        while w >= least {
+            start = blocks(g, &plan.inner, (start, count), w, &rows, None)?;
+            w /= 2;
+        }
+        Ok(())
+    };
+    g.for_range(zero, width, &mut |g, a| {
+        bind_rows(g, &plan.outer.params, &outer, a);
+        let inner = inner_inputs(g)?;
+        run_line(g, &inner, Line::Row(a), q, 2)
+    })?;
+    let odd = g.b.ins().band_imm_s(q, 1);
+    let done = g.b.ins().isub(q, odd);
+    let end = g.b.ins().select(any, q, done);
+    g.for_range(done, end, &mut |g, b| {
+        let inner = inner_inputs(g)?;
+        bind_rows(g, &plan.inner.map.params, &inner, b);
+        run_line(g, &inner, Line::Column(b), width, 1)
+    })?;
+    Ok(width)
+}
+
+/// Binds `params` to rows `i` of `views`.
+fn bind_rows(g: &mut Gen, params: &[VarId], views: &[View], i: Value) {
+    for (p, view) in params.iter().zip(views) {
+        let row = lower::read_row(g, view, &i);
+        g.bind(*p, &row);
+    }
+}
+
+/// Where the interleaved iterations' inputs come from and where their results go.
+enum Rows<'a> {
+    /// Iteration `i` of the map reads row `i` of its inputs (the cursors, walked in order) and
+    /// writes row `i` of its results (the arrays).
+    Map(&'a [Cursor], &'a [View]),
+    /// The iterations of a row or a column of a map of maps ([`emit_nested`]; the outer map's
+    /// lambda, its inputs and the inner map's, its results): iteration `i` is inner iteration
+    /// `i` of the row, or outer iteration `i` of the column. The parameters of the row or the
+    /// column are bound once by the caller, so that the iterations share their values.
+    Grid {
+        lambda: &'a Lambda,
+        outer: &'a [View],
+        inner: &'a [View],
+        arrays: &'a [View],
+        line: Line,
+    },
+}
+
+/// A row (at an outer iteration) or a column (at an inner iteration) of a map of maps.
+#[derive(Clone, Copy)]
+enum Line {
+    Row(Value),
+    Column(Value),
+}
+
+impl Rows<'_> {
+    /// Binds the parameters of iteration `i` to its rows; `map` is the lambda of the map of
+    /// reductions or fold loops.
+    fn bind(&self, g: &mut Gen, map: &Lambda, i: Value) {
+        match self {
+            Rows::Map(cursors, _) => {
+                let args = g.cursor_rows(cursors, i);
+                g.advance(cursors);
+                for (p, a) in map.params.iter().zip(&args) {
+                    g.bind(*p, a);
+                }
+            }
+            Rows::Grid {
+                line: Line::Row(_),
+                inner,
+                ..
+            } => bind_rows(g, &map.params, inner, i),
+            Rows::Grid {
+                line: Line::Column(_),
+                lambda,
+                outer,
+                ..
+            } => bind_rows(g, &lambda.params, outer, i),
+        }
+    }
+
+    /// Writes iteration `i`'s results `values`.
+    fn write(&self, g: &mut Gen, i: Value, values: &[Vec<Value>]) -> Res<()> {
+        let (arrays, at) = match self {
+            Rows::Map(_, arrays) => {
+                for (dst, val) in arrays.iter().zip(values) {
+                    lower::write_row(g, dst, &i, val)?;
+                }
+                return Ok(());
+            }
+            Rows::Grid { arrays, line, .. } => match line {
+                Line::Row(a) => (arrays, [*a, i]),
+                Line::Column(b) => (arrays, [i, *b]),
+            },
+        };
+        for (dst, val) in arrays.iter().zip(values) {
+            let addr = g.elem_addr(dst, &at);
+            g.store(val[0], addr);
+        }
+        Ok(())
+    }
 }
 
 /// Emits the iterations `start .. start + w·⌊(width - start)/w⌋` (`(start, width)`), `w` at a
-/// time; returns the first one left.
-/// The map's inputs and outputs are `(cursors, arrays)`, as for [`emit`].
+/// time, reading their inputs from `rows` and writing their results there; returns the first
+/// one left.
 fn blocks(
     g: &mut Gen,
     plan: &Shape,
     (start, width): (Value, Value),
     w: i64,
-    (cursors, arrays): (&[Cursor], &[View]),
+    rows: &Rows,
     vector: Option<&lanedot::Plan>,
 ) -> Res<Value> {
     let map = plan.map;
@@ -148,11 +317,7 @@ fn blocks(
         // The statements before the reduction, one iteration after the other.
         for lane in 0..w {
             let row = g.b.ins().iadd_imm_s(first, lane);
-            let args = g.cursor_rows(cursors, row);
-            g.advance(cursors);
-            for (p, a) in map.params.iter().zip(&args) {
-                g.bind(*p, a);
-            }
+            rows.bind(g, map, row);
             for stmt in plan.before {
                 lower::stmt(g, stmt)?;
             }
@@ -202,10 +367,10 @@ fn blocks(
                 lower::stmt(g, stmt)?;
             }
             let i = g.b.ins().iadd_imm_s(first, lane as i64);
-            for (r, dst) in map.body.result.iter().zip(arrays) {
-                let val = g.operand(*r)?;
-                lower::write_row(g, dst, &i, &val)?;
-            }
+            let values: Vec<Vec<Value>> = (map.body.result.iter())
+                .map(|r| g.operand(*r))
+                .collect::<Res<_>>()?;
+            rows.write(g, i, &values)?;
         }
         Ok(())
     })?;
@@ -305,7 +470,16 @@ fn fold_loop(
             }
             lanes.push(lane);
         }
-        let varying = lanes[0].iter().map(|(v, _)| *v).collect();
+        // A variable with the same values in every iteration (a row's value shared by the
+        // iterations of a row of a map of maps) does not vary: it is bound once.
+        let mut varying = HashSet::new();
+        for (k, (v, values)) in lanes[0].iter().enumerate() {
+            if lanes.iter().all(|lane| lane[k].1 == *values) {
+                g.bind(*v, values);
+            } else {
+                varying.insert(*v);
+            }
+        }
         let results = fold_body(g, fold.body, lanes, varying)?;
         for (acc, vals) in accs.iter().zip(results) {
             for (var, val) in acc.iter().zip(vals) {

@@ -635,9 +635,9 @@ impl Lower for Gen<'_> {
         accs: &[Vec<Variable>],
     ) -> Res<Value> {
         // Maps of maps of dot products run several outer iterations together first
-        // (`jam.rs`), maps of reductions several iterations together (`interleave.rs`), as the
-        // kernel's plans say; elementwise maps several iterations per vector
-        // (`simd/elementwise.rs`).
+        // (`jam.rs`); maps of reductions or fold loops, and maps of maps of fold loops, several
+        // iterations together (`interleave.rs`), as the kernel's plans say; elementwise maps
+        // several iterations per vector (`simd/elementwise.rs`).
         let map = soac.map_lambda();
         let planned = pat.first().and_then(|v| self.plans.get(v)).copied();
         if planned == Some(Plan::Jam)
@@ -645,10 +645,13 @@ impl Lower for Gen<'_> {
         {
             return jam::emit(self, &plan, map, *width, rows, arrays);
         }
-        if planned == Some(Plan::Interleave)
-            && let Some(shape) = crate::plan::interleave::shape_or_fold(self.f, soac)
-        {
-            return interleave::emit(self, &shape, *width, rows, arrays);
+        if planned == Some(Plan::Interleave) {
+            if let Some(shape) = crate::plan::interleave::shape_or_fold(self.f, soac) {
+                return interleave::emit(self, &shape, *width, rows, arrays);
+            }
+            if let Some(nested) = crate::plan::interleave::nested(self.f, soac) {
+                return interleave::emit_nested(self, &nested, *width, rows, arrays);
+            }
         }
         match elementwise::plan(self.f, soac) {
             Some(vector) => vector.emit(self, *width, rows, arrays, accs),
