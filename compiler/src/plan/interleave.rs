@@ -190,7 +190,7 @@ pub fn nested<'a>(f: &Function, soac: &'a Soac) -> Option<Nested<'a>> {
     let outer = super::map_only(soac)?;
     let (stmt, leading) = outer.body.stmts.split_last()?;
     let invariant = |s: &Stmt| {
-        !matches!(s.exp, Exp::Soac(_) | Exp::Loop { .. } | Exp::If { .. })
+        flat(s)
             && !free_vars_stmt(f, s)
                 .iter()
                 .any(|v| outer.params.contains(v))
@@ -276,7 +276,6 @@ fn split<'a>(f: &Function, soac: &'a Soac, nested: fn(&Stmt) -> bool) -> Option<
     let at = stmts.iter().position(nested)?;
     let (before, rest) = stmts.split_at(at);
     let (reduction, after) = rest.split_first()?;
-    let flat = |s: &Stmt| !matches!(s.exp, Exp::Soac(_) | Exp::Loop { .. } | Exp::If { .. });
     if before.len() + after.len() > MAX_STATEMENTS || !before.iter().chain(after).all(flat) {
         return None;
     }
@@ -292,4 +291,9 @@ fn split<'a>(f: &Function, soac: &'a Soac, nested: fn(&Stmt) -> bool) -> Option<
         bound,
         read_in_loop,
     })
+}
+
+/// Whether `stmt` has no nested body (no SOAC, loop or `if`).
+fn flat(stmt: &Stmt) -> bool {
+    !matches!(stmt.exp, Exp::Soac(_) | Exp::Loop { .. } | Exp::If { .. })
 }

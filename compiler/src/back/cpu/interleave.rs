@@ -84,13 +84,13 @@ pub fn emit(
     arrays: &[View],
 ) -> Res<Value> {
     let mut start = g.iconst(0);
+    let rows = Rows::Map(cursors, arrays);
     if plan.fold_loop().is_some() {
         // No vector lanes; the rows the iterations read in the loop are their own. Blocks of
         // four, then of two for two iterations left over.
         let own_rows = (plan.read_in_loop.iter())
             .filter(|v| g.f.ty(**v).rank() > 0)
             .count();
-        let rows = Rows::Map(cursors, arrays);
         let mut w = iterations(own_rows);
         while w > 1 {
             start = blocks(g, plan, (start, width), w, &rows, None)?;
@@ -100,7 +100,6 @@ pub fn emit(
     }
     let (_, inputs, inner, reds) = plan.screma();
     let vector = lanedot::plan(g, plan.map, (inputs, inner, reds), &plan.bound);
-    let rows = Rows::Map(cursors, arrays);
     if let Some(vp) = &vector
         && vp.lanes() > LANES
     {
