@@ -143,6 +143,9 @@ pub struct Gen<'a> {
     pub(super) unchecked: &'a [Span],
     /// Indices proven in range, whose bounds checks are omitted (`lower/bounds.rs`).
     pub(super) proofs: Proofs,
+    /// The variables that depend on a value carried from one iteration to the next
+    /// (`carried.rs`): a cheap `if` on one of them branches instead of selecting by masks.
+    pub(super) carried: HashSet<VarId>,
     /// Arrays that are a map kernel's results at the current point, or the rows a sequential
     /// map's lambda returns at the current iteration: where their elements go (in the kernel's
     /// output, or the map's result) and how many there must be. A SOAC making one of them writes
@@ -214,6 +217,7 @@ impl<'a> Gen<'a> {
             helpers: BTreeMap::new(),
             unchecked,
             proofs: Proofs::of(f, seg),
+            carried: super::carried::of(f, seg),
             result_slots: HashMap::new(),
             sin_cos: HashMap::new(),
             consts: HashMap::new(),
@@ -353,6 +357,22 @@ impl<'a> Gen<'a> {
             }
             _ => self.b.ins().sextend(I64, v),
         }
+    }
+
+    /// `c ? t : e` without a branch. Cranelift lowers a `select` of floats on x86-64 to a jump
+    /// over a move, a branch that data-dependent conditions (the mask of a masked sum)
+    /// mispredict; here the float's bits are masked instead (`e ^ ((t ^ e) & m)`, `m` all ones
+    /// when `c` holds), which gives `t` or `e` bit for bit. Integers keep `select` (a `cmov`).
+    pub(super) fn select_without_branch(&mut self, c: Value, t: Value, e: Value) -> Value {
+        let ty = self.b.func.dfg.value_type(t);
+        if !ty.is_float() {
+            return self.b.ins().select(c, t, e);
+        }
+        let ones = self.b.ins().bmask(ty.as_int(), c);
+        let m = self.b.ins().bitcast(ty, MemFlagsData::new(), ones);
+        let differ = self.b.ins().bxor(t, e);
+        let flip = self.b.ins().band(differ, m);
+        self.b.ins().bxor(e, flip)
     }
 
     /// `0 <= i < n` (one unsigned comparison).

@@ -27,7 +27,7 @@ use ogham_ir::math::MathFn;
 use ogham_ir::op::{BinOp, UnOp};
 use ogham_ir::source::Span;
 use ogham_ir::types::PrimType;
-use ogham_ir::{Body, Exp, Lambda, LoopForm, Soac, SubExp, VarId};
+use ogham_ir::{Body, DimIndex, Exp, Lambda, LoopForm, Soac, SubExp, VarId};
 
 /// The most statements an `if` branch may have to be computed unconditionally (see
 /// `Gen::speculable`).
@@ -36,17 +36,28 @@ const SPECULATION_BUDGET: usize = 6;
 impl Gen<'_> {
     /// Whether both branches of an `if` may run whatever the condition (see `speculable`):
     /// together at most `SPECULATION_BUDGET` statements.
-    fn selectable(&self, then_body: &Body, else_body: &Body) -> bool {
+    pub(super) fn selectable(&self, then_body: &Body, else_body: &Body) -> bool {
         let mut budget = SPECULATION_BUDGET;
         self.speculable(then_body, &mut budget) && self.speculable(else_body, &mut budget)
     }
 
     /// Whether `body` may run although its branch is not taken: at most `budget` statements
     /// (nested `if`s included) of scalar operations that Cranelift does inline and that can
-    /// neither fail nor have an effect (no indexing, integer division, helper calls or loops).
+    /// neither fail nor have an effect (no integer division, helper calls or loops), and reads
+    /// of one element whose every index is proven in range here, outside the branch (`xs[i]`
+    /// of a masked sum `if kept[i] then s + xs[i] else s` in `for i < n` over `xs: [n]f64`; not
+    /// an index proven only by the branch's own condition, and not one merely unchecked).
     fn speculable(&self, body: &Body, budget: &mut usize) -> bool {
         crate::plan::scalar_statements(body, budget, &|stmt| match &stmt.exp {
             Exp::SubExp(_) | Exp::UnOp(..) => true,
+            Exp::Index(a, idx) => {
+                let shape = self.f.ty(*a).shape();
+                idx.len() == shape.len()
+                    && idx.iter().zip(shape).all(|(d, dim)| match d {
+                        DimIndex::Fix(i) => self.proofs.within(*i, *dim),
+                        DimIndex::Slice { .. } => false,
+                    })
+            }
             Exp::BinOp(op, a, _) => {
                 let t = self.prim_of(*a);
                 match op {
@@ -443,14 +454,22 @@ impl Lower for Gen<'_> {
         }
         let vals = if ret.iter().all(|t| t.rank() == 0) && self.selectable(then_body, else_body) {
             // Both branches are a few cheap operations that cannot fail: computed both and
-            // selected, with no branch to mispredict on data-dependent conditions.
+            // selected, with no branch to mispredict on data-dependent conditions (but with a
+            // jump over a move, predictable, for floats on a carried condition: `carried.rs`).
             let c = Gen::scalar(self, cond)?;
+            let carried = matches!(cond, SubExp::Var(v) if self.carried.contains(&v));
             let then_vals = lower::body(self, then_body)?;
             let else_vals = lower::body(self, else_body)?;
             then_vals
                 .iter()
                 .zip(&else_vals)
-                .map(|(t, e)| vec![self.b.ins().select(c, t[0], e[0])])
+                .map(|(t, e)| {
+                    vec![if carried {
+                        self.b.ins().select(c, t[0], e[0])
+                    } else {
+                        self.select_without_branch(c, t[0], e[0])
+                    }]
+                })
                 .collect()
         } else {
             let c = Gen::scalar(self, cond)?;

@@ -42,12 +42,14 @@
 //! `back/steps.rs`) emit, and `remat.rs` then makes the arguments that loop nests use again
 //! before them (short live ranges); `simd/` and `interleave.rs` vectorise
 //! points and interleave reductions, `jam.rs` runs maps of them several outer rows at a time, `unswitch.rs` specialises loops on invariant conditions,
-//! `skip.rs` skips the idle iterations of the filtering loops `skip-idle` planned, `fill.rs` and `copy.rs` fill and copy
+//! `skip.rs` skips the idle iterations of the filtering loops `skip-idle` planned, `carried.rs`
+//! finds the conditions that cheap `if`s branch on rather than select by masks, `fill.rs` and `copy.rs` fill and copy
 //! rows in vectors, `helpers.rs` lists the runtime's helpers; `machine.rs` sets up the host
 //! target and defines kernels in a Cranelift module, which `jit.rs` (machine code in memory,
 //! [`ogham_ir::artifact::cpu::JitCode`]) and `object.rs` (ELF objects,
 //! [`ogham_ir::artifact::cpu::NativeCode`] and ahead-of-time images) finish.
 
+mod carried;
 mod codegen;
 mod copy;
 mod early_calls;
