@@ -13,11 +13,12 @@
 //! of the accumulators: one loop over the fold loop's iterations runs its body for each of the
 //! map's iterations statement by statement ([`fold_body`]). A statement that reads nothing that
 //! differs between the iterations (the mask `kept[i]` of a masked sum, a column of the shared
-//! matrix) is emitted once for all. An `if` on such a condition whose branches may run
-//! whatever it says (`Gen::selectable`: a few cheap operations, reads proven in range) runs
-//! both branches for every iteration and selects without a branch (the masked sum's mask
-//! follows the data and would be mispredicted); any other is one branch for all, so the
-//! iterations share its prediction and each runs its own statements of the branch taken.
+//! matrix) is emitted once for all, and an `if` on such a condition is one branch for all, so
+//! the iterations share its prediction and each runs its own statements of the branch taken.
+//! It stays a branch even where its arms could be selected by masks (`Gen::selectable`): the
+//! blocks of a Gram matrix replay one mask many times, which the processor learns to predict,
+//! and the masks' operations cost more than the few mispredictions (BENCHMARKS.md, "Cheap ifs
+//! selected by masks").
 //! Each iteration still performs its own operations in its own order: the results are
 //! bit-identical. No vector lanes here.
 //!
@@ -495,10 +496,9 @@ fn fold_loop(
 /// Emits `body` once for every interleaved iteration (`lanes`: the values of the `varying`
 /// variables, those that differ between iterations, per iteration) and returns its results per
 /// iteration. A statement that reads no varying variable is emitted once for all; an `if` on a
-/// condition that does not vary is selected without a branch when its branches are
-/// selectable, otherwise one branch, in which each iteration's statements of the branch taken
-/// follow one another (so the iterations share its prediction); any other statement is emitted
-/// once per iteration, with that iteration's values bound.
+/// condition that does not vary is one branch, in which each iteration's statements of the
+/// branch taken follow one another (so the iterations share its prediction); any other
+/// statement is emitted once per iteration, with that iteration's values bound.
 fn fold_body(
     g: &mut Gen,
     body: &Body,
@@ -520,21 +520,6 @@ fn fold_body(
                 else_body,
                 ..
             } if !varying.contains(c) => {
-                let c = g.scalar(*cond)?;
-                if g.selectable(then_body, else_body) {
-                    // Both branches computed for every iteration and selected without a
-                    // branch: nothing to mispredict on a mask that follows the data.
-                    let taken = fold_body(g, then_body, lanes.clone(), varying.clone())?;
-                    let other = fold_body(g, else_body, lanes.clone(), varying.clone())?;
-                    for ((lane, t), e) in lanes.iter_mut().zip(taken).zip(other) {
-                        for ((v, t), e) in stmt.pat.iter().zip(t).zip(e) {
-                            let value = g.select_without_branch(c, t[0], e[0]);
-                            lane.push((*v, vec![value]));
-                        }
-                    }
-                    varying.extend(stmt.pat.iter().copied());
-                    continue;
-                }
                 let vars: Vec<Vec<Variable>> = (lanes.iter())
                     .map(|_| {
                         (stmt.pat.iter())
@@ -553,6 +538,7 @@ fn fold_body(
                     }
                     Ok(())
                 };
+                let c = g.scalar(*cond)?;
                 Gen::if_else(g, c, &mut |g| arm(g, true, then_body), &mut |g| {
                     arm(g, false, else_body)
                 })?;
