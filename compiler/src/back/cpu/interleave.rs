@@ -15,7 +15,7 @@
 //! differs between the iterations (the mask `kept[i]` of a masked sum, a column of the shared
 //! matrix) is emitted once for all, and an `if` on such a condition is one branch for all, so
 //! the iterations share its prediction and each runs its own statements of the branch taken.
-//! It stays a branch even where its arms could be selected by masks (`Gen::selectable`): the
+//! It stays a branch even where `lower.rs` would select a cheap `if`'s arms by masks: the
 //! blocks of a Gram matrix replay one mask many times, which the processor learns to predict,
 //! and the masks' operations cost more than the few mispredictions (BENCHMARKS.md, "Cheap ifs
 //! selected by masks").

@@ -36,7 +36,7 @@ const SPECULATION_BUDGET: usize = 6;
 impl Gen<'_> {
     /// Whether both branches of an `if` may run whatever the condition (see `speculable`):
     /// together at most `SPECULATION_BUDGET` statements.
-    pub(super) fn selectable(&self, then_body: &Body, else_body: &Body) -> bool {
+    fn selectable(&self, then_body: &Body, else_body: &Body) -> bool {
         let mut budget = SPECULATION_BUDGET;
         self.speculable(then_body, &mut budget) && self.speculable(else_body, &mut budget)
     }
