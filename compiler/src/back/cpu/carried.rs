@@ -1,7 +1,8 @@
 //! The variables of a kernel whose values depend on a value carried from one iteration to the
 //! next: the parameters of a `loop`, the operands of a reduction's, scan's or histogram's
-//! operator, and every variable computed from them (in the loop's body, the operator's body,
-//! or after them).
+//! operator, and every variable computed from them in the loop's body or the operator's. A
+//! loop's results are not (after the loop nothing is carried from one of its iterations to the
+//! next), unless the loop reads a carried variable from outside (an outer loop's).
 //!
 //! The CPU backend selects between the branches of a cheap `if` without a branch, by bit masks
 //! (`Gen::select_without_branch`), unless its condition is one of these. A mask costs a few
@@ -65,7 +66,7 @@ mod tests {
     use ogham_ir::kir::HostOp;
 
     /// A running maximum, whose condition is carried, then a masked sum starting from it, whose
-    /// condition (the mask) is not.
+    /// condition (the mask) is not; neither loop's result is carried.
     const KERNEL: &str =
         "entry main [m_0, n_1] (xss_2: [m_0][n_1]f64, keep_3: [n_1]bool) : [m_0]f64 =
   let r_20: [m_0]f64 = segmap thread (gtid_4 < m_0) : f64
